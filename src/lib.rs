@@ -1,1 +1,18 @@
-//! svcgate
+//! svcgate: a V3 → V4 compatibility gateway and alert intake in front of an svc server.
+//!
+//! Request flow: [`server`] accepts and dispatches; [`rewrite`] translates `/api/v3` requests by the rule table;
+//! [`passthrough`] streams everything else to the backend through [`upstream`]; [`store`] keeps durable state;
+//! [`telemetry`] logs and counts. [`config`] builds the one validated configuration, [`app`] wires it all up.
+
+pub mod app;
+pub mod body;
+pub mod config;
+pub mod context;
+pub mod error;
+pub mod internal;
+pub mod passthrough;
+pub mod rewrite;
+pub mod server;
+pub mod store;
+pub mod telemetry;
+pub mod upstream;

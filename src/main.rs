@@ -1,1 +1,156 @@
-fn main() {}
+//! The `svcgate` command line: serve, rules check, rules list, version.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use svcgate::config::{Config, RawConfig};
+use svcgate::rewrite::table::RuleTable;
+use svcgate::{app, telemetry};
+
+#[derive(Parser)]
+#[command(name = "svcgate", about = "V3 → V4 compatibility gateway and alert intake for svc servers")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the gateway.
+    Serve(ServeArgs),
+    /// Check or list the V3 → V4 rule table.
+    Rules {
+        #[command(subcommand)]
+        action: RulesAction,
+    },
+    /// Print the version.
+    Version,
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// TOML configuration file (lowest precedence; SVCGATE_* variables and flags override it).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Address to listen on (default 127.0.0.1:8080).
+    #[arg(long)]
+    listen: Option<String>,
+    /// The V4 backend's base URL.
+    #[arg(long)]
+    backend: Option<String>,
+    /// Directory of the embedded store.
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// The gateway's public base URL.
+    #[arg(long)]
+    public_url: Option<String>,
+    /// Run against the built-in simulator with demo data.
+    #[arg(long)]
+    dev: bool,
+    /// Directory of rule files replacing the built-in table.
+    #[arg(long)]
+    rules: Option<PathBuf>,
+    /// Log format: text or json.
+    #[arg(long)]
+    log_format: Option<String>,
+}
+
+#[derive(Subcommand)]
+enum RulesAction {
+    /// Validate the rule files and exit.
+    Check {
+        /// Directory of rule files (default: the built-in table).
+        #[arg(long)]
+        rules: Option<PathBuf>,
+    },
+    /// Print the rule table: V3 → V4, since, section.
+    List {
+        /// Directory of rule files (default: the built-in table).
+        #[arg(long)]
+        rules: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Version => {
+            println!("svcgate {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        Command::Rules { action } => rules(action),
+        Command::Serve(args) => serve(args),
+    }
+}
+
+fn rules(action: RulesAction) -> ExitCode {
+    let (dir, list) = match action {
+        RulesAction::Check { rules } => (rules, false),
+        RulesAction::List { rules } => (rules, true),
+    };
+    match RuleTable::load(dir.as_deref()) {
+        Ok(table) => {
+            if list {
+                for rule in table.rules() {
+                    println!("{}", rule.describe());
+                }
+            } else {
+                println!(
+                    "ok: {} rules, {} entity shapes",
+                    table.rules().len(),
+                    table.shapes().names().len()
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("{error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn serve(args: ServeArgs) -> ExitCode {
+    let flags = RawConfig {
+        listen: args.listen,
+        backend: args.backend,
+        data_dir: args.data_dir,
+        public_url: args.public_url,
+        dev: args.dev.then_some(true),
+        rules_dir: args.rules,
+        log_format: args.log_format,
+        ..RawConfig::default()
+    };
+    let config = match Config::load(args.config.as_deref(), std::env::vars(), flags) {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("svcgate: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    telemetry::init_logging(config.log_format, &config.log_level);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("svcgate: starting the runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = runtime.block_on(async {
+        let running = app::prepare(&config).await?;
+        if let Some(banner) = running.dev_banner(&config) {
+            println!("{banner}");
+        } else {
+            tracing::info!(address = %running.address, "listening");
+        }
+        running.serve(&config).await
+    });
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("svcgate: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! Wiring for `svcgate serve`: loads the rules, opens the store, starts the simulator in dev mode, serves.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::Context;
+use tokio::net::TcpListener;
+
+use crate::config::Config;
+use crate::rewrite::table::RuleTable;
+use crate::server::{self, Gateway};
+use crate::store::SqliteStore;
+
+/// The token of the simulator's admin user in dev mode.
+pub const DEV_ROOT_TOKEN: &str = "svcgate-dev-root-token";
+
+/// A running gateway: its address, and in dev mode the simulator and demo data behind it.
+pub struct Running {
+    /// The gateway's listening address.
+    pub address: SocketAddr,
+    /// The simulator, in dev mode.
+    pub simulator: Option<svc_sim::SimHandle>,
+    /// The demo data, in dev mode.
+    pub demo: Option<svc_sim::DemoSeed>,
+    /// Keeps a temporary data directory alive as long as the gateway runs.
+    pub temporary_data_dir: Option<tempfile::TempDir>,
+    /// The gateway.
+    pub gateway: Arc<Gateway>,
+    listener: TcpListener,
+}
+
+/// Prepares everything `serve` needs, binding the listener, without serving yet.
+pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
+    let table = RuleTable::load(config.rules_dir.as_deref()).context("rules")?;
+    let (backend, simulator, demo) = match &config.backend.url {
+        Some(url) => (url.clone(), None, None),
+        None => {
+            let listener = TcpListener::bind("127.0.0.1:0")
+                .await
+                .context("binding the dev simulator")?;
+            let simulator = svc_sim::spawn(listener, DEV_ROOT_TOKEN)
+                .await
+                .context("starting the dev simulator")?;
+            let demo = simulator.seed_demo();
+            let url: http::Uri = simulator.url().parse().context("simulator address")?;
+            (url, Some(simulator), Some(demo))
+        }
+    };
+    let (data_dir, temporary_data_dir) = match &config.data_dir {
+        Some(dir) => (dir.clone(), None),
+        None => {
+            let dir = tempfile::Builder::new()
+                .prefix("svcgate-dev-")
+                .tempdir()
+                .context("creating a temporary data directory")?;
+            (dir.path().to_path_buf(), Some(dir))
+        }
+    };
+    let store = SqliteStore::open(&data_dir).with_context(|| format!("opening the store in {}", data_dir.display()))?;
+    let gateway = Gateway::build(config, &backend, Arc::new(store), table)?;
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("listening on {}", config.listen))?;
+    let address = listener.local_addr()?;
+    Ok(Running {
+        address,
+        simulator,
+        demo,
+        temporary_data_dir,
+        gateway,
+        listener,
+    })
+}
+
+impl Running {
+    /// Serves until SIGTERM or SIGINT, then drains within the grace period.
+    pub async fn serve(self, config: &Config) -> anyhow::Result<()> {
+        self.serve_until(config, server::shutdown_signal()).await
+    }
+
+    /// Serves until `shutdown` completes, then drains within the grace period.
+    pub async fn serve_until(
+        self,
+        config: &Config,
+        shutdown: impl std::future::Future<Output = ()>,
+    ) -> anyhow::Result<()> {
+        let tls = match &config.tls {
+            Some(tls) => Some(server::tls_acceptor(tls).context("TLS")?),
+            None => None,
+        };
+        server::serve(self.listener, tls, self.gateway, shutdown, config.shutdown_grace).await;
+        if let Some(simulator) = &self.simulator {
+            simulator.shutdown();
+        }
+        tracing::info!("stopped");
+        Ok(())
+    }
+
+    /// The lines `serve --dev` prints so a newcomer can try the gateway at once.
+    pub fn dev_banner(&self, config: &Config) -> Option<String> {
+        let demo = self.demo.as_ref()?;
+        let scheme = if config.tls.is_some() { "https" } else { "http" };
+        let base = config
+            .public_url
+            .clone()
+            .unwrap_or_else(|| format!("{scheme}://{}", self.address));
+        let backend = self.simulator.as_ref().map(svc_sim::SimHandle::url).unwrap_or_default();
+        Some(format!(
+            "svcgate is listening on {base}\n\
+             backend: the built-in svc simulator at {backend} (admin token {DEV_ROOT_TOKEN})\n\
+             demo user: {user}, token: {token}\n\
+             demo project: {project} (id {project_id})\n\
+             \n\
+             Try a V3 call:\n  curl -H 'PRIVATE-TOKEN: {token}' {base}/api/v3/projects\n",
+            user = demo.username,
+            token = demo.token,
+            project = demo.project_path,
+            project_id = demo.project_id,
+        ))
+    }
+}

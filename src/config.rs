@@ -1,0 +1,581 @@
+//! Configuration: one validated [`Config`] built from three layers.
+//!
+//! Precedence, lowest first: the TOML file (`--config FILE`), `SVCGATE_*` environment variables, command-line
+//! flags. Each layer is parsed into the same all-`Option` [`RawConfig`]; the layers are merged and then validated
+//! once, so that every error names the option it is about in one line. Parsing takes strings and maps, never the
+//! process environment directly, so tests touch neither disk nor the environment.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// A configuration error: always one line that names the option or file at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The TOML file could not be read.
+    #[error("config file {path}: {source}")]
+    Read {
+        /// The file's path.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The TOML file is malformed or names an unknown option.
+    #[error("config file {path}: {message}")]
+    File {
+        /// The file's path.
+        path: String,
+        /// The parser's message, made one line.
+        message: String,
+    },
+    /// An `SVCGATE_*` environment variable names no option.
+    #[error("environment variable {0} names no svcgate option")]
+    UnknownEnv(String),
+    /// An option has a value that cannot be used.
+    #[error("option `{option}`: {message}")]
+    Invalid {
+        /// The option's name as written in the TOML file.
+        option: &'static str,
+        /// What is wrong with its value.
+        message: String,
+    },
+}
+
+/// Every option, all optional: one layer of configuration before defaults are applied.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    /// Address to listen on.
+    pub listen: Option<String>,
+    /// Base URL of the V4 backend.
+    pub backend: Option<String>,
+    /// Directory of the embedded store.
+    pub data_dir: Option<PathBuf>,
+    /// Public base URL of the gateway, used in addresses it shows.
+    pub public_url: Option<String>,
+    /// Start the in-process simulator as the backend.
+    pub dev: Option<bool>,
+    /// PEM certificate chain for serving TLS.
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key for serving TLS.
+    pub tls_key: Option<PathBuf>,
+    /// Extra PEM CA bundle trusted for the backend.
+    pub backend_ca_bundle: Option<PathBuf>,
+    /// PEM client certificate presented to the backend.
+    pub backend_client_cert: Option<PathBuf>,
+    /// PEM private key of the backend client certificate.
+    pub backend_client_key: Option<PathBuf>,
+    /// Time allowed to connect to the backend.
+    pub backend_connect_timeout: Option<String>,
+    /// Time allowed for the backend to answer with a response head.
+    pub backend_timeout: Option<String>,
+    /// How long idle backend connections are kept in the pool.
+    pub backend_pool_idle_timeout: Option<String>,
+    /// Grace period for in-flight requests at shutdown.
+    pub shutdown_grace: Option<String>,
+    /// `text` or `json` log lines.
+    pub log_format: Option<String>,
+    /// Log filter in `tracing` syntax.
+    pub log_level: Option<String>,
+    /// Directory of rule files replacing the built-in table.
+    pub rules_dir: Option<PathBuf>,
+    /// `strict` or `tolerant` V3 response shapes.
+    pub response_shapes: Option<String>,
+    /// Largest whole collection gathered from V4 pages.
+    pub max_collected_items: Option<u64>,
+    /// Largest V4 response body buffered for reshaping.
+    pub max_rewrite_body_bytes: Option<u64>,
+    /// Entries of the in-memory id ↔ iid cache.
+    pub id_cache_entries: Option<u64>,
+    /// Pages the id ↔ iid lookup may read from the backend on a miss.
+    pub id_lookup_max_pages: Option<u64>,
+    /// Token the gateway uses for its own backend calls.
+    pub service_token: Option<String>,
+}
+
+macro_rules! merge_fields {
+    ($low:expr, $high:expr, $($field:ident),* $(,)?) => {
+        RawConfig { $($field: $high.$field.or($low.$field),)* }
+    };
+}
+
+impl RawConfig {
+    /// Parses one TOML document; `origin` names it in errors.
+    pub fn from_toml(text: &str, origin: &str) -> Result<Self, ConfigError> {
+        toml::from_str(text).map_err(|error| ConfigError::File {
+            path: origin.to_owned(),
+            message: one_line(&error.to_string()),
+        })
+    }
+
+    /// Reads and parses a TOML file.
+    pub fn from_file(path: &std::path::Path) -> Result<Self, ConfigError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: shown.clone(),
+            source,
+        })?;
+        Self::from_toml(&text, &shown)
+    }
+
+    /// Builds a layer from `SVCGATE_*` variables; any other variable is ignored, an unknown `SVCGATE_*` is an error.
+    pub fn from_env<I: IntoIterator<Item = (String, String)>>(vars: I) -> Result<Self, ConfigError> {
+        let mut table = toml::Table::new();
+        for (name, value) in vars {
+            let Some(option) = name.strip_prefix("SVCGATE_") else {
+                continue;
+            };
+            let key = option.to_ascii_lowercase();
+            let Some(kind) = option_kind(&key) else {
+                return Err(ConfigError::UnknownEnv(name));
+            };
+            let value = match kind {
+                Kind::Text => toml::Value::String(value),
+                Kind::Flag => toml::Value::Boolean(parse_flag(&value).ok_or_else(|| {
+                    ConfigError::Invalid {
+                        option: option_name(&key),
+                        message: format!("{name}={value:?} is not true or false"),
+                    }
+                })?),
+                Kind::Number => toml::Value::Integer(value.parse().map_err(|_| ConfigError::Invalid {
+                    option: option_name(&key),
+                    message: format!("{name}={value:?} is not a whole number"),
+                })?),
+            };
+            table.insert(key, value);
+        }
+        RawConfig::deserialize(table).map_err(|error| ConfigError::File {
+            path: "environment".to_owned(),
+            message: one_line(&error.to_string()),
+        })
+    }
+
+    /// Returns this layer with every option that `higher` sets taken from `higher`.
+    pub fn overlay(self, higher: RawConfig) -> RawConfig {
+        merge_fields!(
+            self,
+            higher,
+            listen,
+            backend,
+            data_dir,
+            public_url,
+            dev,
+            tls_cert,
+            tls_key,
+            backend_ca_bundle,
+            backend_client_cert,
+            backend_client_key,
+            backend_connect_timeout,
+            backend_timeout,
+            backend_pool_idle_timeout,
+            shutdown_grace,
+            log_format,
+            log_level,
+            rules_dir,
+            response_shapes,
+            max_collected_items,
+            max_rewrite_body_bytes,
+            id_cache_entries,
+            id_lookup_max_pages,
+            service_token,
+        )
+    }
+}
+
+enum Kind {
+    Text,
+    Flag,
+    Number,
+}
+
+/// The options and the kind of value each takes; the one list the environment layer checks names against.
+const OPTIONS: &[(&str, Kind)] = &[
+    ("listen", Kind::Text),
+    ("backend", Kind::Text),
+    ("data_dir", Kind::Text),
+    ("public_url", Kind::Text),
+    ("dev", Kind::Flag),
+    ("tls_cert", Kind::Text),
+    ("tls_key", Kind::Text),
+    ("backend_ca_bundle", Kind::Text),
+    ("backend_client_cert", Kind::Text),
+    ("backend_client_key", Kind::Text),
+    ("backend_connect_timeout", Kind::Text),
+    ("backend_timeout", Kind::Text),
+    ("backend_pool_idle_timeout", Kind::Text),
+    ("shutdown_grace", Kind::Text),
+    ("log_format", Kind::Text),
+    ("log_level", Kind::Text),
+    ("rules_dir", Kind::Text),
+    ("response_shapes", Kind::Text),
+    ("max_collected_items", Kind::Number),
+    ("max_rewrite_body_bytes", Kind::Number),
+    ("id_cache_entries", Kind::Number),
+    ("id_lookup_max_pages", Kind::Number),
+    ("service_token", Kind::Text),
+];
+
+fn option_kind(key: &str) -> Option<&'static Kind> {
+    OPTIONS.iter().find(|(name, _)| *name == key).map(|(_, kind)| kind)
+}
+
+fn option_name(key: &str) -> &'static str {
+    OPTIONS
+        .iter()
+        .find(|(name, _)| *name == key)
+        .map_or("?", |(name, _)| name)
+}
+
+fn parse_flag(value: &str) -> Option<bool> {
+    match value.to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" | "" => Some(false),
+        _ => None,
+    }
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// How V3 responses are shaped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShapeMode {
+    /// Exactly the V3 fields, in V3 names.
+    Strict,
+    /// The V3 fields added, the V4 fields kept.
+    Tolerant,
+}
+
+/// Log line format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    /// Human-readable key=value lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// TLS material for serving clients.
+#[derive(Debug, Clone)]
+pub struct ServerTls {
+    /// PEM certificate chain.
+    pub cert: PathBuf,
+    /// PEM private key.
+    pub key: PathBuf,
+}
+
+/// How the gateway reaches its backend.
+#[derive(Debug, Clone)]
+pub struct BackendConfig {
+    /// Base URL (`http://` or `https://`), without a trailing slash.
+    pub url: Option<http::Uri>,
+    /// Extra CA bundle to trust besides the system roots.
+    pub ca_bundle: Option<PathBuf>,
+    /// Client certificate and key presented to the backend.
+    pub client_identity: Option<(PathBuf, PathBuf)>,
+    /// Connect timeout.
+    pub connect_timeout: Duration,
+    /// Time to the response head.
+    pub timeout: Duration,
+    /// Idle time before a pooled connection is closed.
+    pub pool_idle_timeout: Duration,
+}
+
+/// The validated configuration the gateway runs with.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Listening address.
+    pub listen: SocketAddr,
+    /// Backend connection settings; `url` is `None` only with `dev`, where the simulator provides it.
+    pub backend: BackendConfig,
+    /// Store directory; `None` means a temporary one (only allowed with `dev`).
+    pub data_dir: Option<PathBuf>,
+    /// Public base URL, if configured.
+    pub public_url: Option<String>,
+    /// Run with the in-process simulator.
+    pub dev: bool,
+    /// TLS for clients, if configured.
+    pub tls: Option<ServerTls>,
+    /// Grace period for in-flight requests at shutdown.
+    pub shutdown_grace: Duration,
+    /// Log format.
+    pub log_format: LogFormat,
+    /// Log filter.
+    pub log_level: String,
+    /// Rule directory replacing the built-in table.
+    pub rules_dir: Option<PathBuf>,
+    /// Response shaping mode.
+    pub shapes: ShapeMode,
+    /// Cap on whole collections gathered from pages.
+    pub max_collected_items: usize,
+    /// Cap on a buffered V4 body that is being reshaped.
+    pub max_rewrite_body_bytes: usize,
+    /// Entries of the in-memory id cache.
+    pub id_cache_entries: usize,
+    /// Pages the id lookup may read on a miss.
+    pub id_lookup_max_pages: u32,
+    /// Token for the gateway's own backend calls.
+    pub service_token: Option<String>,
+}
+
+impl Config {
+    /// Validates a merged layer, applying defaults.
+    pub fn from_raw(raw: RawConfig) -> Result<Self, ConfigError> {
+        let dev = raw.dev.unwrap_or(false);
+        let listen_text = raw.listen.unwrap_or_else(|| "127.0.0.1:8080".to_owned());
+        let listen = listen_text.parse().map_err(|_| ConfigError::Invalid {
+            option: "listen",
+            message: format!("{listen_text:?} is not an address like 127.0.0.1:8080"),
+        })?;
+        let url = match raw.backend {
+            Some(text) => Some(parse_backend(&text)?),
+            None if dev => None,
+            None => {
+                return Err(ConfigError::Invalid {
+                    option: "backend",
+                    message: "is required (the V4 server's base URL), or use --dev".to_owned(),
+                })
+            }
+        };
+        if raw.data_dir.is_none() && !dev {
+            return Err(ConfigError::Invalid {
+                option: "data_dir",
+                message: "is required (where the store lives), or use --dev".to_owned(),
+            });
+        }
+        let tls = match (raw.tls_cert, raw.tls_key) {
+            (Some(cert), Some(key)) => Some(ServerTls { cert, key }),
+            (None, None) => None,
+            (Some(_), None) => return Err(invalid("tls_key", "is required when tls_cert is set")),
+            (None, Some(_)) => return Err(invalid("tls_cert", "is required when tls_key is set")),
+        };
+        let client_identity = match (raw.backend_client_cert, raw.backend_client_key) {
+            (Some(cert), Some(key)) => Some((cert, key)),
+            (None, None) => None,
+            (Some(_), None) => {
+                return Err(invalid("backend_client_key", "is required when backend_client_cert is set"))
+            }
+            (None, Some(_)) => {
+                return Err(invalid("backend_client_cert", "is required when backend_client_key is set"))
+            }
+        };
+        let public_url = match raw.public_url {
+            Some(text) => {
+                if !(text.starts_with("http://") || text.starts_with("https://")) {
+                    return Err(invalid("public_url", "must start with http:// or https://"));
+                }
+                Some(text.trim_end_matches('/').to_owned())
+            }
+            None => None,
+        };
+        let log_format = match raw.log_format.as_deref().unwrap_or("text") {
+            "text" => LogFormat::Text,
+            "json" => LogFormat::Json,
+            other => return Err(invalid("log_format", &format!("{other:?} is not text or json"))),
+        };
+        let shapes = match raw.response_shapes.as_deref().unwrap_or("strict") {
+            "strict" => ShapeMode::Strict,
+            "tolerant" => ShapeMode::Tolerant,
+            other => {
+                return Err(invalid(
+                    "response_shapes",
+                    &format!("{other:?} is not strict or tolerant"),
+                ))
+            }
+        };
+        Ok(Config {
+            listen,
+            backend: BackendConfig {
+                url,
+                ca_bundle: raw.backend_ca_bundle,
+                client_identity,
+                connect_timeout: duration("backend_connect_timeout", raw.backend_connect_timeout, "5s")?,
+                timeout: duration("backend_timeout", raw.backend_timeout, "60s")?,
+                pool_idle_timeout: duration("backend_pool_idle_timeout", raw.backend_pool_idle_timeout, "90s")?,
+            },
+            data_dir: raw.data_dir,
+            public_url,
+            dev,
+            tls,
+            shutdown_grace: duration("shutdown_grace", raw.shutdown_grace, "30s")?,
+            log_format,
+            log_level: raw.log_level.unwrap_or_else(|| "info".to_owned()),
+            rules_dir: raw.rules_dir,
+            shapes,
+            max_collected_items: positive("max_collected_items", raw.max_collected_items, 10_000)?,
+            max_rewrite_body_bytes: positive("max_rewrite_body_bytes", raw.max_rewrite_body_bytes, 64 << 20)?,
+            id_cache_entries: positive("id_cache_entries", raw.id_cache_entries, 100_000)?,
+            id_lookup_max_pages: u32::try_from(positive("id_lookup_max_pages", raw.id_lookup_max_pages, 50)?)
+                .map_err(|_| invalid("id_lookup_max_pages", "is too large"))?,
+            service_token: raw.service_token,
+        })
+    }
+
+    /// Builds the configuration from a file (optional), environment variables and flags, in that precedence.
+    pub fn load(
+        file: Option<&std::path::Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+        flags: RawConfig,
+    ) -> Result<Self, ConfigError> {
+        let from_file = match file {
+            Some(path) => RawConfig::from_file(path)?,
+            None => RawConfig::default(),
+        };
+        let merged = from_file.overlay(RawConfig::from_env(env)?).overlay(flags);
+        Config::from_raw(merged)
+    }
+}
+
+fn invalid(option: &'static str, message: &str) -> ConfigError {
+    ConfigError::Invalid {
+        option,
+        message: message.to_owned(),
+    }
+}
+
+fn parse_backend(text: &str) -> Result<http::Uri, ConfigError> {
+    let trimmed = text.trim_end_matches('/');
+    let uri: http::Uri = trimmed
+        .parse()
+        .map_err(|_| invalid("backend", &format!("{text:?} is not a URL")))?;
+    match uri.scheme_str() {
+        Some("http") | Some("https") if uri.authority().is_some() => Ok(uri),
+        _ => Err(invalid(
+            "backend",
+            &format!("{text:?} must be an http:// or https:// URL with a host"),
+        )),
+    }
+}
+
+fn duration(option: &'static str, value: Option<String>, default: &str) -> Result<Duration, ConfigError> {
+    let text = value.unwrap_or_else(|| default.to_owned());
+    humantime::parse_duration(&text)
+        .map_err(|_| invalid(option, &format!("{text:?} is not a duration like 30s or 500ms")))
+}
+
+fn positive(option: &'static str, value: Option<u64>, default: u64) -> Result<usize, ConfigError> {
+    let number = value.unwrap_or(default);
+    if number == 0 {
+        return Err(invalid(option, "must be greater than 0"));
+    }
+    usize::try_from(number).map_err(|_| invalid(option, "is too large"))
+}
+
+/// The options as `name → kind` for the README's reference table and its test.
+pub fn option_names() -> BTreeMap<&'static str, &'static str> {
+    OPTIONS
+        .iter()
+        .map(|(name, kind)| {
+            let kind = match kind {
+                Kind::Text => "text",
+                Kind::Flag => "boolean",
+                Kind::Number => "number",
+            };
+            (*name, kind)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn file_then_environment_then_flags_in_rising_precedence() {
+        let file = RawConfig::from_toml(
+            "listen = \"127.0.0.1:1\"\nbackend = \"http://file\"\ndata_dir = \"/d\"\nlog_format = \"json\"",
+            "t.toml",
+        )
+        .unwrap();
+        let environment = RawConfig::from_env(env(&[
+            ("SVCGATE_LISTEN", "127.0.0.1:2"),
+            ("SVCGATE_BACKEND", "http://env"),
+            ("PATH", "/bin"),
+        ]))
+        .unwrap();
+        let flags = RawConfig {
+            listen: Some("127.0.0.1:3".to_owned()),
+            ..RawConfig::default()
+        };
+        let config = Config::from_raw(file.overlay(environment).overlay(flags)).unwrap();
+        assert_eq!(config.listen.port(), 3);
+        assert_eq!(config.backend.url.unwrap().host(), Some("env"));
+        assert_eq!(config.log_format, LogFormat::Json);
+    }
+
+    #[test]
+    fn unknown_file_option_is_named_in_one_line() {
+        let error = RawConfig::from_toml("lisen = \"x\"", "gate.toml").unwrap_err().to_string();
+        assert!(error.contains("gate.toml"), "{error}");
+        assert!(error.contains("lisen"), "{error}");
+        assert!(!error.contains('\n'), "{error}");
+    }
+
+    #[test]
+    fn unknown_environment_option_is_named() {
+        let error = RawConfig::from_env(env(&[("SVCGATE_LISTN", "x")])).unwrap_err().to_string();
+        assert_eq!(error, "environment variable SVCGATE_LISTN names no svcgate option");
+    }
+
+    #[test]
+    fn bad_values_name_their_option() {
+        let cases = [
+            ("listen = \"nowhere\"", "listen"),
+            ("backend = \"ftp://x\"", "backend"),
+            ("backend_timeout = \"soon\"", "backend_timeout"),
+            ("response_shapes = \"loose\"", "response_shapes"),
+            ("max_collected_items = 0", "max_collected_items"),
+            ("tls_cert = \"/c.pem\"", "tls_key"),
+        ];
+        for (text, option) in cases {
+            let raw = RawConfig::from_toml(&format!("dev = true\n{text}"), "t.toml").unwrap();
+            let error = Config::from_raw(raw).unwrap_err().to_string();
+            assert!(error.starts_with(&format!("option `{option}`")), "{text}: {error}");
+        }
+    }
+
+    #[test]
+    fn backend_and_data_dir_are_required_unless_dev() {
+        let error = Config::from_raw(RawConfig::default()).unwrap_err().to_string();
+        assert!(error.contains("`backend`"), "{error}");
+        let dev = RawConfig {
+            dev: Some(true),
+            ..RawConfig::default()
+        };
+        assert!(Config::from_raw(dev).is_ok());
+    }
+
+    #[test]
+    fn environment_flags_and_numbers_are_typed() {
+        let raw = RawConfig::from_env(env(&[("SVCGATE_DEV", "true"), ("SVCGATE_MAX_COLLECTED_ITEMS", "5")])).unwrap();
+        let config = Config::from_raw(raw).unwrap();
+        assert!(config.dev);
+        assert_eq!(config.max_collected_items, 5);
+        let error = RawConfig::from_env(env(&[("SVCGATE_DEV", "maybe")])).unwrap_err().to_string();
+        assert!(error.starts_with("option `dev`"), "{error}");
+    }
+
+    #[test]
+    fn every_option_is_accepted_by_the_file_layer() {
+        for (name, kind) in option_names() {
+            let value = match kind {
+                "boolean" => "true".to_owned(),
+                "number" => "1".to_owned(),
+                _ => "\"x\"".to_owned(),
+            };
+            RawConfig::from_toml(&format!("{name} = {value}"), "t.toml").unwrap();
+        }
+    }
+}

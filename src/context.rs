@@ -1,0 +1,49 @@
+//! The per-request context shared by every stage of handling one request.
+
+use std::time::Instant;
+
+use crate::upstream::ClientInfo;
+
+/// What every stage knows about the request in hand, and what it records for the log line.
+#[derive(Debug)]
+pub struct RequestContext {
+    /// The request id, taken from the client or made.
+    pub request_id: String,
+    /// The client connection.
+    pub client: ClientInfo,
+    /// When the request head arrived.
+    pub started: Instant,
+    /// `passthrough`, `rewrite`, `internal` or `alerts`.
+    pub kind: &'static str,
+    /// The route template that matched (a rule's V3 template), never the raw path.
+    pub route: String,
+    /// How many calls to the backend the request cost.
+    pub backend_calls: std::sync::atomic::AtomicU32,
+}
+
+impl RequestContext {
+    /// A context for a request that has just arrived.
+    pub fn new(request_id: String, client: ClientInfo) -> Self {
+        RequestContext {
+            request_id,
+            client,
+            started: Instant::now(),
+            kind: "passthrough",
+            route: String::new(),
+            backend_calls: std::sync::atomic::AtomicU32::new(0),
+        }
+    }
+}
+
+impl RequestContext {
+    /// Counts one call to the backend.
+    pub fn count_backend_call(&self) {
+        self.backend_calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Backend calls made so far.
+    pub fn backend_call_count(&self) -> u32 {
+        self.backend_calls.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}

@@ -1,0 +1,94 @@
+//! Errors that end a request inside the gateway, each knowing whose fault it is and how it is answered.
+//!
+//! Every path through the gateway that fails produces a [`GatewayError`]; [`GatewayError::into_response`] is the
+//! one place that turns it into a response, in the service's error shape `{"message": "..."}`. Internal detail is
+//! logged, never sent to the client.
+
+use http::StatusCode;
+
+use crate::body::{error_response, Body};
+
+/// Why a request could not be completed.
+#[derive(Debug, thiserror::Error)]
+pub enum GatewayError {
+    /// The backend could not be reached (connect refused, DNS, TLS).
+    #[error("backend unreachable: {0}")]
+    BackendUnreachable(String),
+    /// The backend did not answer within its timeout.
+    #[error("backend timed out after {0:?}")]
+    BackendTimeout(std::time::Duration),
+    /// The backend answered with something the gateway could not use.
+    #[error("bad backend answer: {0}")]
+    BadBackendAnswer(String),
+    /// A whole-collection list is larger than the configured cap.
+    #[error("collection larger than max_collected_items ({0})")]
+    CollectionTooLarge(usize),
+    /// A global issue or merge request id is unknown.
+    #[error("{0} Not Found")]
+    NotFound(&'static str),
+    /// The client sent something the gateway cannot translate.
+    #[error("{0}")]
+    BadRequest(String),
+    /// The backend's own answer to a call the gateway made, relayed to the client as it is.
+    #[error("backend answered {status}")]
+    Relay {
+        /// The backend's status.
+        status: StatusCode,
+        /// The backend's body.
+        body: bytes::Bytes,
+    },
+    /// The gateway itself failed (store, bug); detail is logged only.
+    #[error("internal: {0}")]
+    Internal(String),
+}
+
+impl GatewayError {
+    /// The status this error is answered with.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            GatewayError::BackendUnreachable(_) | GatewayError::BadBackendAnswer(_) => StatusCode::BAD_GATEWAY,
+            GatewayError::CollectionTooLarge(_) => StatusCode::BAD_GATEWAY,
+            GatewayError::BackendTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
+            GatewayError::NotFound(_) => StatusCode::NOT_FOUND,
+            GatewayError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            GatewayError::Relay { status, .. } => *status,
+            GatewayError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The message the client sees: specific for the client's and the backend's faults, generic for ours.
+    pub fn client_message(&self) -> String {
+        match self {
+            GatewayError::BackendUnreachable(_) => "502 Bad Gateway: the backend could not be reached".to_owned(),
+            GatewayError::BackendTimeout(after) => {
+                format!("504 Gateway Timeout: the backend did not answer within {after:?}")
+            }
+            GatewayError::BadBackendAnswer(_) => "502 Bad Gateway: the backend's answer could not be read".to_owned(),
+            GatewayError::CollectionTooLarge(cap) => format!(
+                "502 Bad Gateway: the collection has more than {cap} items (max_collected_items); \
+                 svcgate does not return a truncated list"
+            ),
+            GatewayError::NotFound(what) => format!("404 {what} Not Found"),
+            GatewayError::BadRequest(message) => format!("400 (Bad request) {message}"),
+            GatewayError::Relay { status, .. } => status.to_string(),
+            GatewayError::Internal(_) => "500 Internal Server Error".to_owned(),
+        }
+    }
+
+    /// The response for this error, in the service's error shape.
+    pub fn into_response(self) -> http::Response<Body> {
+        if let GatewayError::Relay { status, body } = self {
+            let mut response = http::Response::new(crate::body::full(body));
+            *response.status_mut() = status;
+            response.headers_mut().insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static("application/json"),
+            );
+            return response;
+        }
+        if matches!(self, GatewayError::Internal(_) | GatewayError::BadBackendAnswer(_)) {
+            tracing::error!(error = %self, "request failed");
+        }
+        error_response(self.status(), &self.client_message())
+    }
+}

@@ -1,0 +1,69 @@
+//! The gateway's own routes under `/-/svcgate/`: liveness, readiness and metrics.
+
+use std::time::Duration;
+
+use http::{Method, Response, StatusCode};
+use serde_json::json;
+
+use crate::body::{self, json_response, Body};
+use crate::server::Gateway;
+
+/// The prefix of every route the gateway answers itself.
+pub const PREFIX: &str = "/-/svcgate/";
+
+/// How long readiness waits for the backend.
+const READY_BACKEND_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Answers a request under [`PREFIX`].
+pub async fn handle(gateway: &Gateway, method: &Method, path: &str) -> Response<Body> {
+    let route = path.strip_prefix(PREFIX).unwrap_or("");
+    match (method, route) {
+        (&Method::GET | &Method::HEAD, "health") => json_response(StatusCode::OK, &json!({ "status": "ok" })),
+        (&Method::GET | &Method::HEAD, "ready") => ready(gateway).await,
+        (&Method::GET, "metrics") => {
+            let mut response = Response::new(body::full(gateway.metrics.encode()));
+            response.headers_mut().insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
+            );
+            response
+        }
+        (_, "health" | "ready" | "metrics") => {
+            let mut response = body::error_response(StatusCode::METHOD_NOT_ALLOWED, "405 Method Not Allowed");
+            response
+                .headers_mut()
+                .insert(http::header::ALLOW, http::HeaderValue::from_static("GET, HEAD"));
+            response
+        }
+        _ => body::error_response(StatusCode::NOT_FOUND, "404 Not Found"),
+    }
+}
+
+/// Ready when the store answers and the backend answers anything at all (even 401) within a short timeout.
+async fn ready(gateway: &Gateway) -> Response<Body> {
+    let store = match gateway.store.ping().await {
+        Ok(()) => "ok".to_owned(),
+        Err(error) => format!("failing: {error}"),
+    };
+    let backend = match backend_reachable(gateway).await {
+        Ok(()) => "ok".to_owned(),
+        Err(message) => format!("failing: {message}"),
+    };
+    let status = if store == "ok" && backend == "ok" {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    json_response(status, &json!({ "store": store, "backend": backend }))
+}
+
+async fn backend_reachable(gateway: &Gateway) -> Result<(), String> {
+    let uri = gateway.upstream.uri("/api/v4/version").map_err(|error| error.to_string())?;
+    let mut request = http::Request::new(body::empty());
+    *request.uri_mut() = uri;
+    match tokio::time::timeout(READY_BACKEND_TIMEOUT, gateway.upstream.send(request)).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(error)) => Err(error.to_string()),
+        Err(_) => Err(format!("no answer within {READY_BACKEND_TIMEOUT:?}")),
+    }
+}

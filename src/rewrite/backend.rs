@@ -1,0 +1,108 @@
+//! Calls the gateway makes to the backend on a V3 client's behalf: same credentials, same request id, counted,
+//! and with bodies read under the configured size cap.
+
+use bytes::Bytes;
+use http::header::{HeaderMap, HeaderValue};
+use http::{Method, Request, Response, StatusCode, Version};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use serde_json::Value;
+
+use crate::body::{self, Body};
+use crate::context::RequestContext;
+use crate::error::GatewayError;
+use crate::upstream::Upstream;
+
+/// A decoded JSON answer from the backend.
+#[derive(Debug)]
+pub struct JsonAnswer {
+    /// The status.
+    pub status: StatusCode,
+    /// The headers.
+    pub headers: HeaderMap,
+    /// The parsed body (`Null` when empty).
+    pub body: Value,
+}
+
+/// Makes backend calls for one client request.
+pub struct Caller<'a> {
+    /// The shared backend client.
+    pub upstream: &'a Upstream,
+    /// Headers every call carries: the client's credentials and the forwarding headers.
+    pub headers: HeaderMap,
+    /// The request the calls are made for.
+    pub context: &'a RequestContext,
+    /// The largest body read into memory.
+    pub max_body: usize,
+}
+
+impl Caller<'_> {
+    /// Sends one call with an optional body and its content type.
+    pub async fn send(
+        &self,
+        method: Method,
+        path_and_query: &str,
+        payload: Option<(HeaderValue, Body)>,
+    ) -> Result<Response<Incoming>, GatewayError> {
+        let mut request = Request::new(body::empty());
+        *request.method_mut() = method;
+        *request.uri_mut() = self.upstream.uri(path_and_query)?;
+        *request.version_mut() = Version::HTTP_11;
+        *request.headers_mut() = self.headers.clone();
+        if let Some((content_type, payload)) = payload {
+            request
+                .headers_mut()
+                .insert(http::header::CONTENT_TYPE, content_type);
+            *request.body_mut() = payload;
+        }
+        self.context.count_backend_call();
+        self.upstream.send(request).await
+    }
+
+    /// Reads a response body whole, refusing one larger than the cap.
+    pub async fn read_bytes(&self, response: Response<Incoming>) -> Result<(http::response::Parts, Bytes), GatewayError> {
+        let (parts, incoming) = response.into_parts();
+        let collected = Limited::new(incoming, self.max_body)
+            .collect()
+            .await
+            .map_err(|error| {
+                GatewayError::BadBackendAnswer(format!(
+                    "body unreadable or over max_rewrite_body_bytes ({}): {error}",
+                    self.max_body
+                ))
+            })?;
+        Ok((parts, collected.to_bytes()))
+    }
+
+    /// Reads a response as JSON.
+    pub async fn read_json(&self, response: Response<Incoming>) -> Result<JsonAnswer, GatewayError> {
+        let (parts, bytes) = self.read_bytes(response).await?;
+        let body = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes)
+                .map_err(|error| GatewayError::BadBackendAnswer(format!("JSON: {error}")))?
+        };
+        Ok(JsonAnswer {
+            status: parts.status,
+            headers: parts.headers,
+            body,
+        })
+    }
+
+    /// `GET` a path and read the JSON answer; a non-2xx answer is relayed to the client as an error.
+    pub async fn get_json(&self, path_and_query: &str) -> Result<JsonAnswer, GatewayError> {
+        let response = self.send(Method::GET, path_and_query, None).await?;
+        if !response.status().is_success() {
+            let status = response.status();
+            let (_, bytes) = self.read_bytes(response).await?;
+            return Err(GatewayError::Relay { status, body: bytes });
+        }
+        self.read_json(response).await
+    }
+}
+
+/// A header's value as a number.
+pub fn header_number(headers: &HeaderMap, name: &str) -> Option<u64> {
+    headers.get(name)?.to_str().ok()?.trim().parse().ok()
+}

@@ -1,0 +1,199 @@
+//! The id ↔ iid index: V3 names issues and merge requests by global id, V4 by per-project iid.
+//!
+//! Every V4 issue and merge request the gateway reshapes carries `id`, `iid` and `project_id`; [`IdIndex::learn`]
+//! records them in a bounded memory cache and in the store, so an id a client got through the gateway is known
+//! without a backend call, also after a restart. A miss is resolved by searching the project's list on the
+//! backend: lists sorted by `created_at` ascending follow id order, so the search bisects pages instead of reading
+//! them all, and reads at most `id_lookup_max_pages` pages.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use super::backend::{header_number, Caller};
+use crate::error::GatewayError;
+use crate::store::{IdKind, IdRecord, Store};
+use crate::telemetry::Metrics;
+
+/// The index shared by all requests.
+pub struct IdIndex {
+    cache: Mutex<HashMap<(IdKind, u64), (u64, u64)>>,
+    capacity: usize,
+    max_pages: u32,
+    store: Arc<dyn Store>,
+    metrics: Arc<Metrics>,
+}
+
+fn number(value: &Value, key: &str) -> Option<u64> {
+    value.get(key)?.as_u64()
+}
+
+fn record_of(kind: IdKind, item: &Value) -> Option<IdRecord> {
+    Some(IdRecord {
+        kind,
+        id: number(item, "id")?,
+        project_id: number(item, "project_id")?,
+        iid: number(item, "iid")?,
+    })
+}
+
+impl IdIndex {
+    /// An index with a memory cache of `capacity` entries over `store`.
+    pub fn new(store: Arc<dyn Store>, metrics: Arc<Metrics>, capacity: usize, max_pages: u32) -> Self {
+        IdIndex {
+            cache: Mutex::new(HashMap::new()),
+            capacity,
+            max_pages,
+            store,
+            metrics,
+        }
+    }
+
+    fn cached(&self, kind: IdKind, id: u64) -> Option<IdRecord> {
+        let cache = self.cache.lock().ok()?;
+        cache.get(&(kind, id)).map(|(project_id, iid)| IdRecord {
+            kind,
+            id,
+            project_id: *project_id,
+            iid: *iid,
+        })
+    }
+
+    /// Puts records in the memory cache; returns the ones that were new or changed.
+    fn remember(&self, records: Vec<IdRecord>) -> Vec<IdRecord> {
+        let Ok(mut cache) = self.cache.lock() else {
+            return Vec::new();
+        };
+        if cache.len() + records.len() > self.capacity {
+            // Evict about half, arbitrarily: the store still has every entry, so a dropped one costs one read.
+            let mut keep = false;
+            cache.retain(|_, _| {
+                keep = !keep;
+                keep
+            });
+        }
+        records
+            .into_iter()
+            .filter(|record| {
+                let value = (record.project_id, record.iid);
+                cache.insert((record.kind, record.id), value) != Some(value)
+            })
+            .collect()
+    }
+
+    /// Records every issue or merge request in `value` (an object or an array of them).
+    pub fn learn(&self, kind: IdKind, value: &Value) {
+        let records: Vec<IdRecord> = match value {
+            Value::Array(items) => items.iter().filter_map(|item| record_of(kind, item)).collect(),
+            item => record_of(kind, item).into_iter().collect(),
+        };
+        if records.is_empty() {
+            return;
+        }
+        let fresh = self.remember(records);
+        if fresh.is_empty() {
+            return;
+        }
+        let store = Arc::clone(&self.store);
+        tokio::spawn(async move {
+            if let Err(error) = store.id_record(fresh).await {
+                tracing::warn!(%error, "id index: could not store learned ids");
+            }
+        });
+    }
+
+    /// Finds the iid of global `id` in `project` (the V3 path's `:id`, numeric or an encoded path).
+    pub async fn resolve(
+        &self,
+        kind: IdKind,
+        raw_id: &str,
+        project: &str,
+        caller: &Caller<'_>,
+    ) -> Result<IdRecord, GatewayError> {
+        let not_found = GatewayError::NotFound(match kind {
+            IdKind::Issue => "Issue",
+            IdKind::MergeRequest => "Merge Request",
+        });
+        let Ok(id) = raw_id.parse::<u64>() else {
+            return Err(not_found);
+        };
+        let in_project = |record: IdRecord| match project.parse::<u64>() {
+            Ok(project_id) if project_id != record.project_id => Err(GatewayError::NotFound(match kind {
+                IdKind::Issue => "Issue",
+                IdKind::MergeRequest => "Merge Request",
+            })),
+            _ => Ok(record),
+        };
+        if let Some(record) = self.cached(kind, id) {
+            self.metrics.id_lookup("memory");
+            return in_project(record);
+        }
+        match self.store.id_lookup(kind, id).await {
+            Ok(Some(record)) => {
+                self.metrics.id_lookup("store");
+                self.remember(vec![record]);
+                return in_project(record);
+            }
+            Ok(None) => {}
+            Err(error) => tracing::warn!(%error, "id index: store lookup failed; asking the backend"),
+        }
+        match self.search(kind, id, project, caller).await? {
+            Some(record) => {
+                self.metrics.id_lookup("backend");
+                Ok(record)
+            }
+            None => {
+                self.metrics.id_lookup("not_found");
+                Err(not_found)
+            }
+        }
+    }
+
+    /// Bisects the project's list, oldest first, for `id`.
+    async fn search(
+        &self,
+        kind: IdKind,
+        id: u64,
+        project: &str,
+        caller: &Caller<'_>,
+    ) -> Result<Option<IdRecord>, GatewayError> {
+        let collection = match kind {
+            IdKind::Issue => "issues",
+            IdKind::MergeRequest => "merge_requests",
+        };
+        let page_path = |page: u64| {
+            format!(
+                "/api/v4/projects/{project}/{collection}?state=all&order_by=created_at&sort=asc&per_page=100&page={page}"
+            )
+        };
+        let mut low = 1;
+        let mut high = u64::MAX;
+        let mut pages_read = 0;
+        while low <= high && pages_read < self.max_pages {
+            let page = if pages_read == 0 { 1 } else { low + (high - low) / 2 };
+            pages_read += 1;
+            let answer = caller.get_json(&page_path(page)).await?;
+            if pages_read == 1 {
+                high = header_number(&answer.headers, "x-total-pages").unwrap_or(1).max(1);
+            }
+            self.learn(kind, &answer.body);
+            let items = answer.body.as_array().map(Vec::as_slice).unwrap_or_default();
+            if let Some(record) = items
+                .iter()
+                .filter_map(|item| record_of(kind, item))
+                .find(|record| record.id == id)
+            {
+                return Ok(Some(record));
+            }
+            let first = items.first().and_then(|item| number(item, "id"));
+            let last = items.last().and_then(|item| number(item, "id"));
+            match (first, last) {
+                (Some(first), _) if id < first => high = page.saturating_sub(1),
+                (_, Some(last)) if id > last => low = page + 1,
+                _ => return Ok(None),
+            }
+        }
+        Ok(None)
+    }
+}

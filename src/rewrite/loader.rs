@@ -1,0 +1,440 @@
+//! Reads rule files (`rules/*.toml`) into compiled [`Rule`]s and [`Shapes`], with file-and-line errors.
+//!
+//! A rule file may hold `release` (the default `since` of its rules), `[[rule]]` entries, named `[params.NAME]`
+//! sets that rules share, and `[entity.NAME]` shapes. Everything is checked before the gateway starts: unknown
+//! keys, unknown entity, converter and procedure names, and V4 parameters the V3 path does not have.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::rule::{Conversion, Converter, Procedure, Route, Rule};
+use super::shape::{Field, FieldConverter, Shape, Shapes, Source};
+use crate::store::IdKind;
+
+/// Every problem found in a set of rule files, each as `file:line: message`.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", .0.join("\n"))]
+pub struct LoadError(pub Vec<String>);
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    release: Option<String>,
+    #[serde(default)]
+    rule: Vec<Spanned<RawRule>>,
+    #[serde(default)]
+    params: BTreeMap<String, Spanned<RawParamSet>>,
+    #[serde(default)]
+    entity: BTreeMap<String, Spanned<RawEntity>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRule {
+    v3: String,
+    v4: Option<String>,
+    since: Option<String>,
+    section: String,
+    #[serde(default)]
+    params: Vec<String>,
+    #[serde(default)]
+    rename: BTreeMap<String, String>,
+    #[serde(default)]
+    convert: Vec<RawConversion>,
+    #[serde(default)]
+    add_query: BTreeMap<String, String>,
+    #[serde(default)]
+    ids: BTreeMap<String, String>,
+    #[serde(default)]
+    status: BTreeMap<String, u16>,
+    response: Option<String>,
+    collect: Option<String>,
+    page_base: Option<u8>,
+    #[serde(default)]
+    prefetch: bool,
+    procedure: Option<String>,
+}
+
+#[derive(Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+struct RawConversion {
+    from: String,
+    to: String,
+    with: Option<String>,
+    unless: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawParamSet {
+    #[serde(default)]
+    rename: BTreeMap<String, String>,
+    #[serde(default)]
+    convert: Vec<RawConversion>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEntity {
+    extends: Option<String>,
+    fields: Vec<RawField>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawField {
+    Name(String),
+    Table(RawFieldTable),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFieldTable {
+    name: String,
+    from: Option<String>,
+    with: Option<String>,
+    value: Option<toml::Value>,
+    #[serde(default)]
+    optional: bool,
+    entity: Option<String>,
+}
+
+struct Parsed {
+    name: String,
+    text: String,
+    file: RawFile,
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text.get(..offset).map_or(1, |before| before.matches('\n').count() + 1)
+}
+
+/// Compiles rule files given as `(name, contents)` pairs into rules and shapes.
+pub fn compile(sources: &[(String, String)]) -> Result<(Vec<Rule>, Shapes), LoadError> {
+    let mut errors = Vec::new();
+    let mut parsed = Vec::new();
+    for (name, text) in sources {
+        match toml::from_str::<RawFile>(text) {
+            Ok(file) => parsed.push(Parsed {
+                name: name.clone(),
+                text: text.clone(),
+                file,
+            }),
+            Err(error) => {
+                let line = error.span().map_or(1, |span| line_of(text, span.start));
+                errors.push(format!("{name}:{line}: {}", error.message()));
+            }
+        }
+    }
+
+    let mut raw_entities: HashMap<String, (String, &RawEntity)> = HashMap::new();
+    let mut param_sets: HashMap<String, (String, &RawParamSet)> = HashMap::new();
+    for file in &parsed {
+        for (entity_name, entity) in &file.file.entity {
+            let at = format!("{}:{}", file.name, line_of(&file.text, entity.span().start));
+            if raw_entities
+                .insert(entity_name.clone(), (at.clone(), entity.get_ref()))
+                .is_some()
+            {
+                errors.push(format!("{at}: entity {entity_name:?} is defined twice"));
+            }
+        }
+        for (set_name, set) in &file.file.params {
+            let at = format!("{}:{}", file.name, line_of(&file.text, set.span().start));
+            if param_sets
+                .insert(set_name.clone(), (at.clone(), set.get_ref()))
+                .is_some()
+            {
+                errors.push(format!("{at}: params set {set_name:?} is defined twice"));
+            }
+        }
+    }
+
+    let shapes = compile_shapes(&raw_entities, &mut errors);
+    let mut rules = Vec::new();
+    for file in &parsed {
+        for raw in &file.file.rule {
+            let at = format!("{}:{}", file.name, line_of(&file.text, raw.span().start));
+            match compile_rule(raw.get_ref(), file.file.release.as_deref(), &at, &shapes, &param_sets) {
+                Ok(rule) => rules.push(rule),
+                Err(message) => errors.push(format!("{at}: {message}")),
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok((rules, shapes))
+    } else {
+        Err(LoadError(errors))
+    }
+}
+
+fn compile_shapes(raw: &HashMap<String, (String, &RawEntity)>, errors: &mut Vec<String>) -> Shapes {
+    let mut shapes = HashMap::new();
+    for (name, (at, entity)) in raw {
+        let mut fields = Vec::new();
+        let mut chain = Vec::new();
+        let mut current = Some((name.as_str(), at.as_str(), *entity));
+        while let Some((current_name, current_at, current_entity)) = current {
+            if chain.contains(&current_name) {
+                errors.push(format!("{at}: entity {name:?} extends itself"));
+                break;
+            }
+            chain.push(current_name);
+            let mut own = Vec::new();
+            for field in &current_entity.fields {
+                match compile_field(field, raw) {
+                    Ok(field) => own.push(field),
+                    Err(message) if current_name == name => errors.push(format!("{current_at}: {message}")),
+                    Err(_) => {}
+                }
+            }
+            own.extend(fields);
+            fields = own;
+            current = match &current_entity.extends {
+                Some(parent) => match raw.get(parent) {
+                    Some((parent_at, parent_entity)) => Some((parent.as_str(), parent_at.as_str(), *parent_entity)),
+                    None => {
+                        errors.push(format!("{current_at}: entity {current_name:?} extends unknown {parent:?}"));
+                        None
+                    }
+                },
+                None => None,
+            };
+        }
+        shapes.insert(name.clone(), Shape { fields });
+    }
+    Shapes::new(shapes)
+}
+
+fn compile_field(raw: &RawField, entities: &HashMap<String, (String, &RawEntity)>) -> Result<Field, String> {
+    let table = match raw {
+        RawField::Name(name) => {
+            return Ok(Field {
+                name: name.clone(),
+                source: Source::Same,
+                optional: false,
+                entity: None,
+            })
+        }
+        RawField::Table(table) => table,
+    };
+    let with = match &table.with {
+        Some(name) => Some(
+            FieldConverter::parse(name)
+                .ok_or_else(|| format!("field {:?}: unknown converter {name:?}", table.name))?,
+        ),
+        None => None,
+    };
+    let source = match (&table.value, &table.from) {
+        (Some(_), Some(_)) => return Err(format!("field {:?}: give `value` or `from`, not both", table.name)),
+        (Some(value), None) => Source::Const(
+            serde_json::to_value(value).map_err(|error| format!("field {:?}: {error}", table.name))?,
+        ),
+        (None, Some(from)) => Source::From(from.clone(), with),
+        (None, None) if with.is_some() => Source::From(table.name.clone(), with),
+        (None, None) => Source::Same,
+    };
+    if let Some(entity) = &table.entity {
+        if !entities.contains_key(entity) {
+            return Err(format!("field {:?}: unknown entity {entity:?}", table.name));
+        }
+    }
+    Ok(Field {
+        name: table.name.clone(),
+        source,
+        optional: table.optional,
+        entity: table.entity.clone(),
+    })
+}
+
+fn compile_conversion(raw: &RawConversion) -> Result<Conversion, String> {
+    let with = match &raw.with {
+        Some(name) => Some(Converter::parse(name).ok_or_else(|| format!("unknown converter {name:?}"))?),
+        None => None,
+    };
+    Ok(Conversion {
+        from: raw.from.clone(),
+        to: raw.to.clone(),
+        with,
+        unless: raw.unless.clone(),
+    })
+}
+
+fn renames(map: &BTreeMap<String, String>) -> impl Iterator<Item = Conversion> + '_ {
+    map.iter().map(|(from, to)| Conversion {
+        from: from.clone(),
+        to: to.clone(),
+        with: None,
+        unless: None,
+    })
+}
+
+fn compile_rule(
+    raw: &RawRule,
+    release: Option<&str>,
+    at: &str,
+    shapes: &Shapes,
+    param_sets: &HashMap<String, (String, &RawParamSet)>,
+) -> Result<Rule, String> {
+    let v3 = Route::parse(&raw.v3).map_err(|message| format!("v3: {message}"))?;
+    let v4 = match &raw.v4 {
+        Some(text) => Route::parse(text).map_err(|message| format!("v4: {message}"))?,
+        None => v3.clone(),
+    };
+    let since = raw
+        .since
+        .clone()
+        .or_else(|| release.map(str::to_owned))
+        .ok_or("no `since` and the file has no `release`")?;
+
+    let mut ids = Vec::new();
+    for (param, kind) in &raw.ids {
+        if !v3.params().any(|name| name == param) {
+            return Err(format!("ids: the V3 path has no parameter {param:?}"));
+        }
+        let kind = IdKind::parse(kind).ok_or_else(|| format!("ids: unknown kind {kind:?} (issue, merge_request)"))?;
+        ids.push((param.clone(), kind));
+    }
+    for param in v4.params() {
+        let known = v3.params().any(|name| name == param)
+            || ids.iter().any(|(name, _)| Rule::iid_param(name) == param);
+        if !known {
+            return Err(format!("v4: parameter {param:?} is not in the V3 path (nor an iid from `ids`)"));
+        }
+    }
+
+    let mut conversions = Vec::new();
+    for set_name in &raw.params {
+        let (_, set) = param_sets
+            .get(set_name)
+            .ok_or_else(|| format!("params: unknown set {set_name:?}"))?;
+        conversions.extend(renames(&set.rename));
+        for conversion in &set.convert {
+            conversions.push(compile_conversion(conversion)?);
+        }
+    }
+    conversions.extend(renames(&raw.rename));
+    for conversion in &raw.convert {
+        conversions.push(compile_conversion(conversion)?);
+    }
+
+    let mut status = Vec::new();
+    for (from, to) in &raw.status {
+        let from: u16 = from
+            .parse()
+            .ok()
+            .filter(|code| (100..600).contains(code))
+            .ok_or_else(|| format!("status: {from:?} is not a status code"))?;
+        if !(100..600).contains(to) {
+            return Err(format!("status: {to} is not a status code"));
+        }
+        status.push((from, *to));
+    }
+    if let Some(entity) = &raw.response {
+        if !shapes.contains(entity) {
+            return Err(format!("response: unknown entity {entity:?}"));
+        }
+    }
+    let collect_all_pages = match raw.collect.as_deref() {
+        None => false,
+        Some("all_pages") => true,
+        Some(other) => return Err(format!("collect: {other:?} is not all_pages")),
+    };
+    let page_base = raw.page_base.unwrap_or(1);
+    if page_base > 1 {
+        return Err("page_base: must be 0 or 1".to_owned());
+    }
+    let procedure = match &raw.procedure {
+        Some(name) => Some(Procedure::parse(name).ok_or_else(|| format!("procedure: unknown {name:?}"))?),
+        None => None,
+    };
+    Ok(Rule {
+        v3,
+        v4,
+        since,
+        section: raw.section.clone(),
+        origin: at.to_owned(),
+        conversions,
+        add_query: raw.add_query.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        ids,
+        status,
+        response: raw.response.clone(),
+        collect_all_pages,
+        page_base,
+        prefetch: raw.prefetch,
+        procedure,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn compile_one(text: &str) -> Result<(Vec<Rule>, Shapes), LoadError> {
+        compile(&[("t.toml".to_owned(), text.to_owned())])
+    }
+
+    #[test]
+    fn errors_name_the_file_and_line() {
+        let text = "release = \"9.0\"\n\n[[rule]]\nv3 = \"GET /a/:id\"\nv4 = \"GET /b/:other\"\nsection = \"1\"\n";
+        let error = compile_one(text).unwrap_err().to_string();
+        assert!(error.starts_with("t.toml:3: v4: parameter \"other\""), "{error}");
+    }
+
+    #[test]
+    fn unknown_keys_are_refused_with_their_line() {
+        let error = compile_one("[[rule]]\nv3 = \"GET /a\"\nsection = \"1\"\nsince = \"9.0\"\nbogus = 1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(error.starts_with("t.toml:"), "{error}");
+        assert!(error.contains("bogus"), "{error}");
+    }
+
+    #[test]
+    fn unknown_names_are_refused() {
+        let base = "release = \"9.0\"\n[[rule]]\nv3 = \"GET /a/:id\"\nsection = \"1\"\n";
+        for (extra, expected) in [
+            ("response = \"nope\"", "unknown entity"),
+            ("procedure = \"nope\"", "unknown \"nope\""),
+            ("params = [\"nope\"]", "unknown set"),
+            ("ids = { other = \"issue\" }", "no parameter"),
+            ("ids = { id = \"epic\" }", "unknown kind"),
+            ("convert = [{ from = \"a\", to = \"b\", with = \"nope\" }]", "unknown converter"),
+            ("status = { \"99\" = 200 }", "not a status code"),
+        ] {
+            let error = compile_one(&format!("{base}{extra}\n")).unwrap_err().to_string();
+            assert!(error.contains(expected), "{extra}: {error}");
+        }
+    }
+
+    #[test]
+    fn shapes_extend_their_parent_and_param_sets_are_shared() {
+        let text = r#"
+release = "9.0"
+[entity.base]
+fields = ["id"]
+[entity.child]
+extends = "base"
+fields = [{ name = "level", from = "visibility", with = "visibility_level" }]
+[params.common]
+rename = { a = "b" }
+[[rule]]
+v3 = "PUT /things/:id"
+section = "2.1"
+params = ["common"]
+rename = { c = "d" }
+response = "child"
+"#;
+        let (rules, shapes) = compile_one(text).unwrap();
+        assert_eq!(rules[0].conversions.len(), 2);
+        let v3 = shapes.apply(
+            "child",
+            serde_json::json!({"id": 1, "visibility": "public"}),
+            crate::config::ShapeMode::Strict,
+        );
+        assert_eq!(v3, serde_json::json!({"id": 1, "level": 20}));
+    }
+}

@@ -1,0 +1,262 @@
+//! The compiled rule: one V3 route that differs from V4, and everything the gateway does about it.
+//!
+//! A [`Rule`] is plain data built by the loader from `rules/*.toml`; nothing here performs I/O.
+
+use http::Method;
+
+use crate::store::IdKind;
+
+/// One segment of a path template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Segment {
+    /// Text matched and emitted as is.
+    Literal(String),
+    /// `:name`: one path segment.
+    Param(String),
+    /// `*name`: the rest of the path, slashes included (emitted URL-encoded on the V4 side).
+    Rest(String),
+}
+
+/// A method and path template, as written in a rule (`PUT /projects/:id/issues/:issue_id`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    /// The method.
+    pub method: Method,
+    /// The template as written, relative to the API prefix.
+    pub template: String,
+    /// The template's segments.
+    pub segments: Vec<Segment>,
+}
+
+impl Route {
+    /// Parses `METHOD /path/:param/*rest`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let (method, template) = text
+            .trim()
+            .split_once(' ')
+            .ok_or_else(|| format!("{text:?} is not `METHOD /path`"))?;
+        let method: Method = method
+            .parse()
+            .map_err(|_| format!("{method:?} is not an HTTP method"))?;
+        let template = template.trim();
+        if !template.starts_with('/') {
+            return Err(format!("path {template:?} must start with /"));
+        }
+        let mut segments = Vec::new();
+        let parts: Vec<&str> = template[1..].split('/').collect();
+        for (position, part) in parts.iter().enumerate() {
+            if let Some(name) = part.strip_prefix(':') {
+                check_name(name)?;
+                segments.push(Segment::Param(name.to_owned()));
+            } else if let Some(name) = part.strip_prefix('*') {
+                check_name(name)?;
+                if position + 1 != parts.len() {
+                    return Err(format!("*{name} must be the last segment"));
+                }
+                segments.push(Segment::Rest(name.to_owned()));
+            } else if part.is_empty() {
+                return Err(format!("path {template:?} has an empty segment"));
+            } else {
+                segments.push(Segment::Literal((*part).to_owned()));
+            }
+        }
+        Ok(Route {
+            method,
+            template: template.to_owned(),
+            segments,
+        })
+    }
+
+    /// Names of the template's parameters, in order.
+    pub fn params(&self) -> impl Iterator<Item = &str> {
+        self.segments.iter().filter_map(|segment| match segment {
+            Segment::Param(name) | Segment::Rest(name) => Some(name.as_str()),
+            Segment::Literal(_) => None,
+        })
+    }
+
+    /// The template in the router's syntax (`{param}`, `{*rest}`).
+    pub fn router_path(&self) -> String {
+        let mut path = String::new();
+        for segment in &self.segments {
+            path.push('/');
+            match segment {
+                Segment::Literal(text) => path.push_str(text),
+                Segment::Param(name) => {
+                    path.push('{');
+                    path.push_str(name);
+                    path.push('}');
+                }
+                Segment::Rest(name) => {
+                    path.push_str("{*");
+                    path.push_str(name);
+                    path.push('}');
+                }
+            }
+        }
+        path
+    }
+}
+
+fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return Err(format!("parameter name {name:?} must be letters, digits and _"));
+    }
+    Ok(())
+}
+
+/// A named conversion of a parameter's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Converter {
+    /// `0`/`10`/`20` → `private`/`internal`/`public`.
+    VisibilityLevel,
+    /// `true` → `public`, `false` → `private` (never internal).
+    PublicFlag,
+    /// A boolean negated (`confirm` → `skip_confirmation`).
+    Negate,
+}
+
+impl Converter {
+    /// The converter a rule file names.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "visibility_level" => Some(Converter::VisibilityLevel),
+            "public_flag" => Some(Converter::PublicFlag),
+            "negate" => Some(Converter::Negate),
+            _ => None,
+        }
+    }
+}
+
+/// One parameter conversion: `from` is replaced by `to` with its value converted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conversion {
+    /// The V3 parameter.
+    pub from: String,
+    /// The V4 parameter.
+    pub to: String,
+    /// The value conversion, if any (a plain rename has none).
+    pub with: Option<Converter>,
+    /// Drop `from` instead when this parameter is also present.
+    pub unless: Option<String>,
+}
+
+/// The named procedures: behaviours that need several backend calls with control flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Procedure {
+    /// `POST /projects/:id/members`: a 409 for an existing member becomes 201 with that member.
+    MemberConflict,
+}
+
+impl Procedure {
+    /// The procedure a rule file names.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "member_conflict" => Some(Procedure::MemberConflict),
+            _ => None,
+        }
+    }
+
+    /// The name rule files use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Procedure::MemberConflict => "member_conflict",
+        }
+    }
+}
+
+/// A compiled rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// The V3 route it matches.
+    pub v3: Route,
+    /// The V4 route it sends.
+    pub v4: Route,
+    /// The release that made the change (`8.17`, `9.0`).
+    pub since: String,
+    /// The section of the translation reference it implements.
+    pub section: String,
+    /// Where the rule was written (`rules/9.0.toml:12`).
+    pub origin: String,
+    /// Parameter conversions, applied to query, form and JSON bodies alike.
+    pub conversions: Vec<Conversion>,
+    /// Query parameters added to the V4 request unless the client sent them.
+    pub add_query: Vec<(String, String)>,
+    /// Path parameters holding a global id, and what they name; the V4 template uses `<name minus _id>_iid`.
+    pub ids: Vec<(String, IdKind)>,
+    /// Status remaps, V4 → V3.
+    pub status: Vec<(u16, u16)>,
+    /// The V3 entity shape of the response (applied to each item of a list).
+    pub response: Option<String>,
+    /// Gather every V4 page into one array.
+    pub collect_all_pages: bool,
+    /// The V3 route's first page number (0 for commits), when it differs from V4's 1.
+    pub page_base: u8,
+    /// GET the resource before the call and answer with it (DELETEs that answered 200 with a body in V3).
+    pub prefetch: bool,
+    /// A named procedure that runs the call instead of the plain flow.
+    pub procedure: Option<Procedure>,
+}
+
+impl Rule {
+    /// The V4 name of a translated id parameter: `issue_id` → `issue_iid`.
+    pub fn iid_param(name: &str) -> String {
+        match name.strip_suffix("_id") {
+            Some(stem) => format!("{stem}_iid"),
+            None => format!("{name}_iid"),
+        }
+    }
+
+    /// Whether the request's parameters (query or body) need rewriting.
+    pub fn rewrites_params(&self) -> bool {
+        !self.conversions.is_empty()
+    }
+
+    /// The V3 status for a V4 status.
+    pub fn v3_status(&self, v4: u16) -> u16 {
+        self.status
+            .iter()
+            .find(|(from, _)| *from == v4)
+            .map_or(v4, |(_, to)| *to)
+    }
+
+    /// One line for `svcgate rules list`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{:<7} {:<58} → {:<7} {:<58} since {:<5} §{}",
+            self.v3.method.as_str(),
+            self.v3.template,
+            self.v4.method.as_str(),
+            self.v4.template,
+            self.since,
+            self.section
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn routes_parse_params_and_rest() {
+        let route = Route::parse("DELETE /projects/:id/repository/branches/*branch").unwrap();
+        assert_eq!(route.method, Method::DELETE);
+        assert_eq!(route.params().collect::<Vec<_>>(), ["id", "branch"]);
+        assert_eq!(route.router_path(), "/projects/{id}/repository/branches/{*branch}");
+    }
+
+    #[test]
+    fn malformed_routes_are_refused() {
+        for text in ["/projects", "FETCH /x", "GET projects", "GET /a//b", "GET /*rest/more", "GET /:bad-name"] {
+            assert!(Route::parse(text).is_err(), "{text}");
+        }
+    }
+
+    #[test]
+    fn id_params_get_their_iid_names() {
+        assert_eq!(Rule::iid_param("issue_id"), "issue_iid");
+        assert_eq!(Rule::iid_param("merge_request_id"), "merge_request_iid");
+    }
+}

@@ -1,0 +1,120 @@
+//! The rule table: every compiled rule, one router per method, and the entity shapes.
+//!
+//! Matching is a router lookup on the V3 path (after `/api/v3`), not a scan of the rules.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use http::Method;
+
+use super::loader::{compile, LoadError};
+use super::rule::Rule;
+use super::shape::Shapes;
+
+/// The rule files built into the binary, used unless `rules_dir` names others.
+const BUILTIN: &[(&str, &str)] = &[
+    ("rules/entities.toml", include_str!("../../rules/entities.toml")),
+    ("rules/8.17.toml", include_str!("../../rules/8.17.toml")),
+    ("rules/9.0.toml", include_str!("../../rules/9.0.toml")),
+];
+
+/// Compiled rules ready for matching.
+#[derive(Debug)]
+pub struct RuleTable {
+    rules: Vec<Rule>,
+    routers: HashMap<Method, matchit::Router<usize>>,
+    shapes: Shapes,
+}
+
+/// A rule that matched, with the path parameters (still percent-encoded, as received).
+#[derive(Debug)]
+pub struct Matched<'a> {
+    /// The rule.
+    pub rule: &'a Rule,
+    /// Parameter name → raw value.
+    pub params: Vec<(String, String)>,
+}
+
+impl RuleTable {
+    /// Compiles `(name, contents)` rule files.
+    pub fn from_sources(sources: &[(String, String)]) -> Result<Self, LoadError> {
+        let (rules, shapes) = compile(sources)?;
+        let mut routers: HashMap<Method, matchit::Router<usize>> = HashMap::new();
+        let mut errors = Vec::new();
+        for (index, rule) in rules.iter().enumerate() {
+            let router = routers.entry(rule.v3.method.clone()).or_default();
+            if let Err(error) = router.insert(rule.v3.router_path(), index) {
+                errors.push(format!("{}: {} {}: {error}", rule.origin, rule.v3.method, rule.v3.template));
+            }
+        }
+        if !errors.is_empty() {
+            return Err(LoadError(errors));
+        }
+        Ok(RuleTable {
+            rules,
+            routers,
+            shapes,
+        })
+    }
+
+    /// The built-in table.
+    pub fn builtin() -> Result<Self, LoadError> {
+        let sources: Vec<(String, String)> = BUILTIN
+            .iter()
+            .map(|(name, text)| ((*name).to_owned(), (*text).to_owned()))
+            .collect();
+        Self::from_sources(&sources)
+    }
+
+    /// Every `*.toml` file of `dir`, in name order.
+    pub fn from_dir(dir: &Path) -> Result<Self, LoadError> {
+        let entries = std::fs::read_dir(dir)
+            .map_err(|error| LoadError(vec![format!("{}: {error}", dir.display())]))?;
+        let mut paths: Vec<_> = entries
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| path.extension().is_some_and(|ext| ext == "toml"))
+            .collect();
+        paths.sort();
+        let mut sources = Vec::new();
+        for path in paths {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|error| LoadError(vec![format!("{}: {error}", path.display())]))?;
+            sources.push((path.display().to_string(), text));
+        }
+        if sources.is_empty() {
+            return Err(LoadError(vec![format!("{}: holds no .toml rule file", dir.display())]));
+        }
+        Self::from_sources(&sources)
+    }
+
+    /// The table from `dir`, or the built-in one.
+    pub fn load(dir: Option<&Path>) -> Result<Self, LoadError> {
+        match dir {
+            Some(dir) => Self::from_dir(dir),
+            None => Self::builtin(),
+        }
+    }
+
+    /// The rule for a V3 request (`path` relative to `/api/v3`, percent-encoded as received).
+    pub fn find(&self, method: &Method, path: &str) -> Option<Matched<'_>> {
+        let found = self.routers.get(method)?.at(path).ok()?;
+        let rule = self.rules.get(*found.value)?;
+        let params = found
+            .params
+            .iter()
+            .map(|(name, value)| (name.to_owned(), value.to_owned()))
+            .collect();
+        Some(Matched { rule, params })
+    }
+
+    /// Every rule, in file order.
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// The entity shapes.
+    pub fn shapes(&self) -> &Shapes {
+        &self.shapes
+    }
+}

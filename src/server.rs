@@ -1,0 +1,271 @@
+//! Listeners and dispatch: accepts HTTP/1.1 and HTTP/2 (prior knowledge, or ALPN over TLS), routes each request
+//! by path, logs it, and shuts down gracefully.
+//!
+//! Dispatch: `/-/svcgate/…` → [`internal`](crate::internal); `/api/v3/…` → [`Rewriter`]; everything else →
+//! [`passthrough`](crate::passthrough). [`Gateway`] is built apart from serving it, so tests can start it on any
+//! listener with any shutdown signal.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::{HeaderValue, Request, Response};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+use tracing::Instrument;
+
+use crate::body::Body;
+use crate::config::{Config, ServerTls};
+use crate::context::RequestContext;
+use crate::rewrite::ids::IdIndex;
+use crate::rewrite::table::RuleTable;
+use crate::rewrite::{is_v3, RewriteSettings, Rewriter};
+use crate::store::Store;
+use crate::telemetry::{acceptable_request_id, new_request_id, KindLabels, Metrics, RequestLabels};
+use crate::upstream::{read_certs, read_key, ClientInfo, Upstream};
+use crate::{internal, passthrough};
+
+/// Time a client has to send a request head, and to finish a TLS handshake.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Everything a request may need, shared by all connections.
+pub struct Gateway {
+    /// The backend client.
+    pub upstream: Arc<Upstream>,
+    /// The V3 translator.
+    pub rewriter: Rewriter,
+    /// Metrics.
+    pub metrics: Arc<Metrics>,
+    /// The store.
+    pub store: Arc<dyn Store>,
+}
+
+impl Gateway {
+    /// Builds the gateway for `config`, talking to `backend`, keeping state in `store`.
+    pub fn build(
+        config: &Config,
+        backend: &http::Uri,
+        store: Arc<dyn Store>,
+        table: RuleTable,
+    ) -> anyhow::Result<Arc<Self>> {
+        let metrics = Metrics::new();
+        let upstream = Arc::new(Upstream::new(&config.backend, backend, Arc::clone(&metrics))?);
+        let ids = IdIndex::new(
+            Arc::clone(&store),
+            Arc::clone(&metrics),
+            config.id_cache_entries,
+            config.id_lookup_max_pages,
+        );
+        let rewriter = Rewriter::new(
+            table,
+            ids,
+            Arc::clone(&upstream),
+            RewriteSettings {
+                shapes: config.shapes,
+                max_body: config.max_rewrite_body_bytes,
+                max_collected: config.max_collected_items,
+                public_url: config.public_url.clone(),
+            },
+        );
+        Ok(Arc::new(Gateway {
+            upstream,
+            rewriter,
+            metrics,
+            store,
+        }))
+    }
+
+    /// Answers one request; never fails (every error becomes a response in the service's error shape).
+    pub async fn handle(&self, request: Request<Incoming>, client: ClientInfo) -> Response<Body> {
+        let request_id = request
+            .headers()
+            .get("x-request-id")
+            .and_then(|value| value.to_str().ok())
+            .filter(|value| acceptable_request_id(value))
+            .map_or_else(new_request_id, str::to_owned);
+        let mut context = RequestContext::new(request_id, client);
+        let method = request.method().clone();
+        let path = request.uri().path().to_owned();
+
+        let outcome = if path.starts_with(internal::PREFIX) {
+            context.kind = "internal";
+            context.route = path.clone();
+            Ok(internal::handle(self, &method, &path).await)
+        } else if is_v3(&path) {
+            context.kind = "rewrite";
+            self.rewriter.handle(request, &mut context).await
+        } else {
+            passthrough::forward(&self.upstream, request, &context).await
+        };
+        let mut response = outcome.unwrap_or_else(|error| {
+            tracing::debug!(%error, "request ended with an error");
+            error.into_response()
+        });
+        if let Ok(value) = HeaderValue::from_str(&context.request_id) {
+            response.headers_mut().insert("x-request-id", value);
+        }
+        self.record(&context, &method, &path, response.status().as_u16());
+        response
+    }
+
+    fn record(&self, context: &RequestContext, method: &http::Method, path: &str, status: u16) {
+        let elapsed = context.started.elapsed();
+        let rule = if context.kind == "rewrite" {
+            context.route.clone()
+        } else {
+            String::new()
+        };
+        self.metrics
+            .requests
+            .get_or_create(&RequestLabels {
+                kind: context.kind,
+                rule,
+                status,
+            })
+            .inc();
+        self.metrics
+            .request_duration
+            .get_or_create(&KindLabels { kind: context.kind })
+            .observe(elapsed.as_secs_f64());
+        // The route template for rewritten requests, the path (never the query) otherwise: no token can appear.
+        let route = if context.route.is_empty() { path } else { context.route.as_str() };
+        tracing::info!(
+            request_id = %context.request_id,
+            method = %method,
+            kind = context.kind,
+            route,
+            status,
+            latency_ms = elapsed.as_secs_f64() * 1000.0,
+            backend_calls = context.backend_call_count(),
+            "request"
+        );
+    }
+}
+
+/// Builds the TLS acceptor for serving clients, offering HTTP/2 and HTTP/1.1 by ALPN.
+pub fn tls_acceptor(tls: &ServerTls) -> anyhow::Result<TlsAcceptor> {
+    let certs = read_certs("tls_cert", &tls.cert)?;
+    let key = read_key("tls_key", &tls.key)?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+/// Serves `gateway` on `listener` until `shutdown` completes, then lets in-flight requests finish for at most
+/// `grace` before returning.
+pub async fn serve(
+    listener: TcpListener,
+    tls: Option<TlsAcceptor>,
+    gateway: Arc<Gateway>,
+    shutdown: impl Future<Output = ()>,
+    grace: Duration,
+) {
+    let graceful = GracefulShutdown::new();
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT)
+        .keep_alive(true);
+    builder.http2().timer(TokioTimer::new());
+    let builder = Arc::new(builder);
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    // Out of file descriptors and the like: back off instead of spinning.
+                    tracing::warn!(%error, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        // Nagle's delay would hold back small responses; failure to set it is harmless.
+        drop(stream.set_nodelay(true));
+        let watcher = graceful.watcher();
+        let builder = Arc::clone(&builder);
+        let gateway = Arc::clone(&gateway);
+        let tls = tls.clone();
+        tokio::spawn(
+            async move {
+                let proto = if tls.is_some() { "https" } else { "http" };
+                let client = ClientInfo { peer: peer.ip(), proto };
+                let service = service_fn(move |request| {
+                    let gateway = Arc::clone(&gateway);
+                    let client = client.clone();
+                    async move { Ok::<_, Infallible>(gateway.handle(request, client).await) }
+                });
+                let result = match tls {
+                    Some(acceptor) => match tokio::time::timeout(HEADER_TIMEOUT, acceptor.accept(stream)).await {
+                        Ok(Ok(stream)) => {
+                            let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+                            watcher.watch(connection.into_owned()).await
+                        }
+                        Ok(Err(error)) => {
+                            tracing::debug!(%error, "TLS handshake failed");
+                            return;
+                        }
+                        Err(_) => return,
+                    },
+                    None => {
+                        let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+                        watcher.watch(connection.into_owned()).await
+                    }
+                };
+                if let Err(error) = result {
+                    tracing::debug!(error = %error, "connection ended with an error");
+                }
+            }
+            .instrument(tracing::debug_span!("connection", %peer)),
+        );
+    }
+    drop(listener);
+    tracing::info!(in_flight_connections = graceful.count(), "stopped accepting; draining in-flight requests");
+    tokio::select! {
+        () = graceful.shutdown() => tracing::info!("all connections closed"),
+        () = tokio::time::sleep(grace) => tracing::warn!(?grace, "grace period over; closing remaining connections"),
+    }
+}
+
+/// Completes on SIGTERM or SIGINT.
+pub async fn shutdown_signal() {
+    let interrupt = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => tracing::info!("SIGINT received"),
+        () = terminate => tracing::info!("SIGTERM received"),
+    }
+}
+
+/// Binds the configured address.
+pub async fn bind(address: SocketAddr) -> std::io::Result<TcpListener> {
+    TcpListener::bind(address).await
+}

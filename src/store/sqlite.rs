@@ -1,0 +1,296 @@
+//! The embedded store: one SQLite file in WAL mode, one writer thread committing in groups, a few readers.
+//!
+//! Writes are queued to a dedicated writer thread. It takes every job waiting (up to [`MAX_BATCH`]), runs each in
+//! its own savepoint inside one transaction, commits once with `synchronous = FULL` (the commit is on disk when it
+//! returns), and only then tells each caller its outcome. Many concurrent writers so cost one fsync per batch
+//! instead of one each. Reads run on a small pool of read-only connections on the blocking thread pool, so no
+//! SQLite call ever blocks the async runtime.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use tokio::sync::{mpsc, oneshot};
+
+use super::{migrations, IdKind, IdRecord, Store, StoreError, StoreFuture};
+
+/// The most jobs one commit takes.
+const MAX_BATCH: usize = 1024;
+/// Read connections kept open.
+const READERS: usize = 4;
+
+trait WriteJob: Send {
+    /// Runs the job's statements; an error rolls back this job's savepoint only.
+    fn run(&mut self, connection: &Connection) -> rusqlite::Result<()>;
+    /// Reports the outcome once the batch's commit is known.
+    fn finish(self: Box<Self>, commit: Result<(), String>);
+}
+
+struct Job<F, R> {
+    work: Option<F>,
+    result: Option<rusqlite::Result<R>>,
+    reply: oneshot::Sender<Result<R, StoreError>>,
+}
+
+impl<F, R> WriteJob for Job<F, R>
+where
+    F: FnOnce(&Connection) -> rusqlite::Result<R> + Send,
+    R: Send,
+{
+    fn run(&mut self, connection: &Connection) -> rusqlite::Result<()> {
+        let outcome = match self.work.take() {
+            Some(work) => work(connection),
+            None => Err(rusqlite::Error::InvalidQuery),
+        };
+        let failed = outcome.as_ref().err().map(|error| clone_error(error));
+        self.result = Some(outcome);
+        failed.map_or(Ok(()), Err)
+    }
+
+    fn finish(self: Box<Self>, commit: Result<(), String>) {
+        let answer = match (commit, self.result) {
+            (Ok(()), Some(Ok(value))) => Ok(value),
+            (Ok(()), Some(Err(error))) => Err(StoreError::Database(error)),
+            (Ok(()), None) => Err(StoreError::WriterGone),
+            (Err(message), _) => Err(StoreError::Database(rusqlite::Error::ToSqlConversionFailure(
+                message.into(),
+            ))),
+        };
+        // The caller may have given up waiting; its answer is then dropped.
+        drop(self.reply.send(answer));
+    }
+}
+
+fn clone_error(error: &rusqlite::Error) -> rusqlite::Error {
+    rusqlite::Error::ToSqlConversionFailure(error.to_string().into())
+}
+
+/// The SQLite implementation of [`Store`].
+#[derive(Clone)]
+pub struct SqliteStore {
+    writer: mpsc::UnboundedSender<Box<dyn WriteJob>>,
+    readers: Arc<Mutex<Vec<Connection>>>,
+    path: Arc<PathBuf>,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the store in `data_dir`, applies migrations and starts the writer thread.
+    pub fn open(data_dir: &Path) -> Result<Self, StoreError> {
+        std::fs::create_dir_all(data_dir).map_err(|source| StoreError::DataDir {
+            path: data_dir.display().to_string(),
+            source,
+        })?;
+        let path = data_dir.join("svcgate.db");
+        let mut writer = Connection::open(&path)?;
+        writer.pragma_update(None, "journal_mode", "WAL")?;
+        writer.pragma_update(None, "synchronous", "FULL")?;
+        writer.pragma_update(None, "foreign_keys", "ON")?;
+        writer.busy_timeout(std::time::Duration::from_secs(5))?;
+        migrations::apply(&mut writer)?;
+        let mut readers = Vec::with_capacity(READERS);
+        for _ in 0..READERS {
+            let reader = Connection::open_with_flags(
+                &path,
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )?;
+            reader.busy_timeout(std::time::Duration::from_secs(5))?;
+            readers.push(reader);
+        }
+        let (sender, receiver) = mpsc::unbounded_channel();
+        std::thread::Builder::new()
+            .name("svcgate-store-writer".to_owned())
+            .spawn(move || write_loop(writer, receiver))
+            .map_err(|source| StoreError::DataDir {
+                path: data_dir.display().to_string(),
+                source,
+            })?;
+        Ok(SqliteStore {
+            writer: sender,
+            readers: Arc::new(Mutex::new(readers)),
+            path: Arc::new(path),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `work` on the writer in the next group commit and answers once that commit is on disk.
+    pub async fn write<F, R>(&self, work: F) -> Result<R, StoreError>
+    where
+        F: FnOnce(&Connection) -> rusqlite::Result<R> + Send + 'static,
+        R: Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        let job: Box<dyn WriteJob> = Box::new(Job {
+            work: Some(work),
+            result: None,
+            reply,
+        });
+        self.writer.send(job).map_err(|_| StoreError::WriterGone)?;
+        answer.await.map_err(|_| StoreError::WriterGone)?
+    }
+
+    /// Runs `work` on a read connection on the blocking pool.
+    pub async fn read<F, R>(&self, work: F) -> Result<R, StoreError>
+    where
+        F: FnOnce(&Connection) -> rusqlite::Result<R> + Send + 'static,
+        R: Send + 'static,
+    {
+        let readers = Arc::clone(&self.readers);
+        let path = Arc::clone(&self.path);
+        tokio::task::spawn_blocking(move || {
+            let pooled = readers.lock().ok().and_then(|mut pool| pool.pop());
+            let connection = match pooled {
+                Some(connection) => connection,
+                None => Connection::open_with_flags(path.as_path(), OpenFlags::SQLITE_OPEN_READ_ONLY)?,
+            };
+            let outcome = work(&connection);
+            if let Ok(mut pool) = readers.lock() {
+                if pool.len() < READERS {
+                    pool.push(connection);
+                }
+            }
+            outcome.map_err(StoreError::from)
+        })
+        .await
+        .map_err(|_| StoreError::WriterGone)?
+    }
+}
+
+fn write_loop(mut connection: Connection, mut receiver: mpsc::UnboundedReceiver<Box<dyn WriteJob>>) {
+    while let Some(first) = receiver.blocking_recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match receiver.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        let commit = run_batch(&mut connection, &mut batch);
+        if let Err(message) = &commit {
+            tracing::error!(error = %message, jobs = batch.len(), "store commit failed");
+        }
+        for job in batch {
+            job.finish(commit.clone());
+        }
+    }
+}
+
+fn run_batch(connection: &mut Connection, batch: &mut [Box<dyn WriteJob>]) -> Result<(), String> {
+    let mut transaction = connection.transaction().map_err(|error| error.to_string())?;
+    for job in batch.iter_mut() {
+        let mut savepoint = transaction.savepoint().map_err(|error| error.to_string())?;
+        match job.run(&savepoint) {
+            Ok(()) => savepoint.commit().map_err(|error| error.to_string())?,
+            Err(_) => savepoint.rollback().map_err(|error| error.to_string())?,
+        }
+    }
+    transaction.commit().map_err(|error| error.to_string())
+}
+
+impl Store for SqliteStore {
+    fn ping(&self) -> StoreFuture<'_, ()> {
+        Box::pin(self.read(|connection| connection.query_row("SELECT 1", [], |_| Ok(()))))
+    }
+
+    fn id_lookup(&self, kind: IdKind, id: u64) -> StoreFuture<'_, Option<IdRecord>> {
+        Box::pin(self.read(move |connection| {
+            connection
+                .query_row(
+                    "SELECT project_id, iid FROM id_index WHERE kind = ?1 AND id = ?2",
+                    rusqlite::params![kind.as_str(), id],
+                    |row| {
+                        Ok(IdRecord {
+                            kind,
+                            id,
+                            project_id: row.get(0)?,
+                            iid: row.get(1)?,
+                        })
+                    },
+                )
+                .optional()
+        }))
+    }
+
+    fn id_record(&self, records: Vec<IdRecord>) -> StoreFuture<'_, ()> {
+        Box::pin(self.write(move |connection| {
+            let mut statement = connection.prepare_cached(
+                "INSERT INTO id_index (kind, id, project_id, iid) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (kind, id) DO UPDATE SET project_id = excluded.project_id, iid = excluded.iid",
+            )?;
+            for record in &records {
+                statement.execute(rusqlite::params![
+                    record.kind.as_str(),
+                    record.id,
+                    record.project_id,
+                    record.iid
+                ])?;
+            }
+            Ok(())
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn record(id: u64, iid: u64) -> IdRecord {
+        IdRecord {
+            kind: IdKind::Issue,
+            id,
+            project_id: 7,
+            iid,
+        }
+    }
+
+    #[tokio::test]
+    async fn id_records_survive_reopening_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = SqliteStore::open(dir.path()).unwrap();
+            store.id_record(vec![record(1001, 1), record(1002, 2)]).await.unwrap();
+        }
+        let store = SqliteStore::open(dir.path()).unwrap();
+        assert_eq!(store.id_lookup(IdKind::Issue, 1002).await.unwrap(), Some(record(1002, 2)));
+        assert_eq!(store.id_lookup(IdKind::MergeRequest, 1002).await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn concurrent_writes_are_committed_in_groups_and_all_answered() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path()).unwrap();
+        let writes = (0..200u64).map(|n| {
+            let store = store.clone();
+            tokio::spawn(async move { store.id_record(vec![record(n, n)]).await })
+        });
+        for write in writes {
+            write.await.unwrap().unwrap();
+        }
+        let count: u64 = store
+            .read(|connection| connection.query_row("SELECT COUNT(*) FROM id_index", [], |row| row.get(0)))
+            .await
+            .unwrap();
+        assert_eq!(count, 200);
+    }
+
+    #[tokio::test]
+    async fn a_failing_job_does_not_undo_its_batch_neighbours() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path()).unwrap();
+        let bad = store.write(|connection| connection.execute("INSERT INTO no_such_table VALUES (1)", []));
+        let good = store.id_record(vec![record(5, 5)]);
+        let (bad, good) = tokio::join!(bad, good);
+        assert!(bad.is_err());
+        good.unwrap();
+        assert!(store.id_lookup(IdKind::Issue, 5).await.unwrap().is_some());
+    }
+
+    #[test]
+    fn migrations_are_numbered_from_one() {
+        assert!(migrations::latest() >= 1);
+    }
+}

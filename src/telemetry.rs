@@ -1,0 +1,179 @@
+//! Logs, metrics and request ids: everything ops read off a running gateway.
+//!
+//! All metric names are constants in [`names`], so dashboards and this file agree. Labels are low-cardinality by
+//! construction: a route kind, a rule's V3 template (bounded by the rule table) and a status code, never a raw path,
+//! user or token.
+
+use std::sync::Arc;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+
+use crate::config::LogFormat;
+
+/// Metric names, one place for all of them.
+pub mod names {
+    /// Requests answered, by route kind, rule and status.
+    pub const REQUESTS: &str = "svcgate_requests";
+    /// Time from request head to response head, by route kind.
+    pub const REQUEST_DURATION: &str = "svcgate_request_duration_seconds";
+    /// Time the backend took to answer one call.
+    pub const BACKEND_DURATION: &str = "svcgate_backend_request_duration_seconds";
+    /// Id ↔ iid lookups by where they were answered.
+    pub const ID_INDEX_LOOKUPS: &str = "svcgate_id_index_lookups";
+}
+
+/// Labels of the request counter.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RequestLabels {
+    /// `passthrough`, `rewrite`, `internal` or `alerts`.
+    pub kind: &'static str,
+    /// The rule's V3 template, the pass-through prefix change, or empty.
+    pub rule: String,
+    /// The status answered.
+    pub status: u16,
+}
+
+/// Labels of the request duration histogram.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct KindLabels {
+    /// The route kind.
+    pub kind: &'static str,
+}
+
+/// Labels of the id index counter.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct LookupLabels {
+    /// `memory`, `store`, `backend` or `not_found`.
+    pub result: &'static str,
+}
+
+type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
+
+fn latency_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.0005, 2.0, 16))
+}
+
+/// The gateway's metrics and their registry.
+pub struct Metrics {
+    registry: Registry,
+    /// Requests answered.
+    pub requests: Family<RequestLabels, Counter>,
+    /// Gateway latency by kind.
+    pub request_duration: HistogramFamily<KindLabels>,
+    /// Backend call latency.
+    pub backend_duration: Histogram,
+    /// Id index lookups by result.
+    pub id_lookups: Family<LookupLabels, Counter>,
+}
+
+impl Metrics {
+    /// Creates and registers every metric.
+    pub fn new() -> Arc<Self> {
+        let mut registry = Registry::default();
+        let requests = Family::<RequestLabels, Counter>::default();
+        registry.register(names::REQUESTS, "Requests answered", requests.clone());
+        let request_duration: HistogramFamily<KindLabels> = Family::new_with_constructor(latency_histogram);
+        registry.register(
+            names::REQUEST_DURATION,
+            "Time from request head to response head",
+            request_duration.clone(),
+        );
+        let backend_duration = latency_histogram();
+        registry.register(
+            names::BACKEND_DURATION,
+            "Time the backend took to send a response head",
+            backend_duration.clone(),
+        );
+        let id_lookups = Family::<LookupLabels, Counter>::default();
+        registry.register(
+            names::ID_INDEX_LOOKUPS,
+            "Global id to iid lookups by where they were answered",
+            id_lookups.clone(),
+        );
+        Arc::new(Metrics {
+            registry,
+            requests,
+            request_duration,
+            backend_duration,
+            id_lookups,
+        })
+    }
+
+    /// Counts one id lookup.
+    pub fn id_lookup(&self, result: &'static str) {
+        self.id_lookups.get_or_create(&LookupLabels { result }).inc();
+    }
+
+    /// The registry in the Prometheus text format.
+    pub fn encode(&self) -> String {
+        let mut text = String::new();
+        if prometheus_client::encoding::text::encode(&mut text, &self.registry).is_err() {
+            text.clear();
+        }
+        text
+    }
+}
+
+/// Installs the global tracing subscriber; `filter` uses the `tracing` directive syntax.
+pub fn init_logging(format: LogFormat, filter: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_new(filter)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false);
+    let installed = match format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder.json().flatten_event(true).try_init(),
+    };
+    // A subscriber may already be installed (tests start several gateways in one process); keep the first.
+    drop(installed);
+}
+
+/// A fresh request id: 16 lowercase hex digits.
+pub fn new_request_id() -> String {
+    format!("{:016x}", fastrand::u64(..))
+}
+
+/// Whether a client-supplied request id is safe to pass on and log (short, visible ASCII).
+pub fn acceptable_request_id(value: &str) -> bool {
+    !value.is_empty()
+        && value.len() <= 128
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_render_in_prometheus_text_format() {
+        let metrics = Metrics::new();
+        metrics
+            .requests
+            .get_or_create(&RequestLabels {
+                kind: "passthrough",
+                rule: String::new(),
+                status: 200,
+            })
+            .inc();
+        let text = metrics.encode();
+        assert!(text.contains("svcgate_requests_total{kind=\"passthrough\",rule=\"\",status=\"200\"} 1"), "{text}");
+        assert!(text.ends_with("# EOF\n"));
+    }
+
+    #[test]
+    fn request_ids_are_checked_before_being_trusted() {
+        assert!(acceptable_request_id("abc-123"));
+        assert!(!acceptable_request_id("a b"));
+        assert!(!acceptable_request_id(""));
+        assert!(!acceptable_request_id(&"x".repeat(129)));
+        assert_eq!(new_request_id().len(), 16);
+    }
+}

@@ -1,0 +1,288 @@
+//! The pooled client to the backend: TLS, timeouts, header hygiene and the forwarding headers.
+//!
+//! One [`Upstream`] is shared by every request. It keeps a keep-alive pool (never a connection per request),
+//! speaks `http://` or `https://` (rustls with the system's roots plus an optional CA bundle and client
+//! certificate), and maps transport failures to the gateway's errors: unreachable → 502, slow → 504.
+
+use std::io::BufReader;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use http::header::{HeaderMap, HeaderName, HeaderValue};
+use http::{Request, Response, Uri};
+use hyper::body::Incoming;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+
+use crate::body::Body;
+use crate::config::BackendConfig;
+use crate::error::GatewayError;
+use crate::telemetry::Metrics;
+
+/// Failure to set up the backend client (bad TLS material).
+#[derive(Debug, thiserror::Error)]
+pub enum UpstreamSetupError {
+    /// A PEM file could not be read or holds nothing usable.
+    #[error("{option} {path}: {message}")]
+    Pem {
+        /// The configuration option naming the file.
+        option: &'static str,
+        /// The file.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// rustls refused the material.
+    #[error("backend TLS: {0}")]
+    Tls(#[from] rustls::Error),
+}
+
+type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
+
+/// The shared backend client.
+pub struct Upstream {
+    client: Client<Connector, Body>,
+    scheme: http::uri::Scheme,
+    authority: http::uri::Authority,
+    path_prefix: String,
+    timeout: Duration,
+    metrics: Arc<Metrics>,
+}
+
+impl Upstream {
+    /// Builds the client for `base` (the backend's base URL) with the configured TLS and timeouts.
+    pub fn new(config: &BackendConfig, base: &Uri, metrics: Arc<Metrics>) -> Result<Self, UpstreamSetupError> {
+        let tls = client_tls(config)?;
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_connect_timeout(Some(config.connect_timeout));
+        http.set_nodelay(true);
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .enable_http2()
+            .wrap_connector(http);
+        let client = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(config.pool_idle_timeout)
+            .pool_timer(TokioTimer::new())
+            .build(connector);
+        let scheme = base.scheme().cloned().unwrap_or(http::uri::Scheme::HTTP);
+        let authority = base
+            .authority()
+            .cloned()
+            .unwrap_or_else(|| http::uri::Authority::from_static("localhost"));
+        Ok(Upstream {
+            client,
+            scheme,
+            authority,
+            path_prefix: base.path().trim_end_matches('/').to_owned(),
+            timeout: config.timeout,
+            metrics,
+        })
+    }
+
+    /// The backend's `host[:port]`, sent as `Host` on every forwarded request.
+    pub fn authority(&self) -> &http::uri::Authority {
+        &self.authority
+    }
+
+    /// The backend URI for a gateway-relative `path_and_query` (which must start with `/`).
+    pub fn uri(&self, path_and_query: &str) -> Result<Uri, GatewayError> {
+        Uri::builder()
+            .scheme(self.scheme.clone())
+            .authority(self.authority.clone())
+            .path_and_query(format!("{}{}", self.path_prefix, path_and_query))
+            .build()
+            .map_err(|error| GatewayError::BadRequest(format!("request target cannot be forwarded: {error}")))
+    }
+
+    /// Sends one request, waiting at most the backend timeout for the response head.
+    pub async fn send(&self, mut request: Request<Body>) -> Result<Response<Incoming>, GatewayError> {
+        let host = HeaderValue::from_str(self.authority.as_str())
+            .map_err(|error| GatewayError::Internal(format!("backend authority: {error}")))?;
+        request.headers_mut().insert(http::header::HOST, host);
+        let started = Instant::now();
+        let outcome = tokio::time::timeout(self.timeout, self.client.request(request)).await;
+        self.metrics.backend_duration.observe(started.elapsed().as_secs_f64());
+        match outcome {
+            Err(_) => Err(GatewayError::BackendTimeout(self.timeout)),
+            Ok(Err(error)) => Err(GatewayError::BackendUnreachable(error_chain(&error))),
+            Ok(Ok(response)) => Ok(response),
+        }
+    }
+}
+
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(inner) = source {
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    text
+}
+
+fn client_tls(config: &BackendConfig) -> Result<rustls::ClientConfig, UpstreamSetupError> {
+    let mut roots = rustls::RootCertStore::empty();
+    // System roots that fail to parse are skipped: one bad certificate in /etc/ssl must not stop the gateway.
+    let native = rustls_native_certs::load_native_certs();
+    roots.add_parsable_certificates(native.certs);
+    if let Some(path) = &config.ca_bundle {
+        for cert in read_certs("backend_ca_bundle", path)? {
+            roots.add(cert)?;
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(roots);
+    let config = match &config.client_identity {
+        Some((cert, key)) => builder.with_client_auth_cert(
+            read_certs("backend_client_cert", cert)?,
+            read_key("backend_client_key", key)?,
+        )?,
+        None => builder.with_no_client_auth(),
+    };
+    Ok(config)
+}
+
+/// Reads every certificate of a PEM file.
+pub fn read_certs(
+    option: &'static str,
+    path: &std::path::Path,
+) -> Result<Vec<rustls::pki_types::CertificateDer<'static>>, UpstreamSetupError> {
+    let pem_error = |message: String| UpstreamSetupError::Pem {
+        option,
+        path: path.display().to_string(),
+        message,
+    };
+    let file = std::fs::File::open(path).map_err(|error| pem_error(error.to_string()))?;
+    let certs = rustls_pemfile::certs(&mut BufReader::new(file))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|error| pem_error(error.to_string()))?;
+    if certs.is_empty() {
+        return Err(pem_error("holds no PEM certificate".to_owned()));
+    }
+    Ok(certs)
+}
+
+/// Reads the first private key of a PEM file.
+pub fn read_key(
+    option: &'static str,
+    path: &std::path::Path,
+) -> Result<rustls::pki_types::PrivateKeyDer<'static>, UpstreamSetupError> {
+    let pem_error = |message: String| UpstreamSetupError::Pem {
+        option,
+        path: path.display().to_string(),
+        message,
+    };
+    let file = std::fs::File::open(path).map_err(|error| pem_error(error.to_string()))?;
+    rustls_pemfile::private_key(&mut BufReader::new(file))
+        .map_err(|error| pem_error(error.to_string()))?
+        .ok_or_else(|| pem_error("holds no PEM private key".to_owned()))
+}
+
+/// Headers that describe one connection, not the message, and so are never forwarded (RFC 9110 §7.6.1).
+const HOP_BY_HOP: [&str; 8] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "upgrade",
+];
+
+/// Removes hop-by-hop headers, including any that `Connection` names. `Transfer-Encoding` is left to hyper,
+/// which frames bodies itself.
+pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    let named: Vec<HeaderName> = headers
+        .get_all(http::header::CONNECTION)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
+        .collect();
+    for name in named {
+        headers.remove(name);
+    }
+    for name in HOP_BY_HOP {
+        headers.remove(name);
+    }
+    headers.remove(http::header::TRANSFER_ENCODING);
+}
+
+/// What the gateway knows about the client connection, for the `X-Forwarded-*` headers.
+#[derive(Debug, Clone)]
+pub struct ClientInfo {
+    /// The peer's IP address.
+    pub peer: std::net::IpAddr,
+    /// `http` or `https`, as the client reached the gateway.
+    pub proto: &'static str,
+}
+
+/// Adds `X-Forwarded-For` (appended to any existing chain), `X-Forwarded-Proto`, `X-Forwarded-Host` and
+/// `X-Request-Id` to a request about to go to the backend. `original_host` is the client's `Host` or authority.
+pub fn add_forwarding_headers(
+    headers: &mut HeaderMap,
+    client: &ClientInfo,
+    original_host: Option<&str>,
+    request_id: &str,
+) {
+    let peer = client.peer.to_string();
+    let chain = match headers
+        .get("x-forwarded-for")
+        .and_then(|value| value.to_str().ok())
+    {
+        Some(existing) if !existing.trim().is_empty() => format!("{existing}, {peer}"),
+        _ => peer,
+    };
+    if let Ok(value) = HeaderValue::from_str(&chain) {
+        headers.insert("x-forwarded-for", value);
+    }
+    headers.insert("x-forwarded-proto", HeaderValue::from_static(client.proto));
+    if let Some(host) = original_host.and_then(|host| HeaderValue::from_str(host).ok()) {
+        headers.insert("x-forwarded-host", host);
+    }
+    if let Ok(value) = HeaderValue::from_str(request_id) {
+        headers.insert("x-request-id", value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn hop_by_hop_headers_and_those_connection_names_are_removed() {
+        let mut headers = HeaderMap::new();
+        headers.insert("connection", HeaderValue::from_static("keep-alive, x-secret-hop"));
+        headers.insert("keep-alive", HeaderValue::from_static("timeout=5"));
+        headers.insert("x-secret-hop", HeaderValue::from_static("1"));
+        headers.insert("te", HeaderValue::from_static("trailers"));
+        headers.insert("private-token", HeaderValue::from_static("t"));
+        strip_hop_by_hop(&mut headers);
+        assert_eq!(headers.len(), 1);
+        assert!(headers.contains_key("private-token"));
+    }
+
+    #[test]
+    fn forwarded_for_appends_to_an_existing_chain() {
+        let mut headers = HeaderMap::new();
+        headers.insert("x-forwarded-for", HeaderValue::from_static("10.0.0.1"));
+        let client = ClientInfo {
+            peer: "127.0.0.1".parse().unwrap(),
+            proto: "https",
+        };
+        add_forwarding_headers(&mut headers, &client, Some("gate.example"), "abc");
+        assert_eq!(headers["x-forwarded-for"], "10.0.0.1, 127.0.0.1");
+        assert_eq!(headers["x-forwarded-proto"], "https");
+        assert_eq!(headers["x-forwarded-host"], "gate.example");
+        assert_eq!(headers["x-request-id"], "abc");
+    }
+}

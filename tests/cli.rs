@@ -1,0 +1,148 @@
+//! The command line as scripts use it: `rules check`, `rules list`, configuration errors, and `serve --dev`
+//! started as a real process, its printed `curl` tried, then stopped with SIGTERM.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn svcgate() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_svcgate"))
+}
+
+#[test]
+fn rules_check_accepts_the_builtin_table() {
+    let output = svcgate().args(["rules", "check"]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stdout).starts_with("ok: "));
+}
+
+#[test]
+fn rules_list_shows_each_rule_with_release_and_section() {
+    let output = svcgate().args(["rules", "list"]).output().unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    let star = text
+        .lines()
+        .find(|line| line.contains("/projects/:id/star"))
+        .expect("the unstar rule");
+    assert!(star.starts_with("DELETE"), "{star}");
+    assert!(star.contains("POST    /projects/:id/unstar"), "{star}");
+    assert!(star.contains("since 9.0") && star.contains("§2.1"), "{star}");
+    assert!(text.lines().any(|line| line.contains("since 8.17")));
+}
+
+#[test]
+fn rules_check_reports_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("bad.toml"),
+        "release = \"9.0\"\n\n[[rule]]\nv3 = \"GET /x/:id\"\nsection = \"1\"\nresponse = \"nothing\"\n",
+    )
+    .unwrap();
+    let output = svcgate()
+        .args(["rules", "check", "--rules"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let error = String::from_utf8(output.stderr).unwrap();
+    assert!(error.contains("bad.toml:3: response: unknown entity \"nothing\""), "{error}");
+}
+
+#[test]
+fn a_wrong_option_is_one_line_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("svcgate.toml");
+    std::fs::write(&config, "backend = \"http://127.0.0.1:1\"\ndata_dir = \"/tmp\"\nlisten_addr = \"x\"\n").unwrap();
+    let output = svcgate().args(["serve", "--config"]).arg(&config).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let error = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(error.lines().count(), 1, "{error}");
+    assert!(error.contains("listen_addr"), "{error}");
+
+    let output = svcgate()
+        .args(["serve", "--backend", "http://127.0.0.1:1", "--data-dir", "/tmp"])
+        .env("SVCGATE_BACKEND_TIMEOUT", "whenever")
+        .output()
+        .unwrap();
+    let error = String::from_utf8(output.stderr).unwrap();
+    assert!(error.contains("option `backend_timeout`"), "{error}");
+}
+
+#[test]
+fn flags_override_environment_which_overrides_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("svcgate.toml");
+    std::fs::write(&config, "dev = true\nlisten = \"not-an-address\"\n").unwrap();
+    // The environment's good value beats the file's bad one, so the error comes from the flag's bad value.
+    let output = svcgate()
+        .args(["serve", "--config"])
+        .arg(&config)
+        .args(["--listen", "also-bad"])
+        .env("SVCGATE_LISTEN", "127.0.0.1:0")
+        .output()
+        .unwrap();
+    let error = String::from_utf8(output.stderr).unwrap();
+    assert!(error.contains("\"also-bad\""), "{error}");
+}
+
+#[tokio::test]
+async fn serve_dev_prints_a_working_curl_and_stops_on_sigterm() {
+    let mut child = svcgate()
+        .args(["serve", "--dev", "--listen", "127.0.0.1:0"])
+        .env("SVCGATE_SHUTDOWN_GRACE", "5s")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let lines: Vec<String> = tokio::task::spawn_blocking(move || {
+        BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .take_while(|line| !line.trim_start().starts_with("curl "))
+            .chain(std::iter::once(String::new()))
+            .collect()
+    })
+    .await
+    .unwrap();
+    let banner = lines.join("\n");
+    assert!(banner.contains("svcgate is listening on http://127.0.0.1:"), "{banner}");
+    let token = banner
+        .lines()
+        .find_map(|line| line.split("token: ").nth(1))
+        .expect("the demo token")
+        .trim()
+        .to_owned();
+    let base = banner
+        .lines()
+        .find_map(|line| line.strip_prefix("svcgate is listening on "))
+        .unwrap()
+        .trim()
+        .to_owned();
+
+    let answer = common::get(&format!("{base}/api/v3/projects"), &token).await;
+    assert_eq!(answer.status, http::StatusCode::OK);
+    assert!(!answer.json().as_array().unwrap().is_empty(), "the demo project is listed");
+    let health = common::get(&format!("{base}/-/svcgate/health"), "").await;
+    assert_eq!(health.status, http::StatusCode::OK);
+    let ready = common::get(&format!("{base}/-/svcgate/ready"), "").await;
+    assert_eq!(ready.status, http::StatusCode::OK, "{:?}", ready.body);
+    let metrics = common::get(&format!("{base}/-/svcgate/metrics"), "").await;
+    let text = String::from_utf8(metrics.body.to_vec()).unwrap();
+    assert!(text.contains("svcgate_requests_total{kind=\"rewrite\",rule=\"GET /projects\",status=\"200\"} 1"), "{text}");
+
+    let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "exit status {status}");
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "still running after SIGTERM");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

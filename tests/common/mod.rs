@@ -1,0 +1,156 @@
+//! Shared test support: start a gateway on a real socket in front of any backend, and a small HTTP client.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+pub mod origin;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderMap, Method, Request, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use svcgate::config::{Config, RawConfig};
+use tokio::sync::oneshot;
+
+/// A gateway running on 127.0.0.1 for one test.
+pub struct TestGateway {
+    pub address: SocketAddr,
+    pub data_dir: PathBuf,
+    stop: Option<oneshot::Sender<()>>,
+    done: Option<tokio::task::JoinHandle<()>>,
+    _temporary: Option<tempfile::TempDir>,
+}
+
+impl TestGateway {
+    /// Starts a gateway in front of `backend` with its own store directory.
+    pub async fn start(backend: &str) -> Self {
+        Self::start_with(backend, |_| {}).await
+    }
+
+    /// Starts a gateway in front of `backend`, with `tweak` applied to the file-level configuration.
+    pub async fn start_with(backend: &str, tweak: impl FnOnce(&mut RawConfig)) -> Self {
+        let temporary = tempfile::tempdir().unwrap();
+        let data_dir = temporary.path().to_path_buf();
+        let mut gateway = Self::start_in(backend, &data_dir, tweak).await;
+        gateway._temporary = Some(temporary);
+        gateway
+    }
+
+    /// Starts a gateway keeping its store in `data_dir` (to test restarts).
+    pub async fn start_in(backend: &str, data_dir: &std::path::Path, tweak: impl FnOnce(&mut RawConfig)) -> Self {
+        let mut raw = RawConfig {
+            listen: Some("127.0.0.1:0".to_owned()),
+            backend: Some(backend.to_owned()),
+            data_dir: Some(data_dir.to_path_buf()),
+            shutdown_grace: Some("5s".to_owned()),
+            ..RawConfig::default()
+        };
+        tweak(&mut raw);
+        let config = Config::from_raw(raw).unwrap();
+        let running = svcgate::app::prepare(&config).await.unwrap();
+        let address = running.address;
+        let (stop, stopped) = oneshot::channel::<()>();
+        let done = tokio::spawn(async move {
+            running
+                .serve_until(&config, async {
+                    let _ = stopped.await;
+                })
+                .await
+                .unwrap();
+        });
+        TestGateway {
+            address,
+            data_dir: data_dir.to_path_buf(),
+            stop: Some(stop),
+            done: Some(done),
+            _temporary: None,
+        }
+    }
+
+    /// The gateway's base URL.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.address)
+    }
+
+    /// Asks the gateway to stop and waits until it has drained.
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(done) = self.done.take() {
+            done.await.unwrap();
+        }
+    }
+}
+
+/// A response read whole.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl Answer {
+    /// The body as JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|error| panic!("not JSON ({error}): {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    /// A header as text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|value| value.to_str().ok())
+    }
+}
+
+/// Sends one request with optional headers and body and reads the answer whole.
+pub async fn send(method: Method, url: &str, headers: &[(&str, &str)], body: Option<(&str, Vec<u8>)>) -> Answer {
+    let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
+    let mut request = Request::builder().method(method).uri(url);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let payload = match body {
+        Some((content_type, bytes)) => {
+            request = request.header("content-type", content_type);
+            Bytes::from(bytes)
+        }
+        None => Bytes::new(),
+    };
+    let response = client.request(request.body(Full::new(payload)).unwrap()).await.unwrap();
+    let (parts, body) = response.into_parts();
+    let body = body.collect().await.unwrap().to_bytes();
+    Answer {
+        status: parts.status,
+        headers: parts.headers,
+        body,
+    }
+}
+
+/// `GET` with a token.
+pub async fn get(url: &str, token: &str) -> Answer {
+    send(Method::GET, url, &[("private-token", token)], None).await
+}
+
+/// Sends a JSON body with a token.
+pub async fn send_json(method: Method, url: &str, token: &str, body: serde_json::Value) -> Answer {
+    send(
+        method,
+        url,
+        &[("private-token", token)],
+        Some(("application/json", serde_json::to_vec(&body).unwrap())),
+    )
+    .await
+}
+
+/// Runs a future with a deadline, failing the test with `what` if it is missed.
+pub async fn within<T>(seconds: u64, what: &str, future: impl Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(seconds), future)
+        .await
+        .unwrap_or_else(|_| panic!("timed out: {what}"))
+}

@@ -1,0 +1,243 @@
+//! Passthrough over real sockets: client → svcgate → an origin that echoes what it received.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use bytes::Bytes;
+use common::origin::Origin;
+use common::{send, within, TestGateway};
+use http::{Method, Request, StatusCode};
+use http_body_util::{BodyExt, StreamBody};
+use hyper::body::Frame;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+
+#[tokio::test]
+async fn method_path_and_query_reach_the_backend_byte_for_byte() {
+    let origin = Origin::start().await;
+    let gateway = TestGateway::start(&origin.url()).await;
+    let target = "/group%2Fproject/-/raw/a%20b;c?q=a%2Bb&x=%7E&empty=&dup=1&dup=2";
+    let answer = send(
+        Method::PATCH,
+        &format!("{}{target}", gateway.url()),
+        &[("private-token", "secret"), ("x-custom", "kept")],
+        Some(("text/plain", b"payload".to_vec())),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK);
+    let echo = answer.json();
+    assert_eq!(echo["method"], "PATCH");
+    assert_eq!(echo["target"], target);
+    assert_eq!(echo["body"], "payload");
+    assert_eq!(echo["headers"]["private-token"], "secret");
+    assert_eq!(echo["headers"]["x-custom"], "kept");
+    assert_eq!(echo["headers"]["host"], origin.address.to_string());
+    assert_eq!(echo["headers"]["x-forwarded-for"], "127.0.0.1");
+    assert_eq!(echo["headers"]["x-forwarded-proto"], "http");
+    assert_eq!(echo["headers"]["x-forwarded-host"], gateway.address.to_string());
+    let request_id = echo["headers"]["x-request-id"].as_str().unwrap();
+    assert_eq!(answer.header("x-request-id"), Some(request_id));
+    assert_eq!(answer.header("x-origin"), Some("yes"));
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn hop_by_hop_headers_are_not_forwarded_and_request_ids_are_kept() {
+    let origin = Origin::start().await;
+    let gateway = TestGateway::start(&origin.url()).await;
+    let answer = send(
+        Method::GET,
+        &format!("{}/api/v4/projects", gateway.url()),
+        &[
+            ("connection", "keep-alive, x-hop"),
+            ("x-hop", "1"),
+            ("keep-alive", "timeout=5"),
+            ("x-request-id", "client-chosen-1"),
+        ],
+        None,
+    )
+    .await;
+    let echo = answer.json();
+    assert!(echo["headers"].get("x-hop").is_none(), "{echo}");
+    assert!(echo["headers"].get("keep-alive").is_none(), "{echo}");
+    assert_eq!(echo["headers"]["x-request-id"], "client-chosen-1");
+    assert_eq!(answer.header("x-request-id"), Some("client-chosen-1"));
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn the_first_bytes_arrive_before_the_backend_has_produced_the_rest() {
+    let origin = Origin::start().await;
+    let gateway = TestGateway::start(&origin.url()).await;
+    let client: Client<_, http_body_util::Empty<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
+    let response = client
+        .request(
+            Request::get(format!("{}/gated", gateway.url()))
+                .body(http_body_util::Empty::new())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let mut body = response.into_body();
+    let first = within(5, "first frame", body.frame()).await.unwrap().unwrap();
+    assert_eq!(first.into_data().unwrap(), Bytes::from_static(b"first;"));
+    // Only now may the origin produce the rest.
+    origin.gate.notify_one();
+    let rest = within(5, "rest", body.collect()).await.unwrap().to_bytes();
+    assert_eq!(rest, Bytes::from_static(b"rest"));
+    gateway.stop().await;
+}
+
+fn resident_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|line| line.starts_with("VmRSS:"))
+        .and_then(|line| line.split_whitespace().nth(1))
+        .and_then(|kib| kib.parse().ok())
+        .unwrap_or(0)
+}
+
+const TWO_GIB: u64 = 2 << 30;
+/// Growth allowed while gigabytes stream through (client, gateway and origin share this process).
+const MEMORY_BOUND_KIB: u64 = 64 * 1024;
+
+#[tokio::test]
+async fn a_multi_gigabyte_download_streams_with_bounded_memory() {
+    let origin = Origin::start().await;
+    let gateway = TestGateway::start(&origin.url()).await;
+    let client: Client<_, http_body_util::Empty<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
+    let before = resident_kib();
+    let response = client
+        .request(
+            Request::get(format!("{}/bytes?n={TWO_GIB}", gateway.url()))
+                .body(http_body_util::Empty::new())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let mut body = response.into_body();
+    let mut received: u64 = 0;
+    let mut peak = before;
+    while let Some(frame) = within(60, "download frame", body.frame()).await {
+        if let Ok(data) = frame.unwrap().into_data() {
+            received += data.len() as u64;
+            if received % (64 << 20) < data.len() as u64 {
+                peak = peak.max(resident_kib());
+            }
+        }
+    }
+    assert_eq!(received, TWO_GIB);
+    assert!(peak - before < MEMORY_BOUND_KIB, "resident memory grew by {} KiB", peak - before);
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn a_multi_gigabyte_upload_streams_with_bounded_memory() {
+    let origin = Origin::start().await;
+    let gateway = TestGateway::start(&origin.url()).await;
+    let chunk = Bytes::from(vec![b'y'; 256 * 1024]);
+    let chunks = TWO_GIB / chunk.len() as u64;
+    let stream = futures_util::stream::iter(
+        (0..chunks).map(move |_| Ok::<_, std::convert::Infallible>(Frame::data(chunk.clone()))),
+    );
+    let client: Client<_, StreamBody<_>> = Client::builder(TokioExecutor::new()).build_http();
+    let before = resident_kib();
+    let sampler = tokio::spawn(async move {
+        let mut peak = 0;
+        for _ in 0..600 {
+            peak = peak.max(resident_kib());
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        peak
+    });
+    let response = within(
+        120,
+        "upload",
+        client.request(Request::post(format!("{}/count", gateway.url())).body(StreamBody::new(stream)).unwrap()),
+    )
+    .await
+    .unwrap();
+    let counted = response.into_body().collect().await.unwrap().to_bytes();
+    sampler.abort();
+    assert_eq!(counted, Bytes::from(TWO_GIB.to_string()));
+    let after = resident_kib();
+    assert!(after.saturating_sub(before) < MEMORY_BOUND_KIB, "resident memory grew by {} KiB", after - before);
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn an_unreachable_backend_is_a_502_in_the_error_shape() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = closed.local_addr().unwrap();
+    drop(closed);
+    let gateway = TestGateway::start(&format!("http://{address}")).await;
+    let answer = send(Method::GET, &format!("{}/api/v4/projects", gateway.url()), &[], None).await;
+    assert_eq!(answer.status, StatusCode::BAD_GATEWAY);
+    assert!(answer.json()["message"].as_str().unwrap().starts_with("502"));
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn a_backend_over_its_timeout_is_a_504_in_the_error_shape() {
+    let origin = Origin::start().await;
+    let gateway = TestGateway::start_with(&origin.url(), |raw| raw.backend_timeout = Some("300ms".to_owned())).await;
+    let answer = send(Method::GET, &format!("{}/sleep", gateway.url()), &[], None).await;
+    assert_eq!(answer.status, StatusCode::GATEWAY_TIMEOUT);
+    assert!(answer.json()["message"].as_str().unwrap().starts_with("504"));
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn backend_connections_are_pooled_and_reused() {
+    let origin = Origin::start().await;
+    let gateway = TestGateway::start(&origin.url()).await;
+    for _ in 0..10 {
+        let answer = send(Method::GET, &format!("{}/api/v4/version", gateway.url()), &[], None).await;
+        assert_eq!(answer.status, StatusCode::OK);
+    }
+    assert_eq!(origin.connections.load(Ordering::SeqCst), 1);
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn http2_prior_knowledge_clients_are_served() {
+    let origin = Origin::start().await;
+    let gateway = TestGateway::start(&origin.url()).await;
+    let client: Client<_, http_body_util::Empty<Bytes>> =
+        Client::builder(TokioExecutor::new()).http2_only(true).build_http();
+    let response = client
+        .request(
+            Request::get(format!("{}/api/v4/projects?x=1", gateway.url()))
+                .body(http_body_util::Empty::new())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.version(), http::Version::HTTP_2);
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    let echo: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(echo["target"], "/api/v4/projects?x=1");
+    assert_eq!(echo["headers"]["x-forwarded-host"], gateway.address.to_string());
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn shutdown_lets_an_in_flight_request_finish_and_refuses_new_connections() {
+    let origin = Origin::start().await;
+    let gateway = TestGateway::start(&origin.url()).await;
+    let url = format!("{}/sleep", gateway.url());
+    let address = gateway.address;
+    let in_flight = tokio::spawn(async move { send(Method::GET, &url, &[], None).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let stopping = tokio::spawn(gateway.stop());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(tokio::net::TcpStream::connect(address).await.is_err(), "still accepting");
+    let answer = within(10, "in-flight request", in_flight).await.unwrap();
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(answer.body, Bytes::from_static(b"late"));
+    within(10, "shutdown", stopping).await.unwrap();
+}

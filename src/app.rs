@@ -56,7 +56,8 @@ pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
             (dir.path().to_path_buf(), Some(dir))
         }
     };
-    let store = SqliteStore::open(&data_dir).with_context(|| format!("opening the store in {}", data_dir.display()))?;
+    let store = SqliteStore::open(&data_dir)
+        .with_context(|| format!("opening the store in {}", data_dir.display()))?;
     let gateway = Gateway::build(config, &backend, Arc::new(store), table)?;
     let listener = TcpListener::bind(config.listen)
         .await
@@ -88,7 +89,14 @@ impl Running {
             Some(tls) => Some(server::tls_acceptor(tls).context("TLS")?),
             None => None,
         };
-        server::serve(self.listener, tls, self.gateway, shutdown, config.shutdown_grace).await;
+        server::serve(
+            self.listener,
+            tls,
+            self.gateway,
+            shutdown,
+            config.shutdown_grace,
+        )
+        .await;
         if let Some(simulator) = &self.simulator {
             simulator.shutdown();
         }
@@ -99,12 +107,20 @@ impl Running {
     /// The lines `serve --dev` prints so a newcomer can try the gateway at once.
     pub fn dev_banner(&self, config: &Config) -> Option<String> {
         let demo = self.demo.as_ref()?;
-        let scheme = if config.tls.is_some() { "https" } else { "http" };
+        let scheme = if config.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
         let base = config
             .public_url
             .clone()
             .unwrap_or_else(|| format!("{scheme}://{}", self.address));
-        let backend = self.simulator.as_ref().map(svc_sim::SimHandle::url).unwrap_or_default();
+        let backend = self
+            .simulator
+            .as_ref()
+            .map(svc_sim::SimHandle::url)
+            .unwrap_or_default();
         Some(format!(
             "svcgate is listening on {base}\n\
              backend: the built-in svc simulator at {backend} (admin token {DEV_ROOT_TOKEN})\n\

@@ -14,7 +14,9 @@ pub type Body = UnsyncBoxBody<Bytes, BoxError>;
 
 /// A body holding `bytes` in one frame.
 pub fn full(bytes: impl Into<Bytes>) -> Body {
-    Full::new(bytes.into()).map_err(|never| match never {}).boxed_unsync()
+    Full::new(bytes.into())
+        .map_err(|never| match never {})
+        .boxed_unsync()
 }
 
 /// A body with no bytes.

@@ -122,7 +122,9 @@ impl RawConfig {
     }
 
     /// Builds a layer from `SVCGATE_*` variables; any other variable is ignored, an unknown `SVCGATE_*` is an error.
-    pub fn from_env<I: IntoIterator<Item = (String, String)>>(vars: I) -> Result<Self, ConfigError> {
+    pub fn from_env<I: IntoIterator<Item = (String, String)>>(
+        vars: I,
+    ) -> Result<Self, ConfigError> {
         let mut table = toml::Table::new();
         for (name, value) in vars {
             let Some(option) = name.strip_prefix("SVCGATE_") else {
@@ -140,10 +142,12 @@ impl RawConfig {
                         message: format!("{name}={value:?} is not true or false"),
                     }
                 })?),
-                Kind::Number => toml::Value::Integer(value.parse().map_err(|_| ConfigError::Invalid {
-                    option: option_name(&key),
-                    message: format!("{name}={value:?} is not a whole number"),
-                })?),
+                Kind::Number => {
+                    toml::Value::Integer(value.parse().map_err(|_| ConfigError::Invalid {
+                        option: option_name(&key),
+                        message: format!("{name}={value:?} is not a whole number"),
+                    })?)
+                }
             };
             table.insert(key, value);
         }
@@ -219,7 +223,10 @@ const OPTIONS: &[(&str, Kind)] = &[
 ];
 
 fn option_kind(key: &str) -> Option<&'static Kind> {
-    OPTIONS.iter().find(|(name, _)| *name == key).map(|(_, kind)| kind)
+    OPTIONS
+        .iter()
+        .find(|(name, _)| *name == key)
+        .map(|(_, kind)| kind)
 }
 
 fn option_name(key: &str) -> &'static str {
@@ -357,10 +364,16 @@ impl Config {
             (Some(cert), Some(key)) => Some((cert, key)),
             (None, None) => None,
             (Some(_), None) => {
-                return Err(invalid("backend_client_key", "is required when backend_client_cert is set"))
+                return Err(invalid(
+                    "backend_client_key",
+                    "is required when backend_client_cert is set",
+                ))
             }
             (None, Some(_)) => {
-                return Err(invalid("backend_client_cert", "is required when backend_client_key is set"))
+                return Err(invalid(
+                    "backend_client_cert",
+                    "is required when backend_client_key is set",
+                ))
             }
         };
         let public_url = match raw.public_url {
@@ -375,7 +388,12 @@ impl Config {
         let log_format = match raw.log_format.as_deref().unwrap_or("text") {
             "text" => LogFormat::Text,
             "json" => LogFormat::Json,
-            other => return Err(invalid("log_format", &format!("{other:?} is not text or json"))),
+            other => {
+                return Err(invalid(
+                    "log_format",
+                    &format!("{other:?} is not text or json"),
+                ))
+            }
         };
         let shapes = match raw.response_shapes.as_deref().unwrap_or("strict") {
             "strict" => ShapeMode::Strict,
@@ -393,9 +411,17 @@ impl Config {
                 url,
                 ca_bundle: raw.backend_ca_bundle,
                 client_identity,
-                connect_timeout: duration("backend_connect_timeout", raw.backend_connect_timeout, "5s")?,
+                connect_timeout: duration(
+                    "backend_connect_timeout",
+                    raw.backend_connect_timeout,
+                    "5s",
+                )?,
                 timeout: duration("backend_timeout", raw.backend_timeout, "60s")?,
-                pool_idle_timeout: duration("backend_pool_idle_timeout", raw.backend_pool_idle_timeout, "90s")?,
+                pool_idle_timeout: duration(
+                    "backend_pool_idle_timeout",
+                    raw.backend_pool_idle_timeout,
+                    "90s",
+                )?,
             },
             data_dir: raw.data_dir,
             public_url,
@@ -407,10 +433,18 @@ impl Config {
             rules_dir: raw.rules_dir,
             shapes,
             max_collected_items: positive("max_collected_items", raw.max_collected_items, 10_000)?,
-            max_rewrite_body_bytes: positive("max_rewrite_body_bytes", raw.max_rewrite_body_bytes, 64 << 20)?,
+            max_rewrite_body_bytes: positive(
+                "max_rewrite_body_bytes",
+                raw.max_rewrite_body_bytes,
+                64 << 20,
+            )?,
             id_cache_entries: positive("id_cache_entries", raw.id_cache_entries, 100_000)?,
-            id_lookup_max_pages: u32::try_from(positive("id_lookup_max_pages", raw.id_lookup_max_pages, 50)?)
-                .map_err(|_| invalid("id_lookup_max_pages", "is too large"))?,
+            id_lookup_max_pages: u32::try_from(positive(
+                "id_lookup_max_pages",
+                raw.id_lookup_max_pages,
+                50,
+            )?)
+            .map_err(|_| invalid("id_lookup_max_pages", "is too large"))?,
             service_token: raw.service_token,
         })
     }
@@ -451,10 +485,18 @@ fn parse_backend(text: &str) -> Result<http::Uri, ConfigError> {
     }
 }
 
-fn duration(option: &'static str, value: Option<String>, default: &str) -> Result<Duration, ConfigError> {
+fn duration(
+    option: &'static str,
+    value: Option<String>,
+    default: &str,
+) -> Result<Duration, ConfigError> {
     let text = value.unwrap_or_else(|| default.to_owned());
-    humantime::parse_duration(&text)
-        .map_err(|_| invalid(option, &format!("{text:?} is not a duration like 30s or 500ms")))
+    humantime::parse_duration(&text).map_err(|_| {
+        invalid(
+            option,
+            &format!("{text:?} is not a duration like 30s or 500ms"),
+        )
+    })
 }
 
 fn positive(option: &'static str, value: Option<u64>, default: u64) -> Result<usize, ConfigError> {
@@ -517,7 +559,9 @@ mod tests {
 
     #[test]
     fn unknown_file_option_is_named_in_one_line() {
-        let error = RawConfig::from_toml("lisen = \"x\"", "gate.toml").unwrap_err().to_string();
+        let error = RawConfig::from_toml("lisen = \"x\"", "gate.toml")
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("gate.toml"), "{error}");
         assert!(error.contains("lisen"), "{error}");
         assert!(!error.contains('\n'), "{error}");
@@ -525,8 +569,13 @@ mod tests {
 
     #[test]
     fn unknown_environment_option_is_named() {
-        let error = RawConfig::from_env(env(&[("SVCGATE_LISTN", "x")])).unwrap_err().to_string();
-        assert_eq!(error, "environment variable SVCGATE_LISTN names no svcgate option");
+        let error = RawConfig::from_env(env(&[("SVCGATE_LISTN", "x")]))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            error,
+            "environment variable SVCGATE_LISTN names no svcgate option"
+        );
     }
 
     #[test]
@@ -542,13 +591,18 @@ mod tests {
         for (text, option) in cases {
             let raw = RawConfig::from_toml(&format!("dev = true\n{text}"), "t.toml").unwrap();
             let error = Config::from_raw(raw).unwrap_err().to_string();
-            assert!(error.starts_with(&format!("option `{option}`")), "{text}: {error}");
+            assert!(
+                error.starts_with(&format!("option `{option}`")),
+                "{text}: {error}"
+            );
         }
     }
 
     #[test]
     fn backend_and_data_dir_are_required_unless_dev() {
-        let error = Config::from_raw(RawConfig::default()).unwrap_err().to_string();
+        let error = Config::from_raw(RawConfig::default())
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("`backend`"), "{error}");
         let dev = RawConfig {
             dev: Some(true),
@@ -559,11 +613,17 @@ mod tests {
 
     #[test]
     fn environment_flags_and_numbers_are_typed() {
-        let raw = RawConfig::from_env(env(&[("SVCGATE_DEV", "true"), ("SVCGATE_MAX_COLLECTED_ITEMS", "5")])).unwrap();
+        let raw = RawConfig::from_env(env(&[
+            ("SVCGATE_DEV", "true"),
+            ("SVCGATE_MAX_COLLECTED_ITEMS", "5"),
+        ]))
+        .unwrap();
         let config = Config::from_raw(raw).unwrap();
         assert!(config.dev);
         assert_eq!(config.max_collected_items, 5);
-        let error = RawConfig::from_env(env(&[("SVCGATE_DEV", "maybe")])).unwrap_err().to_string();
+        let error = RawConfig::from_env(env(&[("SVCGATE_DEV", "maybe")]))
+            .unwrap_err()
+            .to_string();
         assert!(error.starts_with("option `dev`"), "{error}");
     }
 

@@ -46,7 +46,9 @@ impl GatewayError {
     /// The status this error is answered with.
     pub fn status(&self) -> StatusCode {
         match self {
-            GatewayError::BackendUnreachable(_) | GatewayError::BadBackendAnswer(_) => StatusCode::BAD_GATEWAY,
+            GatewayError::BackendUnreachable(_) | GatewayError::BadBackendAnswer(_) => {
+                StatusCode::BAD_GATEWAY
+            }
             GatewayError::CollectionTooLarge(_) => StatusCode::BAD_GATEWAY,
             GatewayError::BackendTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
             GatewayError::NotFound(_) => StatusCode::NOT_FOUND,
@@ -59,11 +61,15 @@ impl GatewayError {
     /// The message the client sees: specific for the client's and the backend's faults, generic for ours.
     pub fn client_message(&self) -> String {
         match self {
-            GatewayError::BackendUnreachable(_) => "502 Bad Gateway: the backend could not be reached".to_owned(),
+            GatewayError::BackendUnreachable(_) => {
+                "502 Bad Gateway: the backend could not be reached".to_owned()
+            }
             GatewayError::BackendTimeout(after) => {
                 format!("504 Gateway Timeout: the backend did not answer within {after:?}")
             }
-            GatewayError::BadBackendAnswer(_) => "502 Bad Gateway: the backend's answer could not be read".to_owned(),
+            GatewayError::BadBackendAnswer(_) => {
+                "502 Bad Gateway: the backend's answer could not be read".to_owned()
+            }
             GatewayError::CollectionTooLarge(cap) => format!(
                 "502 Bad Gateway: the collection has more than {cap} items (max_collected_items); \
                  svcgate does not return a truncated list"
@@ -86,7 +92,10 @@ impl GatewayError {
             );
             return response;
         }
-        if matches!(self, GatewayError::Internal(_) | GatewayError::BadBackendAnswer(_)) {
+        if matches!(
+            self,
+            GatewayError::Internal(_) | GatewayError::BadBackendAnswer(_)
+        ) {
             tracing::error!(error = %self, "request failed");
         }
         error_response(self.status(), &self.client_message())

@@ -9,7 +9,10 @@ use svcgate::rewrite::table::RuleTable;
 use svcgate::{app, telemetry};
 
 #[derive(Parser)]
-#[command(name = "svcgate", about = "V3 → V4 compatibility gateway and alert intake for svc servers")]
+#[command(
+    name = "svcgate",
+    about = "V3 → V4 compatibility gateway and alert intake for svc servers"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -130,7 +133,10 @@ fn serve(args: ServeArgs) -> ExitCode {
         }
     };
     telemetry::init_logging(config.log_format, &config.log_level);
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("svcgate: starting the runtime: {error}");

@@ -56,7 +56,11 @@ impl Gateway {
         table: RuleTable,
     ) -> anyhow::Result<Arc<Self>> {
         let metrics = Metrics::new();
-        let upstream = Arc::new(Upstream::new(&config.backend, backend, Arc::clone(&metrics))?);
+        let upstream = Arc::new(Upstream::new(
+            &config.backend,
+            backend,
+            Arc::clone(&metrics),
+        )?);
         let ids = IdIndex::new(
             Arc::clone(&store),
             Arc::clone(&metrics),
@@ -135,7 +139,11 @@ impl Gateway {
             .get_or_create(&KindLabels { kind: context.kind })
             .observe(elapsed.as_secs_f64());
         // The route template for rewritten requests, the path (never the query) otherwise: no token can appear.
-        let route = if context.route.is_empty() { path } else { context.route.as_str() };
+        let route = if context.route.is_empty() {
+            path
+        } else {
+            context.route.as_str()
+        };
         tracing::info!(
             request_id = %context.request_id,
             method = %method,
@@ -203,26 +211,33 @@ pub async fn serve(
         tokio::spawn(
             async move {
                 let proto = if tls.is_some() { "https" } else { "http" };
-                let client = ClientInfo { peer: peer.ip(), proto };
+                let client = ClientInfo {
+                    peer: peer.ip(),
+                    proto,
+                };
                 let service = service_fn(move |request| {
                     let gateway = Arc::clone(&gateway);
                     let client = client.clone();
                     async move { Ok::<_, Infallible>(gateway.handle(request, client).await) }
                 });
                 let result = match tls {
-                    Some(acceptor) => match tokio::time::timeout(HEADER_TIMEOUT, acceptor.accept(stream)).await {
-                        Ok(Ok(stream)) => {
-                            let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-                            watcher.watch(connection.into_owned()).await
+                    Some(acceptor) => {
+                        match tokio::time::timeout(HEADER_TIMEOUT, acceptor.accept(stream)).await {
+                            Ok(Ok(stream)) => {
+                                let connection = builder
+                                    .serve_connection_with_upgrades(TokioIo::new(stream), service);
+                                watcher.watch(connection.into_owned()).await
+                            }
+                            Ok(Err(error)) => {
+                                tracing::debug!(%error, "TLS handshake failed");
+                                return;
+                            }
+                            Err(_) => return,
                         }
-                        Ok(Err(error)) => {
-                            tracing::debug!(%error, "TLS handshake failed");
-                            return;
-                        }
-                        Err(_) => return,
-                    },
+                    }
                     None => {
-                        let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+                        let connection =
+                            builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
                         watcher.watch(connection.into_owned()).await
                     }
                 };
@@ -234,7 +249,10 @@ pub async fn serve(
         );
     }
     drop(listener);
-    tracing::info!(in_flight_connections = graceful.count(), "stopped accepting; draining in-flight requests");
+    tracing::info!(
+        in_flight_connections = graceful.count(),
+        "stopped accepting; draining in-flight requests"
+    );
     tokio::select! {
         () = graceful.shutdown() => tracing::info!("all connections closed"),
         () = tokio::time::sleep(grace) => tracing::warn!(?grace, "grace period over; closing remaining connections"),

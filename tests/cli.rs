@@ -15,7 +15,11 @@ fn svcgate() -> Command {
 #[test]
 fn rules_check_accepts_the_builtin_table() {
     let output = svcgate().args(["rules", "check"]).output().unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert!(String::from_utf8_lossy(&output.stdout).starts_with("ok: "));
 }
 
@@ -29,7 +33,10 @@ fn rules_list_shows_each_rule_with_release_and_section() {
         .expect("the unstar rule");
     assert!(star.starts_with("DELETE"), "{star}");
     assert!(star.contains("POST    /projects/:id/unstar"), "{star}");
-    assert!(star.contains("since 9.0") && star.contains("§2.1"), "{star}");
+    assert!(
+        star.contains("since 9.0") && star.contains("§2.1"),
+        "{star}"
+    );
     assert!(text.lines().any(|line| line.contains("since 8.17")));
 }
 
@@ -48,22 +55,39 @@ fn rules_check_reports_file_and_line() {
         .unwrap();
     assert!(!output.status.success());
     let error = String::from_utf8(output.stderr).unwrap();
-    assert!(error.contains("bad.toml:3: response: unknown entity \"nothing\""), "{error}");
+    assert!(
+        error.contains("bad.toml:3: response: unknown entity \"nothing\""),
+        "{error}"
+    );
 }
 
 #[test]
 fn a_wrong_option_is_one_line_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("svcgate.toml");
-    std::fs::write(&config, "backend = \"http://127.0.0.1:1\"\ndata_dir = \"/tmp\"\nlisten_addr = \"x\"\n").unwrap();
-    let output = svcgate().args(["serve", "--config"]).arg(&config).output().unwrap();
+    std::fs::write(
+        &config,
+        "backend = \"http://127.0.0.1:1\"\ndata_dir = \"/tmp\"\nlisten_addr = \"x\"\n",
+    )
+    .unwrap();
+    let output = svcgate()
+        .args(["serve", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(2));
     let error = String::from_utf8(output.stderr).unwrap();
     assert_eq!(error.lines().count(), 1, "{error}");
     assert!(error.contains("listen_addr"), "{error}");
 
     let output = svcgate()
-        .args(["serve", "--backend", "http://127.0.0.1:1", "--data-dir", "/tmp"])
+        .args([
+            "serve",
+            "--backend",
+            "http://127.0.0.1:1",
+            "--data-dir",
+            "/tmp",
+        ])
         .env("SVCGATE_BACKEND_TIMEOUT", "whenever")
         .output()
         .unwrap();
@@ -109,7 +133,10 @@ async fn serve_dev_prints_a_working_curl_and_stops_on_sigterm() {
     .await
     .unwrap();
     let banner = lines.join("\n");
-    assert!(banner.contains("svcgate is listening on http://127.0.0.1:"), "{banner}");
+    assert!(
+        banner.contains("svcgate is listening on http://127.0.0.1:"),
+        "{banner}"
+    );
     let token = banner
         .lines()
         .find_map(|line| line.split("token: ").nth(1))
@@ -125,16 +152,27 @@ async fn serve_dev_prints_a_working_curl_and_stops_on_sigterm() {
 
     let answer = common::get(&format!("{base}/api/v3/projects"), &token).await;
     assert_eq!(answer.status, http::StatusCode::OK);
-    assert!(!answer.json().as_array().unwrap().is_empty(), "the demo project is listed");
+    assert!(
+        !answer.json().as_array().unwrap().is_empty(),
+        "the demo project is listed"
+    );
     let health = common::get(&format!("{base}/-/svcgate/health"), "").await;
     assert_eq!(health.status, http::StatusCode::OK);
     let ready = common::get(&format!("{base}/-/svcgate/ready"), "").await;
     assert_eq!(ready.status, http::StatusCode::OK, "{:?}", ready.body);
     let metrics = common::get(&format!("{base}/-/svcgate/metrics"), "").await;
     let text = String::from_utf8(metrics.body.to_vec()).unwrap();
-    assert!(text.contains("svcgate_requests_total{kind=\"rewrite\",rule=\"GET /projects\",status=\"200\"} 1"), "{text}");
+    assert!(
+        text.contains(
+            "svcgate_requests_total{kind=\"rewrite\",rule=\"GET /projects\",status=\"200\"} 1"
+        ),
+        "{text}"
+    );
 
-    let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(status.success());
     let started = Instant::now();
     loop {
@@ -142,7 +180,22 @@ async fn serve_dev_prints_a_working_curl_and_stops_on_sigterm() {
             assert!(status.success(), "exit status {status}");
             break;
         }
-        assert!(started.elapsed() < Duration::from_secs(10), "still running after SIGTERM");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "still running after SIGTERM"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[test]
+fn the_readme_documents_every_option() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    for name in svcgate::config::option_names().keys() {
+        assert!(
+            readme.contains(&format!("`{name}`")),
+            "README lacks option {name}"
+        );
     }
 }

@@ -16,7 +16,11 @@ async fn simulator() -> (svc_sim::SimHandle, svc_sim::DemoSeed) {
 }
 
 /// Creates `count` issues in the demo project through V4 and returns their (global id, iid) pairs.
-async fn create_issues(sim: &svc_sim::SimHandle, demo: &svc_sim::DemoSeed, count: usize) -> Vec<(u64, u64)> {
+async fn create_issues(
+    sim: &svc_sim::SimHandle,
+    demo: &svc_sim::DemoSeed,
+    count: usize,
+) -> Vec<(u64, u64)> {
     let mut made = Vec::new();
     for n in 0..count {
         let answer = send_json(
@@ -28,7 +32,10 @@ async fn create_issues(sim: &svc_sim::SimHandle, demo: &svc_sim::DemoSeed, count
         .await;
         assert_eq!(answer.status, StatusCode::CREATED);
         let issue = answer.json();
-        made.push((issue["id"].as_u64().unwrap(), issue["iid"].as_u64().unwrap()));
+        made.push((
+            issue["id"].as_u64().unwrap(),
+            issue["iid"].as_u64().unwrap(),
+        ));
     }
     made
 }
@@ -39,7 +46,11 @@ async fn a_cold_miss_bisects_the_project_list_and_a_warm_hit_costs_no_lookup() {
     let issues = create_issues(&sim, &demo, 450).await;
     let gateway = TestGateway::start(&sim.url()).await;
     let (id, iid) = issues[330];
-    let url = format!("{}/api/v3/projects/{}/issues/{id}", gateway.url(), demo.project_id);
+    let url = format!(
+        "{}/api/v3/projects/{}/issues/{id}",
+        gateway.url(),
+        demo.project_id
+    );
 
     sim.clear_requests();
     let cold = get(&url, &demo.token).await;
@@ -50,13 +61,23 @@ async fn a_cold_miss_bisects_the_project_list_and_a_warm_hit_costs_no_lookup() {
         .iter()
         .filter(|request| request.path.ends_with("/issues") && request.method == "GET")
         .count();
-    assert!((1..=4).contains(&lookups), "bisection read {lookups} pages of 5");
+    assert!(
+        (1..=4).contains(&lookups),
+        "bisection read {lookups} pages of 5"
+    );
 
     sim.clear_requests();
     let warm = get(&url, &demo.token).await;
     assert_eq!(warm.status, StatusCode::OK);
-    let paths: Vec<String> = sim.requests().iter().map(|request| request.path.clone()).collect();
-    assert_eq!(paths, [format!("/api/v4/projects/{}/issues/{iid}", demo.project_id)]);
+    let paths: Vec<String> = sim
+        .requests()
+        .iter()
+        .map(|request| request.path.clone())
+        .collect();
+    assert_eq!(
+        paths,
+        [format!("/api/v4/projects/{}/issues/{iid}", demo.project_id)]
+    );
     gateway.stop().await;
 }
 
@@ -66,7 +87,13 @@ async fn learned_ids_survive_a_gateway_restart() {
     let issues = create_issues(&sim, &demo, 3).await;
     let data = tempfile::tempdir().unwrap();
     let (id, iid) = issues[2];
-    let url = |gateway: &TestGateway| format!("{}/api/v3/projects/{}/issues/{id}", gateway.url(), demo.project_id);
+    let url = |gateway: &TestGateway| {
+        format!(
+            "{}/api/v3/projects/{}/issues/{id}",
+            gateway.url(),
+            demo.project_id
+        )
+    };
 
     let first = TestGateway::start_in(&sim.url(), data.path(), |_| {}).await;
     assert_eq!(get(&url(&first), &demo.token).await.status, StatusCode::OK);
@@ -76,8 +103,16 @@ async fn learned_ids_survive_a_gateway_restart() {
     sim.clear_requests();
     let answer = get(&url(&second), &demo.token).await;
     assert_eq!(answer.status, StatusCode::OK);
-    let paths: Vec<String> = sim.requests().iter().map(|request| request.path.clone()).collect();
-    assert_eq!(paths, [format!("/api/v4/projects/{}/issues/{iid}", demo.project_id)], "no backend lookup after restart");
+    let paths: Vec<String> = sim
+        .requests()
+        .iter()
+        .map(|request| request.path.clone())
+        .collect();
+    assert_eq!(
+        paths,
+        [format!("/api/v4/projects/{}/issues/{iid}", demo.project_id)],
+        "no backend lookup after restart"
+    );
     second.stop().await;
 }
 
@@ -87,7 +122,11 @@ async fn an_unknown_global_id_is_v3s_404() {
     let gateway = TestGateway::start(&sim.url()).await;
     for id in ["999999", "not-a-number"] {
         let answer = get(
-            &format!("{}/api/v3/projects/{}/issues/{id}", gateway.url(), demo.project_id),
+            &format!(
+                "{}/api/v3/projects/{}/issues/{id}",
+                gateway.url(),
+                demo.project_id
+            ),
             &demo.token,
         )
         .await;
@@ -103,10 +142,22 @@ async fn an_issue_of_another_project_is_not_found_under_this_one() {
     let issues = create_issues(&sim, &demo, 1).await;
     let gateway = TestGateway::start(&sim.url()).await;
     let (id, _) = issues[0];
-    let ok = get(&format!("{}/api/v3/projects/{}/issues/{id}", gateway.url(), demo.project_id), &demo.token).await;
+    let ok = get(
+        &format!(
+            "{}/api/v3/projects/{}/issues/{id}",
+            gateway.url(),
+            demo.project_id
+        ),
+        &demo.token,
+    )
+    .await;
     assert_eq!(ok.status, StatusCode::OK);
     let other = demo.project_id + 1000;
-    let answer = get(&format!("{}/api/v3/projects/{other}/issues/{id}", gateway.url()), &demo.token).await;
+    let answer = get(
+        &format!("{}/api/v3/projects/{other}/issues/{id}", gateway.url()),
+        &demo.token,
+    )
+    .await;
     assert_eq!(answer.status, StatusCode::NOT_FOUND);
     gateway.stop().await;
 }

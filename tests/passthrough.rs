@@ -37,7 +37,10 @@ async fn method_path_and_query_reach_the_backend_byte_for_byte() {
     assert_eq!(echo["headers"]["host"], origin.address.to_string());
     assert_eq!(echo["headers"]["x-forwarded-for"], "127.0.0.1");
     assert_eq!(echo["headers"]["x-forwarded-proto"], "http");
-    assert_eq!(echo["headers"]["x-forwarded-host"], gateway.address.to_string());
+    assert_eq!(
+        echo["headers"]["x-forwarded-host"],
+        gateway.address.to_string()
+    );
     let request_id = echo["headers"]["x-request-id"].as_str().unwrap();
     assert_eq!(answer.header("x-request-id"), Some(request_id));
     assert_eq!(answer.header("x-origin"), Some("yes"));
@@ -72,7 +75,8 @@ async fn hop_by_hop_headers_are_not_forwarded_and_request_ids_are_kept() {
 async fn the_first_bytes_arrive_before_the_backend_has_produced_the_rest() {
     let origin = Origin::start().await;
     let gateway = TestGateway::start(&origin.url()).await;
-    let client: Client<_, http_body_util::Empty<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
+    let client: Client<_, http_body_util::Empty<Bytes>> =
+        Client::builder(TokioExecutor::new()).build_http();
     let response = client
         .request(
             Request::get(format!("{}/gated", gateway.url()))
@@ -82,7 +86,10 @@ async fn the_first_bytes_arrive_before_the_backend_has_produced_the_rest() {
         .await
         .unwrap();
     let mut body = response.into_body();
-    let first = within(5, "first frame", body.frame()).await.unwrap().unwrap();
+    let first = within(5, "first frame", body.frame())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(first.into_data().unwrap(), Bytes::from_static(b"first;"));
     // Only now may the origin produce the rest.
     origin.gate.notify_one();
@@ -109,7 +116,8 @@ const MEMORY_BOUND_KIB: u64 = 64 * 1024;
 async fn a_multi_gigabyte_download_streams_with_bounded_memory() {
     let origin = Origin::start().await;
     let gateway = TestGateway::start(&origin.url()).await;
-    let client: Client<_, http_body_util::Empty<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
+    let client: Client<_, http_body_util::Empty<Bytes>> =
+        Client::builder(TokioExecutor::new()).build_http();
     let before = resident_kib();
     let response = client
         .request(
@@ -131,7 +139,11 @@ async fn a_multi_gigabyte_download_streams_with_bounded_memory() {
         }
     }
     assert_eq!(received, TWO_GIB);
-    assert!(peak - before < MEMORY_BOUND_KIB, "resident memory grew by {} KiB", peak - before);
+    assert!(
+        peak - before < MEMORY_BOUND_KIB,
+        "resident memory grew by {} KiB",
+        peak - before
+    );
     gateway.stop().await;
 }
 
@@ -157,7 +169,11 @@ async fn a_multi_gigabyte_upload_streams_with_bounded_memory() {
     let response = within(
         120,
         "upload",
-        client.request(Request::post(format!("{}/count", gateway.url())).body(StreamBody::new(stream)).unwrap()),
+        client.request(
+            Request::post(format!("{}/count", gateway.url()))
+                .body(StreamBody::new(stream))
+                .unwrap(),
+        ),
     )
     .await
     .unwrap();
@@ -165,7 +181,11 @@ async fn a_multi_gigabyte_upload_streams_with_bounded_memory() {
     sampler.abort();
     assert_eq!(counted, Bytes::from(TWO_GIB.to_string()));
     let after = resident_kib();
-    assert!(after.saturating_sub(before) < MEMORY_BOUND_KIB, "resident memory grew by {} KiB", after - before);
+    assert!(
+        after.saturating_sub(before) < MEMORY_BOUND_KIB,
+        "resident memory grew by {} KiB",
+        after - before
+    );
     gateway.stop().await;
 }
 
@@ -175,19 +195,34 @@ async fn an_unreachable_backend_is_a_502_in_the_error_shape() {
     let address = closed.local_addr().unwrap();
     drop(closed);
     let gateway = TestGateway::start(&format!("http://{address}")).await;
-    let answer = send(Method::GET, &format!("{}/api/v4/projects", gateway.url()), &[], None).await;
+    let answer = send(
+        Method::GET,
+        &format!("{}/api/v4/projects", gateway.url()),
+        &[],
+        None,
+    )
+    .await;
     assert_eq!(answer.status, StatusCode::BAD_GATEWAY);
-    assert!(answer.json()["message"].as_str().unwrap().starts_with("502"));
+    assert!(answer.json()["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("502"));
     gateway.stop().await;
 }
 
 #[tokio::test]
 async fn a_backend_over_its_timeout_is_a_504_in_the_error_shape() {
     let origin = Origin::start().await;
-    let gateway = TestGateway::start_with(&origin.url(), |raw| raw.backend_timeout = Some("300ms".to_owned())).await;
+    let gateway = TestGateway::start_with(&origin.url(), |raw| {
+        raw.backend_timeout = Some("300ms".to_owned())
+    })
+    .await;
     let answer = send(Method::GET, &format!("{}/sleep", gateway.url()), &[], None).await;
     assert_eq!(answer.status, StatusCode::GATEWAY_TIMEOUT);
-    assert!(answer.json()["message"].as_str().unwrap().starts_with("504"));
+    assert!(answer.json()["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("504"));
     gateway.stop().await;
 }
 
@@ -196,7 +231,13 @@ async fn backend_connections_are_pooled_and_reused() {
     let origin = Origin::start().await;
     let gateway = TestGateway::start(&origin.url()).await;
     for _ in 0..10 {
-        let answer = send(Method::GET, &format!("{}/api/v4/version", gateway.url()), &[], None).await;
+        let answer = send(
+            Method::GET,
+            &format!("{}/api/v4/version", gateway.url()),
+            &[],
+            None,
+        )
+        .await;
         assert_eq!(answer.status, StatusCode::OK);
     }
     assert_eq!(origin.connections.load(Ordering::SeqCst), 1);
@@ -207,8 +248,9 @@ async fn backend_connections_are_pooled_and_reused() {
 async fn http2_prior_knowledge_clients_are_served() {
     let origin = Origin::start().await;
     let gateway = TestGateway::start(&origin.url()).await;
-    let client: Client<_, http_body_util::Empty<Bytes>> =
-        Client::builder(TokioExecutor::new()).http2_only(true).build_http();
+    let client: Client<_, http_body_util::Empty<Bytes>> = Client::builder(TokioExecutor::new())
+        .http2_only(true)
+        .build_http();
     let response = client
         .request(
             Request::get(format!("{}/api/v4/projects?x=1", gateway.url()))
@@ -221,7 +263,10 @@ async fn http2_prior_knowledge_clients_are_served() {
     let body = response.into_body().collect().await.unwrap().to_bytes();
     let echo: serde_json::Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(echo["target"], "/api/v4/projects?x=1");
-    assert_eq!(echo["headers"]["x-forwarded-host"], gateway.address.to_string());
+    assert_eq!(
+        echo["headers"]["x-forwarded-host"],
+        gateway.address.to_string()
+    );
     gateway.stop().await;
 }
 
@@ -235,7 +280,10 @@ async fn shutdown_lets_an_in_flight_request_finish_and_refuses_new_connections()
     tokio::time::sleep(Duration::from_millis(300)).await;
     let stopping = tokio::spawn(gateway.stop());
     tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(tokio::net::TcpStream::connect(address).await.is_err(), "still accepting");
+    assert!(
+        tokio::net::TcpStream::connect(address).await.is_err(),
+        "still accepting"
+    );
     let answer = within(10, "in-flight request", in_flight).await.unwrap();
     assert_eq!(answer.status, StatusCode::OK);
     assert_eq!(answer.body, Bytes::from_static(b"late"));

@@ -30,7 +30,11 @@ async fn a_legacy_client_creates_a_project_and_works_an_issue_through_v3() {
     let project_id = project["id"].as_u64().unwrap();
 
     let listed = get(&v3("/projects"), &token).await.json();
-    assert!(listed.as_array().unwrap().iter().any(|item| item["id"] == json!(project_id)));
+    assert!(listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|item| item["id"] == json!(project_id)));
 
     let issue = send_json(
         Method::POST,
@@ -42,9 +46,17 @@ async fn a_legacy_client_creates_a_project_and_works_an_issue_through_v3() {
     assert_eq!(issue.status, StatusCode::CREATED, "{:?}", issue.body);
     let issue = issue.json();
     let issue_id = issue["id"].as_u64().unwrap();
-    assert_ne!(issue_id, issue["iid"].as_u64().unwrap(), "global id and iid differ on the simulator");
+    assert_ne!(
+        issue_id,
+        issue["iid"].as_u64().unwrap(),
+        "global id and iid differ on the simulator"
+    );
 
-    let read = get(&v3(&format!("/projects/{project_id}/issues/{issue_id}")), &token).await;
+    let read = get(
+        &v3(&format!("/projects/{project_id}/issues/{issue_id}")),
+        &token,
+    )
+    .await;
     assert_eq!(read.status, StatusCode::OK);
     assert_eq!(read.json()["title"], json!("Broken pipeline"));
     assert_eq!(read.json()["id"], json!(issue_id));
@@ -60,7 +72,12 @@ async fn a_legacy_client_creates_a_project_and_works_an_issue_through_v3() {
     assert_eq!(note.json()["noteable_id"], json!(issue_id));
     assert_eq!(note.json()["downvote?"], json!(false));
 
-    let notes = get(&v3(&format!("/projects/{project_id}/issues/{issue_id}/notes")), &token).await.json();
+    let notes = get(
+        &v3(&format!("/projects/{project_id}/issues/{issue_id}/notes")),
+        &token,
+    )
+    .await
+    .json();
     assert_eq!(notes[0]["body"], json!("looking into it"));
 
     let deleted = send(
@@ -73,7 +90,11 @@ async fn a_legacy_client_creates_a_project_and_works_an_issue_through_v3() {
     assert_eq!(deleted.status, StatusCode::OK, "{:?}", deleted.body);
     assert_eq!(deleted.json()["id"], json!(issue_id));
 
-    let gone = get(&v3(&format!("/projects/{project_id}/issues/{issue_id}")), &token).await;
+    let gone = get(
+        &v3(&format!("/projects/{project_id}/issues/{issue_id}")),
+        &token,
+    )
+    .await;
     assert_eq!(gone.status, StatusCode::NOT_FOUND);
     gateway.stop().await;
 }

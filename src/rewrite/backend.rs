@@ -60,7 +60,10 @@ impl Caller<'_> {
     }
 
     /// Reads a response body whole, refusing one larger than the cap.
-    pub async fn read_bytes(&self, response: Response<Incoming>) -> Result<(http::response::Parts, Bytes), GatewayError> {
+    pub async fn read_bytes(
+        &self,
+        response: Response<Incoming>,
+    ) -> Result<(http::response::Parts, Bytes), GatewayError> {
         let (parts, incoming) = response.into_parts();
         let collected = Limited::new(incoming, self.max_body)
             .collect()
@@ -75,7 +78,10 @@ impl Caller<'_> {
     }
 
     /// Reads a response as JSON.
-    pub async fn read_json(&self, response: Response<Incoming>) -> Result<JsonAnswer, GatewayError> {
+    pub async fn read_json(
+        &self,
+        response: Response<Incoming>,
+    ) -> Result<JsonAnswer, GatewayError> {
         let (parts, bytes) = self.read_bytes(response).await?;
         let body = if bytes.is_empty() {
             Value::Null
@@ -96,7 +102,10 @@ impl Caller<'_> {
         if !response.status().is_success() {
             let status = response.status();
             let (_, bytes) = self.read_bytes(response).await?;
-            return Err(GatewayError::Relay { status, body: bytes });
+            return Err(GatewayError::Relay {
+                status,
+                body: bytes,
+            });
         }
         self.read_json(response).await
     }

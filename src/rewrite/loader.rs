@@ -108,7 +108,8 @@ struct Parsed {
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
-    text.get(..offset).map_or(1, |before| before.matches('\n').count() + 1)
+    text.get(..offset)
+        .map_or(1, |before| before.matches('\n').count() + 1)
 }
 
 /// Compiles rule files given as `(name, contents)` pairs into rules and shapes.
@@ -157,7 +158,13 @@ pub fn compile(sources: &[(String, String)]) -> Result<(Vec<Rule>, Shapes), Load
     for file in &parsed {
         for raw in &file.file.rule {
             let at = format!("{}:{}", file.name, line_of(&file.text, raw.span().start));
-            match compile_rule(raw.get_ref(), file.file.release.as_deref(), &at, &shapes, &param_sets) {
+            match compile_rule(
+                raw.get_ref(),
+                file.file.release.as_deref(),
+                &at,
+                &shapes,
+                &param_sets,
+            ) {
                 Ok(rule) => rules.push(rule),
                 Err(message) => errors.push(format!("{at}: {message}")),
             }
@@ -186,7 +193,9 @@ fn compile_shapes(raw: &HashMap<String, (String, &RawEntity)>, errors: &mut Vec<
             for field in &current_entity.fields {
                 match compile_field(field, raw) {
                     Ok(field) => own.push(field),
-                    Err(message) if current_name == name => errors.push(format!("{current_at}: {message}")),
+                    Err(message) if current_name == name => {
+                        errors.push(format!("{current_at}: {message}"))
+                    }
                     Err(_) => {}
                 }
             }
@@ -194,9 +203,13 @@ fn compile_shapes(raw: &HashMap<String, (String, &RawEntity)>, errors: &mut Vec<
             fields = own;
             current = match &current_entity.extends {
                 Some(parent) => match raw.get(parent) {
-                    Some((parent_at, parent_entity)) => Some((parent.as_str(), parent_at.as_str(), *parent_entity)),
+                    Some((parent_at, parent_entity)) => {
+                        Some((parent.as_str(), parent_at.as_str(), *parent_entity))
+                    }
                     None => {
-                        errors.push(format!("{current_at}: entity {current_name:?} extends unknown {parent:?}"));
+                        errors.push(format!(
+                            "{current_at}: entity {current_name:?} extends unknown {parent:?}"
+                        ));
                         None
                     }
                 },
@@ -208,7 +221,10 @@ fn compile_shapes(raw: &HashMap<String, (String, &RawEntity)>, errors: &mut Vec<
     Shapes::new(shapes)
 }
 
-fn compile_field(raw: &RawField, entities: &HashMap<String, (String, &RawEntity)>) -> Result<Field, String> {
+fn compile_field(
+    raw: &RawField,
+    entities: &HashMap<String, (String, &RawEntity)>,
+) -> Result<Field, String> {
     let table = match raw {
         RawField::Name(name) => {
             return Ok(Field {
@@ -228,9 +244,15 @@ fn compile_field(raw: &RawField, entities: &HashMap<String, (String, &RawEntity)
         None => None,
     };
     let source = match (&table.value, &table.from) {
-        (Some(_), Some(_)) => return Err(format!("field {:?}: give `value` or `from`, not both", table.name)),
+        (Some(_), Some(_)) => {
+            return Err(format!(
+                "field {:?}: give `value` or `from`, not both",
+                table.name
+            ))
+        }
         (Some(value), None) => Source::Const(
-            serde_json::to_value(value).map_err(|error| format!("field {:?}: {error}", table.name))?,
+            serde_json::to_value(value)
+                .map_err(|error| format!("field {:?}: {error}", table.name))?,
         ),
         (None, Some(from)) => Source::From(from.clone(), with),
         (None, None) if with.is_some() => Source::From(table.name.clone(), with),
@@ -251,7 +273,9 @@ fn compile_field(raw: &RawField, entities: &HashMap<String, (String, &RawEntity)
 
 fn compile_conversion(raw: &RawConversion) -> Result<Conversion, String> {
     let with = match &raw.with {
-        Some(name) => Some(Converter::parse(name).ok_or_else(|| format!("unknown converter {name:?}"))?),
+        Some(name) => {
+            Some(Converter::parse(name).ok_or_else(|| format!("unknown converter {name:?}"))?)
+        }
         None => None,
     };
     Ok(Conversion {
@@ -294,14 +318,17 @@ fn compile_rule(
         if !v3.params().any(|name| name == param) {
             return Err(format!("ids: the V3 path has no parameter {param:?}"));
         }
-        let kind = IdKind::parse(kind).ok_or_else(|| format!("ids: unknown kind {kind:?} (issue, merge_request)"))?;
+        let kind = IdKind::parse(kind)
+            .ok_or_else(|| format!("ids: unknown kind {kind:?} (issue, merge_request)"))?;
         ids.push((param.clone(), kind));
     }
     for param in v4.params() {
         let known = v3.params().any(|name| name == param)
             || ids.iter().any(|(name, _)| Rule::iid_param(name) == param);
         if !known {
-            return Err(format!("v4: parameter {param:?} is not in the V3 path (nor an iid from `ids`)"));
+            return Err(format!(
+                "v4: parameter {param:?} is not in the V3 path (nor an iid from `ids`)"
+            ));
         }
     }
 
@@ -347,7 +374,9 @@ fn compile_rule(
         return Err("page_base: must be 0 or 1".to_owned());
     }
     let procedure = match &raw.procedure {
-        Some(name) => Some(Procedure::parse(name).ok_or_else(|| format!("procedure: unknown {name:?}"))?),
+        Some(name) => {
+            Some(Procedure::parse(name).ok_or_else(|| format!("procedure: unknown {name:?}"))?)
+        }
         None => None,
     };
     Ok(Rule {
@@ -357,7 +386,11 @@ fn compile_rule(
         section: raw.section.clone(),
         origin: at.to_owned(),
         conversions,
-        add_query: raw.add_query.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        add_query: raw
+            .add_query
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
         ids,
         status,
         response: raw.response.clone(),
@@ -381,14 +414,18 @@ mod tests {
     fn errors_name_the_file_and_line() {
         let text = "release = \"9.0\"\n\n[[rule]]\nv3 = \"GET /a/:id\"\nv4 = \"GET /b/:other\"\nsection = \"1\"\n";
         let error = compile_one(text).unwrap_err().to_string();
-        assert!(error.starts_with("t.toml:3: v4: parameter \"other\""), "{error}");
+        assert!(
+            error.starts_with("t.toml:3: v4: parameter \"other\""),
+            "{error}"
+        );
     }
 
     #[test]
     fn unknown_keys_are_refused_with_their_line() {
-        let error = compile_one("[[rule]]\nv3 = \"GET /a\"\nsection = \"1\"\nsince = \"9.0\"\nbogus = 1\n")
-            .unwrap_err()
-            .to_string();
+        let error =
+            compile_one("[[rule]]\nv3 = \"GET /a\"\nsection = \"1\"\nsince = \"9.0\"\nbogus = 1\n")
+                .unwrap_err()
+                .to_string();
         assert!(error.starts_with("t.toml:"), "{error}");
         assert!(error.contains("bogus"), "{error}");
     }
@@ -402,10 +439,15 @@ mod tests {
             ("params = [\"nope\"]", "unknown set"),
             ("ids = { other = \"issue\" }", "no parameter"),
             ("ids = { id = \"epic\" }", "unknown kind"),
-            ("convert = [{ from = \"a\", to = \"b\", with = \"nope\" }]", "unknown converter"),
+            (
+                "convert = [{ from = \"a\", to = \"b\", with = \"nope\" }]",
+                "unknown converter",
+            ),
             ("status = { \"99\" = 200 }", "not a status code"),
         ] {
-            let error = compile_one(&format!("{base}{extra}\n")).unwrap_err().to_string();
+            let error = compile_one(&format!("{base}{extra}\n"))
+                .unwrap_err()
+                .to_string();
             assert!(error.contains(expected), "{extra}: {error}");
         }
     }

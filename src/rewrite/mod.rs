@@ -47,7 +47,9 @@ pub const V3_PREFIX: &str = "/api/v3";
 const GITHUB_COMPAT_PREFIXES: [&str; 4] = ["/orgs/", "/user/repos", "/repos/", "/users/"];
 
 fn is_github_compat(path: &str) -> bool {
-    GITHUB_COMPAT_PREFIXES.iter().any(|prefix| path.starts_with(prefix))
+    GITHUB_COMPAT_PREFIXES
+        .iter()
+        .any(|prefix| path.starts_with(prefix))
         && (path.starts_with("/repos/") || path.ends_with("/repos") || path == "/user/repos")
 }
 
@@ -104,7 +106,12 @@ fn v4_path(rule: &Rule, params: &[(String, String)]) -> String {
 
 impl Rewriter {
     /// A translator over `table`.
-    pub fn new(table: RuleTable, ids: IdIndex, upstream: Arc<Upstream>, settings: RewriteSettings) -> Self {
+    pub fn new(
+        table: RuleTable,
+        ids: IdIndex,
+        upstream: Arc<Upstream>,
+        settings: RewriteSettings,
+    ) -> Self {
         Rewriter {
             table,
             ids,
@@ -140,7 +147,8 @@ impl Rewriter {
         };
         let rule = matched.rule;
         context.route = format!("{} {}", rule.v3.method, rule.v3.template);
-        self.apply(rule, matched.params, &v3_path, request, context).await
+        self.apply(rule, matched.params, &v3_path, request, context)
+            .await
     }
 
     fn origin(&self, parts: &http::request::Parts, context: &RequestContext) -> String {
@@ -214,7 +222,9 @@ impl Rewriter {
             return Ok(self.reshaped(rule, StatusCode::OK, HeaderMap::new(), Value::Array(items)));
         }
 
-        let response = caller.send(rule.v4.method.clone(), &target, v3.into_payload()).await?;
+        let response = caller
+            .send(rule.v4.method.clone(), &target, v3.into_payload())
+            .await?;
         let v4_status = response.status();
         let status = StatusCode::from_u16(rule.v3_status(v4_status.as_u16())).unwrap_or(v4_status);
         if !v4_status.is_success() {
@@ -239,20 +249,31 @@ impl Rewriter {
     }
 
     /// Learns ids from and reshapes a V4 body, and builds the V3 response.
-    fn reshaped(&self, rule: &Rule, status: StatusCode, mut headers: HeaderMap, body: Value) -> Response<Body> {
+    fn reshaped(
+        &self,
+        rule: &Rule,
+        status: StatusCode,
+        mut headers: HeaderMap,
+        body: Value,
+    ) -> Response<Body> {
         let body = match rule.response.as_deref() {
             Some(entity) => {
                 if let Some(kind) = entity_kind(Some(entity)) {
                     self.ids.learn(kind, &body);
                 }
-                self.table.shapes().apply(entity, body, self.settings.shapes)
+                self.table
+                    .shapes()
+                    .apply(entity, body, self.settings.shapes)
             }
             None => body,
         };
         strip_hop_by_hop(&mut headers);
         headers.remove(http::header::CONTENT_LENGTH);
         headers.remove(http::header::CONTENT_ENCODING);
-        headers.insert(http::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
         let mut response = Response::new(body::full(serde_json::to_vec(&body).unwrap_or_default()));
         *response.status_mut() = status;
         *response.headers_mut() = headers;
@@ -277,14 +298,20 @@ impl Rewriter {
         loop {
             pairs.retain(|(name, _)| name != "page");
             pairs.push(("page".to_owned(), page.to_string()));
-            let answer = caller.get_json(&format!("{path}?{}", encode_pairs(&pairs))).await?;
+            let answer = caller
+                .get_json(&format!("{path}?{}", encode_pairs(&pairs)))
+                .await?;
             let Value::Array(batch) = answer.body else {
-                return Err(GatewayError::BadBackendAnswer("a list answered with something else".to_owned()));
+                return Err(GatewayError::BadBackendAnswer(
+                    "a list answered with something else".to_owned(),
+                ));
             };
             let empty = batch.is_empty();
             items.extend(batch);
             if items.len() > self.settings.max_collected {
-                return Err(GatewayError::CollectionTooLarge(self.settings.max_collected));
+                return Err(GatewayError::CollectionTooLarge(
+                    self.settings.max_collected,
+                ));
             }
             match header_number(&answer.headers, "x-next-page") {
                 Some(next) if next > page && !empty => page = next,

@@ -53,11 +53,18 @@ pub fn rewrite(headers: &mut HeaderMap, origin: &str, v3_path: &str, page_base: 
             let pairs: Vec<(String, String)> = parse_pairs(query.as_bytes())
                 .into_iter()
                 .map(|(name, value)| {
-                    let value = if name == "page" { shift_page(&value, page_base) } else { value };
+                    let value = if name == "page" {
+                        shift_page(&value, page_base)
+                    } else {
+                        value
+                    };
                     (name, value)
                 })
                 .collect();
-            Some(format!("<{origin}/api/v3{v3_path}?{}>{rest}", encode_pairs(&pairs)))
+            Some(format!(
+                "<{origin}/api/v3{v3_path}?{}>{rest}",
+                encode_pairs(&pairs)
+            ))
         })
         .collect();
     match HeaderValue::from_str(&rewritten.join(", ")) {
@@ -78,7 +85,12 @@ mod tests {
     fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
         pairs
             .iter()
-            .map(|(name, value)| (http::HeaderName::from_static(name), HeaderValue::from_static(value)))
+            .map(|(name, value)| {
+                (
+                    http::HeaderName::from_static(name),
+                    HeaderValue::from_static(value),
+                )
+            })
             .collect()
     }
 
@@ -101,12 +113,18 @@ mod tests {
             ("x-page", "1"),
             ("x-next-page", "2"),
             ("x-prev-page", ""),
-            ("link", "<http://b/api/v4/projects/1/repository/commits?page=2>; rel=\"next\""),
+            (
+                "link",
+                "<http://b/api/v4/projects/1/repository/commits?page=2>; rel=\"next\"",
+            ),
         ]);
         rewrite(&mut map, "http://g", "/projects/1/repository/commits", 0);
         assert_eq!(map["x-page"], "0");
         assert_eq!(map["x-next-page"], "1");
         assert_eq!(map["x-prev-page"], "");
-        assert_eq!(map["link"], "<http://g/api/v3/projects/1/repository/commits?page=1>; rel=\"next\"");
+        assert_eq!(
+            map["link"],
+            "<http://g/api/v3/projects/1/repository/commits?page=1>; rel=\"next\""
+        );
     }
 }

@@ -34,7 +34,11 @@ fn truthy(value: &Value) -> Option<bool> {
 }
 
 /// Converts one value; `param` names it in the error.
-pub fn convert_value(converter: Converter, value: &Value, param: &str) -> Result<Value, ParamError> {
+pub fn convert_value(
+    converter: Converter,
+    value: &Value,
+    param: &str,
+) -> Result<Value, ParamError> {
     let invalid = || ParamError {
         param: param.to_owned(),
     };
@@ -57,7 +61,9 @@ pub fn convert_value(converter: Converter, value: &Value, param: &str) -> Result
             Some(false) => Ok(Value::from("private")),
             None => Err(invalid()),
         },
-        Converter::Negate => truthy(value).map(|flag| Value::Bool(!flag)).ok_or_else(invalid),
+        Converter::Negate => truthy(value)
+            .map(|flag| Value::Bool(!flag))
+            .ok_or_else(invalid),
     }
 }
 
@@ -73,6 +79,8 @@ pub fn convert_pairs(
     mut pairs: Vec<(String, String)>,
     conversions: &[Conversion],
 ) -> Result<Vec<(String, String)>, ParamError> {
+    // `unless` looks at what the client sent, not at what earlier conversions produced.
+    let sent: Vec<String> = pairs.iter().map(|(name, _)| name.clone()).collect();
     for conversion in conversions {
         if !pairs.iter().any(|(name, _)| *name == conversion.from) {
             continue;
@@ -80,7 +88,7 @@ pub fn convert_pairs(
         let overridden = conversion
             .unless
             .as_ref()
-            .is_some_and(|other| pairs.iter().any(|(name, _)| name == other));
+            .is_some_and(|other| sent.contains(other));
         if overridden {
             pairs.retain(|(name, _)| *name != conversion.from);
             continue;
@@ -93,7 +101,11 @@ pub fn convert_pairs(
                 continue;
             }
             if let Some(converter) = conversion.with {
-                *value = as_text(convert_value(converter, &Value::from(value.as_str()), &conversion.from)?);
+                *value = as_text(convert_value(
+                    converter,
+                    &Value::from(value.as_str()),
+                    &conversion.from,
+                )?);
             }
             *name = conversion.to.clone();
         }
@@ -102,7 +114,12 @@ pub fn convert_pairs(
 }
 
 /// Applies conversions to the top level of a JSON object body.
-pub fn convert_json(mut object: Map<String, Value>, conversions: &[Conversion]) -> Result<Map<String, Value>, ParamError> {
+pub fn convert_json(
+    mut object: Map<String, Value>,
+    conversions: &[Conversion],
+) -> Result<Map<String, Value>, ParamError> {
+    // `unless` looks at what the client sent, not at what earlier conversions produced.
+    let sent: Vec<String> = object.keys().cloned().collect();
     for conversion in conversions {
         let from = json_key(&conversion.from);
         let Some(value) = object.remove(from) else {
@@ -111,7 +128,7 @@ pub fn convert_json(mut object: Map<String, Value>, conversions: &[Conversion]) 
         if conversion
             .unless
             .as_deref()
-            .is_some_and(|other| object.contains_key(json_key(other)))
+            .is_some_and(|other| sent.iter().any(|name| name == json_key(other)))
         {
             continue;
         }
@@ -177,26 +194,76 @@ mod tests {
     }
 
     fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
-        list.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect()
+        list.iter()
+            .map(|(k, v)| ((*k).into(), (*v).into()))
+            .collect()
     }
 
     #[test]
     fn visibility_level_and_renames_apply_to_form_pairs() {
-        let out = convert_pairs(pairs(&[("name", "x"), ("visibility_level", "10"), ("builds_enabled", "false")]), &project_write()).unwrap();
-        assert_eq!(out, pairs(&[("name", "x"), ("visibility", "internal"), ("jobs_enabled", "false")]));
+        let out = convert_pairs(
+            pairs(&[
+                ("name", "x"),
+                ("visibility_level", "10"),
+                ("builds_enabled", "false"),
+            ]),
+            &project_write(),
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            pairs(&[
+                ("name", "x"),
+                ("visibility", "internal"),
+                ("jobs_enabled", "false")
+            ])
+        );
     }
 
     #[test]
     fn public_is_ignored_when_visibility_level_is_present() {
-        let out = convert_pairs(pairs(&[("public", "true"), ("visibility_level", "0")]), &project_write()).unwrap();
+        let out = convert_pairs(
+            pairs(&[("public", "true"), ("visibility_level", "0")]),
+            &project_write(),
+        )
+        .unwrap();
         assert_eq!(out, pairs(&[("visibility", "private")]));
-        let out = convert_json(json!({"public": true, "visibility_level": 0}).as_object().unwrap().clone(), &project_write()).unwrap();
+        let out = convert_json(
+            json!({"public": true, "visibility_level": 0})
+                .as_object()
+                .unwrap()
+                .clone(),
+            &project_write(),
+        )
+        .unwrap();
         assert_eq!(Value::Object(out), json!({"visibility": "private"}));
     }
 
     #[test]
+    fn public_is_ignored_whichever_order_the_client_sent_them_in() {
+        let out = convert_pairs(
+            pairs(&[("visibility_level", "10"), ("public", "true")]),
+            &project_write(),
+        )
+        .unwrap();
+        assert_eq!(out, pairs(&[("visibility", "internal")]));
+        let body = json!({"visibility_level": 10, "public": true})
+            .as_object()
+            .unwrap()
+            .clone();
+        assert_eq!(
+            Value::Object(convert_json(body, &project_write()).unwrap()),
+            json!({"visibility": "internal"})
+        );
+    }
+
+    #[test]
     fn public_false_means_private_never_internal() {
-        let out = convert_json(json!({"public": false}).as_object().unwrap().clone(), &project_write()).unwrap();
+        let out = convert_json(
+            json!({"public": false}).as_object().unwrap().clone(),
+            &project_write(),
+        )
+        .unwrap();
         assert_eq!(out["visibility"], json!("private"));
     }
 
@@ -208,7 +275,8 @@ mod tests {
             with: None,
             unless: None,
         }];
-        let out = convert_json(json!({"iid": [1, 2]}).as_object().unwrap().clone(), &rename).unwrap();
+        let out =
+            convert_json(json!({"iid": [1, 2]}).as_object().unwrap().clone(), &rename).unwrap();
         assert_eq!(Value::Object(out), json!({"iids": [1, 2]}));
         let out = convert_pairs(pairs(&[("iid[]", "1"), ("iid[]", "2")]), &rename).unwrap();
         assert_eq!(out, pairs(&[("iids[]", "1"), ("iids[]", "2")]));
@@ -216,8 +284,12 @@ mod tests {
 
     #[test]
     fn invalid_values_name_the_parameter() {
-        let error = convert_pairs(pairs(&[("visibility_level", "5")]), &project_write()).unwrap_err();
-        assert_eq!(error.to_string(), "visibility_level does not have a valid value");
+        let error =
+            convert_pairs(pairs(&[("visibility_level", "5")]), &project_write()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "visibility_level does not have a valid value"
+        );
     }
 
     proptest! {

@@ -33,7 +33,9 @@ async fn member_conflict(
     v4_target: &str,
 ) -> Result<http::Response<Body>, GatewayError> {
     let user_id = request.number_param("user_id");
-    let response = caller.send(Method::POST, v4_target, request.into_payload()).await?;
+    let response = caller
+        .send(Method::POST, v4_target, request.into_payload())
+        .await?;
     if response.status() != StatusCode::CONFLICT {
         return Ok(stream_back(response));
     }

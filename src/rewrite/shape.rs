@@ -124,11 +124,15 @@ impl Shapes {
             let computed = match &field.source {
                 Source::Same => source.get(&field.name).cloned(),
                 Source::From(from, None) => source.get(from).cloned(),
-                Source::From(from, Some(converter)) => source.get(from).map(|value| converter.apply(value)),
+                Source::From(from, Some(converter)) => {
+                    source.get(from).map(|value| converter.apply(value))
+                }
                 Source::Const(constant) => Some(constant.clone()),
             };
             let computed = match (computed, &field.entity) {
-                (Some(value), Some(entity)) if !value.is_null() => Some(self.apply(entity, value, mode)),
+                (Some(value), Some(entity)) if !value.is_null() => {
+                    Some(self.apply(entity, value, mode))
+                }
                 (computed, _) => computed,
             };
             match computed {
@@ -166,7 +170,10 @@ mod tests {
                     field("id", Source::Same, false, None),
                     field(
                         "visibility_level",
-                        Source::From("visibility".to_owned(), Some(FieldConverter::VisibilityLevel)),
+                        Source::From(
+                            "visibility".to_owned(),
+                            Some(FieldConverter::VisibilityLevel),
+                        ),
                         false,
                         None,
                     ),
@@ -192,7 +199,11 @@ mod tests {
 
     #[test]
     fn tolerant_mode_keeps_v4_fields_and_adds_v3_ones() {
-        let v3 = shapes().apply("thing", json!([{"id": 1, "visibility": "private", "extra": true}]), ShapeMode::Tolerant);
+        let v3 = shapes().apply(
+            "thing",
+            json!([{"id": 1, "visibility": "private", "extra": true}]),
+            ShapeMode::Tolerant,
+        );
         assert_eq!(v3[0]["extra"], json!(true));
         assert_eq!(v3[0]["visibility"], json!("private"));
         assert_eq!(v3[0]["visibility_level"], json!(0));
@@ -200,7 +211,13 @@ mod tests {
 
     #[test]
     fn unknown_shapes_and_non_objects_pass_unchanged() {
-        assert_eq!(shapes().apply("nope", json!({"a": 1}), ShapeMode::Strict), json!({"a": 1}));
-        assert_eq!(shapes().apply("thing", json!(true), ShapeMode::Strict), json!(true));
+        assert_eq!(
+            shapes().apply("nope", json!({"a": 1}), ShapeMode::Strict),
+            json!({"a": 1})
+        );
+        assert_eq!(
+            shapes().apply("thing", json!(true), ShapeMode::Strict),
+            json!(true)
+        );
     }
 }

@@ -13,7 +13,10 @@ use super::shape::Shapes;
 
 /// The rule files built into the binary, used unless `rules_dir` names others.
 const BUILTIN: &[(&str, &str)] = &[
-    ("rules/entities.toml", include_str!("../../rules/entities.toml")),
+    (
+        "rules/entities.toml",
+        include_str!("../../rules/entities.toml"),
+    ),
     ("rules/8.17.toml", include_str!("../../rules/8.17.toml")),
     ("rules/9.0.toml", include_str!("../../rules/9.0.toml")),
 ];
@@ -44,7 +47,10 @@ impl RuleTable {
         for (index, rule) in rules.iter().enumerate() {
             let router = routers.entry(rule.v3.method.clone()).or_default();
             if let Err(error) = router.insert(rule.v3.router_path(), index) {
-                errors.push(format!("{}: {} {}: {error}", rule.origin, rule.v3.method, rule.v3.template));
+                errors.push(format!(
+                    "{}: {} {}: {error}",
+                    rule.origin, rule.v3.method, rule.v3.template
+                ));
             }
         }
         if !errors.is_empty() {
@@ -83,7 +89,10 @@ impl RuleTable {
             sources.push((path.display().to_string(), text));
         }
         if sources.is_empty() {
-            return Err(LoadError(vec![format!("{}: holds no .toml rule file", dir.display())]));
+            return Err(LoadError(vec![format!(
+                "{}: holds no .toml rule file",
+                dir.display()
+            )]));
         }
         Self::from_sources(&sources)
     }

@@ -41,7 +41,11 @@ impl TestGateway {
     }
 
     /// Starts a gateway keeping its store in `data_dir` (to test restarts).
-    pub async fn start_in(backend: &str, data_dir: &std::path::Path, tweak: impl FnOnce(&mut RawConfig)) -> Self {
+    pub async fn start_in(
+        backend: &str,
+        data_dir: &std::path::Path,
+        tweak: impl FnOnce(&mut RawConfig),
+    ) -> Self {
         let mut raw = RawConfig {
             listen: Some("127.0.0.1:0".to_owned()),
             backend: Some(backend.to_owned()),
@@ -98,8 +102,12 @@ pub struct Answer {
 impl Answer {
     /// The body as JSON.
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_slice(&self.body)
-            .unwrap_or_else(|error| panic!("not JSON ({error}): {}", String::from_utf8_lossy(&self.body)))
+        serde_json::from_slice(&self.body).unwrap_or_else(|error| {
+            panic!(
+                "not JSON ({error}): {}",
+                String::from_utf8_lossy(&self.body)
+            )
+        })
     }
 
     /// A header as text.
@@ -109,7 +117,12 @@ impl Answer {
 }
 
 /// Sends one request with optional headers and body and reads the answer whole.
-pub async fn send(method: Method, url: &str, headers: &[(&str, &str)], body: Option<(&str, Vec<u8>)>) -> Answer {
+pub async fn send(
+    method: Method,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: Option<(&str, Vec<u8>)>,
+) -> Answer {
     let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
     let mut request = Request::builder().method(method).uri(url);
     for (name, value) in headers {
@@ -122,7 +135,10 @@ pub async fn send(method: Method, url: &str, headers: &[(&str, &str)], body: Opt
         }
         None => Bytes::new(),
     };
-    let response = client.request(request.body(Full::new(payload)).unwrap()).await.unwrap();
+    let response = client
+        .request(request.body(Full::new(payload)).unwrap())
+        .await
+        .unwrap();
     let (parts, body) = response.into_parts();
     let body = body.collect().await.unwrap().to_bytes();
     Answer {

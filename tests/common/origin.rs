@@ -39,7 +39,10 @@ fn bytes_body(total: u64) -> OriginBody {
                 return None;
             }
             let size = left.min(CHUNK as u64);
-            Some((Ok::<_, Infallible>(Frame::data(chunk.slice(..size as usize))), left - size))
+            Some((
+                Ok::<_, Infallible>(Frame::data(chunk.slice(..size as usize))),
+                left - size,
+            ))
         }
     });
     StreamBody::new(stream).boxed()
@@ -72,7 +75,10 @@ async fn answer(origin: Origin, request: Request<Incoming>) -> Response<OriginBo
             let gate = Arc::clone(&gate);
             async move {
                 match step {
-                    0 => Some((Ok::<_, Infallible>(Frame::data(Bytes::from_static(b"first;"))), 1)),
+                    0 => Some((
+                        Ok::<_, Infallible>(Frame::data(Bytes::from_static(b"first;"))),
+                        1,
+                    )),
                     1 => {
                         gate.notified().await;
                         Some((Ok(Frame::data(Bytes::from_static(b"rest"))), 2))
@@ -107,9 +113,10 @@ async fn answer(origin: Origin, request: Request<Incoming>) -> Response<OriginBo
         "body": String::from_utf8_lossy(&body),
     });
     let mut response = Response::new(Full::new(Bytes::from(echo.to_string())).boxed());
-    response
-        .headers_mut()
-        .insert("content-type", http::HeaderValue::from_static("application/json"));
+    response.headers_mut().insert(
+        "content-type",
+        http::HeaderValue::from_static("application/json"),
+    );
     response
         .headers_mut()
         .insert("x-origin", http::HeaderValue::from_static("yes"));

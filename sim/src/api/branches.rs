@@ -1,0 +1,138 @@
+//! Branches: list (sorted by name), get, create from a ref, delete (204; not the default or a protected one).
+
+use http::{Method, StatusCode};
+use serde_json::Value;
+
+use crate::context::Ctx;
+use crate::entities::repo::branch as render_branch;
+use crate::error::ApiError;
+use crate::reply::Reply;
+use crate::router::{api, Route};
+use crate::store::access;
+use crate::store::repo::valid_branch_name;
+
+/// Routes of this module.
+pub fn routes() -> Vec<Route> {
+    vec![
+        api(Method::GET, "/projects/{id}/repository/branches", list),
+        api(Method::POST, "/projects/{id}/repository/branches", create),
+        api(
+            Method::GET,
+            "/projects/{id}/repository/branches/{branch}",
+            show,
+        ),
+        api(
+            Method::DELETE,
+            "/projects/{id}/repository/branches/{branch}",
+            delete,
+        ),
+    ]
+}
+
+/// Whether the caller may push to `branch` (protected branches need Maintainer unless developers may push).
+pub fn can_push(ctx: &Ctx<'_>, pid: u64, branch: &str) -> bool {
+    let level = ctx.level(pid);
+    let protected = ctx
+        .store
+        .projects
+        .get(&pid)
+        .and_then(|p| p.repo.branches.get(branch))
+        .is_some_and(|b| b.protected && !b.developers_can_push);
+    level >= access::MAINTAINER || (level >= access::DEVELOPER && !protected)
+}
+
+fn render(ctx: &Ctx<'_>, pid: u64, name: &str) -> Result<Value, ApiError> {
+    let p = ctx.project(pid)?;
+    let b = p
+        .repo
+        .branches
+        .get(name)
+        .ok_or(ApiError::NotFound("Branch"))?;
+    Ok(render_branch(
+        &p.repo,
+        name,
+        b,
+        &p.default_branch,
+        can_push(ctx, pid, name),
+    ))
+}
+
+fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let pid = ctx.project_id()?;
+    let search = ctx.params.str("search").map(|s| s.to_lowercase());
+    let names: Vec<String> = ctx
+        .project(pid)?
+        .repo
+        .branches
+        .keys()
+        .filter(|n| {
+            search
+                .as_deref()
+                .map_or(true, |s| n.to_lowercase().contains(s))
+        })
+        .cloned()
+        .collect();
+    let items = names
+        .iter()
+        .map(|n| render(ctx, pid, n))
+        .collect::<Result<Vec<_>, _>>()?;
+    ctx.paginate(items)
+}
+
+fn show(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let pid = ctx.project_id()?;
+    let name = ctx.path_param("branch").to_string();
+    Ok(Reply::ok(render(ctx, pid, &name)?))
+}
+
+fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let pid = ctx.project_id()?;
+    ctx.require_level(pid, access::DEVELOPER)?;
+    let name = ctx.params.required_str("branch")?;
+    let reference = ctx.params.required_str("ref")?;
+    if !valid_branch_name(&name) {
+        return Err(ApiError::BadRequest("Branch name is invalid".into()));
+    }
+    let repo = &ctx.project(pid)?.repo;
+    if repo.branches.contains_key(&name) {
+        return Err(ApiError::BadRequest("Branch already exists".into()));
+    }
+    let sha = repo
+        .resolve(&reference)
+        .map(|c| c.id.clone())
+        .ok_or_else(|| ApiError::BadRequest("Invalid reference name".into()))?;
+    let now = ctx.store.now();
+    if let Some(p) = ctx.store.projects.get_mut(&pid) {
+        p.repo.set_branch(&name, &sha, false);
+        p.last_activity_at = now;
+    }
+    Ok(Reply::created(render(ctx, pid, &name)?))
+}
+
+fn delete(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let pid = ctx.project_id()?;
+    ctx.require_level(pid, access::DEVELOPER)?;
+    let name = ctx.path_param("branch").to_string();
+    let p = ctx.project(pid)?;
+    let b = p
+        .repo
+        .branches
+        .get(&name)
+        .ok_or(ApiError::NotFound("Branch"))?;
+    if name == p.default_branch {
+        return Err(ApiError::Status(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "The default branch of a project cannot be deleted.".into(),
+        ));
+    }
+    if b.protected && ctx.level(pid) < access::MAINTAINER {
+        return Err(ApiError::Status(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "Protected branch cant be removed".into(),
+        ));
+    }
+    if let Some(p) = ctx.store.projects.get_mut(&pid) {
+        p.repo.branches.remove(&name);
+    }
+    Ok(Reply::no_content())
+}

@@ -1,0 +1,202 @@
+//! Commits and files: list (newest first, `ref_name`, `since`, `until`, `path`), get, create with `actions[]`,
+//! and the files API (`GET …/files/:file_path`, `…/raw`).
+
+use http::Method;
+use serde_json::{json, Value};
+
+use crate::context::Ctx;
+use crate::entities::repo::{commit, commit_detail};
+use crate::error::ApiError;
+use crate::reply::Reply;
+use crate::router::{api, Route};
+use crate::sha::{base64_encode, sha1_hex};
+use crate::store::access;
+use crate::store::repo::{apply_actions, valid_branch_name, ActionError};
+
+/// Routes of this module.
+pub fn routes() -> Vec<Route> {
+    vec![
+        api(Method::GET, "/projects/{id}/repository/commits", list),
+        api(Method::POST, "/projects/{id}/repository/commits", create),
+        api(Method::GET, "/projects/{id}/repository/commits/{sha}", show),
+        api(
+            Method::GET,
+            "/projects/{id}/repository/files/{file_path}",
+            file,
+        ),
+        api(
+            Method::GET,
+            "/projects/{id}/repository/files/{file_path}/raw",
+            file_raw,
+        ),
+    ]
+}
+
+fn require_read_code(ctx: &Ctx<'_>, pid: u64) -> Result<(), ApiError> {
+    let p = ctx.project(pid)?;
+    if p.visibility == crate::store::Visibility::Private && ctx.level(pid) < access::REPORTER {
+        return Err(ApiError::Forbidden);
+    }
+    Ok(())
+}
+
+fn time_param(ctx: &Ctx<'_>, name: &str) -> Result<Option<i64>, ApiError> {
+    match ctx.params.str(name) {
+        None => Ok(None),
+        Some(s) => crate::time::parse(&s)
+            .map(Some)
+            .ok_or_else(|| ApiError::Invalid(name.to_string())),
+    }
+}
+
+fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let pid = ctx.project_id()?;
+    require_read_code(ctx, pid)?;
+    let since = time_param(ctx, "since")?;
+    let until = time_param(ctx, "until")?;
+    let path = ctx.params.str("path");
+    let p = ctx.project(pid)?;
+    let reference = ctx
+        .params
+        .str("ref_name")
+        .unwrap_or_else(|| p.default_branch.clone());
+    let head = p
+        .repo
+        .resolve(&reference)
+        .ok_or(ApiError::NotFound("Commit"))?;
+    let items: Vec<Value> = p
+        .repo
+        .history(&head.id)
+        .into_iter()
+        .filter(|c| since.map_or(true, |t| c.date >= t))
+        .filter(|c| until.map_or(true, |t| c.date <= t))
+        .filter(|c| path.as_deref().map_or(true, |path| p.repo.touches(c, path)))
+        .map(commit)
+        .collect();
+    ctx.paginate(items)
+}
+
+fn show(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let pid = ctx.project_id()?;
+    require_read_code(ctx, pid)?;
+    let p = ctx.project(pid)?;
+    let c = p
+        .repo
+        .resolve(ctx.path_param("sha"))
+        .ok_or(ApiError::NotFound("Commit"))?;
+    Ok(Reply::ok(commit_detail(&p.repo, c, pid)))
+}
+
+fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let uid = ctx.user_id()?;
+    let pid = ctx.project_id()?;
+    ctx.require_level(pid, access::DEVELOPER)?;
+    let branch = ctx.params.required_str("branch")?;
+    let message = ctx.params.required_str("commit_message")?;
+    let actions = ctx
+        .params
+        .objects("actions")
+        .ok_or_else(|| ApiError::Missing("actions".into()))?;
+    if actions.is_empty() {
+        return Err(ApiError::Missing("actions".into()));
+    }
+    if !valid_branch_name(&branch) {
+        return Err(ApiError::BadRequest("Branch name is invalid".into()));
+    }
+    let p = ctx.project(pid)?;
+    let exists = p.repo.branches.contains_key(&branch);
+    let start = ctx
+        .params
+        .str("start_branch")
+        .unwrap_or_else(|| branch.clone());
+    let parent = match p.repo.resolve(&start) {
+        Some(c) => c.clone(),
+        None if exists => return Err(ApiError::BadRequest("Invalid reference name".into())),
+        None => {
+            return Err(ApiError::BadRequest(
+                "You can only create or edit files when you are on a branch".into(),
+            ))
+        }
+    };
+    if exists && !super::branches::can_push(ctx, pid, &branch) {
+        return Err(ApiError::ForbiddenBecause(
+            "You are not allowed to push into this branch".into(),
+        ));
+    }
+    let tree = apply_actions(&parent.tree, &actions).map_err(|e| match e {
+        ActionError::Invalid(msg) => ApiError::BadRequest(msg),
+        other => ApiError::BadRequest(other.to_string()),
+    })?;
+    let (default_name, default_email) = ctx
+        .store
+        .users
+        .get(&uid)
+        .map(|u| (u.name.clone(), u.email.clone()))
+        .unwrap_or_default();
+    let name = ctx.params.str("author_name").unwrap_or(default_name);
+    let email = ctx.params.str("author_email").unwrap_or(default_email);
+    let now = ctx.store.now();
+    let p = ctx
+        .store
+        .projects
+        .get_mut(&pid)
+        .ok_or(ApiError::NotFound("Project"))?;
+    let sha = p
+        .repo
+        .commit(Some(parent.id), tree, &message, &name, &email, now);
+    p.repo.set_branch(&branch, &sha, false);
+    p.last_activity_at = now;
+    let p = ctx.project(pid)?;
+    let c = p
+        .repo
+        .commits
+        .get(&sha)
+        .ok_or(ApiError::NotFound("Commit"))?;
+    Ok(Reply::created(commit_detail(&p.repo, c, pid)))
+}
+
+fn file_at(ctx: &Ctx<'_>) -> Result<(String, String, Vec<u8>, String), ApiError> {
+    let pid = ctx.project_id()?;
+    require_read_code(ctx, pid)?;
+    let reference = ctx.params.required_str("ref")?;
+    let path = ctx.path_param("file_path").to_string();
+    let p = ctx.project(pid)?;
+    let c = p
+        .repo
+        .resolve(&reference)
+        .ok_or(ApiError::NotFound("Commit"))?;
+    let content = c
+        .tree
+        .get(&path)
+        .cloned()
+        .ok_or(ApiError::NotFound("File"))?;
+    let last = p
+        .repo
+        .history(&c.id)
+        .into_iter()
+        .find(|h| p.repo.touches(h, &path))
+        .map(|h| h.id.clone())
+        .unwrap_or_else(|| c.id.clone());
+    Ok((path, c.id.clone(), content, last))
+}
+
+fn file(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let (path, commit_id, content, last) = file_at(ctx)?;
+    let reference = ctx.params.str("ref").unwrap_or_default();
+    Ok(Reply::ok(json!({
+        "file_name": path.rsplit('/').next().unwrap_or(&path),
+        "file_path": path,
+        "size": content.len(),
+        "encoding": "base64",
+        "content": base64_encode(&content),
+        "ref": reference,
+        "blob_id": sha1_hex(&content),
+        "commit_id": commit_id,
+        "last_commit_id": last,
+    })))
+}
+
+fn file_raw(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let (_, _, content, _) = file_at(ctx)?;
+    Ok(Reply::bytes("text/plain; charset=utf-8", content))
+}

@@ -1,0 +1,312 @@
+//! Groups and namespaces: `GET/POST /groups`, `GET/PUT/DELETE /groups/:id`, `GET /groups/:id/projects`,
+//! `GET /namespaces`.
+
+use http::Method;
+use serde_json::{json, Value};
+
+use crate::context::Ctx;
+use crate::entities::{namespace, project};
+use crate::error::ApiError;
+use crate::reply::Reply;
+use crate::router::{api, Route};
+use crate::store::{access, Member, NamespaceKind, Visibility};
+
+/// Routes of this module.
+pub fn routes() -> Vec<Route> {
+    vec![
+        api(Method::GET, "/groups", list),
+        api(Method::POST, "/groups", create),
+        api(Method::GET, "/groups/{id}", show),
+        api(Method::PUT, "/groups/{id}", update),
+        api(Method::DELETE, "/groups/{id}", delete),
+        api(Method::GET, "/groups/{id}/projects", projects),
+        api(Method::GET, "/namespaces", namespaces),
+        api(Method::GET, "/namespaces/{id}", namespace_show),
+    ]
+}
+
+fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let search = ctx.params.str("search").map(|s| s.to_lowercase());
+    let owned = ctx.params.flag("owned", false)?;
+    let all_available = ctx.params.flag("all_available", false)?;
+    let statistics = ctx.params.flag("statistics", false)? && ctx.is_admin();
+    let admin = ctx.is_admin();
+    let order_by = ctx.params.str("order_by").unwrap_or_else(|| "name".into());
+    let desc = ctx.sort_desc(false)?;
+    let mut groups: Vec<_> = ctx
+        .store
+        .namespaces
+        .values()
+        .filter(|ns| ns.is_group() && ctx.can_read_group(ns.id))
+        .filter(|ns| {
+            let member = ctx
+                .caller
+                .and_then(|uid| ctx.store.namespace_level(ns.id, uid));
+            if owned {
+                member == Some(access::OWNER)
+            } else {
+                admin || all_available || ctx.caller.is_none() || member.is_some()
+            }
+        })
+        .filter(|ns| {
+            search.as_deref().map_or(true, |s| {
+                ns.name.to_lowercase().contains(s) || ns.path.to_lowercase().contains(s)
+            })
+        })
+        .collect();
+    match order_by.as_str() {
+        "name" => groups.sort_by_key(|ns| ns.name.to_lowercase()),
+        "path" => groups.sort_by_key(|ns| ns.path.to_lowercase()),
+        "id" => groups.sort_by_key(|ns| ns.id),
+        _ => return Err(ApiError::Invalid("order_by".into())),
+    }
+    if desc {
+        groups.reverse();
+    }
+    let items = groups
+        .into_iter()
+        .map(|ns| namespace::group(ctx.store, ns, statistics))
+        .collect();
+    ctx.paginate(items)
+}
+
+fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let uid = ctx.user_id()?;
+    let name = ctx.params.required_nonblank("name")?;
+    let path = ctx.params.required_nonblank("path")?;
+    let visibility = parse_visibility(ctx, Visibility::Private)?;
+    let parent_id = ctx.params.u64("parent_id")?;
+    let can_create = ctx
+        .store
+        .users
+        .get(&uid)
+        .is_some_and(|u| u.can_create_group);
+    if !can_create && !ctx.is_admin() {
+        return Err(ApiError::Forbidden);
+    }
+    if let Some(parent) = parent_id {
+        if !ctx
+            .store
+            .namespaces
+            .get(&parent)
+            .is_some_and(|ns| ns.is_group())
+        {
+            return Err(ApiError::NotFound("Group"));
+        }
+        if ctx.group_level(parent) < access::OWNER {
+            return Err(ApiError::Forbidden);
+        }
+    }
+    if !super::users::valid_username(&path) {
+        return Err(ApiError::validation(
+            "path",
+            "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-' or end in '.', '.git' or '.atom'.",
+        ));
+    }
+    let full = match parent_id {
+        Some(p) => format!("{}/{path}", ctx.store.namespace_full_path(p)),
+        None => path.clone(),
+    };
+    if ctx.store.namespace_by_full_path(&full).is_some() {
+        return Err(ApiError::validation("path", "has already been taken"));
+    }
+    let id = ctx
+        .store
+        .insert_namespace(&name, &path, NamespaceKind::Group, parent_id, visibility);
+    let description = ctx.params.str("description").unwrap_or_default();
+    let lfs = ctx.params.flag("lfs_enabled", true)?;
+    let request_access = ctx.params.flag("request_access_enabled", false)?;
+    if let Some(ns) = ctx.store.namespaces.get_mut(&id) {
+        ns.description = description;
+        ns.lfs_enabled = lfs;
+        ns.request_access_enabled = request_access;
+        ns.members.push(Member {
+            user_id: uid,
+            access_level: access::OWNER,
+            expires_at: None,
+        });
+    }
+    let ns = ctx
+        .store
+        .namespaces
+        .get(&id)
+        .ok_or(ApiError::NotFound("Group"))?;
+    Ok(Reply::created(namespace::group(ctx.store, ns, false)))
+}
+
+fn parse_visibility(ctx: &Ctx<'_>, default: Visibility) -> Result<Visibility, ApiError> {
+    match ctx.params.str("visibility") {
+        None => Ok(default),
+        Some(v) => Visibility::parse(&v).ok_or_else(|| ApiError::Invalid("visibility".into())),
+    }
+}
+
+fn group_detail(ctx: &Ctx<'_>, id: u64) -> Result<Value, ApiError> {
+    let ns = ctx
+        .store
+        .namespaces
+        .get(&id)
+        .ok_or(ApiError::NotFound("Group"))?;
+    let mut v = namespace::group(ctx.store, ns, false);
+    let view = project::ProjectView {
+        viewer: ctx.caller,
+        ..Default::default()
+    };
+    let projects: Vec<Value> = ctx
+        .store
+        .projects
+        .values()
+        .filter(|p| p.namespace_id == id && ctx.store.can_read_project(p, ctx.caller))
+        .map(|p| project::full(ctx.store, p, view))
+        .collect();
+    if let Value::Object(map) = &mut v {
+        map.insert("projects".into(), Value::Array(projects));
+        map.insert("shared_projects".into(), json!([]));
+    }
+    Ok(v)
+}
+
+fn show(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let id = ctx.group_id()?;
+    Ok(Reply::ok(group_detail(ctx, id)?))
+}
+
+fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let id = ctx.group_id()?;
+    ctx.user_id()?;
+    if ctx.group_level(id) < access::OWNER {
+        return Err(ApiError::Forbidden);
+    }
+    let visibility = match ctx.params.str("visibility") {
+        Some(v) => {
+            Some(Visibility::parse(&v).ok_or_else(|| ApiError::Invalid("visibility".into()))?)
+        }
+        None => None,
+    };
+    let lfs = ctx.params.bool("lfs_enabled")?;
+    let request_access = ctx.params.bool("request_access_enabled")?;
+    let name = ctx.params.str("name");
+    let path = ctx.params.str("path");
+    let description = ctx.params.str("description");
+    if let Some(ns) = ctx.store.namespaces.get_mut(&id) {
+        if let Some(v) = name {
+            ns.name = v;
+        }
+        if let Some(v) = path {
+            ns.path = v;
+        }
+        if let Some(v) = description {
+            ns.description = v;
+        }
+        if let Some(v) = visibility {
+            ns.visibility = v;
+        }
+        if let Some(v) = lfs {
+            ns.lfs_enabled = v;
+        }
+        if let Some(v) = request_access {
+            ns.request_access_enabled = v;
+        }
+    }
+    Ok(Reply::ok(group_detail(ctx, id)?))
+}
+
+fn delete(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let id = ctx.group_id()?;
+    ctx.user_id()?;
+    if ctx.group_level(id) < access::OWNER {
+        return Err(ApiError::Forbidden);
+    }
+    let doomed: Vec<u64> = ctx
+        .store
+        .namespaces
+        .keys()
+        .copied()
+        .filter(|ns| ctx.store.namespace_chain(*ns).iter().any(|a| a.id == id))
+        .collect();
+    for ns in &doomed {
+        ctx.store.namespaces.remove(ns);
+    }
+    let projects: Vec<u64> = ctx
+        .store
+        .projects
+        .values()
+        .filter(|p| doomed.contains(&p.namespace_id))
+        .map(|p| p.id)
+        .collect();
+    for pid in projects {
+        super::projects::remove_project(ctx.store, pid);
+    }
+    Ok(Reply::accepted())
+}
+
+fn projects(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let id = ctx.group_id()?;
+    let simple = ctx.params.flag("simple", false)?;
+    let view = project::ProjectView {
+        viewer: ctx.caller,
+        ..Default::default()
+    };
+    let mut items: Vec<_> = ctx
+        .store
+        .projects
+        .values()
+        .filter(|p| p.namespace_id == id && ctx.store.can_read_project(p, ctx.caller))
+        .collect();
+    items.sort_by_key(|p| std::cmp::Reverse((p.created_at, p.id)));
+    let items = items
+        .into_iter()
+        .map(|p| {
+            if simple {
+                project::simple(ctx.store, p)
+            } else {
+                project::full(ctx.store, p, view)
+            }
+        })
+        .collect();
+    ctx.paginate(items)
+}
+
+fn visible_namespaces(ctx: &Ctx<'_>) -> Result<Vec<u64>, ApiError> {
+    let uid = ctx.user_id()?;
+    let admin = ctx.is_admin();
+    Ok(ctx
+        .store
+        .namespaces
+        .values()
+        .filter(|ns| match ns.kind {
+            NamespaceKind::User(owner) => admin || owner == uid,
+            NamespaceKind::Group => admin || ctx.store.namespace_level(ns.id, uid).is_some(),
+        })
+        .map(|ns| ns.id)
+        .collect())
+}
+
+fn namespaces(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let search = ctx.params.str("search").map(|s| s.to_lowercase());
+    let items = visible_namespaces(ctx)?
+        .into_iter()
+        .filter_map(|id| ctx.store.namespaces.get(&id))
+        .filter(|ns| {
+            search.as_deref().map_or(true, |s| {
+                ns.name.to_lowercase().contains(s) || ns.path.to_lowercase().contains(s)
+            })
+        })
+        .map(|ns| namespace::basic(ctx.store, ns))
+        .collect();
+    ctx.paginate(items)
+}
+
+fn namespace_show(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let raw = ctx.path_param("id").to_string();
+    let id = match raw.parse::<u64>() {
+        Ok(id) => Some(id),
+        Err(_) => ctx.store.namespace_by_full_path(&raw),
+    };
+    let visible = visible_namespaces(ctx)?;
+    let ns = id
+        .filter(|id| visible.contains(id))
+        .and_then(|id| ctx.store.namespaces.get(&id))
+        .ok_or(ApiError::NotFound("Namespace"))?;
+    Ok(Reply::ok(namespace::basic(ctx.store, ns)))
+}

@@ -1,0 +1,426 @@
+//! Merge requests: list with filters, create (Developer+), show, update (close/reopen), delete (owners and
+//! admins) and merge.
+
+use http::{Method, StatusCode};
+use serde_json::Value;
+
+use crate::context::Ctx;
+use crate::entities::merge_request::merge_request as render_mr;
+use crate::error::ApiError;
+use crate::reply::Reply;
+use crate::router::{api, Route};
+use crate::store::merge_requests::NewMergeRequest;
+use crate::store::{access, MergeRequest, NoteableKind};
+
+/// Routes of this module.
+pub fn routes() -> Vec<Route> {
+    let one = "/projects/{id}/merge_requests/{merge_request_iid}";
+    vec![
+        api(Method::GET, "/projects/{id}/merge_requests", list),
+        api(Method::POST, "/projects/{id}/merge_requests", create),
+        api(Method::GET, one, show),
+        api(Method::PUT, one, update),
+        api(Method::DELETE, one, delete),
+        api(Method::PUT, &format!("{one}/merge"), merge),
+    ]
+}
+
+/// Resolves `:merge_request_iid` in the project named by `:id`.
+pub fn find_mr(ctx: &Ctx<'_>) -> Result<(u64, u64), ApiError> {
+    let pid = ctx.project_id()?;
+    if !ctx.project(pid)?.flag("merge_requests_enabled") {
+        return Err(ApiError::Forbidden);
+    }
+    let iid = ctx.path_u64("merge_request_iid", "Merge Request")?;
+    let id = ctx
+        .store
+        .merge_request_by_iid(pid, iid)
+        .ok_or(ApiError::NotFound("Merge Request"))?;
+    Ok((pid, id))
+}
+
+fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let pid = ctx.project_id()?;
+    let p = &ctx.params;
+    let state = p.str("state").unwrap_or_else(|| "all".into());
+    if !["opened", "closed", "merged", "locked", "all"].contains(&state.as_str()) {
+        return Err(ApiError::Invalid("state".into()));
+    }
+    let iids = p.u64_list("iids")?;
+    let labels = p.list("labels");
+    let search = p.str("search").map(|s| s.to_lowercase());
+    let source_branch = p.str("source_branch");
+    let target_branch = p.str("target_branch");
+    let order_by = p.str("order_by").unwrap_or_else(|| "created_at".into());
+    let desc = ctx.sort_desc(true)?;
+    let mut found: Vec<&MergeRequest> = ctx
+        .store
+        .merge_requests
+        .values()
+        .filter(|m| m.project_id == pid)
+        .filter(|m| state == "all" || m.state == state)
+        .filter(|m| iids.as_ref().map_or(true, |l| l.contains(&m.iid)))
+        .filter(|m| {
+            labels
+                .as_ref()
+                .map_or(true, |l| l.iter().all(|x| m.labels.contains(x)))
+        })
+        .filter(|m| {
+            search.as_deref().map_or(true, |s| {
+                m.title.to_lowercase().contains(s)
+                    || m.description
+                        .as_deref()
+                        .is_some_and(|d| d.to_lowercase().contains(s))
+            })
+        })
+        .filter(|m| {
+            source_branch
+                .as_ref()
+                .map_or(true, |b| &m.source_branch == b)
+        })
+        .filter(|m| {
+            target_branch
+                .as_ref()
+                .map_or(true, |b| &m.target_branch == b)
+        })
+        .collect();
+    match order_by.as_str() {
+        "created_at" => found.sort_by_key(|m| (m.created_at, m.id)),
+        "updated_at" => found.sort_by_key(|m| (m.updated_at, m.id)),
+        _ => return Err(ApiError::Invalid("order_by".into())),
+    }
+    if desc {
+        found.reverse();
+    }
+    let items: Vec<Value> = found
+        .into_iter()
+        .map(|m| render_mr(ctx.store, m, None))
+        .collect();
+    ctx.paginate(items)
+}
+
+fn single(ctx: &Ctx<'_>, id: u64) -> Result<Value, ApiError> {
+    let m = ctx
+        .store
+        .merge_requests
+        .get(&id)
+        .ok_or(ApiError::NotFound("Merge Request"))?;
+    Ok(render_mr(ctx.store, m, Some(ctx.caller)))
+}
+
+fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let uid = ctx.user_id()?;
+    let pid = ctx.project_id()?;
+    if !ctx.project(pid)?.flag("merge_requests_enabled") {
+        return Err(ApiError::Forbidden);
+    }
+    ctx.require_level(pid, access::DEVELOPER)?;
+    let title = ctx.params.required_str("title")?;
+    let source = ctx.params.required_str("source_branch")?;
+    let target = ctx.params.required_str("target_branch")?;
+    if title.trim().is_empty() {
+        return Err(ApiError::validation("title", "can't be blank"));
+    }
+    let repo = &ctx.project(pid)?.repo;
+    let mut errors = Vec::new();
+    if !repo.branches.contains_key(&source) {
+        errors.push(("source_branch".to_string(), "is invalid".to_string()));
+    }
+    if !repo.branches.contains_key(&target) {
+        errors.push(("target_branch".to_string(), "is invalid".to_string()));
+    }
+    if source == target {
+        errors.push((
+            "validate_branches".to_string(),
+            "You can't use same project/branch for source and target".to_string(),
+        ));
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::Validation(errors));
+    }
+    if let Some(existing) = ctx.store.merge_requests.values().find(|m| {
+        m.project_id == pid
+            && m.state == "opened"
+            && m.source_branch == source
+            && m.target_branch == target
+    }) {
+        return Err(ApiError::Status(
+            StatusCode::CONFLICT,
+            format!(
+                "Another open merge request already exists for this source branch: !{}",
+                existing.iid
+            ),
+        ));
+    }
+    let fields = MrFields::read(ctx, pid)?;
+    let id = ctx
+        .store
+        .insert_merge_request(NewMergeRequest {
+            project_id: pid,
+            author_id: uid,
+            title,
+            source_branch: source,
+            target_branch: target,
+        })
+        .ok_or(ApiError::NotFound("Project"))?;
+    let description = ctx.params.str("description");
+    if let Some(m) = ctx.store.merge_requests.get_mut(&id) {
+        m.description = description;
+    }
+    fields.apply(ctx, id);
+    Ok(Reply::created(single(ctx, id)?))
+}
+
+/// Optional fields shared by create and update.
+struct MrFields {
+    assignee: Option<Option<u64>>,
+    milestone: Option<Option<u64>>,
+    labels: Option<Vec<String>>,
+    remove_source_branch: Option<bool>,
+    squash: Option<bool>,
+    discussion_locked: Option<bool>,
+    allow_maintainer_to_push: Option<bool>,
+}
+
+impl MrFields {
+    fn read(ctx: &Ctx<'_>, pid: u64) -> Result<Self, ApiError> {
+        let p = &ctx.params;
+        let assignee = if p.has("assignee_id") {
+            Some(
+                p.u64("assignee_id")?
+                    .filter(|id| ctx.store.users.contains_key(id)),
+            )
+        } else if p.has("assignee_ids") {
+            Some(
+                p.u64_list("assignee_ids")?
+                    .and_then(|l| l.first().copied())
+                    .filter(|id| ctx.store.users.contains_key(id)),
+            )
+        } else {
+            None
+        };
+        let milestone = if p.has("milestone_id") {
+            Some(p.u64("milestone_id")?.filter(|m| {
+                ctx.store
+                    .milestones
+                    .get(m)
+                    .is_some_and(|m| m.project_id == pid)
+            }))
+        } else {
+            None
+        };
+        Ok(MrFields {
+            assignee,
+            milestone,
+            labels: p.list("labels").or_else(|| p.has("labels").then(Vec::new)),
+            remove_source_branch: p.bool("remove_source_branch")?,
+            squash: p.bool("squash")?,
+            discussion_locked: p.bool("discussion_locked")?,
+            allow_maintainer_to_push: p.bool("allow_maintainer_to_push")?,
+        })
+    }
+
+    fn apply(self, ctx: &mut Ctx<'_>, id: u64) {
+        let Some(pid) = ctx.store.merge_requests.get(&id).map(|m| m.project_id) else {
+            return;
+        };
+        if let Some(labels) = &self.labels {
+            ctx.store.ensure_labels(pid, labels);
+        }
+        let Some(m) = ctx.store.merge_requests.get_mut(&id) else {
+            return;
+        };
+        if let Some(v) = self.assignee {
+            m.assignee_id = v;
+        }
+        if let Some(v) = self.milestone {
+            m.milestone_id = v;
+        }
+        if let Some(v) = self.labels {
+            m.labels = v;
+        }
+        if let Some(v) = self.remove_source_branch {
+            m.force_remove_source_branch = Some(v);
+        }
+        if let Some(v) = self.squash {
+            m.squash = v;
+        }
+        if let Some(v) = self.discussion_locked {
+            m.discussion_locked = Some(v);
+        }
+        if let Some(v) = self.allow_maintainer_to_push {
+            m.allow_maintainer_to_push = v;
+        }
+    }
+}
+
+fn show(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let (_, id) = find_mr(ctx)?;
+    Ok(Reply::ok(single(ctx, id)?))
+}
+
+fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let uid = ctx.user_id()?;
+    let (pid, id) = find_mr(ctx)?;
+    let author = ctx.store.merge_requests.get(&id).map(|m| m.author_id);
+    if ctx.level(pid) < access::DEVELOPER && author != Some(uid) {
+        return Err(ApiError::Forbidden);
+    }
+    let title = ctx.params.str("title");
+    if title.as_deref().is_some_and(|t| t.trim().is_empty()) {
+        return Err(ApiError::validation("title", "can't be blank"));
+    }
+    let state_event = ctx.params.str("state_event");
+    if state_event
+        .as_deref()
+        .is_some_and(|e| e != "close" && e != "reopen")
+    {
+        return Err(ApiError::Invalid("state_event".into()));
+    }
+    let target = ctx.params.str("target_branch");
+    if let Some(t) = &target {
+        if !ctx.project(pid)?.repo.branches.contains_key(t) {
+            return Err(ApiError::validation("target_branch", "is invalid"));
+        }
+    }
+    let description = ctx.params.str("description");
+    let fields = MrFields::read(ctx, pid)?;
+    fields.apply(ctx, id);
+    let now = ctx.store.now();
+    let head = ctx
+        .store
+        .merge_requests
+        .get(&id)
+        .and_then(|m| crate::entities::merge_request::source_sha(ctx.store, m));
+    if let Some(m) = ctx.store.merge_requests.get_mut(&id) {
+        if let Some(v) = title {
+            m.title = v;
+        }
+        if let Some(v) = description {
+            m.description = Some(v);
+        }
+        if let Some(v) = target {
+            m.target_branch = v;
+        }
+        match state_event.as_deref() {
+            Some("close") if m.state == "opened" => {
+                m.state = "closed".into();
+                m.closed_at = Some(now);
+                m.closed_by = Some(uid);
+                m.frozen_sha = head;
+            }
+            Some("reopen") if m.state == "closed" => {
+                m.state = "opened".into();
+                m.closed_at = None;
+                m.closed_by = None;
+                m.frozen_sha = None;
+            }
+            _ => {}
+        }
+        m.updated_at = now;
+    }
+    Ok(Reply::ok(single(ctx, id)?))
+}
+
+fn delete(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.user_id()?;
+    let (pid, id) = find_mr(ctx)?;
+    ctx.require_level(pid, access::OWNER)?;
+    ctx.store.merge_requests.remove(&id);
+    ctx.store
+        .notes
+        .retain(|_, n| !(n.noteable_kind == NoteableKind::MergeRequest && n.noteable_id == id));
+    Ok(Reply::no_content())
+}
+
+fn merge(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let uid = ctx.user_id()?;
+    let (pid, id) = find_mr(ctx)?;
+    let level = ctx.level(pid);
+    let m = ctx
+        .store
+        .merge_requests
+        .get(&id)
+        .cloned()
+        .ok_or(ApiError::NotFound("Merge Request"))?;
+    let project = ctx.project(pid)?;
+    let target_protected = project
+        .repo
+        .branches
+        .get(&m.target_branch)
+        .is_some_and(|b| b.protected && !b.developers_can_merge);
+    if level < access::DEVELOPER || (target_protected && level < access::MAINTAINER) {
+        return Err(ApiError::Unauthorized);
+    }
+    if m.state != "opened" {
+        return Err(ApiError::Status(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "405 Method Not Allowed".into(),
+        ));
+    }
+    let source = project
+        .repo
+        .resolve(&m.source_branch)
+        .cloned()
+        .ok_or_else(|| {
+            ApiError::Status(StatusCode::NOT_ACCEPTABLE, "Branch cannot be merged".into())
+        })?;
+    let target = project
+        .repo
+        .resolve(&m.target_branch)
+        .cloned()
+        .ok_or_else(|| {
+            ApiError::Status(StatusCode::NOT_ACCEPTABLE, "Branch cannot be merged".into())
+        })?;
+    if let Some(sha) = ctx.params.str("sha") {
+        if sha != source.id {
+            return Err(ApiError::Conflict(format!(
+                "SHA does not match HEAD of source branch: {}",
+                source.id
+            )));
+        }
+    }
+    let (name, email) = ctx
+        .store
+        .users
+        .get(&uid)
+        .map(|u| (u.name.clone(), u.email.clone()))
+        .unwrap_or_default();
+    let now = ctx.store.now();
+    let message = ctx.params.str("merge_commit_message").unwrap_or_else(|| {
+        format!(
+            "Merge branch '{}' into '{}'\n\n{}\n\nSee merge request !{}",
+            m.source_branch, m.target_branch, m.title, m.iid
+        )
+    });
+    let remove_source = ctx.params.flag("should_remove_source_branch", false)?
+        || m.force_remove_source_branch == Some(true);
+    let Some(project) = ctx.store.projects.get_mut(&pid) else {
+        return Err(ApiError::NotFound("Project"));
+    };
+    let mut tree = (*target.tree).clone();
+    for (path, content) in source.tree.iter() {
+        tree.insert(path.clone(), content.clone());
+    }
+    let merge_sha =
+        project
+            .repo
+            .commit(Some(target.id.clone()), tree, &message, &name, &email, now);
+    if let Some(commit) = project.repo.commits.get_mut(&merge_sha) {
+        commit.parent_ids.push(source.id.clone());
+    }
+    project.repo.set_branch(&m.target_branch, &merge_sha, false);
+    if remove_source && m.source_branch != project.default_branch {
+        project.repo.branches.remove(&m.source_branch);
+    }
+    project.last_activity_at = now;
+    if let Some(m) = ctx.store.merge_requests.get_mut(&id) {
+        m.state = "merged".into();
+        m.merged_at = Some(now);
+        m.merged_by = Some(uid);
+        m.merge_commit_sha = Some(merge_sha);
+        m.frozen_sha = Some(source.id);
+        m.updated_at = now;
+    }
+    Ok(Reply::ok(single(ctx, id)?))
+}

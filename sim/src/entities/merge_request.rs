@@ -1,0 +1,108 @@
+//! The merge request entity: list items are `MergeRequestBasic`; single responses add `subscribed` and the
+//! merge/close details.
+
+use serde_json::{json, Value};
+
+use super::{opt_ts, time_stats, ts};
+use crate::store::{MergeRequest, NoteableKind, Store};
+
+/// The current head of the source branch (or the frozen head once merged or closed).
+pub fn source_sha(store: &Store, m: &MergeRequest) -> Option<String> {
+    m.frozen_sha.clone().or_else(|| {
+        store
+            .projects
+            .get(&m.source_project_id)
+            .and_then(|p| p.repo.branches.get(&m.source_branch))
+            .map(|b| b.commit.clone())
+    })
+}
+
+/// The V4 merge request; `single_for` is the caller on a single response.
+pub fn merge_request(store: &Store, m: &MergeRequest, single_for: Option<Option<u64>>) -> Value {
+    let web = store
+        .projects
+        .get(&m.project_id)
+        .map(|p| {
+            format!(
+                "{}/{}/merge_requests/{}",
+                store.base_url,
+                store.project_full_path(p),
+                m.iid
+            )
+        })
+        .unwrap_or_default();
+    let wip = ["wip:", "[wip]", "wip ", "draft:", "[draft]"]
+        .iter()
+        .any(|p| m.title.to_ascii_lowercase().starts_with(p));
+    let mut v = json!({
+        "id": m.id,
+        "iid": m.iid,
+        "project_id": m.project_id,
+        "title": m.title,
+        "description": m.description,
+        "state": m.state,
+        "created_at": ts(m.created_at),
+        "updated_at": ts(m.updated_at),
+        "target_branch": m.target_branch,
+        "source_branch": m.source_branch,
+        "upvotes": 0,
+        "downvotes": 0,
+        "author": super::user::basic_by_id(store, Some(m.author_id)),
+        "assignee": super::user::basic_by_id(store, m.assignee_id),
+        "source_project_id": m.source_project_id,
+        "target_project_id": m.project_id,
+        "labels": m.labels,
+        "work_in_progress": wip,
+        "milestone": super::issue::milestone_by_id(store, m.milestone_id),
+        "merge_when_pipeline_succeeds": m.merge_when_pipeline_succeeds,
+        "merge_status": "can_be_merged",
+        "sha": source_sha(store, m),
+        "merge_commit_sha": m.merge_commit_sha,
+        "user_notes_count": store.user_notes_count(NoteableKind::MergeRequest, m.id),
+        "discussion_locked": m.discussion_locked,
+        "should_remove_source_branch": m.should_remove_source_branch,
+        "force_remove_source_branch": m.force_remove_source_branch,
+        "allow_maintainer_to_push": m.allow_maintainer_to_push,
+        "web_url": web,
+        "time_stats": time_stats(m.time_estimate, m.total_time_spent),
+        "squash": m.squash,
+    });
+    if let (Some(viewer), Value::Object(map)) = (single_for, &mut v) {
+        let changes = changes_count(store, m);
+        let details = json!({
+            "subscribed": viewer.is_some_and(|uid| m.subscribers.contains(&uid)),
+            "changes_count": changes.to_string(),
+            "merged_by": super::user::basic_by_id(store, m.merged_by),
+            "merged_at": opt_ts(m.merged_at),
+            "closed_by": super::user::basic_by_id(store, m.closed_by),
+            "closed_at": opt_ts(m.closed_at),
+            "latest_build_started_at": Value::Null,
+            "latest_build_finished_at": Value::Null,
+            "first_deployed_to_production_at": Value::Null,
+            "pipeline": Value::Null,
+        });
+        if let Value::Object(details) = details {
+            map.extend(details);
+        }
+    }
+    v
+}
+
+fn changes_count(store: &Store, m: &MergeRequest) -> usize {
+    let Some(project) = store.projects.get(&m.project_id) else {
+        return 0;
+    };
+    let source = source_sha(store, m).and_then(|s| project.repo.resolve(&s).cloned());
+    let target = project.repo.resolve(&m.target_branch);
+    match (source, target) {
+        (Some(s), Some(t)) => s
+            .tree
+            .keys()
+            .chain(t.tree.keys())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .filter(|path| s.tree.get(*path) != t.tree.get(*path))
+            .count(),
+        _ => 0,
+    }
+}

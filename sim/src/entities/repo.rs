@@ -1,0 +1,65 @@
+//! Repository entities: `Commit`, `CommitDetail` and `Branch`.
+
+use serde_json::{json, Value};
+
+use super::ts;
+use crate::store::repo::{Branch, Commit, Repository};
+
+/// The `Commit` entity.
+pub fn commit(c: &Commit) -> Value {
+    json!({
+        "id": c.id,
+        "short_id": c.short_id(),
+        "title": c.title(),
+        "created_at": ts(c.date),
+        "parent_ids": c.parent_ids,
+        "message": c.message,
+        "author_name": c.author_name,
+        "author_email": c.author_email,
+        "authored_date": ts(c.date),
+        "committer_name": c.author_name,
+        "committer_email": c.author_email,
+        "committed_date": ts(c.date),
+    })
+}
+
+/// `CommitDetail`: the commit plus `stats`, `status`, `last_pipeline` and `project_id`.
+pub fn commit_detail(repo: &Repository, c: &Commit, project_id: u64) -> Value {
+    let mut v = commit(c);
+    let (additions, deletions) = repo.stats(c);
+    if let Value::Object(map) = &mut v {
+        map.insert(
+            "stats".into(),
+            json!({"additions": additions, "deletions": deletions, "total": additions + deletions}),
+        );
+        map.insert("status".into(), Value::Null);
+        map.insert("last_pipeline".into(), Value::Null);
+        map.insert("project_id".into(), json!(project_id));
+    }
+    v
+}
+
+/// The `Branch` entity as seen by a caller with `can_push`.
+pub fn branch(
+    repo: &Repository,
+    name: &str,
+    b: &Branch,
+    default_branch: &str,
+    can_push: bool,
+) -> Value {
+    let merged = name != default_branch
+        && repo
+            .branches
+            .get(default_branch)
+            .is_some_and(|d| repo.is_ancestor(&b.commit, &d.commit));
+    json!({
+        "name": name,
+        "commit": repo.commits.get(&b.commit).map(commit).unwrap_or(Value::Null),
+        "merged": merged,
+        "protected": b.protected,
+        "developers_can_push": b.developers_can_push,
+        "developers_can_merge": b.developers_can_merge,
+        "can_push": can_push,
+        "default": name == default_branch,
+    })
+}

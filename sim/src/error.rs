@@ -1,0 +1,120 @@
+//! The API error type, and how each error becomes the service's `{"message": ...}` response.
+
+use http::StatusCode;
+use serde_json::{json, Map, Value};
+
+/// Everything a handler can answer instead of a success.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// A required parameter is absent.
+    #[error("400 (Bad request) \"{0}\" not given")]
+    Missing(String),
+    /// A parameter has the wrong type or an unknown value.
+    #[error("400 (Bad request) \"{0}\" is invalid")]
+    Invalid(String),
+    /// A 400 with a free-form message.
+    #[error("{0}")]
+    BadRequest(String),
+    /// Model validation failures: `{"message": {"field": ["..."]}}` with 400.
+    #[error("validation failed")]
+    Validation(Vec<(String, String)>),
+    /// No or an unknown token.
+    #[error("401 Unauthorized")]
+    Unauthorized,
+    /// The caller may not do this.
+    #[error("403 Forbidden")]
+    Forbidden,
+    /// The caller may not do this, with the reason.
+    #[error("403 Forbidden - {0}")]
+    ForbiddenBecause(String),
+    /// A named resource does not exist or is not visible: `404 Project Not Found`.
+    #[error("404 {0} Not Found")]
+    NotFound(&'static str),
+    /// The generic `404 Not found`.
+    #[error("404 Not found")]
+    NotFoundPlain,
+    /// No route matches the path.
+    #[error("404 Not Found")]
+    NoRoute,
+    /// The path exists, the method does not.
+    #[error("405 Not Allowed")]
+    MethodNotAllowed,
+    /// A 409 with its message.
+    #[error("{0}")]
+    Conflict(String),
+    /// Any other status with its message.
+    #[error("{1}")]
+    Status(StatusCode, String),
+    /// The request body is over the size limit.
+    #[error("413 Request Entity Too Large")]
+    TooLarge,
+}
+
+impl ApiError {
+    /// A single-field validation error.
+    pub fn validation(field: &str, message: &str) -> Self {
+        ApiError::Validation(vec![(field.to_string(), message.to_string())])
+    }
+
+    /// The HTTP status of this error.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::Missing(_)
+            | ApiError::Invalid(_)
+            | ApiError::BadRequest(_)
+            | ApiError::Validation(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden | ApiError::ForbiddenBecause(_) => StatusCode::FORBIDDEN,
+            ApiError::NotFound(_) | ApiError::NotFoundPlain | ApiError::NoRoute => {
+                StatusCode::NOT_FOUND
+            }
+            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::Status(status, _) => *status,
+            ApiError::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        }
+    }
+
+    /// The JSON body of this error.
+    pub fn body(&self) -> Value {
+        match self {
+            ApiError::Validation(fields) => {
+                let mut map = Map::new();
+                for (field, message) in fields {
+                    let entry = map.entry(field.clone()).or_insert_with(|| json!([]));
+                    if let Value::Array(list) = entry {
+                        list.push(json!(message));
+                    }
+                }
+                json!({ "message": map })
+            }
+            ApiError::NoRoute | ApiError::MethodNotAllowed => json!({ "error": self.to_string() }),
+            _ => json!({ "message": self.to_string() }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes() {
+        assert_eq!(
+            ApiError::Missing("title".into()).body(),
+            json!({"message": "400 (Bad request) \"title\" not given"})
+        );
+        assert_eq!(
+            ApiError::NotFound("Project").body(),
+            json!({"message": "404 Project Not Found"})
+        );
+        assert_eq!(
+            ApiError::validation("access_level", "is not included in the list").body(),
+            json!({"message": {"access_level": ["is not included in the list"]}})
+        );
+        assert_eq!(
+            ApiError::ForbiddenBecause("Must be admin to use sudo".into()).status(),
+            StatusCode::FORBIDDEN
+        );
+    }
+}

@@ -1,0 +1,160 @@
+//! The in-memory database: every entity table, the id sequences and the monotonic clock. Each submodule owns one
+//! kind of entity and adds its own `impl Store` block for creating and finding it.
+
+pub mod issues;
+pub mod labels;
+pub mod members;
+pub mod merge_requests;
+pub mod namespaces;
+pub mod notes;
+pub mod projects;
+pub mod repo;
+pub mod users;
+
+use std::collections::BTreeMap;
+
+use crate::time::{now_millis, Millis};
+
+pub use issues::Issue;
+pub use labels::{Label, Milestone};
+pub use members::{access, Member};
+pub use merge_requests::MergeRequest;
+pub use namespaces::{Namespace, NamespaceKind};
+pub use notes::{Note, NoteableKind};
+pub use projects::Project;
+pub use users::{Token, TokenKind, User};
+
+/// Project and group visibility.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Visibility {
+    /// Members only.
+    Private,
+    /// Any signed-in user.
+    Internal,
+    /// Everyone, including anonymous callers.
+    Public,
+}
+
+impl Visibility {
+    /// The V4 string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Visibility::Private => "private",
+            Visibility::Internal => "internal",
+            Visibility::Public => "public",
+        }
+    }
+
+    /// Parses the V4 string.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "private" => Some(Visibility::Private),
+            "internal" => Some(Visibility::Internal),
+            "public" => Some(Visibility::Public),
+            _ => None,
+        }
+    }
+}
+
+/// Counters for every id sequence.
+#[derive(Debug)]
+struct Sequences {
+    user: u64,
+    token: u64,
+    namespace: u64,
+    project: u64,
+    issue: u64,
+    merge_request: u64,
+    note: u64,
+    label: u64,
+    milestone: u64,
+}
+
+/// The whole simulated service state.
+#[derive(Debug)]
+pub struct Store {
+    /// `http://127.0.0.1:PORT`, used in `web_url` and `_links`.
+    pub base_url: String,
+    /// Users by id.
+    pub users: BTreeMap<u64, User>,
+    /// Access tokens by id.
+    pub tokens: BTreeMap<u64, Token>,
+    /// User and group namespaces by id (a group's id is its namespace id).
+    pub namespaces: BTreeMap<u64, Namespace>,
+    /// Projects by id.
+    pub projects: BTreeMap<u64, Project>,
+    /// Issues by global id.
+    pub issues: BTreeMap<u64, Issue>,
+    /// Merge requests by global id.
+    pub merge_requests: BTreeMap<u64, MergeRequest>,
+    /// Notes by id.
+    pub notes: BTreeMap<u64, Note>,
+    /// Project labels by id.
+    pub labels: BTreeMap<u64, Label>,
+    /// Project milestones by id.
+    pub milestones: BTreeMap<u64, Milestone>,
+    seq: Sequences,
+    last_millis: Millis,
+}
+
+impl Store {
+    /// An empty store holding only the root user, authenticated by `root_token`.
+    pub fn new(base_url: &str, root_token: &str) -> Store {
+        let mut store = Store {
+            base_url: base_url.trim_end_matches('/').to_string(),
+            users: BTreeMap::new(),
+            tokens: BTreeMap::new(),
+            namespaces: BTreeMap::new(),
+            projects: BTreeMap::new(),
+            issues: BTreeMap::new(),
+            merge_requests: BTreeMap::new(),
+            notes: BTreeMap::new(),
+            labels: BTreeMap::new(),
+            milestones: BTreeMap::new(),
+            seq: Sequences {
+                user: 0,
+                token: 0,
+                namespace: 0,
+                project: 0,
+                issue: 999,
+                merge_request: 1999,
+                note: 0,
+                label: 0,
+                milestone: 0,
+            },
+            last_millis: 0,
+        };
+        let root = store.insert_user(users::NewUser {
+            username: "root".into(),
+            name: "Administrator".into(),
+            email: "admin@example.com".into(),
+            password: Some("password".into()),
+            is_admin: true,
+        });
+        store.insert_token(
+            root,
+            "root",
+            vec!["api".into(), "sudo".into()],
+            TokenKind::Personal,
+            Some(root_token.to_string()),
+        );
+        store
+    }
+
+    /// The current time; strictly increasing so that creation order and timestamp order agree.
+    pub fn now(&mut self) -> Millis {
+        let now = now_millis().max(self.last_millis + 1);
+        self.last_millis = now;
+        now
+    }
+
+    /// Records that `at` was used as a timestamp, keeping later ones after it.
+    pub fn observe_time(&mut self, at: Millis) {
+        self.last_millis = self.last_millis.max(at);
+    }
+}
+
+fn bump(counter: &mut u64) -> u64 {
+    *counter += 1;
+    *counter
+}

@@ -1,0 +1,106 @@
+//! Notes (comments) on issues and merge requests.
+
+use super::{bump, Store};
+use crate::time::Millis;
+
+/// What a note is attached to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoteableKind {
+    /// An issue.
+    Issue,
+    /// A merge request.
+    MergeRequest,
+}
+
+impl NoteableKind {
+    /// The `noteable_type` string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoteableKind::Issue => "Issue",
+            NoteableKind::MergeRequest => "MergeRequest",
+        }
+    }
+}
+
+/// A note.
+#[derive(Debug, Clone)]
+pub struct Note {
+    /// Id.
+    pub id: u64,
+    /// Markdown body.
+    pub body: String,
+    /// Author.
+    pub author_id: u64,
+    /// Creation time.
+    pub created_at: Millis,
+    /// Last update time.
+    pub updated_at: Millis,
+    /// System notes are made by the service.
+    pub system: bool,
+    /// Issue or merge request.
+    pub noteable_kind: NoteableKind,
+    /// Global id of the issue or merge request.
+    pub noteable_id: u64,
+    /// Its iid.
+    pub noteable_iid: u64,
+    /// Project.
+    pub project_id: u64,
+}
+
+impl Store {
+    /// Creates a note; returns its id.
+    pub fn insert_note(
+        &mut self,
+        kind: NoteableKind,
+        noteable_id: u64,
+        author_id: u64,
+        body: String,
+        created_at: Option<Millis>,
+    ) -> Option<u64> {
+        let (project_id, noteable_iid) = match kind {
+            NoteableKind::Issue => self
+                .issues
+                .get(&noteable_id)
+                .map(|i| (i.project_id, i.iid))?,
+            NoteableKind::MergeRequest => self
+                .merge_requests
+                .get(&noteable_id)
+                .map(|m| (m.project_id, m.iid))?,
+        };
+        let now = match created_at {
+            Some(at) => {
+                self.observe_time(at);
+                at
+            }
+            None => self.now(),
+        };
+        let id = bump(&mut self.seq.note);
+        self.notes.insert(
+            id,
+            Note {
+                id,
+                body,
+                author_id,
+                created_at: now,
+                updated_at: now,
+                system: false,
+                noteable_kind: kind,
+                noteable_id,
+                noteable_iid,
+                project_id,
+            },
+        );
+        if let Some(p) = self.projects.get_mut(&project_id) {
+            p.last_activity_at = p.last_activity_at.max(now);
+        }
+        Some(id)
+    }
+
+    /// Number of user (non-system) notes on an issue or merge request.
+    pub fn user_notes_count(&self, kind: NoteableKind, noteable_id: u64) -> usize {
+        self.notes
+            .values()
+            .filter(|n| n.noteable_kind == kind && n.noteable_id == noteable_id && !n.system)
+            .count()
+    }
+}

@@ -1,0 +1,153 @@
+//! TLS on both sides: clients reach svcgate over TLS with HTTP/2 chosen by ALPN, and svcgate reaches an
+//! `https://` backend that it trusts through the configured CA bundle.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use common::TestGateway;
+use http::{Request, Response, Version};
+use http_body_util::{BodyExt, Empty, Full};
+use hyper::service::service_fn;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+
+struct Material {
+    _dir: tempfile::TempDir,
+    cert: std::path::PathBuf,
+    key: std::path::PathBuf,
+    der: rustls::pki_types::CertificateDer<'static>,
+}
+
+fn self_signed() -> Material {
+    let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cert = dir.path().join("cert.pem");
+    let key = dir.path().join("key.pem");
+    std::fs::write(&cert, certified.cert.pem()).unwrap();
+    std::fs::write(&key, certified.key_pair.serialize_pem()).unwrap();
+    Material {
+        der: certified.cert.der().clone(),
+        _dir: dir,
+        cert,
+        key,
+    }
+}
+
+fn client_config(
+    trusted: &rustls::pki_types::CertificateDer<'static>,
+    alpn: &[&[u8]],
+) -> rustls::ClientConfig {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(trusted.clone()).unwrap();
+    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    config.alpn_protocols = alpn.iter().map(|protocol| protocol.to_vec()).collect();
+    config
+}
+
+#[tokio::test]
+async fn clients_get_http2_over_tls_by_alpn() {
+    let origin = common::origin::Origin::start().await;
+    let material = self_signed();
+    let gateway = TestGateway::start_with(&origin.url(), |raw| {
+        raw.tls_cert = Some(material.cert.clone());
+        raw.tls_key = Some(material.key.clone());
+    })
+    .await;
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(client_config(&material.der, &[]))
+        .https_only()
+        .enable_http2()
+        .build();
+    let client: Client<_, Empty<Bytes>> = Client::builder(TokioExecutor::new())
+        .http2_only(true)
+        .build(connector);
+    let url = format!(
+        "https://localhost:{}/api/v4/projects",
+        gateway.address.port()
+    );
+    let response = client
+        .request(Request::get(url).body(Empty::new()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(response.version(), Version::HTTP_2);
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    let echo: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(echo["headers"]["x-forwarded-proto"], "https");
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn an_https_backend_is_trusted_through_the_configured_ca_bundle() {
+    let material = self_signed();
+    let certs = svcgate::upstream::read_certs("test", &material.cert).unwrap();
+    let key = svcgate::upstream::read_key("test", &material.key).unwrap();
+    let server_config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(certs, key)
+    .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(server_config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let Ok(stream) = acceptor.accept(stream).await else {
+                    return;
+                };
+                let service = service_fn(|request: Request<hyper::body::Incoming>| async move {
+                    let text = format!("secure {}", request.uri().path());
+                    Ok::<_, Infallible>(Response::new(Full::new(Bytes::from(text))))
+                });
+                let _ = auto::Builder::new(TokioExecutor::new())
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+
+    let trusting = TestGateway::start_with(&format!("https://localhost:{port}"), |raw| {
+        raw.backend_ca_bundle = Some(material.cert.clone());
+    })
+    .await;
+    let answer = common::send(
+        http::Method::GET,
+        &format!("{}/hello", trusting.url()),
+        &[],
+        None,
+    )
+    .await;
+    assert_eq!(answer.status, http::StatusCode::OK);
+    assert_eq!(answer.body, Bytes::from_static(b"secure /hello"));
+    trusting.stop().await;
+
+    let untrusting = TestGateway::start(&format!("https://localhost:{port}")).await;
+    let answer = common::send(
+        http::Method::GET,
+        &format!("{}/hello", untrusting.url()),
+        &[],
+        None,
+    )
+    .await;
+    assert_eq!(
+        answer.status,
+        http::StatusCode::BAD_GATEWAY,
+        "an unknown certificate is refused"
+    );
+    untrusting.stop().await;
+}

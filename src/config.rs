@@ -92,6 +92,8 @@ pub struct RawConfig {
     pub id_cache_entries: Option<u64>,
     /// Pages the id ↔ iid lookup may read from the backend on a miss.
     pub id_lookup_max_pages: Option<u64>,
+    /// Per-item backend fetches a list may run at once.
+    pub item_fetch_concurrency: Option<u64>,
     /// Token the gateway uses for its own backend calls.
     pub service_token: Option<String>,
 }
@@ -184,6 +186,7 @@ impl RawConfig {
             max_rewrite_body_bytes,
             id_cache_entries,
             id_lookup_max_pages,
+            item_fetch_concurrency,
             service_token,
         )
     }
@@ -219,6 +222,7 @@ const OPTIONS: &[(&str, Kind)] = &[
     ("max_rewrite_body_bytes", Kind::Number),
     ("id_cache_entries", Kind::Number),
     ("id_lookup_max_pages", Kind::Number),
+    ("item_fetch_concurrency", Kind::Number),
     ("service_token", Kind::Text),
 ];
 
@@ -325,6 +329,8 @@ pub struct Config {
     pub id_cache_entries: usize,
     /// Pages the id lookup may read on a miss.
     pub id_lookup_max_pages: u32,
+    /// Per-item backend fetches a list may run at once.
+    pub item_fetch_concurrency: usize,
     /// Token for the gateway's own backend calls.
     pub service_token: Option<String>,
 }
@@ -445,6 +451,11 @@ impl Config {
                 50,
             )?)
             .map_err(|_| invalid("id_lookup_max_pages", "is too large"))?,
+            item_fetch_concurrency: positive(
+                "item_fetch_concurrency",
+                raw.item_fetch_concurrency,
+                8,
+            )?,
             service_token: raw.service_token,
         })
     }

@@ -24,7 +24,6 @@ use tracing::Instrument;
 use crate::body::Body;
 use crate::config::{Config, ServerTls};
 use crate::context::RequestContext;
-use crate::rewrite::ids::IdIndex;
 use crate::rewrite::table::RuleTable;
 use crate::rewrite::{is_v3, RewriteSettings, Rewriter};
 use crate::store::Store;
@@ -61,22 +60,20 @@ impl Gateway {
             backend,
             Arc::clone(&metrics),
         )?);
-        let ids = IdIndex::new(
-            Arc::clone(&store),
-            Arc::clone(&metrics),
-            config.id_cache_entries,
-            config.id_lookup_max_pages,
-        );
         let rewriter = Rewriter::new(
             table,
-            ids,
+            Arc::clone(&store),
+            Arc::clone(&metrics),
             Arc::clone(&upstream),
             RewriteSettings {
                 shapes: config.shapes,
                 max_body: config.max_rewrite_body_bytes,
                 max_collected: config.max_collected_items,
+                item_fetch_concurrency: config.item_fetch_concurrency,
                 public_url: config.public_url.clone(),
             },
+            config.id_cache_entries,
+            config.id_lookup_max_pages,
         );
         Ok(Arc::new(Gateway {
             upstream,

@@ -29,7 +29,7 @@ fn rules_list_shows_each_rule_with_release_and_section() {
     let text = String::from_utf8(output.stdout).unwrap();
     let star = text
         .lines()
-        .find(|line| line.contains("/projects/:id/star"))
+        .find(|line| line.starts_with("DELETE") && line.contains("/projects/:id/star "))
         .expect("the unstar rule");
     assert!(star.starts_with("DELETE"), "{star}");
     assert!(star.contains("POST    /projects/:id/unstar"), "{star}");

@@ -325,15 +325,27 @@ async fn merge_request_iid_filter_is_renamed_to_iids() {
     assert_eq!(answer.status, StatusCode::OK);
     assert_eq!(
         received(&world.sim),
-        [format!(
-            "GET /api/v4/projects/{}/merge_requests?iids%5B%5D={iid}",
-            world.project
-        )]
+        [
+            format!(
+                "GET /api/v4/projects/{}/merge_requests?iids%5B%5D={iid}",
+                world.project
+            ),
+            format!(
+                "GET /api/v4/projects/{}/merge_requests/{iid}",
+                world.project
+            ),
+        ],
+        "the list, then each item for `subscribed`"
     );
     let list = answer.json();
     assert_eq!(list.as_array().unwrap().len(), 1);
     assert_v3_fields(&list[0], "merge_request", &[]);
     assert_eq!(list[0]["merge_when_build_succeeds"], json!(false));
+    assert_eq!(
+        list[0]["subscribed"],
+        json!(true),
+        "the author is subscribed"
+    );
 }
 
 #[tokio::test]

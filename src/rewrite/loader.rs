@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::rule::{Conversion, Converter, Procedure, Route, Rule};
+use super::rule::{Conversion, Converter, Embed, ItemFetch, Procedure, Route, Rule};
 use super::shape::{Field, FieldConverter, Shape, Shapes, Source};
 use crate::store::IdKind;
 
@@ -46,6 +46,12 @@ struct RawRule {
     #[serde(default)]
     add_query: BTreeMap<String, String>,
     #[serde(default)]
+    add_body: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    drop_if: BTreeMap<String, String>,
+    #[serde(default)]
+    path_from_request: Vec<String>,
+    #[serde(default)]
     ids: BTreeMap<String, String>,
     #[serde(default)]
     status: BTreeMap<String, u16>,
@@ -54,7 +60,26 @@ struct RawRule {
     page_base: Option<u8>,
     #[serde(default)]
     prefetch: bool,
+    answer: Option<toml::Value>,
+    item_fetch: Option<RawItemFetch>,
+    embed: Option<RawEmbed>,
     procedure: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawItemFetch {
+    path: String,
+    #[serde(default)]
+    fields: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEmbed {
+    field: String,
+    path: String,
+    entity: Option<String>,
 }
 
 #[derive(Deserialize, Clone)]
@@ -96,6 +121,8 @@ struct RawFieldTable {
     from: Option<String>,
     with: Option<String>,
     value: Option<toml::Value>,
+    #[serde(default)]
+    always_null: bool,
     #[serde(default)]
     optional: bool,
     entity: Option<String>,
@@ -244,6 +271,7 @@ fn compile_field(
         None => None,
     };
     let source = match (&table.value, &table.from) {
+        _ if table.always_null => Source::Const(serde_json::Value::Null),
         (Some(_), Some(_)) => {
             return Err(format!(
                 "field {:?}: give `value` or `from`, not both",
@@ -324,13 +352,66 @@ fn compile_rule(
     }
     for param in v4.params() {
         let known = v3.params().any(|name| name == param)
-            || ids.iter().any(|(name, _)| Rule::iid_param(name) == param);
+            || ids.iter().any(|(name, _)| Rule::iid_param(name) == param)
+            || raw.path_from_request.iter().any(|name| name == param);
         if !known {
             return Err(format!(
-                "v4: parameter {param:?} is not in the V3 path (nor an iid from `ids`)"
+                "v4: parameter {param:?} is not in the V3 path (nor an iid from `ids`, nor in `path_from_request`)"
             ));
         }
     }
+    for name in &raw.path_from_request {
+        if !v4.params().any(|param| param == name) {
+            return Err(format!(
+                "path_from_request: the V4 path has no parameter {name:?}"
+            ));
+        }
+    }
+    let path_params = |path: &str| -> Result<(), String> {
+        for segment in path.split('/') {
+            if let Some(name) = segment.strip_prefix(':') {
+                if !v3.params().any(|param| param == name) {
+                    return Err(format!("{path:?}: the V3 path has no parameter {name:?}"));
+                }
+            }
+        }
+        Ok(())
+    };
+    for value in raw.add_query.values() {
+        if let Some(name) = value.strip_prefix(':') {
+            if !v3.params().any(|param| param == name) {
+                return Err(format!("add_query: the V3 path has no parameter {name:?}"));
+            }
+        }
+    }
+    let item_fetch = match &raw.item_fetch {
+        Some(fetch) => {
+            path_params(&fetch.path).map_err(|message| format!("item_fetch: {message}"))?;
+            Some(ItemFetch {
+                path: fetch.path.clone(),
+                fields: fetch.fields.clone(),
+            })
+        }
+        None => None,
+    };
+    let embed = match &raw.embed {
+        Some(embed) => {
+            path_params(&embed.path).map_err(|message| format!("embed: {message}"))?;
+            if let Some(entity) = &embed.entity {
+                if !shapes.contains(entity) {
+                    return Err(format!("embed: unknown entity {entity:?}"));
+                }
+            }
+            Some(Embed {
+                field: embed.field.clone(),
+                path: embed.path.clone(),
+                entity: embed.entity.clone(),
+            })
+        }
+        None => None,
+    };
+    let to_json =
+        |value: &toml::Value| serde_json::to_value(value).map_err(|error| error.to_string());
 
     let mut conversions = Vec::new();
     for set_name in &raw.params {
@@ -391,12 +472,26 @@ fn compile_rule(
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
+        add_body: raw
+            .add_body
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), to_json(v)?)))
+            .collect::<Result<_, String>>()?,
+        drop_if: raw
+            .drop_if
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        path_from_request: raw.path_from_request.clone(),
         ids,
         status,
         response: raw.response.clone(),
         collect_all_pages,
         page_base,
         prefetch: raw.prefetch,
+        answer: raw.answer.as_ref().map(to_json).transpose()?,
+        item_fetch,
+        embed,
         procedure,
     })
 }

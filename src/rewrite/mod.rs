@@ -1,13 +1,17 @@
-//! V3 → V4 translation: match a rule, translate ids, build the V4 request, send it, reshape the answer.
+//! V3 → V4 translation: match a rule, translate ids, build the V4 request, send it, build the V3 answer.
 //!
-//! The pipeline for one `/api/v3/…` request, in order (each step a function below or a module of its own):
-//! 1. [`table`]: find the rule for the method and path; none → pass through with the prefix change.
-//! 2. [`ids`]: translate global issue and merge request ids to iids.
-//! 3. [`request`] and [`params`]: build the V4 path, query and body.
-//! 4. send, or gather every page, or run a named [`procedures`] entry; pre-fetch first when the rule says so.
-//! 5. remap the status, reshape the body with [`shape`], rewrite [`pagination`] headers.
+//! The pipeline for one `/api/v3/…` request, in order:
+//! 1. [`sessions`]: a token issued by `POST /session` becomes the backend's bearer token.
+//! 2. [`table`]: find the rule for the method and path; none → pass through with the prefix change.
+//! 3. [`ids`]: translate global issue and merge request ids to iids.
+//! 4. [`request`] and [`params`]: read what the rule must rewrite; build the V4 path, query and body.
+//! 5. pre-fetch when the rule says so; then send, gather every page, or run a named [`procedures`] entry
+//!    ([`exchange`] holds the translated request and the calls).
+//! 6. [`finish`]: remap the status, complete and reshape the body with [`shape`], rewrite [`pagination`].
 
 pub mod backend;
+pub mod exchange;
+pub mod finish;
 pub mod ids;
 pub mod loader;
 pub mod pagination;
@@ -15,42 +19,49 @@ pub mod params;
 pub mod procedures;
 pub mod request;
 pub mod rule;
+pub mod sessions;
 pub mod shape;
 pub mod table;
 
 use std::sync::Arc;
 
-use http::header::{HeaderMap, HeaderValue};
-use http::{Request, Response, StatusCode};
+use http::header::HeaderMap;
+use http::{Request, Response};
 use hyper::body::Incoming;
 use serde_json::Value;
 
-use self::backend::{header_number, Caller};
+use self::backend::Caller;
+use self::exchange::{decode, encode_segment, Exchange, Outcome};
+use self::finish::{Finisher, Prepared};
 use self::ids::IdIndex;
-use self::params::encode_pairs;
+use self::procedures::ProcedureEnv;
 use self::request::V3Request;
 use self::rule::{Rule, Segment};
+use self::sessions::Sessions;
 use self::table::RuleTable;
-use crate::body::{self, Body};
+use crate::body::Body;
 use crate::config::ShapeMode;
 use crate::context::RequestContext;
 use crate::error::GatewayError;
-use crate::passthrough::{forward_to, original_host, stream_back};
-use crate::store::IdKind;
+use crate::passthrough::{forward_to, original_host};
+use crate::store::Store;
+use crate::telemetry::Metrics;
 use crate::upstream::{add_forwarding_headers, strip_hop_by_hop, Upstream};
 
 /// The V3 prefix the gateway answers.
 pub const V3_PREFIX: &str = "/api/v3";
 
-/// GitHub-compatibility routes still served under `/api/v3` by current backends (section 5.9): forwarded as they
-/// are, never rewritten to V4.
-const GITHUB_COMPAT_PREFIXES: [&str; 4] = ["/orgs/", "/user/repos", "/repos/", "/users/"];
-
+/// Whether a V3 path (after the prefix) is one of the GitHub-compatibility routes that current backends still
+/// serve under `/api/v3` (section 5.9): `/repos/…`, `/orgs/:org/repos`, `/user/repos`, `/users/:user/repos`.
+/// These are forwarded as they are, never rewritten to V4.
 fn is_github_compat(path: &str) -> bool {
-    GITHUB_COMPAT_PREFIXES
-        .iter()
-        .any(|prefix| path.starts_with(prefix))
-        && (path.starts_with("/repos/") || path.ends_with("/repos") || path == "/user/repos")
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    match segments.as_slice() {
+        ["repos", ..] => true,
+        ["user", "repos"] => true,
+        ["orgs" | "users", _, "repos"] => true,
+        _ => false,
+    }
 }
 
 /// Settings of the translator.
@@ -62,6 +73,8 @@ pub struct RewriteSettings {
     pub max_body: usize,
     /// Largest whole collection gathered from pages.
     pub max_collected: usize,
+    /// Per-item fetches run at once at most.
+    pub item_fetch_concurrency: usize,
     /// The gateway's public base URL for `Link` headers, else taken from the request.
     pub public_url: Option<String>,
 }
@@ -70,16 +83,9 @@ pub struct RewriteSettings {
 pub struct Rewriter {
     table: RuleTable,
     ids: IdIndex,
+    sessions: Sessions,
     upstream: Arc<Upstream>,
     settings: RewriteSettings,
-}
-
-fn entity_kind(entity: Option<&str>) -> Option<IdKind> {
-    match entity? {
-        "issue" => Some(IdKind::Issue),
-        "merge_request" => Some(IdKind::MergeRequest),
-        _ => None,
-    }
 }
 
 /// Builds the V4 path from the rule's template and the (translated) parameters, percent-encoding kept.
@@ -104,17 +110,95 @@ fn v4_path(rule: &Rule, params: &[(String, String)]) -> String {
     path
 }
 
+/// The V4 query: the converted V3 pairs, the rule's added parameters (`:param` takes a path parameter), and the
+/// page moved to V4's base.
+fn v4_query(
+    rule: &Rule,
+    v3_query: &[(String, String)],
+    params: &[(String, String)],
+) -> Vec<(String, String)> {
+    let mut pairs: Vec<(String, String)> = v3_query.to_vec();
+    for (name, value) in &rule.add_query {
+        if pairs.iter().any(|(key, _)| key == name) {
+            continue;
+        }
+        let value = match value.strip_prefix(':') {
+            Some(param) => params
+                .iter()
+                .find(|(key, _)| key == param)
+                .map(|(_, raw)| decode(raw))
+                .unwrap_or_default(),
+            None => value.clone(),
+        };
+        pairs.push((name.clone(), value));
+    }
+    if rule.page_base == 0 {
+        for (name, value) in pairs.iter_mut() {
+            if name == "page" {
+                if let Ok(page) = value.trim().parse::<u64>() {
+                    *value = (page + 1).to_string();
+                }
+            }
+        }
+    }
+    pairs
+}
+
+/// A synthesised answer: string values `:name` take the path parameter (decoded) or the request parameter.
+fn fill_answer(template: &Value, params: &[(String, String)], request: &V3Request) -> Value {
+    match template {
+        Value::String(text) => match text.strip_prefix(':') {
+            Some(name) => params
+                .iter()
+                .find(|(key, _)| key == name)
+                .map(|(_, raw)| Value::from(decode(raw)))
+                .or_else(|| request.param(name).map(Value::from))
+                .unwrap_or(Value::Null),
+            None => template.clone(),
+        },
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .map(|(key, value)| (key.clone(), fill_answer(value, params, request)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Folds empty path segments (`/issues//1` → `/issues/1`), which V3 clients produce and V3 accepted.
+fn fold_empty_segments(path: &str) -> String {
+    let mut folded = String::with_capacity(path.len());
+    for segment in path.split('/').filter(|segment| !segment.is_empty()) {
+        folded.push('/');
+        folded.push_str(segment);
+    }
+    if folded.is_empty() {
+        folded.push('/');
+    }
+    folded
+}
+
 impl Rewriter {
-    /// A translator over `table`.
+    /// A translator over `table`, keeping what it learns in `store`.
     pub fn new(
         table: RuleTable,
-        ids: IdIndex,
+        store: Arc<dyn Store>,
+        metrics: Arc<Metrics>,
         upstream: Arc<Upstream>,
         settings: RewriteSettings,
+        id_cache_entries: usize,
+        id_lookup_max_pages: u32,
     ) -> Self {
         Rewriter {
             table,
-            ids,
+            ids: IdIndex::new(
+                Arc::clone(&store),
+                metrics,
+                id_cache_entries,
+                id_lookup_max_pages,
+            ),
+            sessions: Sessions::new(store),
             upstream,
             settings,
         }
@@ -128,11 +212,27 @@ impl Rewriter {
     /// Answers one `/api/v3/…` request.
     pub async fn handle(
         &self,
-        request: Request<Incoming>,
+        mut request: Request<Incoming>,
         context: &mut RequestContext,
     ) -> Result<Response<Body>, GatewayError> {
+        let query = request.uri().query().map(str::to_owned);
+        if let Some(rest) = self
+            .sessions
+            .translate(request.headers_mut(), query.as_deref())
+            .await
+        {
+            let path = request.uri().path().to_owned();
+            let target = if rest.is_empty() {
+                path
+            } else {
+                format!("{path}?{rest}")
+            };
+            *request.uri_mut() = target
+                .parse()
+                .map_err(|_| GatewayError::BadRequest("request target".to_owned()))?;
+        }
         let path = request.uri().path();
-        let v3_path = path.strip_prefix(V3_PREFIX).unwrap_or(path).to_owned();
+        let v3_path = fold_empty_segments(path.strip_prefix(V3_PREFIX).unwrap_or(path));
         if is_github_compat(&v3_path) {
             context.route = "github-compat".to_owned();
             return forward_to(&self.upstream, request, context, None).await;
@@ -191,155 +291,72 @@ impl Rewriter {
             params.push((Rule::iid_param(param), record.iid.to_string()));
         }
 
-        let path = v4_path(rule, &params);
-        let v3 = V3Request::read(
+        let mut v3 = V3Request::read(
             &parts.headers,
             parts.uri.query(),
             incoming,
             &rule.conversions,
-            rule.rewrites_params() || rule.procedure.is_some(),
+            rule.rewrites_params() || rule.procedure.is_some() || rule.answer.is_some(),
             self.settings.max_body,
         )
         .await?;
-        let query = v4_query(rule, &v3.query);
-        let target = if query.is_empty() {
-            path.clone()
-        } else {
-            format!("{path}?{query}")
+        v3.drop_if(&rule.drop_if);
+        v3.add_body(&rule.add_body);
+        for name in &rule.path_from_request {
+            let value = v3
+                .take_param(name)
+                .filter(|value| !value.is_empty())
+                .ok_or_else(|| GatewayError::BadRequest(format!("\"{name}\" is missing")))?;
+            params.push((name.clone(), encode_segment(&value)));
+        }
+        let answer = rule
+            .answer
+            .as_ref()
+            .map(|template| fill_answer(template, &params, &v3));
+        let exchange = Exchange {
+            rule,
+            caller,
+            v4_path: v4_path(rule, &params),
+            query: v4_query(rule, &v3.query, &params),
+            params,
+            max_collected: self.settings.max_collected,
         };
 
         let prefetched = if rule.prefetch {
-            Some(caller.get_json(&path).await?.body)
+            Some(exchange.caller.get_json(&exchange.v4_path).await?.body)
         } else {
             None
         };
-
-        if let Some(procedure) = rule.procedure {
-            return procedures::run(procedure, &caller, v3, &path, &target).await;
-        }
-        if rule.collect_all_pages {
-            let items = self.collect_pages(&caller, &path, &v3.query).await?;
-            return Ok(self.reshaped(rule, StatusCode::OK, HeaderMap::new(), Value::Array(items)));
-        }
-
-        let response = caller
-            .send(rule.v4.method.clone(), &target, v3.into_payload())
-            .await?;
-        let v4_status = response.status();
-        let status = StatusCode::from_u16(rule.v3_status(v4_status.as_u16())).unwrap_or(v4_status);
-        if !v4_status.is_success() {
-            let mut answer = stream_back(response);
-            *answer.status_mut() = status;
-            return Ok(answer);
-        }
-        if let Some(body) = prefetched {
-            drop(response);
-            return Ok(self.reshaped(rule, status, HeaderMap::new(), body));
-        }
-        if rule.response.is_none() {
-            let mut answer = stream_back(response);
-            *answer.status_mut() = status;
-            pagination::rewrite(answer.headers_mut(), &origin, v3_path, rule.page_base);
-            return Ok(answer);
-        }
-        let answer = caller.read_json(response).await?;
-        let mut headers = answer.headers;
-        pagination::rewrite(&mut headers, &origin, v3_path, rule.page_base);
-        Ok(self.reshaped(rule, status, headers, answer.body))
-    }
-
-    /// Learns ids from and reshapes a V4 body, and builds the V3 response.
-    fn reshaped(
-        &self,
-        rule: &Rule,
-        status: StatusCode,
-        mut headers: HeaderMap,
-        body: Value,
-    ) -> Response<Body> {
-        let body = match rule.response.as_deref() {
-            Some(entity) => {
-                if let Some(kind) = entity_kind(Some(entity)) {
-                    self.ids.learn(kind, &body);
-                }
-                self.table
-                    .shapes()
-                    .apply(entity, body, self.settings.shapes)
+        let outcome = match rule.procedure {
+            Some(procedure) => {
+                let env = ProcedureEnv {
+                    sessions: &self.sessions,
+                };
+                procedures::run(procedure, &exchange, v3, &env).await?
             }
-            None => body,
+            None if rule.collect_all_pages => Outcome::Json {
+                status: http::StatusCode::OK,
+                headers: HeaderMap::new(),
+                body: Value::Array(
+                    exchange
+                        .collect_pages(&exchange.v4_path, &exchange.query)
+                        .await?,
+                ),
+            },
+            None => exchange.send(v3).await?,
         };
-        strip_hop_by_hop(&mut headers);
-        headers.remove(http::header::CONTENT_LENGTH);
-        headers.remove(http::header::CONTENT_ENCODING);
-        headers.insert(
-            http::header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        let mut response = Response::new(body::full(serde_json::to_vec(&body).unwrap_or_default()));
-        *response.status_mut() = status;
-        *response.headers_mut() = headers;
-        response
+        let finisher = Finisher {
+            shapes: self.table.shapes(),
+            ids: &self.ids,
+            mode: self.settings.shapes,
+            concurrency: self.settings.item_fetch_concurrency,
+            origin: &origin,
+            v3_path,
+        };
+        finisher
+            .finish(&exchange, outcome, Prepared { prefetched, answer })
+            .await
     }
-
-    /// Reads every page of a V4 list (100 a page) into one array, refusing more than the cap.
-    async fn collect_pages(
-        &self,
-        caller: &Caller<'_>,
-        path: &str,
-        query: &[(String, String)],
-    ) -> Result<Vec<Value>, GatewayError> {
-        let mut pairs: Vec<(String, String)> = query
-            .iter()
-            .filter(|(name, _)| name != "page" && name != "per_page")
-            .cloned()
-            .collect();
-        pairs.push(("per_page".to_owned(), "100".to_owned()));
-        let mut items = Vec::new();
-        let mut page = 1;
-        loop {
-            pairs.retain(|(name, _)| name != "page");
-            pairs.push(("page".to_owned(), page.to_string()));
-            let answer = caller
-                .get_json(&format!("{path}?{}", encode_pairs(&pairs)))
-                .await?;
-            let Value::Array(batch) = answer.body else {
-                return Err(GatewayError::BadBackendAnswer(
-                    "a list answered with something else".to_owned(),
-                ));
-            };
-            let empty = batch.is_empty();
-            items.extend(batch);
-            if items.len() > self.settings.max_collected {
-                return Err(GatewayError::CollectionTooLarge(
-                    self.settings.max_collected,
-                ));
-            }
-            match header_number(&answer.headers, "x-next-page") {
-                Some(next) if next > page && !empty => page = next,
-                _ => break,
-            }
-        }
-        Ok(items)
-    }
-}
-
-/// The V4 query: the converted V3 pairs, the rule's added parameters, and the page moved to V4's base.
-fn v4_query(rule: &Rule, v3_query: &[(String, String)]) -> String {
-    let mut pairs: Vec<(String, String)> = v3_query.to_vec();
-    for (name, value) in &rule.add_query {
-        if !pairs.iter().any(|(key, _)| key == name) {
-            pairs.push((name.clone(), value.clone()));
-        }
-    }
-    if rule.page_base == 0 {
-        for (name, value) in pairs.iter_mut() {
-            if name == "page" {
-                if let Ok(page) = value.trim().parse::<u64>() {
-                    *value = (page + 1).to_string();
-                }
-            }
-        }
-    }
-    encode_pairs(&pairs)
 }
 
 /// The headers every backend call made for this client carries: its own, less hop-by-hop and body headers, plus
@@ -365,7 +382,42 @@ fn backend_headers(parts: &http::request::Parts, context: &RequestContext) -> He
     headers
 }
 
-/// Whether `method` and `path` (a full request path) are a V3 API request.
+/// Whether a request path is a V3 API request.
 pub fn is_v3(path: &str) -> bool {
     path == V3_PREFIX || path.starts_with("/api/v3/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn github_compatibility_routes_are_recognised() {
+        for path in [
+            "/repos/group/project/branches",
+            "/user/repos",
+            "/orgs/acme/repos",
+            "/users/jo/repos",
+        ] {
+            assert!(is_github_compat(path), "{path}");
+        }
+        for path in [
+            "/users/1/keys",
+            "/user",
+            "/projects/1/repository",
+            "/orgs/acme",
+        ] {
+            assert!(!is_github_compat(path), "{path}");
+        }
+    }
+
+    #[test]
+    fn empty_segments_are_folded() {
+        assert_eq!(
+            fold_empty_segments("/projects/1/issues//5"),
+            "/projects/1/issues/5"
+        );
+        assert_eq!(fold_empty_segments("//x///"), "/x");
+        assert_eq!(fold_empty_segments(""), "/");
+    }
 }

@@ -33,37 +33,51 @@ fn truthy(value: &Value) -> Option<bool> {
     }
 }
 
-/// Converts one value; `param` names it in the error.
+fn visibility_name(value: &Value) -> Option<Value> {
+    let level = match value {
+        Value::Number(number) => number.as_i64(),
+        Value::String(text) => text.trim().parse().ok(),
+        _ => None,
+    };
+    match level {
+        Some(0) => Some(Value::from("private")),
+        Some(10) => Some(Value::from("internal")),
+        Some(20) => Some(Value::from("public")),
+        _ => None,
+    }
+}
+
+/// Converts one value; `param` names it in the error. `None` means the parameter is left out.
 pub fn convert_value(
     converter: Converter,
     value: &Value,
     param: &str,
-) -> Result<Value, ParamError> {
+) -> Result<Option<Value>, ParamError> {
     let invalid = || ParamError {
         param: param.to_owned(),
     };
     match converter {
-        Converter::VisibilityLevel => {
-            let level = match value {
-                Value::Number(number) => number.as_i64(),
-                Value::String(text) => text.trim().parse().ok(),
-                _ => None,
-            };
-            match level {
-                Some(0) => Ok(Value::from("private")),
-                Some(10) => Ok(Value::from("internal")),
-                Some(20) => Ok(Value::from("public")),
-                _ => Err(invalid()),
-            }
-        }
+        Converter::VisibilityLevel => match value {
+            Value::Array(items) => items
+                .iter()
+                .map(|item| visibility_name(item).ok_or_else(invalid))
+                .collect::<Result<Vec<_>, _>>()
+                .map(|names| Some(Value::Array(names))),
+            single => visibility_name(single).map(Some).ok_or_else(invalid),
+        },
         Converter::PublicFlag => match truthy(value) {
-            Some(true) => Ok(Value::from("public")),
-            Some(false) => Ok(Value::from("private")),
+            Some(true) => Ok(Some(Value::from("public"))),
+            Some(false) => Ok(Some(Value::from("private"))),
             None => Err(invalid()),
         },
         Converter::Negate => truthy(value)
-            .map(|flag| Value::Bool(!flag))
+            .map(|flag| Some(Value::Bool(!flag)))
             .ok_or_else(invalid),
+        Converter::SkipConfirmation => match truthy(value) {
+            Some(true) => Ok(None),
+            Some(false) => Ok(Some(Value::Bool(true))),
+            None => Err(invalid()),
+        },
     }
 }
 
@@ -93,22 +107,26 @@ pub fn convert_pairs(
             pairs.retain(|(name, _)| *name != conversion.from);
             continue;
         }
-        if conversion.with.is_some() {
+        if conversion.with.is_some() && conversion.from != conversion.to {
             pairs.retain(|(name, _)| *name != conversion.to);
         }
-        for (name, value) in pairs.iter_mut() {
-            if *name != conversion.from {
+        let mut converted = Vec::with_capacity(pairs.len());
+        for (name, value) in pairs {
+            if name != conversion.from {
+                converted.push((name, value));
                 continue;
             }
-            if let Some(converter) = conversion.with {
-                *value = as_text(convert_value(
-                    converter,
-                    &Value::from(value.as_str()),
-                    &conversion.from,
-                )?);
+            let value = match conversion.with {
+                Some(converter) => {
+                    convert_value(converter, &Value::from(value.as_str()), &conversion.from)?
+                }
+                None => Some(Value::String(value)),
+            };
+            if let Some(value) = value {
+                converted.push((conversion.to.clone(), as_text(value)));
             }
-            *name = conversion.to.clone();
         }
+        pairs = converted;
     }
     Ok(pairs)
 }
@@ -134,9 +152,11 @@ pub fn convert_json(
         }
         let value = match conversion.with {
             Some(converter) => convert_value(converter, &value, &conversion.from)?,
-            None => value,
+            None => Some(value),
         };
-        object.insert(json_key(&conversion.to).to_owned(), value);
+        if let Some(value) = value {
+            object.insert(json_key(&conversion.to).to_owned(), value);
+        }
     }
     Ok(object)
 }
@@ -280,6 +300,43 @@ mod tests {
         assert_eq!(Value::Object(out), json!({"iids": [1, 2]}));
         let out = convert_pairs(pairs(&[("iid[]", "1"), ("iid[]", "2")]), &rename).unwrap();
         assert_eq!(out, pairs(&[("iids[]", "1"), ("iids[]", "2")]));
+    }
+
+    #[test]
+    fn confirm_false_skips_confirmation_and_confirm_true_is_left_out() {
+        let confirm = [Conversion {
+            from: "confirm".into(),
+            to: "skip_confirmation".into(),
+            with: Some(Converter::SkipConfirmation),
+            unless: None,
+        }];
+        assert_eq!(
+            convert_pairs(pairs(&[("confirm", "false")]), &confirm).unwrap(),
+            pairs(&[("skip_confirmation", "true")])
+        );
+        assert_eq!(
+            convert_pairs(pairs(&[("confirm", "true")]), &confirm).unwrap(),
+            pairs(&[])
+        );
+    }
+
+    #[test]
+    fn visibility_level_lists_convert_item_by_item() {
+        let levels = [Conversion {
+            from: "restricted_visibility_levels".into(),
+            to: "restricted_visibility_levels".into(),
+            with: Some(Converter::VisibilityLevel),
+            unless: None,
+        }];
+        let body = json!({"restricted_visibility_levels": [0, 20]})
+            .as_object()
+            .unwrap()
+            .clone();
+        let out = convert_json(body, &levels).unwrap();
+        assert_eq!(
+            out["restricted_visibility_levels"],
+            json!(["private", "public"])
+        );
     }
 
     #[test]

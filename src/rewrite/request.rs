@@ -65,6 +65,13 @@ fn is_form(content_type: Option<&HeaderValue>) -> bool {
         })
 }
 
+fn take_pair(pairs: &mut Vec<(String, String)>, name: &str) -> Option<String> {
+    let position = pairs.iter().position(|(key, _)| key == name)?;
+    let (_, value) = pairs.remove(position);
+    pairs.retain(|(key, _)| key != name);
+    Some(value)
+}
+
 fn bad_param(error: ParamError) -> GatewayError {
     GatewayError::BadRequest(error.to_string())
 }
@@ -147,6 +154,82 @@ impl V3Request {
             }
         }
         self.param(name).and_then(|text| text.trim().parse().ok())
+    }
+
+    /// Removes a parameter from the body and the query, returning its value.
+    pub fn take_param(&mut self, name: &str) -> Option<String> {
+        let from_body = match &mut self.body {
+            V3Body::Json(object) => object.remove(name).and_then(|value| match value {
+                Value::String(text) => Some(text),
+                Value::Null => None,
+                other => Some(other.to_string()),
+            }),
+            V3Body::Form(pairs) => take_pair(pairs, name),
+            _ => None,
+        };
+        let from_query = take_pair(&mut self.query, name);
+        from_body.or(from_query)
+    }
+
+    /// Whether any parameter is left in the body or query.
+    pub fn has_params(&self) -> bool {
+        let body = match &self.body {
+            V3Body::Json(object) => !object.is_empty(),
+            V3Body::Form(pairs) => !pairs.is_empty(),
+            V3Body::Empty => false,
+            V3Body::Stream(..) | V3Body::Raw(..) => true,
+        };
+        body || !self.query.is_empty()
+    }
+
+    /// Leaves out parameters that have the given value (`state=all`).
+    pub fn drop_if(&mut self, rules: &[(String, String)]) {
+        for (name, unwanted) in rules {
+            self.query
+                .retain(|(key, value)| !(key == name && value == unwanted));
+            match &mut self.body {
+                V3Body::Json(object) => {
+                    let matches = object.get(name).is_some_and(|value| match value {
+                        Value::String(text) => text == unwanted,
+                        other => other.to_string() == *unwanted,
+                    });
+                    if matches {
+                        object.remove(name);
+                    }
+                }
+                V3Body::Form(pairs) => {
+                    pairs.retain(|(key, value)| !(key == name && value == unwanted))
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Adds body parameters the client did not send (a body is made when there was none).
+    pub fn add_body(&mut self, defaults: &[(String, Value)]) {
+        if defaults.is_empty() {
+            return;
+        }
+        if matches!(self.body, V3Body::Empty) {
+            self.body = V3Body::Json(Map::new());
+        }
+        for (name, value) in defaults {
+            match &mut self.body {
+                V3Body::Json(object) => {
+                    object.entry(name.clone()).or_insert_with(|| value.clone());
+                }
+                V3Body::Form(pairs) => {
+                    if !pairs.iter().any(|(key, _)| key == name) {
+                        let text = match value {
+                            Value::String(text) => text.clone(),
+                            other => other.to_string(),
+                        };
+                        pairs.push((name.clone(), text));
+                    }
+                }
+                _ => {}
+            }
+        }
     }
 
     /// The body to send to the backend, with its content type.

@@ -110,12 +110,14 @@ fn check_name(name: &str) -> Result<(), String> {
 /// A named conversion of a parameter's value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Converter {
-    /// `0`/`10`/`20` → `private`/`internal`/`public`.
+    /// `0`/`10`/`20` → `private`/`internal`/`public` (each item of an array too).
     VisibilityLevel,
     /// `true` → `public`, `false` → `private` (never internal).
     PublicFlag,
-    /// A boolean negated (`confirm` → `skip_confirmation`).
+    /// A boolean negated.
     Negate,
+    /// `confirm` → `skip_confirmation`: `false` becomes `true`; `true` is dropped (V4's default).
+    SkipConfirmation,
 }
 
 impl Converter {
@@ -125,9 +127,30 @@ impl Converter {
             "visibility_level" => Some(Converter::VisibilityLevel),
             "public_flag" => Some(Converter::PublicFlag),
             "negate" => Some(Converter::Negate),
+            "skip_confirmation" => Some(Converter::SkipConfirmation),
             _ => None,
         }
     }
+}
+
+/// Per-item fetches that complete a V4 list (`subscribed` in issue lists, full pipelines).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemFetch {
+    /// The V4 path of one item; `{field}` takes the item's field, `:param` the request's path parameter.
+    pub path: String,
+    /// Fields copied from the fetched item; empty means the fetched item replaces the listed one.
+    pub fields: Vec<String>,
+}
+
+/// One fetch whose answer is put into every item (the full V3 project inside environments).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Embed {
+    /// The field set on each item.
+    pub field: String,
+    /// The V4 path fetched once; `:param` takes the request's path parameter.
+    pub path: String,
+    /// The V3 entity the fetched value is shaped as.
+    pub entity: Option<String>,
 }
 
 /// One parameter conversion: `from` is replaced by `to` with its value converted.
@@ -146,24 +169,64 @@ pub struct Conversion {
 /// The named procedures: behaviours that need several backend calls with control flow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Procedure {
-    /// `POST /projects/:id/members`: a 409 for an existing member becomes 201 with that member.
+    /// `POST /projects/:id/members`: a 409 for an existing member becomes 201 with that member; a bad access
+    /// level is V3's 422.
     MemberConflict,
+    /// `POST /groups/:id/members`, `PUT …/members/:user_id`: a bad access level is V3's 422.
+    MemberAccessLevel,
+    /// `DELETE /projects/:id/members/:user_id`: a non-member is 200 `{"message":"Access revoked","id":…}`.
+    MemberRevoke,
+    /// Issue lists: several labels match any of them (one V4 query per label, merged, paginated here).
+    LabelsOr,
+    /// `DELETE /todos`: mark the caller's pending to-dos done and answer how many.
+    TodosMarkAll,
+    /// `GET …/commits/:sha/builds`: the jobs of every pipeline of the commit.
+    CommitBuilds,
+    /// `POST …/trigger/builds`: trigger a pipeline, answer a V3 trigger request.
+    TriggerRequest,
+    /// Triggers addressed by token: find the trigger's id first.
+    TriggerByToken,
+    /// `PUT …/merge_requests/:id` with `state_event=merge`: update, then merge.
+    MergeRequestUpdate,
+    /// `DELETE /projects/:id/labels?name=`: find the label, delete it, answer it.
+    LabelDelete,
+    /// `GET /projects/all`: admins only, as in V3.
+    AdminOnly,
+    /// `POST /session`: password login through the backend's OAuth password grant.
+    SessionLogin,
 }
+
+/// Every procedure with the name rule files use.
+const PROCEDURES: [(Procedure, &str); 12] = [
+    (Procedure::MemberConflict, "member_conflict"),
+    (Procedure::MemberAccessLevel, "member_access_level"),
+    (Procedure::MemberRevoke, "member_revoke"),
+    (Procedure::LabelsOr, "labels_or"),
+    (Procedure::TodosMarkAll, "todos_mark_all"),
+    (Procedure::CommitBuilds, "commit_builds"),
+    (Procedure::TriggerRequest, "trigger_request"),
+    (Procedure::TriggerByToken, "trigger_by_token"),
+    (Procedure::MergeRequestUpdate, "merge_request_update"),
+    (Procedure::LabelDelete, "label_delete"),
+    (Procedure::AdminOnly, "admin_only"),
+    (Procedure::SessionLogin, "session_login"),
+];
 
 impl Procedure {
     /// The procedure a rule file names.
     pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "member_conflict" => Some(Procedure::MemberConflict),
-            _ => None,
-        }
+        PROCEDURES
+            .iter()
+            .find(|(_, known)| *known == name)
+            .map(|(procedure, _)| *procedure)
     }
 
     /// The name rule files use.
     pub fn name(self) -> &'static str {
-        match self {
-            Procedure::MemberConflict => "member_conflict",
-        }
+        PROCEDURES
+            .iter()
+            .find(|(procedure, _)| *procedure == self)
+            .map_or("?", |(_, name)| name)
     }
 }
 
@@ -182,8 +245,14 @@ pub struct Rule {
     pub origin: String,
     /// Parameter conversions, applied to query, form and JSON bodies alike.
     pub conversions: Vec<Conversion>,
-    /// Query parameters added to the V4 request unless the client sent them.
+    /// Query parameters added to the V4 request unless the client sent them (`:param` takes a path parameter).
     pub add_query: Vec<(String, String)>,
+    /// Parameters added to the V4 body unless the client sent them.
+    pub add_body: Vec<(String, serde_json::Value)>,
+    /// Parameters left out when they have this value (`state=all` on milestones).
+    pub drop_if: Vec<(String, String)>,
+    /// Request parameters (query or body) that become V4 path segments, URL-encoded, removed from the request.
+    pub path_from_request: Vec<String>,
     /// Path parameters holding a global id, and what they name; the V4 template uses `<name minus _id>_iid`.
     pub ids: Vec<(String, IdKind)>,
     /// Status remaps, V4 → V3.
@@ -196,6 +265,12 @@ pub struct Rule {
     pub page_base: u8,
     /// GET the resource before the call and answer with it (DELETEs that answered 200 with a body in V3).
     pub prefetch: bool,
+    /// A synthesised V3 body; string values `:param` take the (decoded) request parameter.
+    pub answer: Option<serde_json::Value>,
+    /// Per-item fetches that complete a list.
+    pub item_fetch: Option<ItemFetch>,
+    /// One fetch put into every item.
+    pub embed: Option<Embed>,
     /// A named procedure that runs the call instead of the plain flow.
     pub procedure: Option<Procedure>,
 }
@@ -209,9 +284,35 @@ impl Rule {
         }
     }
 
-    /// Whether the request's parameters (query or body) need rewriting.
+    /// Whether the request's body must be read to be rewritten.
     pub fn rewrites_params(&self) -> bool {
         !self.conversions.is_empty()
+            || !self.add_body.is_empty()
+            || !self.drop_if.is_empty()
+            || !self.path_from_request.is_empty()
+    }
+
+    /// Whether the answer is read and rebuilt rather than streamed back.
+    pub fn rebuilds_answer(&self) -> bool {
+        self.response.is_some()
+            || self.prefetch
+            || self.answer.is_some()
+            || self.item_fetch.is_some()
+            || self.embed.is_some()
+    }
+
+    /// Whether the rule changes nothing but the prefix: an explicit pass-through entry.
+    pub fn is_passthrough(&self) -> bool {
+        self.v3.template == self.v4.template
+            && self.v3.method == self.v4.method
+            && self.ids.is_empty()
+            && self.add_query.is_empty()
+            && self.status.is_empty()
+            && !self.rewrites_params()
+            && !self.rebuilds_answer()
+            && !self.collect_all_pages
+            && self.page_base == 1
+            && self.procedure.is_none()
     }
 
     /// The V3 status for a V4 status.
@@ -224,12 +325,20 @@ impl Rule {
 
     /// One line for `svcgate rules list`.
     pub fn describe(&self) -> String {
+        let v4 = if self.is_passthrough() {
+            "(pass through)".to_owned()
+        } else {
+            format!("{:<7} {}", self.v4.method.as_str(), self.v4.template)
+        };
+        let procedure = self
+            .procedure
+            .map(|procedure| format!(" [{}]", procedure.name()))
+            .unwrap_or_default();
         format!(
-            "{:<7} {:<58} → {:<7} {:<58} since {:<5} §{}",
+            "{:<7} {:<62} → {:<70} since {:<5} §{}{procedure}",
             self.v3.method.as_str(),
             self.v3.template,
-            self.v4.method.as_str(),
-            self.v4.template,
+            v4,
             self.since,
             self.section
         )

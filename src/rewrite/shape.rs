@@ -30,6 +30,12 @@ impl FieldConverter {
 
     fn apply(self, value: &Value) -> Value {
         match self {
+            FieldConverter::VisibilityLevel if value.is_array() => Value::Array(
+                value
+                    .as_array()
+                    .map(|items| items.iter().map(|item| self.apply(item)).collect())
+                    .unwrap_or_default(),
+            ),
             FieldConverter::VisibilityLevel => match value.as_str() {
                 Some("private") => Value::from(0),
                 Some("internal") => Value::from(10),

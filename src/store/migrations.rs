@@ -3,16 +3,27 @@
 use rusqlite::Connection;
 
 /// Every migration: its number and its SQL.
-const MIGRATIONS: &[(i64, &str)] = &[(
-    1,
-    "CREATE TABLE id_index (
+const MIGRATIONS: &[(i64, &str)] = &[
+    (
+        1,
+        "CREATE TABLE id_index (
         kind TEXT NOT NULL,
         id INTEGER NOT NULL,
         project_id INTEGER NOT NULL,
         iid INTEGER NOT NULL,
         PRIMARY KEY (kind, id)
     ) WITHOUT ROWID;",
-)];
+    ),
+    (
+        2,
+        "CREATE TABLE sessions (
+        token_hash TEXT PRIMARY KEY,
+        access_token TEXT NOT NULL,
+        user_id INTEGER,
+        created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+    ) WITHOUT ROWID;",
+    ),
+];
 
 /// Applies every migration the database has not seen, each in its own transaction.
 pub fn apply(connection: &mut Connection) -> rusqlite::Result<()> {

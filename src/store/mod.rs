@@ -82,4 +82,13 @@ pub trait Store: Send + Sync {
     fn id_lookup(&self, kind: IdKind, id: u64) -> StoreFuture<'_, Option<IdRecord>>;
     /// Records id ↔ iid pairs (new or changed ones replace old ones).
     fn id_record(&self, records: Vec<IdRecord>) -> StoreFuture<'_, ()>;
+    /// Keeps a password-login session: the hash of the token svcgate issued, and the backend token it stands for.
+    fn session_put(
+        &self,
+        token_hash: String,
+        access_token: String,
+        user_id: Option<u64>,
+    ) -> StoreFuture<'_, ()>;
+    /// The backend token of a session, by the hash of the issued token.
+    fn session_get(&self, token_hash: String) -> StoreFuture<'_, Option<String>>;
 }

@@ -198,6 +198,19 @@ fn run_batch(connection: &mut Connection, batch: &mut [Box<dyn WriteJob>]) -> Re
 }
 
 impl Store for SqliteStore {
+    fn session_put(
+        &self,
+        token_hash: String,
+        access_token: String,
+        user_id: Option<u64>,
+    ) -> StoreFuture<'_, ()> {
+        self.put_session(token_hash, access_token, user_id)
+    }
+
+    fn session_get(&self, token_hash: String) -> StoreFuture<'_, Option<String>> {
+        self.get_session(token_hash)
+    }
+
     fn ping(&self) -> StoreFuture<'_, ()> {
         Box::pin(self.read(|connection| connection.query_row("SELECT 1", [], |_| Ok(()))))
     }
@@ -236,6 +249,36 @@ impl Store for SqliteStore {
                 ])?;
             }
             Ok(())
+        }))
+    }
+}
+
+impl SqliteStore {
+    fn put_session(
+        &self,
+        token_hash: String,
+        access_token: String,
+        user_id: Option<u64>,
+    ) -> StoreFuture<'_, ()> {
+        Box::pin(self.write(move |connection| {
+            connection.execute(
+                "INSERT INTO sessions (token_hash, access_token, user_id) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (token_hash) DO UPDATE SET access_token = excluded.access_token",
+                rusqlite::params![token_hash, access_token, user_id],
+            )?;
+            Ok(())
+        }))
+    }
+
+    fn get_session(&self, token_hash: String) -> StoreFuture<'_, Option<String>> {
+        Box::pin(self.read(move |connection| {
+            connection
+                .query_row(
+                    "SELECT access_token FROM sessions WHERE token_hash = ?1",
+                    [token_hash],
+                    |row| row.get(0),
+                )
+                .optional()
         }))
     }
 }

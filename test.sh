@@ -3,6 +3,15 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-# Nothing outside the Rust toolchain is needed yet; later suites (browser, Alertmanager, the npm V3 client)
-# install their packages here.
+# Suites that need more than the Rust toolchain install their packages here.
+
+# The third-party V3 client (tests/v3_client.rs) runs on Node; its npm packages are pinned in
+# tests/v3-client/package-lock.json.
+if ! command -v npm >/dev/null 2>&1; then
+    if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+    $sudo apt-get update
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs npm
+fi
+npm ci --prefix tests/v3-client --no-audit --no-fund
+
 cargo test --workspace --all-targets

@@ -12,7 +12,13 @@ const METHODS: [&str; 4] = ["GET", "POST", "PUT", "DELETE"];
 /// reference and the rules, their positions do not.
 fn shape(path: &str) -> String {
     path.split('/')
-        .map(|segment| if segment.starts_with(':') || segment.starts_with('*') { ":" } else { segment })
+        .map(|segment| {
+            if segment.starts_with(':') || segment.starts_with('*') {
+                ":"
+            } else {
+                segment
+            }
+        })
         .collect::<Vec<_>>()
         .join("/")
 }
@@ -34,7 +40,12 @@ fn expand(path: &str) -> Vec<String> {
         };
         let mut out = Vec::new();
         for alternative in alternatives {
-            out.extend(expand(&format!("{}{}{}", &path[..start], alternative, &path[end + 1..])));
+            out.extend(expand(&format!(
+                "{}{}{}",
+                &path[..start],
+                alternative,
+                &path[end + 1..]
+            )));
         }
         return out;
     }
@@ -66,7 +77,11 @@ fn resolve_ellipsis(path: &str, base: &str) -> String {
 }
 
 fn backticked(text: &str) -> Vec<String> {
-    text.split('`').skip(1).step_by(2).map(str::to_owned).collect()
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_owned)
+        .collect()
 }
 
 /// Parses one row's route cell into `METHOD /path` strings.
@@ -76,7 +91,10 @@ fn routes_of(file: &str, cell: &str) -> Vec<(String, String)> {
     if file == "templates.rb" {
         let kinds: Vec<String> = backticked(cell.split("same pattern for").nth(1).unwrap_or(""));
         for kind in kinds.iter().map(String::as_str).chain(["licenses"]) {
-            for path in backticked(cell).iter().filter(|path| path.contains("licenses")) {
+            for path in backticked(cell)
+                .iter()
+                .filter(|path| path.contains("licenses"))
+            {
                 for expanded in expand(&path.replace("licenses", kind)) {
                     routes.push(("GET".to_owned(), absolute(&expanded)));
                 }
@@ -87,12 +105,18 @@ fn routes_of(file: &str, cell: &str) -> Vec<(String, String)> {
     if file == "time_tracking_endpoints.rb" {
         let (prefixes, rest) = cell.split_once(": ").unwrap_or(("", cell));
         let kinds: Vec<&str> = if prefixes.contains("merge requests") {
-            vec![":id/issues/:issue_id", ":id/merge_requests/:merge_request_id"]
+            vec![
+                ":id/issues/:issue_id",
+                ":id/merge_requests/:merge_request_id",
+            ]
         } else {
             vec![]
         };
         for clause in rest.split(';') {
-            let method = METHODS.iter().find(|method| clause.trim().starts_with(**method)).unwrap();
+            let method = METHODS
+                .iter()
+                .find(|method| clause.trim().starts_with(**method))
+                .unwrap();
             for action in backticked(clause) {
                 for kind in &kinds {
                     routes.push(((*method).to_owned(), absolute(&format!("{kind}/{action}"))));
@@ -135,7 +159,11 @@ fn routes_of(file: &str, cell: &str) -> Vec<(String, String)> {
             }
             let named: Vec<String> = METHODS
                 .iter()
-                .filter(|method| words.split(|c: char| !c.is_ascii_alphabetic()).any(|word| word == **method))
+                .filter(|method| {
+                    words
+                        .split(|c: char| !c.is_ascii_alphabetic())
+                        .any(|word| word == **method)
+                })
                 .map(|method| (*method).to_owned())
                 .collect();
             if !named.is_empty() {
@@ -151,7 +179,11 @@ fn routes_of(file: &str, cell: &str) -> Vec<(String, String)> {
             for (placeholder, values) in &placeholders {
                 paths = paths
                     .iter()
-                    .flat_map(|path| values.iter().map(move |value| path.replace(placeholder, value)))
+                    .flat_map(|path| {
+                        values
+                            .iter()
+                            .map(move |value| path.replace(placeholder, value))
+                    })
                     .collect();
             }
             for path in paths {
@@ -194,7 +226,8 @@ fn appendix_rows() -> Vec<(String, String)> {
         // Helpers, entities, the GitHub-compatibility files (forwarded unchanged) and EE-only files define no V3
         // route of their own to translate.
         .filter(|(file, _)| {
-            !["helpers.rb", "entities.rb", "github.rb"].contains(&file.as_str()) && !file.starts_with("EE")
+            !["helpers.rb", "entities.rb", "github.rb"].contains(&file.as_str())
+                && !file.starts_with("EE")
         })
         .collect()
 }
@@ -206,9 +239,18 @@ fn the_appendix_parser_expands_its_notations() {
         "GET and POST `:id/{issues/:issue_id, snippets/:snippet_id}[/notes/:note_id]/award_emoji`; GET and DELETE `…/award_emoji/:award_id`",
     );
     assert_eq!(routes.len(), 16);
-    assert!(routes.contains(&("DELETE".to_owned(), "/projects/:id/snippets/:snippet_id/notes/:note_id/award_emoji/:award_id".to_owned())));
-    let routes = routes_of("x.rb", "(+sing.) GET `:id/merge_requests/:merge_request_id`, PUT `…/merge`");
-    assert!(routes.contains(&("PUT".to_owned(), "/projects/:id/merge_request/:merge_request_id/merge".to_owned())));
+    assert!(routes.contains(&(
+        "DELETE".to_owned(),
+        "/projects/:id/snippets/:snippet_id/notes/:note_id/award_emoji/:award_id".to_owned()
+    )));
+    let routes = routes_of(
+        "x.rb",
+        "(+sing.) GET `:id/merge_requests/:merge_request_id`, PUT `…/merge`",
+    );
+    assert!(routes.contains(&(
+        "PUT".to_owned(),
+        "/projects/:id/merge_request/:merge_request_id/merge".to_owned()
+    )));
     let routes = routes_of("t.rb", "POST `:id/(ref/:ref/)trigger/builds`");
     assert_eq!(routes.len(), 2);
 }
@@ -235,6 +277,11 @@ fn every_appendix_a_route_has_a_rule_or_a_pass_through_entry() {
             }
         }
     }
-    assert!(missing.is_empty(), "{} of {total} routes have no rule:\n{}", missing.len(), missing.join("\n"));
+    assert!(
+        missing.is_empty(),
+        "{} of {total} routes have no rule:\n{}",
+        missing.len(),
+        missing.join("\n")
+    );
     assert!(total > 200, "only {total} routes parsed");
 }

@@ -37,8 +37,11 @@ pub enum ApiError {
     #[error("404 Not Found")]
     NoRoute,
     /// The path exists, the method does not.
-    #[error("405 Not Allowed")]
+    #[error("405 Method Not Allowed")]
     MethodNotAllowed,
+    /// Model validation failures answered with 409 (e.g. a fork whose name is taken).
+    #[error("conflict")]
+    ValidationConflict(Vec<(String, String)>),
     /// A 409 with its message.
     #[error("{0}")]
     Conflict(String),
@@ -69,7 +72,7 @@ impl ApiError {
                 StatusCode::NOT_FOUND
             }
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::Conflict(_) | ApiError::ValidationConflict(_) => StatusCode::CONFLICT,
             ApiError::Status(status, _) => *status,
             ApiError::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
         }
@@ -78,7 +81,7 @@ impl ApiError {
     /// The JSON body of this error.
     pub fn body(&self) -> Value {
         match self {
-            ApiError::Validation(fields) => {
+            ApiError::Validation(fields) | ApiError::ValidationConflict(fields) => {
                 let mut map = Map::new();
                 for (field, message) in fields {
                     let entry = map.entry(field.clone()).or_insert_with(|| json!([]));
@@ -88,7 +91,6 @@ impl ApiError {
                 }
                 json!({ "message": map })
             }
-            ApiError::NoRoute | ApiError::MethodNotAllowed => json!({ "error": self.to_string() }),
             _ => json!({ "message": self.to_string() }),
         }
     }
@@ -111,6 +113,14 @@ mod tests {
         assert_eq!(
             ApiError::validation("access_level", "is not included in the list").body(),
             json!({"message": {"access_level": ["is not included in the list"]}})
+        );
+        assert_eq!(
+            ApiError::NoRoute.body(),
+            json!({"message": "404 Not Found"})
+        );
+        assert_eq!(
+            ApiError::MethodNotAllowed.body(),
+            json!({"message": "405 Method Not Allowed"})
         );
         assert_eq!(
             ApiError::ForbiddenBecause("Must be admin to use sudo".into()).status(),

@@ -6,12 +6,14 @@
 //! `entities` (V4 JSON shapes) → `reply`/`error` back to `server`.
 
 mod api;
+mod archive;
 mod auth;
 mod context;
 mod dispatch;
 mod entities;
 mod error;
 mod handle;
+mod multipart;
 mod pagination;
 mod params;
 mod reply;

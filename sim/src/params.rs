@@ -1,4 +1,4 @@
-//! Request parameters merged from the query string and the body (JSON or form-encoded), with typed accessors
+//! Request parameters merged from the query string and the body (JSON, form-encoded or multipart), with typed accessors
 //! that turn bad input into the service's 400 errors. Rails-style names are understood: `labels[]=a` builds an
 //! array, `actions[][file_path]=x` builds an array of objects, `hash[key]=v` builds an object.
 
@@ -39,6 +39,21 @@ impl Params {
                     return Err(ApiError::BadRequest(
                         "400 (Bad request) the JSON body must be an object".into(),
                     ))
+                }
+            }
+        } else if ct.starts_with("multipart/form-data") {
+            let parts = content_type
+                .and_then(crate::multipart::boundary)
+                .and_then(|b| crate::multipart::parse(body, &b))
+                .ok_or_else(|| {
+                    ApiError::BadRequest("400 (Bad request) invalid multipart body".into())
+                })?;
+            for (key, value) in parts {
+                match value {
+                    Value::String(s) => params.insert_form(&key, s),
+                    other => {
+                        params.map.insert(key, other);
+                    }
                 }
             }
         } else if ct.starts_with("application/x-www-form-urlencoded") || ct.is_empty() {

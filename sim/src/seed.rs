@@ -1,5 +1,6 @@
 //! Demo data: user `demo` with a token, group `demo-group` (demo is Owner), project `demo-group/demo-project`
-//! (public, default branch `main` with three commits), two issues and a note. Calling it again reuses what
+//! (public, default branch `main` with three commits), two issues and a note, a finished pipeline on `main` with
+//! a manual `deploy` job, and a `production` environment with one deployment. Calling it again reuses what
 //! exists.
 
 use serde_json::json;
@@ -7,7 +8,10 @@ use serde_json::json;
 use crate::store::projects::NewProject;
 use crate::store::repo::apply_actions;
 use crate::store::users::NewUser;
-use crate::store::{access, Member, NamespaceKind, NoteableKind, Store, TokenKind, Visibility};
+use crate::store::{
+    access, Deployment, Environment, Member, NamespaceKind, NoteableKind, Store, TokenKind,
+    Visibility,
+};
 
 /// What `seed_demo` created.
 #[derive(Debug, Clone)]
@@ -163,6 +167,53 @@ fn create_project(store: &mut Store, user_id: u64, group_id: u64) -> u64 {
             }
             first = first.or(Some(id));
         }
+    }
+    if let Some(head) = store
+        .projects
+        .get(&pid)
+        .and_then(|p| p.repo.resolve("main"))
+        .map(|c| c.id.clone())
+    {
+        let pipeline =
+            store.insert_pipeline(pid, "main", &head, user_id, "push", Default::default());
+        let now = store.now();
+        for job in store
+            .jobs
+            .values_mut()
+            .filter(|j| j.pipeline_id == pipeline)
+        {
+            job.status = "success".into();
+            job.started_at = Some(now);
+            job.finished_at = Some(now + 2000);
+        }
+        let deploy = store.insert_job(pipeline, "deploy", "deploy", "manual", user_id);
+        let env = store.next_id("environment");
+        store.environments.insert(
+            env,
+            Environment {
+                id: env,
+                project_id: pid,
+                name: "production".into(),
+                slug: "production".into(),
+                external_url: Some("https://demo.example.com".into()),
+                state: "available".into(),
+            },
+        );
+        let dep = store.next_id("deployment");
+        store.deployments.insert(
+            dep,
+            Deployment {
+                id: dep,
+                iid: 1,
+                project_id: pid,
+                environment_id: env,
+                ref_name: "main".into(),
+                sha: head,
+                user_id,
+                job_id: Some(deploy),
+                created_at: now,
+            },
+        );
     }
     if let Some(issue) = first {
         store.insert_note(

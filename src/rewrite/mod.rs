@@ -56,12 +56,10 @@ pub const V3_PREFIX: &str = "/api/v3";
 /// These are forwarded as they are, never rewritten to V4.
 fn is_github_compat(path: &str) -> bool {
     let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
-    match segments.as_slice() {
-        ["repos", ..] => true,
-        ["user", "repos"] => true,
-        ["orgs" | "users", _, "repos"] => true,
-        _ => false,
-    }
+    matches!(
+        segments.as_slice(),
+        ["repos", ..] | ["user", "repos"] | ["orgs" | "users", _, "repos"]
+    )
 }
 
 /// Settings of the translator.

@@ -191,7 +191,11 @@ impl V3Request {
                 V3Body::Json(object) => {
                     let matches = object.get(name).is_some_and(|value| match value {
                         Value::String(text) => text == unwanted,
-                        other => other.to_string() == *unwanted,
+                        Value::Bool(flag) => {
+                            unwanted.as_str() == if *flag { "true" } else { "false" }
+                        }
+                        Value::Number(number) => unwanted.parse::<f64>().ok() == number.as_f64(),
+                        _ => false,
                     });
                     if matches {
                         object.remove(name);
@@ -218,14 +222,12 @@ impl V3Request {
                 V3Body::Json(object) => {
                     object.entry(name.clone()).or_insert_with(|| value.clone());
                 }
-                V3Body::Form(pairs) => {
-                    if !pairs.iter().any(|(key, _)| key == name) {
-                        let text = match value {
-                            Value::String(text) => text.clone(),
-                            other => other.to_string(),
-                        };
-                        pairs.push((name.clone(), text));
-                    }
+                V3Body::Form(pairs) if !pairs.iter().any(|(key, _)| key == name) => {
+                    let text = match value {
+                        Value::String(text) => text.clone(),
+                        other => other.to_string(),
+                    };
+                    pairs.push((name.clone(), text));
                 }
                 _ => {}
             }

@@ -6,7 +6,8 @@
 //
 // or the environment: SVCGATE_URL, SVCGATE_TOKEN, SVCGATE_ADMIN_TOKEN (the admin token defaults to the
 // simulator's, `svcgate-dev-root-token`; it is only used to create a user). SVCGATE_DEMO_PROJECT names the
-// project that must already be listed (default `demo-group/demo-project`).
+// project that must already be listed (default `demo-group/demo-project`); SVCGATE_V3_TRACE=1 prints every
+// request and answer, not only the failing ones.
 //
 // One line per step; on a failure the step, the request the library sent and the answer it got. The last line
 // is `N passed, M failed`; the exit status is 0 only when every step passed.
@@ -18,6 +19,7 @@ const { URL } = require('url');
 const v3lib = require('gitlab');
 
 const STEP_TIMEOUT_MS = 20000;
+const trace = Boolean(process.env.SVCGATE_V3_TRACE); // set it to print every request and answer
 
 const gatewayUrl = process.argv[2] || process.env.SVCGATE_URL;
 const token = process.argv[3] || process.env.SVCGATE_TOKEN;
@@ -187,6 +189,7 @@ async function runSteps() {
       });
       passed += 1;
       console.log(`ok   ${label}`);
+      if (trace) for (const e of exchanges.slice(start)) console.log(showExchange(e));
     } catch (error) {
       failed += 1;
       console.log(`FAIL ${label}`);
@@ -194,6 +197,7 @@ async function runSteps() {
       const shown = (error && error.exchange) || exchanges[exchanges.length - 1];
       if (shown && exchanges.indexOf(shown) >= start) console.log(showExchange(shown));
       else if (!(error instanceof StepFailure) && error && error.stack) console.log(error.stack);
+      if (trace) for (const e of exchanges.slice(start)) if (e !== shown) console.log(showExchange(e));
     } finally {
       current = null;
     }
@@ -251,14 +255,15 @@ step('create a project', async () => {
   const project = await call((done) => user.projects.create({ name, description, visibility_level: 10 }, done));
   checkObject(project, 'project');
   checkId(project.id, 'project.id');
+  // Kept for the later steps as soon as it exists, so one wrong field fails this step only.
+  s.project = project;
+  s.branch = typeof project.default_branch === 'string' && project.default_branch ? project.default_branch : 'master';
   checkEqual(project.name, name, 'project.name');
   checkEqual(project.path, name, 'project.path');
   checkEqual(project.path_with_namespace, `${me.username}/${name}`, 'project.path_with_namespace');
   checkEqual(project.description, description, 'project.description');
   checkEqual(project.visibility_level, 10, 'project.visibility_level');
   checkEqual(project.public, false, 'project.public');
-  s.project = project;
-  s.branch = typeof project.default_branch === 'string' && project.default_branch ? project.default_branch : 'master';
 });
 
 step('show the project', async () => {
@@ -281,6 +286,7 @@ step('create an issue', async () => {
   const issue = await call((done) => user.issues.create(project.id, { title, description, labels: 'v3,client' }, done));
   checkObject(issue, 'issue');
   checkId(issue.id, 'issue.id');
+  s.issue = issue;
   checkId(issue.iid, 'issue.iid');
   checkEqual(issue.project_id, project.id, 'issue.project_id');
   checkEqual(issue.title, title, 'issue.title');
@@ -290,7 +296,6 @@ step('create an issue', async () => {
   checkEqual(JSON.stringify([...issue.labels].sort()), JSON.stringify(['client', 'v3']), 'issue.labels');
   checkObject(issue.author, 'issue.author');
   checkEqual(issue.author.id, s.me && s.me.id, 'issue.author.id');
-  s.issue = issue;
 });
 
 step('show the issue by its global id', async () => {
@@ -336,10 +341,10 @@ step('add a note to the issue', async () => {
   const note = await call((done) => user.notes.create(project.id, issue.id, { body }, done));
   checkObject(note, 'note');
   checkId(note.id, 'note.id');
+  s.note = note;
   checkEqual(note.body, body, 'note.body');
   checkObject(note.author, 'note.author');
   checkEqual(note.author.id, s.me && s.me.id, 'note.author.id');
-  s.note = note;
 });
 
 step('list the issue\'s notes', async () => {
@@ -387,10 +392,10 @@ step('create a repository file', async () => {
     content: fileText,
     commit_message: 'Add a file through the V3 API',
   }, done));
+  s.file = true;
   checkObject(created, 'answer');
   checkEqual(created.file_path, filePath, 'file_path');
   checkEqual(created.branch_name, s.branch, 'branch_name');
-  s.file = true;
 });
 
 step('read the repository file', async () => {
@@ -410,10 +415,16 @@ step('update the repository file and read it back', async () => {
     content: fileTextUpdated,
     commit_message: 'Update a file through the V3 API',
   }, done));
-  checkObject(updated, 'answer');
-  checkEqual(updated.file_path, filePath, 'file_path');
-  checkEqual(updated.branch_name, s.branch, 'branch_name');
+  const answer = exchanges[exchanges.length - 1];
   checkFile(await readFile(project.id, s.branch), s.branch, fileTextUpdated);
+  try {
+    checkObject(updated, 'answer');
+    checkEqual(updated.file_path, filePath, 'file_path');
+    checkEqual(updated.branch_name, s.branch, 'branch_name');
+  } catch (error) {
+    if (error instanceof StepFailure && !error.exchange) error.exchange = answer;
+    throw error;
+  }
 });
 
 step('delete the repository file and see it gone', async () => {
@@ -428,8 +439,25 @@ step('delete the repository file and see it gone', async () => {
   }).toString();
   const deleted = await call((done) => user.delete(`projects/${project.id}/repository/files?${query}`, done));
   checkEqual(deleted, true, 'the library\'s result');
+  const answer = exchanges[exchanges.length - 1];
   const gone = await call((done) => user.projects.repository.showFile(project.id, { file_path: filePath, ref: s.branch }, done), 404);
   checkEqual(gone, null, 'the library\'s result for the deleted file');
+  // The library drops the delete's body; V3 answered 200 with the file's path and branch, as for create.
+  try {
+    checkEqual(answer.status, 200, 'the status of the answer');
+    let body = null;
+    try {
+      body = JSON.parse(answer.answer);
+    } catch (error) {
+      throw new StepFailure(`the answer is not JSON: ${error.message}`);
+    }
+    checkObject(body, 'the answer');
+    checkEqual(body.file_path, filePath, 'file_path in the answer');
+    checkEqual(body.branch_name, s.branch, 'branch_name in the answer');
+  } catch (error) {
+    if (error instanceof StepFailure && !error.exchange) error.exchange = answer;
+    throw error;
+  }
 });
 
 step('create a branch', async () => {
@@ -445,8 +473,8 @@ step('create a branch', async () => {
   checkObject(branch.commit, 'branch.commit');
   check(typeof branch.commit.id === 'string' && /^[0-9a-f]{40}$/.test(branch.commit.id),
     `branch.commit.id: expected a commit sha, got ${JSON.stringify(branch.commit.id)}`);
-  checkEqual(branch.protected, false, 'branch.protected');
   s.feature = branch;
+  checkEqual(branch.protected, false, 'branch.protected');
 });
 
 step('list branches', async () => {
@@ -475,10 +503,10 @@ step('commit a file on the new branch', async () => {
     content: 'a change to merge\n',
     commit_message: 'A change to merge',
   }, done));
+  s.featureCommitted = true;
   checkObject(created, 'answer');
   checkEqual(created.file_path, 'feature.txt', 'file_path');
   checkEqual(created.branch_name, feature.name, 'branch_name');
-  s.featureCommitted = true;
 });
 
 step('create a merge request', async () => {
@@ -494,6 +522,7 @@ step('create a merge request', async () => {
     });
   checkObject(mr, 'merge request');
   checkId(mr.id, 'merge_request.id');
+  s.mr = mr;
   checkId(mr.iid, 'merge_request.iid');
   checkEqual(mr.project_id, project.id, 'merge_request.project_id');
   checkEqual(mr.title, title, 'merge_request.title');
@@ -502,7 +531,6 @@ step('create a merge request', async () => {
   checkEqual(mr.state, 'opened', 'merge_request.state');
   checkObject(mr.author, 'merge_request.author');
   checkEqual(mr.author.id, s.me && s.me.id, 'merge_request.author.id');
-  s.mr = mr;
 });
 
 step('list merge requests', async () => {
@@ -553,10 +581,10 @@ step('create a user (admin token)', async () => {
   const created = await call((done) => admin.users.create(params, done));
   checkObject(created, 'user');
   checkId(created.id, 'user.id');
+  s.member = Object.assign({}, created, { username: params.username });
   checkEqual(created.username, params.username, 'user.username');
   checkEqual(created.name, params.name, 'user.name');
   checkEqual(created.email, params.email, 'user.email');
-  s.member = created;
 });
 
 step('add the user as a project member', async () => {

@@ -2,7 +2,7 @@
 //! and the files API (`GET …/files/:file_path`, `…/raw`).
 
 use http::Method;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::context::Ctx;
 use crate::entities::repo::{commit, commit_detail};
@@ -100,15 +100,36 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     if actions.is_empty() {
         return Err(ApiError::Missing("actions".into()));
     }
-    if !valid_branch_name(&branch) {
+    let sha = write_commit(ctx, pid, uid, &branch, &message, &actions)?;
+    let p = ctx.project(pid)?;
+    let c = p
+        .repo
+        .commits
+        .get(&sha)
+        .ok_or(ApiError::NotFound("Commit"))?;
+    Ok(Reply::created(commit_detail(&p.repo, c, pid)))
+}
+
+/// Applies `actions` on top of `start_branch` (default: `branch`), commits as the caller (or `author_name`/
+/// `author_email`), moves `branch` and records a push event; returns the new commit id.
+pub fn write_commit(
+    ctx: &mut Ctx<'_>,
+    pid: u64,
+    uid: u64,
+    branch: &str,
+    message: &str,
+    actions: &[Map<String, Value>],
+) -> Result<String, ApiError> {
+    if !valid_branch_name(branch) {
         return Err(ApiError::BadRequest("Branch name is invalid".into()));
     }
     let p = ctx.project(pid)?;
-    let exists = p.repo.branches.contains_key(&branch);
+    let exists = p.repo.branches.contains_key(branch);
+    let before = p.repo.branches.get(branch).map(|b| b.commit.clone());
     let start = ctx
         .params
         .str("start_branch")
-        .unwrap_or_else(|| branch.clone());
+        .unwrap_or_else(|| branch.to_string());
     let parent = match p.repo.resolve(&start) {
         Some(c) => c.clone(),
         None if exists => return Err(ApiError::BadRequest("Invalid reference name".into())),
@@ -118,12 +139,12 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
             ))
         }
     };
-    if exists && !super::branches::can_push(ctx, pid, &branch) {
+    if exists && !super::branches::can_push(ctx, pid, branch) {
         return Err(ApiError::ForbiddenBecause(
             "You are not allowed to push into this branch".into(),
         ));
     }
-    let tree = apply_actions(&parent.tree, &actions).map_err(|e| match e {
+    let tree = apply_actions(&parent.tree, actions).map_err(|e| match e {
         ActionError::Invalid(msg) => ApiError::BadRequest(msg),
         other => ApiError::BadRequest(other.to_string()),
     })?;
@@ -143,16 +164,12 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .ok_or(ApiError::NotFound("Project"))?;
     let sha = p
         .repo
-        .commit(Some(parent.id), tree, &message, &name, &email, now);
-    p.repo.set_branch(&branch, &sha, false);
+        .commit(Some(parent.id), tree, message, &name, &email, now);
+    p.repo.set_branch(branch, &sha, false);
     p.last_activity_at = now;
-    let p = ctx.project(pid)?;
-    let c = p
-        .repo
-        .commits
-        .get(&sha)
-        .ok_or(ApiError::NotFound("Commit"))?;
-    Ok(Reply::created(commit_detail(&p.repo, c, pid)))
+    ctx.store
+        .record_push(pid, uid, branch, before, Some(sha.clone()));
+    Ok(sha)
 }
 
 fn file_at(ctx: &Ctx<'_>) -> Result<(String, String, Vec<u8>, String), ApiError> {

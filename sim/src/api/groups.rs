@@ -141,7 +141,8 @@ fn parse_visibility(ctx: &Ctx<'_>, default: Visibility) -> Result<Visibility, Ap
     }
 }
 
-fn group_detail(ctx: &Ctx<'_>, id: u64) -> Result<Value, ApiError> {
+/// `GroupDetail` of a group as the caller sees it.
+pub fn show_detail(ctx: &Ctx<'_>, id: u64) -> Result<Value, ApiError> {
     let ns = ctx
         .store
         .namespaces
@@ -168,7 +169,7 @@ fn group_detail(ctx: &Ctx<'_>, id: u64) -> Result<Value, ApiError> {
 
 fn show(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let id = ctx.group_id()?;
-    Ok(Reply::ok(group_detail(ctx, id)?))
+    Ok(Reply::ok(show_detail(ctx, id)?))
 }
 
 fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
@@ -208,7 +209,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
             ns.request_access_enabled = v;
         }
     }
-    Ok(Reply::ok(group_detail(ctx, id)?))
+    Ok(Reply::ok(show_detail(ctx, id)?))
 }
 
 fn delete(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {

@@ -9,7 +9,7 @@ use crate::entities::issue::issue as render_issue;
 use crate::error::ApiError;
 use crate::reply::Reply;
 use crate::router::{api, Route};
-use crate::store::{access, Issue};
+use crate::store::{access, Issue, NoteableKind};
 
 /// Routes of this module.
 pub fn routes() -> Vec<Route> {
@@ -255,6 +255,7 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         issue.description = description;
     }
     fields.apply(ctx, id);
+    super::issuables::assignment_todos(ctx.store, uid, NoteableKind::Issue, id, &[]);
     Ok(Reply::created(single(ctx, id)?))
 }
 
@@ -380,7 +381,14 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     };
     let description = ctx.params.str("description");
     let fields = IssueFields::read(ctx, pid)?;
+    let before = ctx
+        .store
+        .issues
+        .get(&id)
+        .map(|i| i.assignee_ids.clone())
+        .unwrap_or_default();
     fields.apply(ctx, id);
+    super::issuables::assignment_todos(ctx.store, uid, NoteableKind::Issue, id, &before);
     let now = updated_at.unwrap_or_else(|| ctx.store.now());
     if let Some(issue) = ctx.store.issues.get_mut(&id) {
         if let Some(t) = title {
@@ -412,9 +420,9 @@ fn delete(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let (pid, id) = find_issue(ctx)?;
     ctx.require_level(pid, access::OWNER)?;
     ctx.store.issues.remove(&id);
-    ctx.store.notes.retain(|_, n| {
-        !(n.noteable_kind == crate::store::NoteableKind::Issue && n.noteable_id == id)
-    });
+    ctx.store
+        .notes
+        .retain(|_, n| !(n.noteable_kind == NoteableKind::Issue && n.noteable_id == id));
     Ok(Reply::no_content())
 }
 

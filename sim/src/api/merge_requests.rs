@@ -168,6 +168,7 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         m.description = description;
     }
     fields.apply(ctx, id);
+    super::issuables::assignment_todos(ctx.store, uid, NoteableKind::MergeRequest, id, &[]);
     Ok(Reply::created(single(ctx, id)?))
 }
 
@@ -285,7 +286,15 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     }
     let description = ctx.params.str("description");
     let fields = MrFields::read(ctx, pid)?;
+    let before: Vec<u64> = ctx
+        .store
+        .merge_requests
+        .get(&id)
+        .and_then(|m| m.assignee_id)
+        .into_iter()
+        .collect();
     fields.apply(ctx, id);
+    super::issuables::assignment_todos(ctx.store, uid, NoteableKind::MergeRequest, id, &before);
     let now = ctx.store.now();
     let head = ctx
         .store
@@ -378,6 +387,19 @@ fn merge(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
                 "SHA does not match HEAD of source branch: {}",
                 source.id
             )));
+        }
+    }
+    if ctx.params.flag("merge_when_pipeline_succeeds", false)? {
+        let active = ctx.store.pipelines.values().any(|p| {
+            p.project_id == pid
+                && p.sha == source.id
+                && matches!(ctx.store.pipeline_status(p.id), "pending" | "running")
+        });
+        if active {
+            if let Some(m) = ctx.store.merge_requests.get_mut(&id) {
+                m.merge_when_pipeline_succeeds = true;
+            }
+            return Ok(Reply::ok(single(ctx, id)?));
         }
     }
     let (name, email) = ctx

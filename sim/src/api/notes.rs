@@ -1,4 +1,4 @@
-//! Notes on issues and merge requests: list (default newest first), get, create, update (author), delete.
+//! Notes on issues, merge requests and project snippets: list (default newest first), get, create, update (author), delete.
 
 use http::Method;
 use serde_json::Value;
@@ -16,6 +16,7 @@ pub fn routes() -> Vec<Route> {
     for base in [
         "/projects/{id}/issues/{issue_iid}/notes",
         "/projects/{id}/merge_requests/{merge_request_iid}/notes",
+        "/projects/{id}/snippets/{snippet_id}/notes",
     ] {
         routes.push(api(Method::GET, base, list));
         routes.push(api(Method::POST, base, create));
@@ -27,8 +28,12 @@ pub fn routes() -> Vec<Route> {
     routes
 }
 
-/// (project id, noteable kind, noteable global id) of the request's issue or merge request.
-fn noteable(ctx: &Ctx<'_>) -> Result<(u64, NoteableKind, u64), ApiError> {
+/// (project id, noteable kind, noteable global id) of the request's issue, merge request or snippet.
+pub fn noteable(ctx: &Ctx<'_>) -> Result<(u64, NoteableKind, u64), ApiError> {
+    if ctx.path.iter().any(|(n, _)| n == "snippet_id") {
+        let (pid, id) = super::snippets::find_snippet(ctx)?;
+        return Ok((pid.unwrap_or(0), NoteableKind::Snippet, id));
+    }
     if ctx.path.iter().any(|(n, _)| n == "issue_iid") {
         let (pid, id) = super::issues::find_issue(ctx)?;
         Ok((pid, NoteableKind::Issue, id))
@@ -38,7 +43,8 @@ fn noteable(ctx: &Ctx<'_>) -> Result<(u64, NoteableKind, u64), ApiError> {
     }
 }
 
-fn find_note(ctx: &Ctx<'_>) -> Result<(u64, Note), ApiError> {
+/// The note named by `:note_id` on the request's noteable, with its project id.
+pub fn find_note(ctx: &Ctx<'_>) -> Result<(u64, Note), ApiError> {
     let (pid, kind, id) = noteable(ctx)?;
     let note_id = ctx.path_u64("note_id", "Note")?;
     ctx.store
@@ -91,6 +97,7 @@ fn locked(ctx: &Ctx<'_>, kind: NoteableKind, id: u64) -> bool {
             .merge_requests
             .get(&id)
             .and_then(|m| m.discussion_locked),
+        NoteableKind::Snippet => None,
     }
     .unwrap_or(false)
 }

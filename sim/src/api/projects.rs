@@ -140,7 +140,8 @@ fn show(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     render(ctx, id, statistics).map(Reply::ok)
 }
 
-fn render(ctx: &Ctx<'_>, id: u64, statistics: bool) -> Result<Value, ApiError> {
+/// The full project entity as the caller sees it.
+pub fn render(ctx: &Ctx<'_>, id: u64, statistics: bool) -> Result<Value, ApiError> {
     let p = ctx.project(id)?;
     Ok(project::full(
         ctx.store,
@@ -172,6 +173,11 @@ fn valid_path(path: &str) -> bool {
 
 fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let uid = ctx.user_id()?;
+    create_for(ctx, uid, None)
+}
+
+/// Creates a project for `uid`, in `namespace` when given (else `namespace_id` or the user's namespace).
+pub fn create_for(ctx: &mut Ctx<'_>, uid: u64, namespace: Option<u64>) -> Result<Reply, ApiError> {
     let name = ctx.params.str("name").filter(|s| !s.trim().is_empty());
     let path = ctx.params.str("path").filter(|s| !s.trim().is_empty());
     let (name, path) = match (name, path) {
@@ -187,14 +193,15 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         None => Visibility::Private,
         Some(v) => Visibility::parse(&v).ok_or_else(|| ApiError::Invalid("visibility".into()))?,
     };
-    let namespace_id = match ctx.params.str("namespace_id") {
-        None => ctx
+    let namespace_id = match (namespace, ctx.params.str("namespace_id")) {
+        (Some(ns), _) => ns,
+        (None, None) => ctx
             .store
             .users
             .get(&uid)
             .map(|u| u.namespace_id)
             .ok_or(ApiError::Unauthorized)?,
-        Some(raw) => {
+        (None, Some(raw)) => {
             let id = match raw.parse::<u64>() {
                 Ok(id) => ctx.store.namespaces.contains_key(&id).then_some(id),
                 Err(_) => ctx.store.namespace_by_full_path(&raw),
@@ -369,6 +376,23 @@ pub fn remove_project(store: &mut Store, id: u64) {
     store.notes.retain(|_, n| n.project_id != id);
     store.labels.retain(|_, l| l.project_id != id);
     store.milestones.retain(|_, m| m.project_id != id);
+    store.group_links.retain(|_, l| l.project_id != id);
+    store.events.retain(|_, e| e.project_id != id);
+    store.todos.retain(|_, t| t.project_id != id);
+    store.snippets.retain(|_, s| s.project_id != Some(id));
+    store.pipelines.retain(|_, p| p.project_id != id);
+    store.jobs.retain(|_, j| j.project_id != id);
+    store.triggers.retain(|_, t| t.project_id != id);
+    store.variables.retain(|(pid, _), _| *pid != id);
+    store.environments.retain(|_, e| e.project_id != id);
+    store.deployments.retain(|_, d| d.project_id != id);
+    store.commit_comments.retain(|_, c| c.project_id != id);
+    store.commit_statuses.retain(|_, c| c.project_id != id);
+    for p in store.projects.values_mut() {
+        if p.forked_from == Some(id) {
+            p.forked_from = None;
+        }
+    }
 }
 
 fn delete(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {

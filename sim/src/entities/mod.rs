@@ -1,6 +1,10 @@
 //! JSON renderings of the stored entities in the service's V4 shapes. Rendering is pure: each function reads the
 //! store and returns a `serde_json::Value`.
 
+pub mod award;
+pub mod ci;
+pub mod commit_meta;
+pub mod event;
 pub mod issue;
 pub mod member;
 pub mod merge_request;
@@ -8,6 +12,7 @@ pub mod namespace;
 pub mod note;
 pub mod project;
 pub mod repo;
+pub mod snippet;
 pub mod user;
 
 use serde_json::Value;

@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 
 use super::ts;
-use crate::store::{Note, Store};
+use crate::store::{Note, NoteableKind, Store};
 
 /// `{id, type, body, attachment, author, created_at, updated_at, system, noteable_id, noteable_type,
 /// noteable_iid, resolvable}`.
@@ -19,7 +19,7 @@ pub fn note(store: &Store, n: &Note) -> Value {
         "system": n.system,
         "noteable_id": n.noteable_id,
         "noteable_type": n.noteable_kind.as_str(),
-        "noteable_iid": n.noteable_iid,
+        "noteable_iid": if n.noteable_kind == NoteableKind::Snippet { Value::Null } else { json!(n.noteable_iid) },
         "resolvable": false,
     })
 }

@@ -125,7 +125,23 @@ pub fn full(store: &Store, p: &Project, view: ProjectView) -> Value {
     }
     map.insert("public_jobs".into(), json!(p.flag("public_jobs")));
     map.insert("ci_config_path".into(), json!(p.ci_config_path));
-    map.insert("shared_with_groups".into(), json!([]));
+    let shared: Vec<Value> = store
+        .group_links
+        .values()
+        .filter(|l| l.project_id == p.id)
+        .filter_map(|l| {
+            store.namespaces.get(&l.group_id).map(|g| {
+                json!({
+                    "group_id": g.id,
+                    "group_name": g.name,
+                    "group_full_path": store.namespace_full_path(g.id),
+                    "group_access_level": l.group_access,
+                    "expires_at": l.expires_at,
+                })
+            })
+        })
+        .collect();
+    map.insert("shared_with_groups".into(), Value::Array(shared));
     for name in [
         "only_allow_merge_if_pipeline_succeeds",
         "request_access_enabled",

@@ -1,8 +1,9 @@
-//! Repository entities: `Commit`, `CommitDetail` and `Branch`.
+//! Repository entities: `Commit`, `CommitDetail`, `Diff` and `Branch`.
 
 use serde_json::{json, Value};
 
 use super::ts;
+use crate::store::diff::FileDiff;
 use crate::store::repo::{Branch, Commit, Repository};
 
 /// The `Commit` entity.
@@ -37,6 +38,20 @@ pub fn commit_detail(repo: &Repository, c: &Commit, project_id: u64) -> Value {
         map.insert("project_id".into(), json!(project_id));
     }
     v
+}
+
+/// The `Diff` entity.
+pub fn diff(d: &FileDiff) -> Value {
+    json!({
+        "old_path": d.old_path,
+        "new_path": d.new_path,
+        "a_mode": if d.new_file { "0" } else { "100644" },
+        "b_mode": if d.deleted_file { "0" } else { "100644" },
+        "new_file": d.new_file,
+        "renamed_file": d.renamed_file,
+        "deleted_file": d.deleted_file,
+        "diff": d.diff,
+    })
 }
 
 /// The `Branch` entity as seen by a caller with `can_push`.

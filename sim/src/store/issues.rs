@@ -96,6 +96,16 @@ impl Store {
                 total_time_spent: 0,
             },
         );
+        self.record_event(super::events::NewEvent {
+            project_id,
+            author_id,
+            action_name: "opened".into(),
+            target_id: Some(id),
+            target_iid: Some(iid),
+            target_type: Some("Issue".into()),
+            target_title: self.issues.get(&id).map(|i| i.title.clone()),
+            ..Default::default()
+        });
         Some(id)
     }
 

@@ -18,6 +18,8 @@ pub struct Label {
     pub description: Option<String>,
     /// Priority.
     pub priority: Option<u64>,
+    /// Subscribed users.
+    pub subscribers: std::collections::BTreeSet<u64>,
 }
 
 /// A project milestone.
@@ -88,6 +90,7 @@ impl Store {
                 color,
                 description,
                 priority: None,
+                subscribers: std::collections::BTreeSet::new(),
             },
         );
         id

@@ -129,6 +129,16 @@ impl Store {
                 total_time_spent: 0,
             },
         );
+        self.record_event(super::events::NewEvent {
+            project_id: new.project_id,
+            author_id: new.author_id,
+            action_name: "opened".into(),
+            target_id: Some(id),
+            target_iid: Some(iid),
+            target_type: Some("MergeRequest".into()),
+            target_title: self.merge_requests.get(&id).map(|m| m.title.clone()),
+            ..Default::default()
+        });
         Some(id)
     }
 

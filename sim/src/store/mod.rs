@@ -1,6 +1,12 @@
 //! The in-memory database: every entity table, the id sequences and the monotonic clock. Each submodule owns one
 //! kind of entity and adds its own `impl Store` block for creating and finding it.
 
+pub mod admin;
+pub mod awards;
+pub mod ci;
+pub mod commit_meta;
+pub mod diff;
+pub mod events;
 pub mod issues;
 pub mod labels;
 pub mod members;
@@ -9,12 +15,18 @@ pub mod namespaces;
 pub mod notes;
 pub mod projects;
 pub mod repo;
+pub mod snippets;
 pub mod users;
 
 use std::collections::BTreeMap;
 
 use crate::time::{now_millis, Millis};
 
+pub use admin::GroupLink;
+pub use awards::{AwardEmoji, AwardableKind, Todo};
+pub use ci::{Deployment, Environment, Job, Pipeline, Runner, Trigger, Variable};
+pub use commit_meta::{CommitComment, CommitStatus};
+pub use events::Event;
 pub use issues::Issue;
 pub use labels::{Label, Milestone};
 pub use members::{access, Member};
@@ -22,6 +34,7 @@ pub use merge_requests::MergeRequest;
 pub use namespaces::{Namespace, NamespaceKind};
 pub use notes::{Note, NoteableKind};
 pub use projects::Project;
+pub use snippets::Snippet;
 pub use users::{Token, TokenKind, User};
 
 /// Project and group visibility.
@@ -93,6 +106,35 @@ pub struct Store {
     pub labels: BTreeMap<u64, Label>,
     /// Project milestones by id.
     pub milestones: BTreeMap<u64, Milestone>,
+    /// Award emoji by id.
+    pub awards: BTreeMap<u64, AwardEmoji>,
+    /// To-do items by id.
+    pub todos: BTreeMap<u64, Todo>,
+    /// Snippets by id.
+    pub snippets: BTreeMap<u64, Snippet>,
+    /// Events by id.
+    pub events: BTreeMap<u64, Event>,
+    /// Commit comments by id.
+    pub commit_comments: BTreeMap<u64, CommitComment>,
+    /// Commit statuses by id.
+    pub commit_statuses: BTreeMap<u64, CommitStatus>,
+    /// Pipelines by id.
+    pub pipelines: BTreeMap<u64, Pipeline>,
+    /// Jobs by id.
+    pub jobs: BTreeMap<u64, Job>,
+    /// Triggers by id.
+    pub triggers: BTreeMap<u64, Trigger>,
+    /// Project variables by (project, key).
+    pub variables: BTreeMap<(u64, String), Variable>,
+    /// Environments by id.
+    pub environments: BTreeMap<u64, Environment>,
+    /// Deployments by id.
+    pub deployments: BTreeMap<u64, Deployment>,
+    /// Runners by id.
+    pub runners: BTreeMap<u64, Runner>,
+    /// Project–group links by id.
+    pub group_links: BTreeMap<u64, GroupLink>,
+    counters: BTreeMap<&'static str, u64>,
     seq: Sequences,
     last_millis: Millis,
 }
@@ -111,6 +153,21 @@ impl Store {
             notes: BTreeMap::new(),
             labels: BTreeMap::new(),
             milestones: BTreeMap::new(),
+            awards: BTreeMap::new(),
+            todos: BTreeMap::new(),
+            snippets: BTreeMap::new(),
+            events: BTreeMap::new(),
+            commit_comments: BTreeMap::new(),
+            commit_statuses: BTreeMap::new(),
+            pipelines: BTreeMap::new(),
+            jobs: BTreeMap::new(),
+            triggers: BTreeMap::new(),
+            variables: BTreeMap::new(),
+            environments: BTreeMap::new(),
+            deployments: BTreeMap::new(),
+            runners: BTreeMap::new(),
+            group_links: BTreeMap::new(),
+            counters: BTreeMap::new(),
             seq: Sequences {
                 user: 0,
                 token: 0,
@@ -146,6 +203,11 @@ impl Store {
         let now = now_millis().max(self.last_millis + 1);
         self.last_millis = now;
         now
+    }
+
+    /// The next id of a sequence named `kind` (each kind counts from 1).
+    pub fn next_id(&mut self, kind: &'static str) -> u64 {
+        bump(self.counters.entry(kind).or_insert(0))
     }
 
     /// Records that `at` was used as a timestamp, keeping later ones after it.

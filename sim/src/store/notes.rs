@@ -1,4 +1,4 @@
-//! Notes (comments) on issues and merge requests.
+//! Notes (comments) on issues, merge requests and snippets; creating one records a `commented on` event.
 
 use super::{bump, Store};
 use crate::time::Millis;
@@ -10,6 +10,8 @@ pub enum NoteableKind {
     Issue,
     /// A merge request.
     MergeRequest,
+    /// A snippet.
+    Snippet,
 }
 
 impl NoteableKind {
@@ -18,6 +20,7 @@ impl NoteableKind {
         match self {
             NoteableKind::Issue => "Issue",
             NoteableKind::MergeRequest => "MergeRequest",
+            NoteableKind::Snippet => "Snippet",
         }
     }
 }
@@ -66,6 +69,10 @@ impl Store {
                 .merge_requests
                 .get(&noteable_id)
                 .map(|m| (m.project_id, m.iid))?,
+            NoteableKind::Snippet => self
+                .snippets
+                .get(&noteable_id)
+                .map(|s| (s.project_id.unwrap_or(0), 0))?,
         };
         let now = match created_at {
             Some(at) => {
@@ -93,6 +100,24 @@ impl Store {
         if let Some(p) = self.projects.get_mut(&project_id) {
             p.last_activity_at = p.last_activity_at.max(now);
         }
+        let target_title = match kind {
+            NoteableKind::Issue => self.issues.get(&noteable_id).map(|i| i.title.clone()),
+            NoteableKind::MergeRequest => self
+                .merge_requests
+                .get(&noteable_id)
+                .map(|m| m.title.clone()),
+            NoteableKind::Snippet => self.snippets.get(&noteable_id).map(|s| s.title.clone()),
+        };
+        self.record_event(super::events::NewEvent {
+            project_id,
+            author_id,
+            action_name: "commented on".into(),
+            target_id: Some(id),
+            target_type: Some("Note".into()),
+            target_title,
+            note_id: Some(id),
+            ..Default::default()
+        });
         Some(id)
     }
 

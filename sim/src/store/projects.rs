@@ -213,7 +213,16 @@ impl Store {
             return access::ADMIN;
         }
         let (direct, inherited) = self.project_levels(project, user_id);
-        direct.max(inherited).unwrap_or(0)
+        let shared = self
+            .group_links
+            .values()
+            .filter(|l| l.project_id == project.id)
+            .filter_map(|l| {
+                self.namespace_level(l.group_id, user_id)
+                    .map(|level| level.min(l.group_access))
+            })
+            .max();
+        direct.max(inherited).max(shared).unwrap_or(0)
     }
 
     /// Whether `user` (None for anonymous) may see the project.

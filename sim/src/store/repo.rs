@@ -63,6 +63,8 @@ pub struct Repository {
     pub commits: HashMap<String, Commit>,
     /// Branches by name.
     pub branches: BTreeMap<String, Branch>,
+    /// Tags by name.
+    pub tags: BTreeMap<String, super::commit_meta::Tag>,
 }
 
 /// Why a commit's actions could not be applied.
@@ -139,6 +141,9 @@ impl Repository {
         if let Some(branch) = self.branches.get(reference) {
             return self.commits.get(&branch.commit);
         }
+        if let Some(tag) = self.tags.get(reference) {
+            return self.commits.get(&tag.commit);
+        }
         if let Some(commit) = self.commits.get(reference) {
             return Some(commit);
         }
@@ -169,6 +174,26 @@ impl Repository {
         }
         out.sort_by(|a, b| b.date.cmp(&a.date).then_with(|| a.id.cmp(&b.id)));
         out
+    }
+
+    /// The newest commit reachable from both `a` and `b`.
+    pub fn merge_base(&self, a: &str, b: &str) -> Option<String> {
+        let theirs: BTreeSet<String> = self.history(b).iter().map(|c| c.id.clone()).collect();
+        self.history(a)
+            .into_iter()
+            .find(|c| theirs.contains(&c.id))
+            .map(|c| c.id.clone())
+    }
+
+    /// Commits reachable from `tip` but not from `base`, newest first.
+    pub fn commits_between(&self, base: Option<&str>, tip: &str) -> Vec<&Commit> {
+        let excluded: BTreeSet<String> = base
+            .map(|b| self.history(b).iter().map(|c| c.id.clone()).collect())
+            .unwrap_or_default();
+        self.history(tip)
+            .into_iter()
+            .filter(|c| !excluded.contains(&c.id))
+            .collect()
     }
 
     /// Whether `ancestor` is reachable from `tip`.

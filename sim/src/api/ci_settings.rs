@@ -1,0 +1,311 @@
+//! CI settings: project variables, environments (with stop) and deployments.
+
+use http::{Method, StatusCode};
+use serde_json::Value;
+
+use crate::context::Ctx;
+use crate::entities::ci::{deployment, environment, variable};
+use crate::error::ApiError;
+use crate::reply::Reply;
+use crate::router::{api, Route};
+use crate::store::{access, Environment, Variable};
+
+/// Routes of this module.
+pub fn routes() -> Vec<Route> {
+    let vars = "/projects/{id}/variables";
+    let envs = "/projects/{id}/environments";
+    vec![
+        api(Method::GET, vars, list_variables),
+        api(Method::POST, vars, create_variable),
+        api(Method::GET, &format!("{vars}/{{key}}"), show_variable),
+        api(Method::PUT, &format!("{vars}/{{key}}"), update_variable),
+        api(Method::DELETE, &format!("{vars}/{{key}}"), delete_variable),
+        api(Method::GET, envs, list_environments),
+        api(Method::POST, envs, create_environment),
+        api(
+            Method::GET,
+            &format!("{envs}/{{environment_id}}"),
+            show_environment,
+        ),
+        api(
+            Method::PUT,
+            &format!("{envs}/{{environment_id}}"),
+            update_environment,
+        ),
+        api(
+            Method::DELETE,
+            &format!("{envs}/{{environment_id}}"),
+            delete_environment,
+        ),
+        api(
+            Method::POST,
+            &format!("{envs}/{{environment_id}}/stop"),
+            stop_environment,
+        ),
+        api(Method::GET, "/projects/{id}/deployments", list_deployments),
+        api(
+            Method::GET,
+            "/projects/{id}/deployments/{deployment_id}",
+            show_deployment,
+        ),
+    ]
+}
+
+fn maintainer_project(ctx: &Ctx<'_>) -> Result<u64, ApiError> {
+    let pid = ctx.project_id()?;
+    ctx.require_level(pid, access::MAINTAINER)?;
+    Ok(pid)
+}
+
+fn list_variables(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let pid = maintainer_project(ctx)?;
+    let items: Vec<Value> = ctx
+        .store
+        .variables
+        .iter()
+        .filter(|((p, _), _)| *p == pid)
+        .map(|((_, k), v)| variable(k, &v.value, v.protected))
+        .collect();
+    ctx.paginate(items)
+}
+
+fn valid_key(key: &str) -> bool {
+    !key.is_empty()
+        && key.len() <= 255
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn create_variable(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let pid = maintainer_project(ctx)?;
+    let key = ctx.params.required_str("key")?;
+    let value = ctx.params.required_str("value")?;
+    let protected = ctx.params.flag("protected", false)?;
+    if !valid_key(&key) {
+        return Err(ApiError::validation(
+            "key",
+            "can contain only letters, digits and '_'.",
+        ));
+    }
+    if ctx.store.variables.contains_key(&(pid, key.clone())) {
+        return Err(ApiError::validation("key", "has already been taken"));
+    }
+    ctx.store.variables.insert(
+        (pid, key.clone()),
+        Variable {
+            value: value.clone(),
+            protected,
+        },
+    );
+    Ok(Reply::created(variable(&key, &value, protected)))
+}
+
+fn find_variable(ctx: &Ctx<'_>) -> Result<(u64, String), ApiError> {
+    let pid = maintainer_project(ctx)?;
+    let key = ctx.path_param("key").to_string();
+    if ctx.store.variables.contains_key(&(pid, key.clone())) {
+        Ok((pid, key))
+    } else {
+        Err(ApiError::NotFound("Variable"))
+    }
+}
+
+fn show_variable(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let (pid, key) = find_variable(ctx)?;
+    let v = ctx
+        .store
+        .variables
+        .get(&(pid, key.clone()))
+        .ok_or(ApiError::NotFound("Variable"))?;
+    Ok(Reply::ok(variable(&key, &v.value, v.protected)))
+}
+
+fn update_variable(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let (pid, key) = find_variable(ctx)?;
+    let value = ctx.params.str("value");
+    let protected = ctx.params.bool("protected")?;
+    let v = ctx
+        .store
+        .variables
+        .get_mut(&(pid, key.clone()))
+        .ok_or(ApiError::NotFound("Variable"))?;
+    if let Some(value) = value {
+        v.value = value;
+    }
+    if let Some(p) = protected {
+        v.protected = p;
+    }
+    Ok(Reply::ok(variable(&key, &v.value, v.protected)))
+}
+
+fn delete_variable(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let (pid, key) = find_variable(ctx)?;
+    ctx.store.variables.remove(&(pid, key));
+    Ok(Reply::no_content())
+}
+
+fn slugify(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.to_ascii_lowercase().chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c);
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let trimmed = out.trim_matches('-');
+    let mut slug: String = trimmed.chars().take(24).collect();
+    if slug.is_empty() || !slug.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        slug = format!("env-{slug}");
+    }
+    slug.trim_end_matches('-').to_string()
+}
+
+fn reader_project(ctx: &Ctx<'_>) -> Result<u64, ApiError> {
+    let pid = ctx.project_id()?;
+    ctx.require_level(pid, access::REPORTER)?;
+    Ok(pid)
+}
+
+fn list_environments(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let pid = reader_project(ctx)?;
+    let items: Vec<Value> = ctx
+        .store
+        .environments
+        .values()
+        .filter(|e| e.project_id == pid)
+        .map(|e| environment(ctx.store, e))
+        .collect();
+    ctx.paginate(items)
+}
+
+fn check_url(url: &Option<String>) -> Result<(), ApiError> {
+    match url {
+        Some(u) if !(u.starts_with("http://") || u.starts_with("https://")) => {
+            Err(ApiError::validation(
+                "external_url",
+                "is blocked: Only allowed protocols are http, https",
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn create_environment(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let pid = ctx.project_id()?;
+    ctx.require_level(pid, access::DEVELOPER)?;
+    let name = ctx.params.required_nonblank("name")?;
+    if ctx.params.has("slug") {
+        return Err(ApiError::BadRequest(
+            "slug is automatically generated and cannot be changed".into(),
+        ));
+    }
+    let external_url = ctx.params.str("external_url");
+    check_url(&external_url)?;
+    if ctx
+        .store
+        .environments
+        .values()
+        .any(|e| e.project_id == pid && e.name == name)
+    {
+        return Err(ApiError::validation("name", "has already been taken"));
+    }
+    let id = ctx.store.next_id("environment");
+    ctx.store.environments.insert(
+        id,
+        Environment {
+            id,
+            project_id: pid,
+            slug: slugify(&name),
+            name,
+            external_url,
+            state: "available".into(),
+        },
+    );
+    env_reply(ctx, id, StatusCode::CREATED)
+}
+
+fn find_environment(ctx: &Ctx<'_>, min: u8) -> Result<u64, ApiError> {
+    let pid = ctx.project_id()?;
+    ctx.require_level(pid, min)?;
+    let id = ctx.path_u64("environment_id", "Environment")?;
+    ctx.store
+        .environments
+        .get(&id)
+        .filter(|e| e.project_id == pid)
+        .map(|e| e.id)
+        .ok_or(ApiError::NotFound("Environment"))
+}
+
+fn env_reply(ctx: &Ctx<'_>, id: u64, status: StatusCode) -> Result<Reply, ApiError> {
+    let e = ctx
+        .store
+        .environments
+        .get(&id)
+        .ok_or(ApiError::NotFound("Environment"))?;
+    Ok(Reply::json(status, environment(ctx.store, e)))
+}
+
+fn show_environment(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let id = find_environment(ctx, access::REPORTER)?;
+    env_reply(ctx, id, StatusCode::OK)
+}
+
+fn update_environment(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let id = find_environment(ctx, access::DEVELOPER)?;
+    if ctx.params.has("slug") {
+        return Err(ApiError::BadRequest(
+            "slug is automatically generated and cannot be changed".into(),
+        ));
+    }
+    let name = ctx.params.str("name").filter(|n| !n.trim().is_empty());
+    let external_url = ctx.params.str("external_url");
+    check_url(&external_url)?;
+    if let Some(e) = ctx.store.environments.get_mut(&id) {
+        if let Some(n) = name {
+            e.name = n;
+        }
+        if external_url.is_some() {
+            e.external_url = external_url;
+        }
+    }
+    env_reply(ctx, id, StatusCode::OK)
+}
+
+fn delete_environment(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let id = find_environment(ctx, access::MAINTAINER)?;
+    ctx.store.environments.remove(&id);
+    ctx.store.deployments.retain(|_, d| d.environment_id != id);
+    Ok(Reply::no_content())
+}
+
+fn stop_environment(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let id = find_environment(ctx, access::DEVELOPER)?;
+    if let Some(e) = ctx.store.environments.get_mut(&id) {
+        e.state = "stopped".into();
+    }
+    env_reply(ctx, id, StatusCode::OK)
+}
+
+fn list_deployments(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let pid = reader_project(ctx)?;
+    let items: Vec<Value> = ctx
+        .store
+        .deployments
+        .values()
+        .filter(|d| d.project_id == pid)
+        .map(|d| deployment(ctx.store, d))
+        .collect();
+    ctx.paginate(items)
+}
+
+fn show_deployment(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let pid = reader_project(ctx)?;
+    let id = ctx.path_u64("deployment_id", "Deployment")?;
+    let d = ctx
+        .store
+        .deployments
+        .get(&id)
+        .filter(|d| d.project_id == pid)
+        .ok_or(ApiError::NotFound("Deployment"))?;
+    Ok(Reply::ok(deployment(ctx.store, d)))
+}

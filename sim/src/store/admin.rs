@@ -1,0 +1,16 @@
+//! Project–group links (projects shared with groups).
+
+/// A project shared with a group.
+#[derive(Debug, Clone)]
+pub struct GroupLink {
+    /// Id.
+    pub id: u64,
+    /// Project.
+    pub project_id: u64,
+    /// Group.
+    pub group_id: u64,
+    /// Access level granted.
+    pub group_access: u8,
+    /// Expiry date.
+    pub expires_at: Option<String>,
+}

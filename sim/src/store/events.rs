@@ -1,0 +1,149 @@
+//! Activity events (`GET /projects/:id/events`, `GET /users/:id/events`).
+
+use super::Store;
+use crate::time::Millis;
+
+/// A push's summary (`push_data`).
+#[derive(Debug, Clone)]
+pub struct PushData {
+    /// Number of commits pushed.
+    pub commit_count: usize,
+    /// `pushed`, `created` or `removed`.
+    pub action: String,
+    /// `branch` or `tag`.
+    pub ref_type: String,
+    /// Old head (None when created).
+    pub commit_from: Option<String>,
+    /// New head (None when removed).
+    pub commit_to: Option<String>,
+    /// Branch or tag name.
+    pub ref_name: String,
+    /// Title of the new head commit.
+    pub commit_title: Option<String>,
+}
+
+/// An event.
+#[derive(Debug, Clone)]
+pub struct Event {
+    /// Id.
+    pub id: u64,
+    /// Project.
+    pub project_id: u64,
+    /// Who did it.
+    pub author_id: u64,
+    /// `opened`, `closed`, `commented on`, `pushed to`, `created`, …
+    pub action_name: String,
+    /// Target global id.
+    pub target_id: Option<u64>,
+    /// Target iid.
+    pub target_iid: Option<u64>,
+    /// `Issue`, `MergeRequest`, `Note`, `Milestone`, …
+    pub target_type: Option<String>,
+    /// Target title.
+    pub target_title: Option<String>,
+    /// The note for note events.
+    pub note_id: Option<u64>,
+    /// The push for push events.
+    pub push: Option<PushData>,
+    /// When.
+    pub created_at: Millis,
+}
+
+/// What to record.
+#[derive(Debug, Clone, Default)]
+pub struct NewEvent {
+    /// Project.
+    pub project_id: u64,
+    /// Author.
+    pub author_id: u64,
+    /// Action name.
+    pub action_name: String,
+    /// Target global id.
+    pub target_id: Option<u64>,
+    /// Target iid.
+    pub target_iid: Option<u64>,
+    /// Target type.
+    pub target_type: Option<String>,
+    /// Target title.
+    pub target_title: Option<String>,
+    /// The note for note events.
+    pub note_id: Option<u64>,
+    /// The push for push events.
+    pub push: Option<PushData>,
+}
+
+impl Store {
+    /// Records an event.
+    pub fn record_event(&mut self, new: NewEvent) -> u64 {
+        let id = self.next_id("event");
+        let now = self.now();
+        self.events.insert(
+            id,
+            Event {
+                id,
+                project_id: new.project_id,
+                author_id: new.author_id,
+                action_name: new.action_name,
+                target_id: new.target_id,
+                target_iid: new.target_iid,
+                target_type: new.target_type,
+                target_title: new.target_title,
+                note_id: new.note_id,
+                push: new.push,
+                created_at: now,
+            },
+        );
+        id
+    }
+
+    /// Records a push of `count` commits to a branch.
+    pub fn record_push(
+        &mut self,
+        project_id: u64,
+        author_id: u64,
+        branch: &str,
+        from: Option<String>,
+        to: Option<String>,
+    ) {
+        let (count, title) = match (self.projects.get(&project_id), to.as_deref()) {
+            (Some(p), Some(to)) => {
+                let count = p
+                    .repo
+                    .history(to)
+                    .iter()
+                    .take_while(|c| Some(c.id.as_str()) != from.as_deref())
+                    .count();
+                let title = p.repo.commits.get(to).map(|c| c.title().to_string());
+                (count, title)
+            }
+            _ => (0, None),
+        };
+        let action = match (&from, &to) {
+            (None, _) => "created",
+            (_, None) => "removed",
+            _ => "pushed",
+        };
+        let action_name = if action == "pushed" {
+            "pushed to"
+        } else if action == "created" {
+            "pushed new"
+        } else {
+            "deleted"
+        };
+        self.record_event(NewEvent {
+            project_id,
+            author_id,
+            action_name: action_name.into(),
+            push: Some(PushData {
+                commit_count: count,
+                action: action.into(),
+                ref_type: "branch".into(),
+                commit_from: from,
+                commit_to: to,
+                ref_name: branch.to_string(),
+                commit_title: title,
+            }),
+            ..Default::default()
+        });
+    }
+}

@@ -89,14 +89,7 @@ impl Running {
             Some(tls) => Some(server::tls_acceptor(tls).context("TLS")?),
             None => None,
         };
-        server::serve(
-            self.listener,
-            tls,
-            self.gateway,
-            shutdown,
-            config.shutdown_grace,
-        )
-        .await;
+        server::serve(self.listener, tls, self.gateway, shutdown, config.shutdown_grace).await;
         if let Some(simulator) = &self.simulator {
             simulator.shutdown();
         }
@@ -107,11 +100,7 @@ impl Running {
     /// The lines `serve --dev` prints so a newcomer can try the gateway at once.
     pub fn dev_banner(&self, config: &Config) -> Option<String> {
         let demo = self.demo.as_ref()?;
-        let scheme = if config.tls.is_some() {
-            "https"
-        } else {
-            "http"
-        };
+        let scheme = if config.tls.is_some() { "https" } else { "http" };
         let base = config
             .public_url
             .clone()

@@ -124,9 +124,7 @@ impl RawConfig {
     }
 
     /// Builds a layer from `SVCGATE_*` variables; any other variable is ignored, an unknown `SVCGATE_*` is an error.
-    pub fn from_env<I: IntoIterator<Item = (String, String)>>(
-        vars: I,
-    ) -> Result<Self, ConfigError> {
+    pub fn from_env<I: IntoIterator<Item = (String, String)>>(vars: I) -> Result<Self, ConfigError> {
         let mut table = toml::Table::new();
         for (name, value) in vars {
             let Some(option) = name.strip_prefix("SVCGATE_") else {
@@ -138,18 +136,16 @@ impl RawConfig {
             };
             let value = match kind {
                 Kind::Text => toml::Value::String(value),
-                Kind::Flag => toml::Value::Boolean(parse_flag(&value).ok_or_else(|| {
-                    ConfigError::Invalid {
+                Kind::Flag => {
+                    toml::Value::Boolean(parse_flag(&value).ok_or_else(|| ConfigError::Invalid {
                         option: option_name(&key),
                         message: format!("{name}={value:?} is not true or false"),
-                    }
-                })?),
-                Kind::Number => {
-                    toml::Value::Integer(value.parse().map_err(|_| ConfigError::Invalid {
-                        option: option_name(&key),
-                        message: format!("{name}={value:?} is not a whole number"),
                     })?)
                 }
+                Kind::Number => toml::Value::Integer(value.parse().map_err(|_| ConfigError::Invalid {
+                    option: option_name(&key),
+                    message: format!("{name}={value:?} is not a whole number"),
+                })?),
             };
             table.insert(key, value);
         }
@@ -394,12 +390,7 @@ impl Config {
         let log_format = match raw.log_format.as_deref().unwrap_or("text") {
             "text" => LogFormat::Text,
             "json" => LogFormat::Json,
-            other => {
-                return Err(invalid(
-                    "log_format",
-                    &format!("{other:?} is not text or json"),
-                ))
-            }
+            other => return Err(invalid("log_format", &format!("{other:?} is not text or json"))),
         };
         let shapes = match raw.response_shapes.as_deref().unwrap_or("strict") {
             "strict" => ShapeMode::Strict,
@@ -417,11 +408,7 @@ impl Config {
                 url,
                 ca_bundle: raw.backend_ca_bundle,
                 client_identity,
-                connect_timeout: duration(
-                    "backend_connect_timeout",
-                    raw.backend_connect_timeout,
-                    "5s",
-                )?,
+                connect_timeout: duration("backend_connect_timeout", raw.backend_connect_timeout, "5s")?,
                 timeout: duration("backend_timeout", raw.backend_timeout, "60s")?,
                 pool_idle_timeout: duration(
                     "backend_pool_idle_timeout",
@@ -439,23 +426,11 @@ impl Config {
             rules_dir: raw.rules_dir,
             shapes,
             max_collected_items: positive("max_collected_items", raw.max_collected_items, 10_000)?,
-            max_rewrite_body_bytes: positive(
-                "max_rewrite_body_bytes",
-                raw.max_rewrite_body_bytes,
-                64 << 20,
-            )?,
+            max_rewrite_body_bytes: positive("max_rewrite_body_bytes", raw.max_rewrite_body_bytes, 64 << 20)?,
             id_cache_entries: positive("id_cache_entries", raw.id_cache_entries, 100_000)?,
-            id_lookup_max_pages: u32::try_from(positive(
-                "id_lookup_max_pages",
-                raw.id_lookup_max_pages,
-                50,
-            )?)
-            .map_err(|_| invalid("id_lookup_max_pages", "is too large"))?,
-            item_fetch_concurrency: positive(
-                "item_fetch_concurrency",
-                raw.item_fetch_concurrency,
-                8,
-            )?,
+            id_lookup_max_pages: u32::try_from(positive("id_lookup_max_pages", raw.id_lookup_max_pages, 50)?)
+                .map_err(|_| invalid("id_lookup_max_pages", "is too large"))?,
+            item_fetch_concurrency: positive("item_fetch_concurrency", raw.item_fetch_concurrency, 8)?,
             service_token: raw.service_token,
         })
     }
@@ -496,18 +471,10 @@ fn parse_backend(text: &str) -> Result<http::Uri, ConfigError> {
     }
 }
 
-fn duration(
-    option: &'static str,
-    value: Option<String>,
-    default: &str,
-) -> Result<Duration, ConfigError> {
+fn duration(option: &'static str, value: Option<String>, default: &str) -> Result<Duration, ConfigError> {
     let text = value.unwrap_or_else(|| default.to_owned());
-    humantime::parse_duration(&text).map_err(|_| {
-        invalid(
-            option,
-            &format!("{text:?} is not a duration like 30s or 500ms"),
-        )
-    })
+    humantime::parse_duration(&text)
+        .map_err(|_| invalid(option, &format!("{text:?} is not a duration like 30s or 500ms")))
 }
 
 fn positive(option: &'static str, value: Option<u64>, default: u64) -> Result<usize, ConfigError> {
@@ -611,9 +578,7 @@ mod tests {
 
     #[test]
     fn backend_and_data_dir_are_required_unless_dev() {
-        let error = Config::from_raw(RawConfig::default())
-            .unwrap_err()
-            .to_string();
+        let error = Config::from_raw(RawConfig::default()).unwrap_err().to_string();
         assert!(error.contains("`backend`"), "{error}");
         let dev = RawConfig {
             dev: Some(true),

@@ -44,7 +44,6 @@ impl RequestContext {
 
     /// Backend calls made so far.
     pub fn backend_call_count(&self) -> u32 {
-        self.backend_calls
-            .load(std::sync::atomic::Ordering::Relaxed)
+        self.backend_calls.load(std::sync::atomic::Ordering::Relaxed)
     }
 }

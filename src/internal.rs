@@ -18,27 +18,21 @@ const READY_BACKEND_TIMEOUT: Duration = Duration::from_secs(2);
 pub async fn handle(gateway: &Gateway, method: &Method, path: &str) -> Response<Body> {
     let route = path.strip_prefix(PREFIX).unwrap_or("");
     match (method, route) {
-        (&Method::GET | &Method::HEAD, "health") => {
-            json_response(StatusCode::OK, &json!({ "status": "ok" }))
-        }
+        (&Method::GET | &Method::HEAD, "health") => json_response(StatusCode::OK, &json!({ "status": "ok" })),
         (&Method::GET | &Method::HEAD, "ready") => ready(gateway).await,
         (&Method::GET, "metrics") => {
             let mut response = Response::new(body::full(gateway.metrics.encode()));
             response.headers_mut().insert(
                 http::header::CONTENT_TYPE,
-                http::HeaderValue::from_static(
-                    "application/openmetrics-text; version=1.0.0; charset=utf-8",
-                ),
+                http::HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
             );
             response
         }
         (_, "health" | "ready" | "metrics") => {
-            let mut response =
-                body::error_response(StatusCode::METHOD_NOT_ALLOWED, "405 Method Not Allowed");
-            response.headers_mut().insert(
-                http::header::ALLOW,
-                http::HeaderValue::from_static("GET, HEAD"),
-            );
+            let mut response = body::error_response(StatusCode::METHOD_NOT_ALLOWED, "405 Method Not Allowed");
+            response
+                .headers_mut()
+                .insert(http::header::ALLOW, http::HeaderValue::from_static("GET, HEAD"));
             response
         }
         _ => body::error_response(StatusCode::NOT_FOUND, "404 Not Found"),

@@ -133,10 +133,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         }
     };
     telemetry::init_logging(config.log_format, &config.log_level);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("svcgate: starting the runtime: {error}");

@@ -29,12 +29,7 @@ pub async fn forward_to(
     target: Option<&str>,
 ) -> Result<Response<Body>, GatewayError> {
     let (mut parts, incoming) = request.into_parts();
-    let target = target.unwrap_or_else(|| {
-        parts
-            .uri
-            .path_and_query()
-            .map_or("/", |target| target.as_str())
-    });
+    let target = target.unwrap_or_else(|| parts.uri.path_and_query().map_or("/", |target| target.as_str()));
     let uri = upstream.uri(target)?;
     let original_host = original_host(&parts);
     strip_hop_by_hop(&mut parts.headers);

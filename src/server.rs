@@ -55,11 +55,7 @@ impl Gateway {
         table: RuleTable,
     ) -> anyhow::Result<Arc<Self>> {
         let metrics = Metrics::new();
-        let upstream = Arc::new(Upstream::new(
-            &config.backend,
-            backend,
-            Arc::clone(&metrics),
-        )?);
+        let upstream = Arc::new(Upstream::new(&config.backend, backend, Arc::clone(&metrics))?);
         let rewriter = Rewriter::new(
             table,
             Arc::clone(&store),
@@ -221,8 +217,8 @@ pub async fn serve(
                     Some(acceptor) => {
                         match tokio::time::timeout(HEADER_TIMEOUT, acceptor.accept(stream)).await {
                             Ok(Ok(stream)) => {
-                                let connection = builder
-                                    .serve_connection_with_upgrades(TokioIo::new(stream), service);
+                                let connection =
+                                    builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
                                 watcher.watch(connection.into_owned()).await
                             }
                             Ok(Err(error)) => {

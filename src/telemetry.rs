@@ -76,8 +76,7 @@ impl Metrics {
         let mut registry = Registry::default();
         let requests = Family::<RequestLabels, Counter>::default();
         registry.register(names::REQUESTS, "Requests answered", requests.clone());
-        let request_duration: HistogramFamily<KindLabels> =
-            Family::new_with_constructor(latency_histogram);
+        let request_duration: HistogramFamily<KindLabels> = Family::new_with_constructor(latency_histogram);
         registry.register(
             names::REQUEST_DURATION,
             "Time from request head to response head",
@@ -106,9 +105,7 @@ impl Metrics {
 
     /// Counts one id lookup.
     pub fn id_lookup(&self, result: &'static str) {
-        self.id_lookups
-            .get_or_create(&LookupLabels { result })
-            .inc();
+        self.id_lookups.get_or_create(&LookupLabels { result }).inc();
     }
 
     /// The registry in the Prometheus text format.
@@ -168,9 +165,7 @@ mod tests {
             .inc();
         let text = metrics.encode();
         assert!(
-            text.contains(
-                "svcgate_requests_total{kind=\"passthrough\",rule=\"\",status=\"200\"} 1"
-            ),
+            text.contains("svcgate_requests_total{kind=\"passthrough\",rule=\"\",status=\"200\"} 1"),
             "{text}"
         );
         assert!(text.ends_with("# EOF\n"));

@@ -99,16 +99,11 @@ impl Upstream {
             .authority(self.authority.clone())
             .path_and_query(format!("{}{}", self.path_prefix, path_and_query))
             .build()
-            .map_err(|error| {
-                GatewayError::BadRequest(format!("request target cannot be forwarded: {error}"))
-            })
+            .map_err(|error| GatewayError::BadRequest(format!("request target cannot be forwarded: {error}")))
     }
 
     /// Sends one request, waiting at most the backend timeout for the response head.
-    pub async fn send(
-        &self,
-        mut request: Request<Body>,
-    ) -> Result<Response<Incoming>, GatewayError> {
+    pub async fn send(&self, mut request: Request<Body>) -> Result<Response<Incoming>, GatewayError> {
         let host = HeaderValue::from_str(self.authority.as_str())
             .map_err(|error| GatewayError::Internal(format!("backend authority: {error}")))?;
         request.headers_mut().insert(http::header::HOST, host);
@@ -272,10 +267,7 @@ mod tests {
     #[test]
     fn hop_by_hop_headers_and_those_connection_names_are_removed() {
         let mut headers = HeaderMap::new();
-        headers.insert(
-            "connection",
-            HeaderValue::from_static("keep-alive, x-secret-hop"),
-        );
+        headers.insert("connection", HeaderValue::from_static("keep-alive, x-secret-hop"));
         headers.insert("keep-alive", HeaderValue::from_static("timeout=5"));
         headers.insert("x-secret-hop", HeaderValue::from_static("1"));
         headers.insert("te", HeaderValue::from_static("trailers"));

@@ -149,10 +149,7 @@ async fn a_single_label_is_one_plain_v4_query() {
         .collect();
     assert_eq!(
         lists,
-        [format!(
-            "GET /api/v4{}/issues?labels=alpha",
-            world.project()
-        )]
+        [format!("GET /api/v4{}/issues?labels=alpha", world.project())]
     );
 }
 
@@ -162,10 +159,7 @@ async fn a_bad_access_level_is_v3s_422() {
     let (user_id, _) = world.sim.create_user("newcomer", false);
     for (method, path) in [
         (Method::POST, format!("{}/members", world.project())),
-        (
-            Method::POST,
-            format!("/groups/{}/members", world.demo.group_id),
-        ),
+        (Method::POST, format!("/groups/{}/members", world.demo.group_id)),
     ] {
         let answer = send_json(
             method,
@@ -180,10 +174,7 @@ async fn a_bad_access_level_is_v3s_422() {
             "{path}: {:?}",
             answer.body
         );
-        assert_eq!(
-            answer.json(),
-            json!({"message": "Access level is not known"})
-        );
+        assert_eq!(answer.json(), json!({"message": "Access level is not known"}));
     }
 }
 
@@ -218,10 +209,7 @@ async fn removing_a_member_answers_the_member_and_a_non_member_is_access_revoked
     )
     .await;
     assert_eq!(again.status, StatusCode::OK);
-    assert_eq!(
-        again.json(),
-        json!({"message": "Access revoked", "id": user_id})
-    );
+    assert_eq!(again.json(), json!({"message": "Access revoked", "id": user_id}));
 }
 
 #[tokio::test]
@@ -265,10 +253,7 @@ async fn state_event_merge_updates_then_merges() {
     .await;
     assert_eq!(merged.status, StatusCode::OK, "{:?}", merged.body);
     let v4 = format!("/api/v4{}/merge_requests/{iid}", world.project());
-    assert_eq!(
-        world.received(),
-        [format!("PUT {v4}"), format!("PUT {v4}/merge")]
-    );
+    assert_eq!(world.received(), [format!("PUT {v4}"), format!("PUT {v4}/merge")]);
     assert_eq!(merged.json()["state"], json!("merged"));
     assert_eq!(merged.json()["title"], json!("Topic, merged"));
     assert!(

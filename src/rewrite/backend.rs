@@ -78,10 +78,7 @@ impl Caller<'_> {
     }
 
     /// Reads a response as JSON.
-    pub async fn read_json(
-        &self,
-        response: Response<Incoming>,
-    ) -> Result<JsonAnswer, GatewayError> {
+    pub async fn read_json(&self, response: Response<Incoming>) -> Result<JsonAnswer, GatewayError> {
         let (parts, bytes) = self.read_bytes(response).await?;
         let body = if bytes.is_empty() {
             Value::Null
@@ -102,10 +99,7 @@ impl Caller<'_> {
         if !response.status().is_success() {
             let status = response.status();
             let (_, bytes) = self.read_bytes(response).await?;
-            return Err(GatewayError::Relay {
-                status,
-                body: bytes,
-            });
+            return Err(GatewayError::Relay { status, body: bytes });
         }
         self.read_json(response).await
     }

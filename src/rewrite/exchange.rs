@@ -233,10 +233,7 @@ pub fn paginate(items: Vec<Value>, query: &[(String, String)], path: &str) -> (H
         let mut pairs = base.clone();
         pairs.push(("page".to_owned(), target.to_string()));
         pairs.push(("per_page".to_owned(), per_page.to_string()));
-        format!(
-            "<http://backend{}>; rel=\"{rel}\"",
-            with_query(path, &pairs)
-        )
+        format!("<http://backend{}>; rel=\"{rel}\"", with_query(path, &pairs))
     };
     let mut links = Vec::new();
     if page > 1 {

@@ -57,9 +57,8 @@ impl Finisher<'_> {
         prepared: Prepared,
     ) -> Result<Response<Body>, GatewayError> {
         let rule = exchange.rule;
-        let remap = |status: StatusCode| {
-            StatusCode::from_u16(rule.v3_status(status.as_u16())).unwrap_or(status)
-        };
+        let remap =
+            |status: StatusCode| StatusCode::from_u16(rule.v3_status(status.as_u16())).unwrap_or(status);
         let (status, headers, body) = match outcome {
             Outcome::Stream(response) => {
                 let v4_status = response.status();
@@ -67,12 +66,7 @@ impl Finisher<'_> {
                     let mut answer = stream_back(response);
                     *answer.status_mut() = remap(v4_status);
                     if v4_status.is_success() {
-                        pagination::rewrite(
-                            answer.headers_mut(),
-                            self.origin,
-                            self.v3_path,
-                            rule.page_base,
-                        );
+                        pagination::rewrite(answer.headers_mut(), self.origin, self.v3_path, rule.page_base);
                     }
                     return Ok(answer);
                 }
@@ -109,12 +103,7 @@ impl Finisher<'_> {
     }
 
     /// A JSON response with the backend's remaining headers.
-    pub fn respond(
-        &self,
-        status: StatusCode,
-        mut headers: HeaderMap,
-        body: Value,
-    ) -> Response<Body> {
+    pub fn respond(&self, status: StatusCode, mut headers: HeaderMap, body: Value) -> Response<Body> {
         crate::upstream::strip_hop_by_hop(&mut headers);
         headers.remove(http::header::CONTENT_LENGTH);
         headers.remove(http::header::CONTENT_ENCODING);
@@ -147,9 +136,7 @@ impl Finisher<'_> {
                         Some(path) => match exchange.caller.get_json(&path).await {
                             Ok(answer) => Ok(Some(answer.body)),
                             // Gone between the list and the fetch: keep the listed item as it is.
-                            Err(GatewayError::Relay { status, .. })
-                                if status == StatusCode::NOT_FOUND =>
-                            {
+                            Err(GatewayError::Relay { status, .. }) if status == StatusCode::NOT_FOUND => {
                                 Ok(None)
                             }
                             Err(error) => Err(error),
@@ -167,10 +154,7 @@ impl Finisher<'_> {
                     *item = full;
                 } else if let Value::Object(item) = item {
                     for field in &fetch.fields {
-                        item.insert(
-                            field.clone(),
-                            full.get(field).cloned().unwrap_or(Value::Null),
-                        );
+                        item.insert(field.clone(), full.get(field).cloned().unwrap_or(Value::Null));
                     }
                 }
             }
@@ -211,10 +195,7 @@ impl Finisher<'_> {
 fn item_path(exchange: &Exchange<'_>, template: &str, item: &Value) -> Option<String> {
     let mut segments = Vec::new();
     for segment in template.split('/') {
-        if let Some(field) = segment
-            .strip_prefix('{')
-            .and_then(|rest| rest.strip_suffix('}'))
-        {
+        if let Some(field) = segment.strip_prefix('{').and_then(|rest| rest.strip_suffix('}')) {
             let value = item.get(field)?;
             segments.push(match value {
                 Value::String(text) => super::exchange::encode_segment(text),

@@ -40,12 +40,7 @@ fn record_of(kind: IdKind, item: &Value) -> Option<IdRecord> {
 
 impl IdIndex {
     /// An index with a memory cache of `capacity` entries over `store`.
-    pub fn new(
-        store: Arc<dyn Store>,
-        metrics: Arc<Metrics>,
-        capacity: usize,
-        max_pages: u32,
-    ) -> Self {
+    pub fn new(store: Arc<dyn Store>, metrics: Arc<Metrics>, capacity: usize, max_pages: u32) -> Self {
         IdIndex {
             cache: Mutex::new(HashMap::new()),
             capacity,
@@ -90,10 +85,7 @@ impl IdIndex {
     /// Records every issue or merge request in `value` (an object or an array of them).
     pub fn learn(&self, kind: IdKind, value: &Value) {
         let records: Vec<IdRecord> = match value {
-            Value::Array(items) => items
-                .iter()
-                .filter_map(|item| record_of(kind, item))
-                .collect(),
+            Value::Array(items) => items.iter().filter_map(|item| record_of(kind, item)).collect(),
             item => record_of(kind, item).into_iter().collect(),
         };
         if records.is_empty() {
@@ -127,12 +119,10 @@ impl IdIndex {
             return Err(not_found);
         };
         let in_project = |record: IdRecord| match project.parse::<u64>() {
-            Ok(project_id) if project_id != record.project_id => {
-                Err(GatewayError::NotFound(match kind {
-                    IdKind::Issue => "Issue",
-                    IdKind::MergeRequest => "Merge Request",
-                }))
-            }
+            Ok(project_id) if project_id != record.project_id => Err(GatewayError::NotFound(match kind {
+                IdKind::Issue => "Issue",
+                IdKind::MergeRequest => "Merge Request",
+            })),
             _ => Ok(record),
         };
         if let Some(record) = self.cached(kind, id) {
@@ -196,11 +186,7 @@ impl IdIndex {
                     .max(1);
             }
             self.learn(kind, &answer.body);
-            let items = answer
-                .body
-                .as_array()
-                .map(Vec::as_slice)
-                .unwrap_or_default();
+            let items = answer.body.as_array().map(Vec::as_slice).unwrap_or_default();
             if let Some(record) = items
                 .iter()
                 .filter_map(|item| record_of(kind, item))

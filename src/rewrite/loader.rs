@@ -59,11 +59,21 @@ struct RawRule {
     collect: Option<String>,
     page_base: Option<u8>,
     #[serde(default)]
-    prefetch: bool,
+    prefetch: RawPrefetch,
     answer: Option<toml::Value>,
     item_fetch: Option<RawItemFetch>,
     embed: Option<RawEmbed>,
     procedure: Option<String>,
+}
+
+/// `prefetch = true` fetches the rule's own V4 path; `prefetch = "/path/:param"` another resource.
+#[derive(Deserialize, Default)]
+#[serde(untagged)]
+enum RawPrefetch {
+    #[default]
+    None,
+    Flag(bool),
+    Path(String),
 }
 
 #[derive(Deserialize)]
@@ -220,9 +230,7 @@ fn compile_shapes(raw: &HashMap<String, (String, &RawEntity)>, errors: &mut Vec<
             for field in &current_entity.fields {
                 match compile_field(field, raw) {
                     Ok(field) => own.push(field),
-                    Err(message) if current_name == name => {
-                        errors.push(format!("{current_at}: {message}"))
-                    }
+                    Err(message) if current_name == name => errors.push(format!("{current_at}: {message}")),
                     Err(_) => {}
                 }
             }
@@ -248,10 +256,7 @@ fn compile_shapes(raw: &HashMap<String, (String, &RawEntity)>, errors: &mut Vec<
     Shapes::new(shapes)
 }
 
-fn compile_field(
-    raw: &RawField,
-    entities: &HashMap<String, (String, &RawEntity)>,
-) -> Result<Field, String> {
+fn compile_field(raw: &RawField, entities: &HashMap<String, (String, &RawEntity)>) -> Result<Field, String> {
     let table = match raw {
         RawField::Name(name) => {
             return Ok(Field {
@@ -279,8 +284,7 @@ fn compile_field(
             ))
         }
         (Some(value), None) => Source::Const(
-            serde_json::to_value(value)
-                .map_err(|error| format!("field {:?}: {error}", table.name))?,
+            serde_json::to_value(value).map_err(|error| format!("field {:?}: {error}", table.name))?,
         ),
         (None, Some(from)) => Source::From(from.clone(), with),
         (None, None) if with.is_some() => Source::From(table.name.clone(), with),
@@ -301,9 +305,7 @@ fn compile_field(
 
 fn compile_conversion(raw: &RawConversion) -> Result<Conversion, String> {
     let with = match &raw.with {
-        Some(name) => {
-            Some(Converter::parse(name).ok_or_else(|| format!("unknown converter {name:?}"))?)
-        }
+        Some(name) => Some(Converter::parse(name).ok_or_else(|| format!("unknown converter {name:?}"))?),
         None => None,
     };
     Ok(Conversion {
@@ -410,8 +412,15 @@ fn compile_rule(
         }
         None => None,
     };
-    let to_json =
-        |value: &toml::Value| serde_json::to_value(value).map_err(|error| error.to_string());
+    let to_json = |value: &toml::Value| serde_json::to_value(value).map_err(|error| error.to_string());
+    let (prefetch, prefetch_path) = match &raw.prefetch {
+        RawPrefetch::None | RawPrefetch::Flag(false) => (false, None),
+        RawPrefetch::Flag(true) => (true, None),
+        RawPrefetch::Path(path) => {
+            path_params(path).map_err(|message| format!("prefetch: {message}"))?;
+            (true, Some(path.clone()))
+        }
+    };
 
     let mut conversions = Vec::new();
     for set_name in &raw.params {
@@ -455,9 +464,7 @@ fn compile_rule(
         return Err("page_base: must be 0 or 1".to_owned());
     }
     let procedure = match &raw.procedure {
-        Some(name) => {
-            Some(Procedure::parse(name).ok_or_else(|| format!("procedure: unknown {name:?}"))?)
-        }
+        Some(name) => Some(Procedure::parse(name).ok_or_else(|| format!("procedure: unknown {name:?}"))?),
         None => None,
     };
     Ok(Rule {
@@ -477,18 +484,15 @@ fn compile_rule(
             .iter()
             .map(|(k, v)| Ok((k.clone(), to_json(v)?)))
             .collect::<Result<_, String>>()?,
-        drop_if: raw
-            .drop_if
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
+        drop_if: raw.drop_if.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         path_from_request: raw.path_from_request.clone(),
         ids,
         status,
         response: raw.response.clone(),
         collect_all_pages,
         page_base,
-        prefetch: raw.prefetch,
+        prefetch,
+        prefetch_path,
         answer: raw.answer.as_ref().map(to_json).transpose()?,
         item_fetch,
         embed,
@@ -507,20 +511,17 @@ mod tests {
 
     #[test]
     fn errors_name_the_file_and_line() {
-        let text = "release = \"9.0\"\n\n[[rule]]\nv3 = \"GET /a/:id\"\nv4 = \"GET /b/:other\"\nsection = \"1\"\n";
+        let text =
+            "release = \"9.0\"\n\n[[rule]]\nv3 = \"GET /a/:id\"\nv4 = \"GET /b/:other\"\nsection = \"1\"\n";
         let error = compile_one(text).unwrap_err().to_string();
-        assert!(
-            error.starts_with("t.toml:3: v4: parameter \"other\""),
-            "{error}"
-        );
+        assert!(error.starts_with("t.toml:3: v4: parameter \"other\""), "{error}");
     }
 
     #[test]
     fn unknown_keys_are_refused_with_their_line() {
-        let error =
-            compile_one("[[rule]]\nv3 = \"GET /a\"\nsection = \"1\"\nsince = \"9.0\"\nbogus = 1\n")
-                .unwrap_err()
-                .to_string();
+        let error = compile_one("[[rule]]\nv3 = \"GET /a\"\nsection = \"1\"\nsince = \"9.0\"\nbogus = 1\n")
+            .unwrap_err()
+            .to_string();
         assert!(error.starts_with("t.toml:"), "{error}");
         assert!(error.contains("bogus"), "{error}");
     }
@@ -540,9 +541,7 @@ mod tests {
             ),
             ("status = { \"99\" = 200 }", "not a status code"),
         ] {
-            let error = compile_one(&format!("{base}{extra}\n"))
-                .unwrap_err()
-                .to_string();
+            let error = compile_one(&format!("{base}{extra}\n")).unwrap_err().to_string();
             assert!(error.contains(expected), "{extra}: {error}");
         }
     }

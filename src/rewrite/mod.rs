@@ -190,12 +190,7 @@ impl Rewriter {
     ) -> Self {
         Rewriter {
             table,
-            ids: IdIndex::new(
-                Arc::clone(&store),
-                metrics,
-                id_cache_entries,
-                id_lookup_max_pages,
-            ),
+            ids: IdIndex::new(Arc::clone(&store), metrics, id_cache_entries, id_lookup_max_pages),
             sessions: Sessions::new(store),
             upstream,
             settings,
@@ -245,8 +240,7 @@ impl Rewriter {
         };
         let rule = matched.rule;
         context.route = format!("{} {}", rule.v3.method, rule.v3.template);
-        self.apply(rule, matched.params, &v3_path, request, context)
-            .await
+        self.apply(rule, matched.params, &v3_path, request, context).await
     }
 
     fn origin(&self, parts: &http::request::Parts, context: &RequestContext) -> String {
@@ -321,7 +315,11 @@ impl Rewriter {
         };
 
         let prefetched = if rule.prefetch {
-            Some(exchange.caller.get_json(&exchange.v4_path).await?.body)
+            let path = match &rule.prefetch_path {
+                Some(template) => exchange.fill_path(template),
+                None => exchange.v4_path.clone(),
+            };
+            Some(exchange.caller.get_json(&path).await?.body)
         } else {
             None
         };
@@ -335,11 +333,7 @@ impl Rewriter {
             None if rule.collect_all_pages => Outcome::Json {
                 status: http::StatusCode::OK,
                 headers: HeaderMap::new(),
-                body: Value::Array(
-                    exchange
-                        .collect_pages(&exchange.v4_path, &exchange.query)
-                        .await?,
-                ),
+                body: Value::Array(exchange.collect_pages(&exchange.v4_path, &exchange.query).await?),
             },
             None => exchange.send(v3).await?,
         };
@@ -399,12 +393,7 @@ mod tests {
         ] {
             assert!(is_github_compat(path), "{path}");
         }
-        for path in [
-            "/users/1/keys",
-            "/user",
-            "/projects/1/repository",
-            "/orgs/acme",
-        ] {
+        for path in ["/users/1/keys", "/user", "/projects/1/repository", "/orgs/acme"] {
             assert!(!is_github_compat(path), "{path}");
         }
     }

@@ -48,11 +48,7 @@ fn visibility_name(value: &Value) -> Option<Value> {
 }
 
 /// Converts one value; `param` names it in the error. `None` means the parameter is left out.
-pub fn convert_value(
-    converter: Converter,
-    value: &Value,
-    param: &str,
-) -> Result<Option<Value>, ParamError> {
+pub fn convert_value(converter: Converter, value: &Value, param: &str) -> Result<Option<Value>, ParamError> {
     let invalid = || ParamError {
         param: param.to_owned(),
     };
@@ -117,9 +113,7 @@ pub fn convert_pairs(
                 continue;
             }
             let value = match conversion.with {
-                Some(converter) => {
-                    convert_value(converter, &Value::from(value.as_str()), &conversion.from)?
-                }
+                Some(converter) => convert_value(converter, &Value::from(value.as_str()), &conversion.from)?,
                 None => Some(Value::String(value)),
             };
             if let Some(value) = value {
@@ -214,9 +208,7 @@ mod tests {
     }
 
     fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
-        list.iter()
-            .map(|(k, v)| ((*k).into(), (*v).into()))
-            .collect()
+        list.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect()
     }
 
     #[test]
@@ -295,8 +287,7 @@ mod tests {
             with: None,
             unless: None,
         }];
-        let out =
-            convert_json(json!({"iid": [1, 2]}).as_object().unwrap().clone(), &rename).unwrap();
+        let out = convert_json(json!({"iid": [1, 2]}).as_object().unwrap().clone(), &rename).unwrap();
         assert_eq!(Value::Object(out), json!({"iids": [1, 2]}));
         let out = convert_pairs(pairs(&[("iid[]", "1"), ("iid[]", "2")]), &rename).unwrap();
         assert_eq!(out, pairs(&[("iids[]", "1"), ("iids[]", "2")]));
@@ -333,20 +324,13 @@ mod tests {
             .unwrap()
             .clone();
         let out = convert_json(body, &levels).unwrap();
-        assert_eq!(
-            out["restricted_visibility_levels"],
-            json!(["private", "public"])
-        );
+        assert_eq!(out["restricted_visibility_levels"], json!(["private", "public"]));
     }
 
     #[test]
     fn invalid_values_name_the_parameter() {
-        let error =
-            convert_pairs(pairs(&[("visibility_level", "5")]), &project_write()).unwrap_err();
-        assert_eq!(
-            error.to_string(),
-            "visibility_level does not have a valid value"
-        );
+        let error = convert_pairs(pairs(&[("visibility_level", "5")]), &project_write()).unwrap_err();
+        assert_eq!(error.to_string(), "visibility_level does not have a valid value");
     }
 
     proptest! {

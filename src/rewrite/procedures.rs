@@ -45,10 +45,7 @@ pub async fn run(
 }
 
 /// Reads a backend answer into a JSON outcome.
-async fn read(
-    exchange: &Exchange<'_>,
-    outcome: Outcome,
-) -> Result<(StatusCode, Value), GatewayError> {
+async fn read(exchange: &Exchange<'_>, outcome: Outcome) -> Result<(StatusCode, Value), GatewayError> {
     match outcome {
         Outcome::Stream(response) => {
             let answer = exchange.caller.read_json(response).await?;
@@ -93,10 +90,7 @@ async fn member_write(
 
 /// `DELETE /projects/:id/members/:user_id`: the member is answered (V4 answers 204); a user who is not a member is
 /// 200 `{"message":"Access revoked","id":…}` as V3 answered.
-async fn member_revoke(
-    exchange: &Exchange<'_>,
-    request: V3Request,
-) -> Result<Outcome, GatewayError> {
+async fn member_revoke(exchange: &Exchange<'_>, request: V3Request) -> Result<Outcome, GatewayError> {
     let member = match exchange.caller.get_json(&exchange.v4_path).await {
         Ok(answer) => answer.body,
         Err(GatewayError::Relay { status, .. }) if status == StatusCode::NOT_FOUND => {
@@ -245,11 +239,7 @@ async fn todos_mark_all(exchange: &Exchange<'_>) -> Result<Outcome, GatewayError
         };
         let response = exchange
             .caller
-            .send(
-                Method::POST,
-                &format!("/api/v4/todos/{id}/mark_as_done"),
-                None,
-            )
+            .send(Method::POST, &format!("/api/v4/todos/{id}/mark_as_done"), None)
             .await?;
         if response.status().is_success() {
             marked += 1;
@@ -265,9 +255,7 @@ async fn commit_builds(exchange: &Exchange<'_>) -> Result<Outcome, GatewayError>
     let sha = exchange.raw_param("sha").unwrap_or_default();
     let commit = exchange
         .caller
-        .get_json(&format!(
-            "/api/v4/projects/{project}/repository/commits/{sha}"
-        ))
+        .get_json(&format!("/api/v4/projects/{project}/repository/commits/{sha}"))
         .await?;
     let full_sha = commit
         .body
@@ -343,10 +331,7 @@ fn request_variables(request: &V3Request) -> Value {
 
 /// `POST …/trigger/builds`: V4 answers the pipeline; V3 answered a trigger request `{id, variables}`. V4 does not
 /// expose the trigger request's id, so the pipeline's id stands in for it.
-async fn trigger_request(
-    exchange: &Exchange<'_>,
-    request: V3Request,
-) -> Result<Outcome, GatewayError> {
+async fn trigger_request(exchange: &Exchange<'_>, request: V3Request) -> Result<Outcome, GatewayError> {
     let variables = request_variables(&request);
     let (status, body) = read(exchange, exchange.send(request).await?).await?;
     if !status.is_success() {
@@ -361,10 +346,7 @@ async fn trigger_request(
 
 /// Triggers addressed by token (V3) rather than id (V4): the token is found in the project's trigger list. `GET`
 /// answers the trigger; `DELETE` deletes it by id and answers the trigger as V3 did.
-async fn trigger_by_token(
-    exchange: &Exchange<'_>,
-    request: V3Request,
-) -> Result<Outcome, GatewayError> {
+async fn trigger_by_token(exchange: &Exchange<'_>, request: V3Request) -> Result<Outcome, GatewayError> {
     let token = exchange.param("token").unwrap_or_default();
     let project = exchange.raw_param("id").unwrap_or_default();
     let triggers = exchange
@@ -422,10 +404,7 @@ async fn merge_request_update(
 }
 
 /// `DELETE /projects/:id/labels?name=`: V3 answered the deleted label.
-async fn label_delete(
-    exchange: &Exchange<'_>,
-    request: V3Request,
-) -> Result<Outcome, GatewayError> {
+async fn label_delete(exchange: &Exchange<'_>, request: V3Request) -> Result<Outcome, GatewayError> {
     let name = request.param("name").unwrap_or_default().to_owned();
     let labels = exchange.collect_pages(&exchange.v4_path, &[]).await?;
     let Some(label) = labels

@@ -9,9 +9,7 @@ use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use serde_json::{Map, Value};
 
-use super::params::{
-    convert_json, convert_pairs, encode_pairs, pair_value, parse_pairs, ParamError,
-};
+use super::params::{convert_json, convert_pairs, encode_pairs, pair_value, parse_pairs, ParamError};
 use super::rule::Conversion;
 use crate::body::{self, Body};
 use crate::error::GatewayError;
@@ -42,12 +40,7 @@ fn is_json(content_type: Option<&HeaderValue>) -> bool {
     content_type
         .and_then(|value| value.to_str().ok())
         .is_some_and(|value| {
-            let essence = value
-                .split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase();
+            let essence = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
             essence == "application/json" || essence.ends_with("+json")
         })
 }
@@ -86,8 +79,8 @@ impl V3Request {
         read_body: bool,
         max_body: usize,
     ) -> Result<Self, GatewayError> {
-        let query = convert_pairs(parse_pairs(query.unwrap_or("").as_bytes()), conversions)
-            .map_err(bad_param)?;
+        let query =
+            convert_pairs(parse_pairs(query.unwrap_or("").as_bytes()), conversions).map_err(bad_param)?;
         let content_type = headers.get(http::header::CONTENT_TYPE).cloned();
         let has_body = headers.contains_key(http::header::CONTENT_LENGTH)
             || headers.contains_key(http::header::TRANSFER_ENCODING);
@@ -123,11 +116,7 @@ impl V3Request {
                     V3Body::Json(convert_json(object, conversions).map_err(bad_param)?)
                 }
                 Ok(_) => V3Body::Raw(content_type, bytes),
-                Err(error) => {
-                    return Err(GatewayError::BadRequest(format!(
-                        "invalid JSON body: {error}"
-                    )))
-                }
+                Err(error) => return Err(GatewayError::BadRequest(format!("invalid JSON body: {error}"))),
             }
         };
         Ok(V3Request { query, body })
@@ -191,9 +180,7 @@ impl V3Request {
                 V3Body::Json(object) => {
                     let matches = object.get(name).is_some_and(|value| match value {
                         Value::String(text) => text == unwanted,
-                        Value::Bool(flag) => {
-                            unwanted.as_str() == if *flag { "true" } else { "false" }
-                        }
+                        Value::Bool(flag) => unwanted.as_str() == if *flag { "true" } else { "false" },
                         Value::Number(number) => unwanted.parse::<f64>().ok() == number.as_f64(),
                         _ => false,
                     });
@@ -201,9 +188,7 @@ impl V3Request {
                         object.remove(name);
                     }
                 }
-                V3Body::Form(pairs) => {
-                    pairs.retain(|(key, value)| !(key == name && value == unwanted))
-                }
+                V3Body::Form(pairs) => pairs.retain(|(key, value)| !(key == name && value == unwanted)),
                 _ => {}
             }
         }

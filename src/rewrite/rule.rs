@@ -100,9 +100,7 @@ impl Route {
 
 fn check_name(name: &str) -> Result<(), String> {
     if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-        return Err(format!(
-            "parameter name {name:?} must be letters, digits and _"
-        ));
+        return Err(format!("parameter name {name:?} must be letters, digits and _"));
     }
     Ok(())
 }
@@ -265,6 +263,8 @@ pub struct Rule {
     pub page_base: u8,
     /// GET the resource before the call and answer with it (DELETEs that answered 200 with a body in V3).
     pub prefetch: bool,
+    /// The resource pre-fetched when it is not the rule's own V4 path (`/projects/:id` for `DELETE …/fork`).
+    pub prefetch_path: Option<String>,
     /// A synthesised V3 body; string values `:param` take the (decoded) request parameter.
     pub answer: Option<serde_json::Value>,
     /// Per-item fetches that complete a list.

@@ -42,18 +42,12 @@ fn new_token() -> Result<String, GatewayError> {
         .map_err(|error| GatewayError::Internal(format!("random source: {error}")))?;
     Ok(format!(
         "{TOKEN_PREFIX}{}",
-        bytes
-            .iter()
-            .map(|byte| format!("{byte:02x}"))
-            .collect::<String>()
+        bytes.iter().map(|byte| format!("{byte:02x}")).collect::<String>()
     ))
 }
 
 fn unauthorized() -> Outcome {
-    Outcome::json(
-        StatusCode::UNAUTHORIZED,
-        json!({"message": "401 Unauthorized"}),
-    )
+    Outcome::json(StatusCode::UNAUTHORIZED, json!({"message": "401 Unauthorized"}))
 }
 
 impl Sessions {
@@ -66,11 +60,7 @@ impl Sessions {
     }
 
     /// `POST /session`: `login` or `email`, and `password`.
-    pub async fn login(
-        &self,
-        exchange: &Exchange<'_>,
-        request: V3Request,
-    ) -> Result<Outcome, GatewayError> {
+    pub async fn login(&self, exchange: &Exchange<'_>, request: V3Request) -> Result<Outcome, GatewayError> {
         let login = request
             .param("login")
             .or_else(|| request.param("email"))
@@ -140,12 +130,7 @@ impl Sessions {
 
     async fn access_token(&self, token: &str) -> Option<String> {
         let key = hash(token);
-        if let Some(found) = self
-            .cache
-            .lock()
-            .ok()
-            .and_then(|cache| cache.get(&key).cloned())
-        {
+        if let Some(found) = self.cache.lock().ok().and_then(|cache| cache.get(&key).cloned()) {
             return Some(found);
         }
         let found = self.store.session_get(key.clone()).await.ok().flatten()?;

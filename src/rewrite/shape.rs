@@ -130,15 +130,11 @@ impl Shapes {
             let computed = match &field.source {
                 Source::Same => source.get(&field.name).cloned(),
                 Source::From(from, None) => source.get(from).cloned(),
-                Source::From(from, Some(converter)) => {
-                    source.get(from).map(|value| converter.apply(value))
-                }
+                Source::From(from, Some(converter)) => source.get(from).map(|value| converter.apply(value)),
                 Source::Const(constant) => Some(constant.clone()),
             };
             let computed = match (computed, &field.entity) {
-                (Some(value), Some(entity)) if !value.is_null() => {
-                    Some(self.apply(entity, value, mode))
-                }
+                (Some(value), Some(entity)) if !value.is_null() => Some(self.apply(entity, value, mode)),
                 (computed, _) => computed,
             };
             match computed {
@@ -176,10 +172,7 @@ mod tests {
                     field("id", Source::Same, false, None),
                     field(
                         "visibility_level",
-                        Source::From(
-                            "visibility".to_owned(),
-                            Some(FieldConverter::VisibilityLevel),
-                        ),
+                        Source::From("visibility".to_owned(), Some(FieldConverter::VisibilityLevel)),
                         false,
                         None,
                     ),

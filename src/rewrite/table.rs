@@ -13,10 +13,7 @@ use super::shape::Shapes;
 
 /// The rule files built into the binary, used unless `rules_dir` names others.
 const BUILTIN: &[(&str, &str)] = &[
-    (
-        "rules/entities.toml",
-        include_str!("../../rules/entities.toml"),
-    ),
+    ("rules/entities.toml", include_str!("../../rules/entities.toml")),
     ("rules/8.17.toml", include_str!("../../rules/8.17.toml")),
     ("rules/9.0.toml", include_str!("../../rules/9.0.toml")),
 ];
@@ -74,8 +71,8 @@ impl RuleTable {
 
     /// Every `*.toml` file of `dir`, in name order.
     pub fn from_dir(dir: &Path) -> Result<Self, LoadError> {
-        let entries = std::fs::read_dir(dir)
-            .map_err(|error| LoadError(vec![format!("{}: {error}", dir.display())]))?;
+        let entries =
+            std::fs::read_dir(dir).map_err(|error| LoadError(vec![format!("{}: {error}", dir.display())]))?;
         let mut paths: Vec<_> = entries
             .filter_map(Result::ok)
             .map(|entry| entry.path())

@@ -44,10 +44,7 @@ pub fn apply(connection: &mut Connection) -> rusqlite::Result<()> {
         }
         let transaction = connection.transaction()?;
         transaction.execute_batch(sql)?;
-        transaction.execute(
-            "INSERT INTO schema_migrations (version) VALUES (?1)",
-            [version],
-        )?;
+        transaction.execute("INSERT INTO schema_migrations (version) VALUES (?1)", [version])?;
         transaction.commit()?;
     }
     Ok(())

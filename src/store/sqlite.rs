@@ -52,9 +52,9 @@ where
             (Ok(()), Some(Ok(value))) => Ok(value),
             (Ok(()), Some(Err(error))) => Err(StoreError::Database(error)),
             (Ok(()), None) => Err(StoreError::WriterGone),
-            (Err(message), _) => Err(StoreError::Database(
-                rusqlite::Error::ToSqlConversionFailure(message.into()),
-            )),
+            (Err(message), _) => Err(StoreError::Database(rusqlite::Error::ToSqlConversionFailure(
+                message.into(),
+            ))),
         };
         // The caller may have given up waiting; its answer is then dropped.
         drop(self.reply.send(answer));
@@ -144,9 +144,7 @@ impl SqliteStore {
             let pooled = readers.lock().ok().and_then(|mut pool| pool.pop());
             let connection = match pooled {
                 Some(connection) => connection,
-                None => {
-                    Connection::open_with_flags(path.as_path(), OpenFlags::SQLITE_OPEN_READ_ONLY)?
-                }
+                None => Connection::open_with_flags(path.as_path(), OpenFlags::SQLITE_OPEN_READ_ONLY)?,
             };
             let outcome = work(&connection);
             if let Ok(mut pool) = readers.lock() {
@@ -161,10 +159,7 @@ impl SqliteStore {
     }
 }
 
-fn write_loop(
-    mut connection: Connection,
-    mut receiver: mpsc::UnboundedReceiver<Box<dyn WriteJob>>,
-) {
+fn write_loop(mut connection: Connection, mut receiver: mpsc::UnboundedReceiver<Box<dyn WriteJob>>) {
     while let Some(first) = receiver.blocking_recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -184,9 +179,7 @@ fn write_loop(
 }
 
 fn run_batch(connection: &mut Connection, batch: &mut [Box<dyn WriteJob>]) -> Result<(), String> {
-    let mut transaction = connection
-        .transaction()
-        .map_err(|error| error.to_string())?;
+    let mut transaction = connection.transaction().map_err(|error| error.to_string())?;
     for job in batch.iter_mut() {
         let mut savepoint = transaction.savepoint().map_err(|error| error.to_string())?;
         match job.run(&savepoint) {
@@ -312,10 +305,7 @@ mod tests {
             store.id_lookup(IdKind::Issue, 1002).await.unwrap(),
             Some(record(1002, 2))
         );
-        assert_eq!(
-            store.id_lookup(IdKind::MergeRequest, 1002).await.unwrap(),
-            None
-        );
+        assert_eq!(store.id_lookup(IdKind::MergeRequest, 1002).await.unwrap(), None);
     }
 
     #[tokio::test]
@@ -330,9 +320,7 @@ mod tests {
             write.await.unwrap().unwrap();
         }
         let count: u64 = store
-            .read(|connection| {
-                connection.query_row("SELECT COUNT(*) FROM id_index", [], |row| row.get(0))
-            })
+            .read(|connection| connection.query_row("SELECT COUNT(*) FROM id_index", [], |row| row.get(0)))
             .await
             .unwrap();
         assert_eq!(count, 200);
@@ -342,8 +330,7 @@ mod tests {
     async fn a_failing_job_does_not_undo_its_batch_neighbours() {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::open(dir.path()).unwrap();
-        let bad = store
-            .write(|connection| connection.execute("INSERT INTO no_such_table VALUES (1)", []));
+        let bad = store.write(|connection| connection.execute("INSERT INTO no_such_table VALUES (1)", []));
         let good = store.id_record(vec![record(5, 5)]);
         let (bad, good) = tokio::join!(bad, good);
         assert!(bad.is_err());

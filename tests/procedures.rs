@@ -396,3 +396,214 @@ async fn password_login_issues_a_token_that_later_v3_calls_can_use() {
     assert_eq!(after.status, StatusCode::OK);
     restarted.stop().await;
 }
+
+#[tokio::test]
+async fn delete_todos_answers_how_many_were_marked_and_honours_filters() {
+    let world = World::new().await;
+    let a = world.issue("todo a", "").await;
+    let b = world.issue("todo b", "").await;
+    for issue in [&a, &b] {
+        let todo = send(
+            Method::POST,
+            &world.v4(&format!("{}/issues/{}/todo", world.project(), issue["iid"])),
+            &[("private-token", &world.demo.token)],
+            None,
+        )
+        .await;
+        assert_eq!(todo.status, StatusCode::CREATED);
+    }
+    let filtered = send(
+        Method::DELETE,
+        &world.v3(&format!(
+            "/todos?project_id={}&type=Issue&action_id=4",
+            world.demo.project_id
+        )),
+        &[("private-token", &world.demo.token)],
+        None,
+    )
+    .await;
+    assert_eq!(filtered.status, StatusCode::OK, "{:?}", filtered.body);
+    assert_eq!(
+        filtered.json(),
+        json!(2),
+        "both marked to-dos of the project, one by one"
+    );
+    let marks = world
+        .received()
+        .iter()
+        .filter(|line| line.ends_with("/mark_as_done"))
+        .count();
+    assert_eq!(marks, 2);
+
+    let again = send(
+        Method::DELETE,
+        &world.v3("/todos"),
+        &[("private-token", &world.demo.token)],
+        None,
+    )
+    .await;
+    assert_eq!(again.status, StatusCode::OK);
+    assert_eq!(again.json(), json!(0), "nothing pending any more");
+}
+
+#[tokio::test]
+async fn commit_builds_lists_the_jobs_of_the_commits_pipelines_newest_first() {
+    let world = World::new().await;
+    let pipelines = get(
+        &world.v4(&format!("{}/pipelines", world.project())),
+        &world.demo.token,
+    )
+    .await
+    .json();
+    let sha = pipelines[0]["sha"].as_str().unwrap().to_owned();
+    let created = send_json(
+        Method::POST,
+        &world.v4(&format!("{}/pipeline", world.project())),
+        &world.demo.token,
+        json!({"ref": "main"}),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{:?}", created.body);
+    world.sim.clear_requests();
+    let answer = get(
+        &world.v3(&format!(
+            "{}/repository/commits/{sha}/builds?per_page=50",
+            world.project()
+        )),
+        &world.demo.token,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    let jobs = answer.json();
+    let ids: Vec<u64> = jobs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|job| job["id"].as_u64().unwrap())
+        .collect();
+    let mut sorted = ids.clone();
+    sorted.sort_unstable_by(|a, b| b.cmp(a));
+    assert_eq!(ids, sorted, "newest first");
+    assert!(
+        ids.len() >= 4,
+        "the jobs of both pipelines of the commit: {ids:?}"
+    );
+    assert!(jobs[0].get("duration").is_none(), "V3 build shape");
+    assert_eq!(
+        answer.header("x-total").map(str::to_owned),
+        Some(ids.len().to_string())
+    );
+    let unknown = get(
+        &world.v3(&format!(
+            "{}/repository/commits/{}/builds",
+            world.project(),
+            "f".repeat(40)
+        )),
+        &world.demo.token,
+    )
+    .await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn trigger_builds_answers_a_v3_trigger_request_and_triggers_are_addressed_by_token() {
+    let world = World::new().await;
+    let created = send(
+        Method::POST,
+        &world.v3(&format!("{}/triggers", world.project())),
+        &[("private-token", &world.demo.token)],
+        None,
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{:?}", created.body);
+    let trigger = created.json();
+    assert!(
+        trigger.get("id").is_none() && trigger.get("description").is_none(),
+        "V3 trigger shape: {trigger}"
+    );
+    let token = trigger["token"].as_str().unwrap().to_owned();
+
+    let fired = send(
+        Method::POST,
+        &world.v3(&format!("{}/trigger/builds", world.project())),
+        &[],
+        Some((
+            "application/x-www-form-urlencoded",
+            format!("ref=main&token={token}&variables[DEPLOY]=yes").into_bytes(),
+        )),
+    )
+    .await;
+    assert_eq!(fired.status, StatusCode::CREATED, "{:?}", fired.body);
+    let request = fired.json();
+    assert_eq!(request["variables"], json!({"DEPLOY": "yes"}));
+    let pipeline = get(
+        &world.v4(&format!("{}/pipelines/{}", world.project(), request["id"])),
+        &world.demo.token,
+    )
+    .await;
+    assert_eq!(
+        pipeline.status,
+        StatusCode::OK,
+        "the trigger request id is the pipeline's"
+    );
+
+    let read = get(
+        &world.v3(&format!("{}/triggers/{token}", world.project())),
+        &world.demo.token,
+    )
+    .await;
+    assert_eq!(read.status, StatusCode::OK);
+    assert_eq!(read.json()["token"], json!(token));
+    let deleted = send(
+        Method::DELETE,
+        &world.v3(&format!("{}/triggers/{token}", world.project())),
+        &[("private-token", &world.demo.token)],
+        None,
+    )
+    .await;
+    assert_eq!(deleted.status, StatusCode::OK);
+    assert_eq!(deleted.json()["token"], json!(token));
+    let gone = get(
+        &world.v3(&format!("{}/triggers/{token}", world.project())),
+        &world.demo.token,
+    )
+    .await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn pipeline_lists_carry_full_pipelines_and_environments_the_full_v3_project() {
+    let world = World::new().await;
+    world.sim.clear_requests();
+    let pipelines = get(
+        &world.v3(&format!("{}/pipelines", world.project())),
+        &world.demo.token,
+    )
+    .await;
+    assert_eq!(pipelines.status, StatusCode::OK);
+    let first = &pipelines.json()[0];
+    for field in [
+        "before_sha",
+        "user",
+        "created_at",
+        "duration",
+        "coverage",
+        "yaml_errors",
+    ] {
+        assert!(first.get(field).is_some(), "full pipeline lacks {field}: {first}");
+    }
+    let environments = get(
+        &world.v3(&format!("{}/environments", world.project())),
+        &world.demo.token,
+    )
+    .await;
+    assert_eq!(environments.status, StatusCode::OK);
+    let project = &environments.json()[0]["project"];
+    assert_eq!(project["id"], json!(world.demo.project_id));
+    assert_eq!(
+        project["visibility_level"],
+        json!(20),
+        "the V3 project, not V4's basic one"
+    );
+    assert!(project.get("builds_enabled").is_some());
+}

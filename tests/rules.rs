@@ -23,12 +23,7 @@ fn fixture_keys(name: &str) -> Vec<String> {
 }
 
 fn keys(value: &Value) -> Vec<String> {
-    let mut keys: Vec<String> = value
-        .as_object()
-        .expect("an object")
-        .keys()
-        .cloned()
-        .collect();
+    let mut keys: Vec<String> = value.as_object().expect("an object").keys().cloned().collect();
     keys.sort();
     keys
 }
@@ -115,10 +110,7 @@ impl World {
 
     async fn warm_issue_index(&self) {
         let answer = common::get(
-            &self.v3(&format!(
-                "/projects/{}/issues/{}",
-                self.project, self.issue_id
-            )),
+            &self.v3(&format!("/projects/{}/issues/{}", self.project, self.issue_id)),
             &self.token,
         )
         .await;
@@ -133,10 +125,7 @@ async fn get_projects_asks_for_membership_and_answers_v3_projects_with_access() 
     world.sim.clear_requests();
     let answer = common::get(&world.v3("/projects"), &world.token).await;
     assert_eq!(answer.status, StatusCode::OK);
-    assert_eq!(
-        received(&world.sim),
-        ["GET /api/v4/projects?membership=true"]
-    );
+    assert_eq!(received(&world.sim), ["GET /api/v4/projects?membership=true"]);
     let projects = answer.json();
     let project = projects
         .as_array()
@@ -169,12 +158,7 @@ async fn post_projects_converts_visibility_level_and_build_names() {
         json!({"name": "from-v3", "visibility": "internal", "jobs_enabled": false})
     );
     let project = answer.json();
-    assert_v3_fields_without(
-        &project,
-        "project",
-        &["owner", "runners_token"],
-        &["permissions"],
-    );
+    assert_v3_fields_without(&project, "project", &["owner", "runners_token"], &["permissions"]);
     assert_eq!(project["visibility_level"], json!(10));
     assert_eq!(project["public"], json!(false));
     assert_eq!(project["builds_enabled"], json!(false));
@@ -246,10 +230,7 @@ async fn invalid_visibility_level_is_a_400_naming_the_parameter() {
         .as_str()
         .unwrap()
         .contains("visibility_level"));
-    assert!(
-        received(&world.sim).is_empty(),
-        "nothing reaches the backend"
-    );
+    assert!(received(&world.sim).is_empty(), "nothing reaches the backend");
 }
 
 #[tokio::test]
@@ -276,12 +257,7 @@ async fn delete_star_becomes_post_unstar_and_200() {
         received(&world.sim),
         [format!("POST /api/v4/projects/{}/unstar", world.project)]
     );
-    assert_v3_fields_without(
-        &answer.json(),
-        "project",
-        &["runners_token"],
-        &["permissions"],
-    );
+    assert_v3_fields_without(&answer.json(), "project", &["runners_token"], &["permissions"]);
     // Not starred any more: 304 in both versions.
     let again = send(
         Method::DELETE,
@@ -315,10 +291,7 @@ async fn merge_request_iid_filter_is_renamed_to_iids() {
     let iid = created.json()["iid"].as_u64().unwrap();
     world.sim.clear_requests();
     let answer = common::get(
-        &world.v3(&format!(
-            "/projects/{}/merge_requests?iid[]={iid}",
-            world.project
-        )),
+        &world.v3(&format!("/projects/{}/merge_requests?iid[]={iid}", world.project)),
         &world.token,
     )
     .await;
@@ -330,10 +303,7 @@ async fn merge_request_iid_filter_is_renamed_to_iids() {
                 "GET /api/v4/projects/{}/merge_requests?iids%5B%5D={iid}",
                 world.project
             ),
-            format!(
-                "GET /api/v4/projects/{}/merge_requests/{iid}",
-                world.project
-            ),
+            format!("GET /api/v4/projects/{}/merge_requests/{iid}", world.project),
         ],
         "the list, then each item for `subscribed`"
     );
@@ -341,11 +311,7 @@ async fn merge_request_iid_filter_is_renamed_to_iids() {
     assert_eq!(list.as_array().unwrap().len(), 1);
     assert_v3_fields(&list[0], "merge_request", &[]);
     assert_eq!(list[0]["merge_when_build_succeeds"], json!(false));
-    assert_eq!(
-        list[0]["subscribed"],
-        json!(true),
-        "the author is subscribed"
-    );
+    assert_eq!(list[0]["subscribed"], json!(true), "the author is subscribed");
 }
 
 #[tokio::test]
@@ -445,10 +411,7 @@ async fn get_issue_by_global_id_asks_for_the_iid() {
     let world = World::new().await;
     world.warm_issue_index().await;
     let answer = common::get(
-        &world.v3(&format!(
-            "/projects/{}/issues/{}",
-            world.project, world.issue_id
-        )),
+        &world.v3(&format!("/projects/{}/issues/{}", world.project, world.issue_id)),
         &world.token,
     )
     .await;
@@ -472,10 +435,7 @@ async fn put_issue_by_global_id_updates_by_iid() {
     world.warm_issue_index().await;
     let answer = send_json(
         Method::PUT,
-        &world.v3(&format!(
-            "/projects/{}/issues/{}",
-            world.project, world.issue_id
-        )),
+        &world.v3(&format!("/projects/{}/issues/{}", world.project, world.issue_id)),
         &world.token,
         json!({"title": "Renamed", "state_event": "close"}),
     )
@@ -500,16 +460,10 @@ async fn put_issue_by_global_id_updates_by_iid() {
 async fn delete_issue_answers_200_with_the_v3_issue() {
     let world = World::new().await;
     world.warm_issue_index().await;
-    let path = format!(
-        "/api/v4/projects/{}/issues/{}",
-        world.project, world.issue_iid
-    );
+    let path = format!("/api/v4/projects/{}/issues/{}", world.project, world.issue_iid);
     let answer = send(
         Method::DELETE,
-        &world.v3(&format!(
-            "/projects/{}/issues/{}",
-            world.project, world.issue_id
-        )),
+        &world.v3(&format!("/projects/{}/issues/{}", world.project, world.issue_id)),
         &[("private-token", &world.token)],
         None,
     )
@@ -554,10 +508,7 @@ async fn issue_notes_are_listed_oldest_first_in_the_v3_note_shape() {
 async fn issue_note_create_read_update_delete_by_global_id() {
     let world = World::new().await;
     world.warm_issue_index().await;
-    let notes = format!(
-        "/projects/{}/issues/{}/notes",
-        world.project, world.issue_id
-    );
+    let notes = format!("/projects/{}/issues/{}/notes", world.project, world.issue_id);
     let v4_notes = format!(
         "/api/v4/projects/{}/issues/{}/notes",
         world.project, world.issue_iid
@@ -682,4 +633,77 @@ async fn a_v3_route_without_a_rule_passes_with_the_prefix_change() {
     let answer = common::get(&world.v3("/user?x=%2F"), &world.token).await;
     assert_eq!(answer.status, StatusCode::OK);
     assert_eq!(received(&world.sim), ["GET /api/v4/user?x=%2F"]);
+}
+
+#[tokio::test]
+async fn path_parameters_repeated_in_the_query_and_empty_segments_are_accepted() {
+    let world = World::new().await;
+    world.warm_issue_index().await;
+    let answer = common::get(
+        &world.v3(&format!(
+            "/projects/{}/issues//{}?id={}&issue_id={}",
+            world.project, world.issue_id, world.project, world.issue_id
+        )),
+        &world.token,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    assert_eq!(
+        received(&world.sim),
+        [format!(
+            "GET /api/v4/projects/{}/issues/{}",
+            world.project, world.issue_iid
+        )]
+    );
+}
+
+#[tokio::test]
+async fn sudo_in_the_body_reaches_the_backend() {
+    let world = World::new().await;
+    let (_, _) = world.sim.create_user("impersonated", false);
+    world.sim.clear_requests();
+    let answer = send_json(
+        Method::POST,
+        &world.v3("/projects"),
+        "root-token",
+        json!({"name": "as-someone-else", "visibility_level": 0, "sudo": "impersonated"}),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::CREATED, "{:?}", answer.body);
+    let sent: Value = serde_json::from_slice(&last_body(&world.sim)).unwrap();
+    assert_eq!(sent["sudo"], json!("impersonated"));
+    assert_eq!(answer.json()["owner"]["username"], json!("impersonated"));
+}
+
+#[tokio::test]
+async fn tolerant_mode_keeps_the_v4_fields_and_adds_the_v3_ones() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let sim = svc_sim::spawn(listener, "root-token").await.unwrap();
+    let demo = sim.seed_demo();
+    let gateway = TestGateway::start_with(&sim.url(), |raw| {
+        raw.response_shapes = Some("tolerant".to_owned())
+    })
+    .await;
+    let answer = common::get(
+        &format!("{}/api/v3/projects/{}", gateway.url(), demo.project_id),
+        &demo.token,
+    )
+    .await;
+    let project = answer.json();
+    assert_eq!(project["visibility"], json!("public"), "V4 field kept");
+    assert_eq!(project["visibility_level"], json!(20), "V3 field added");
+    assert!(project.get("_links").is_some());
+    let strict = TestGateway::start(&sim.url()).await;
+    let answer = common::get(
+        &format!("{}/api/v3/projects/{}", strict.url(), demo.project_id),
+        &demo.token,
+    )
+    .await;
+    assert!(
+        answer.json().get("_links").is_none(),
+        "strict mode removes _links"
+    );
+    assert!(answer.json().get("visibility").is_none());
+    gateway.stop().await;
+    strict.stop().await;
 }

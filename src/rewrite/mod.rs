@@ -108,14 +108,19 @@ fn v4_path(rule: &Rule, params: &[(String, String)]) -> String {
     path
 }
 
-/// The V4 query: the converted V3 pairs, the rule's added parameters (`:param` takes a path parameter), and the
-/// page moved to V4's base.
+/// The V4 query: the converted V3 pairs less the path parameters V3 clients repeat in the query (a global id
+/// there would contradict the iid in the path), the rule's added parameters (`:param` takes a path parameter),
+/// and the page moved to V4's base.
 fn v4_query(
     rule: &Rule,
     v3_query: &[(String, String)],
     params: &[(String, String)],
 ) -> Vec<(String, String)> {
-    let mut pairs: Vec<(String, String)> = v3_query.to_vec();
+    let mut pairs: Vec<(String, String)> = v3_query
+        .iter()
+        .filter(|(name, _)| !rule.v3.params().any(|param| param == name))
+        .cloned()
+        .collect();
     for (name, value) in &rule.add_query {
         if pairs.iter().any(|(key, _)| key == name) {
             continue;

@@ -96,6 +96,20 @@ pub struct RawConfig {
     pub item_fetch_concurrency: Option<u64>,
     /// Token the gateway uses for its own backend calls.
     pub service_token: Option<String>,
+    /// `free` or `premium` alert features.
+    pub edition: Option<String>,
+    /// 64 hex digits: the key that encrypts integration tokens (else a key file in the data directory).
+    pub secret_key: Option<String>,
+    /// Largest alert payload.
+    pub alert_max_body_bytes: Option<u64>,
+    /// Deepest JSON nesting of an alert payload.
+    pub alert_max_depth: Option<u64>,
+    /// Alerts per second one integration may send (0: no limit).
+    pub alert_rate_limit: Option<u64>,
+    /// Alerts one integration may send at once above its rate.
+    pub alert_rate_burst: Option<u64>,
+    /// How long a caller's rights, as the backend reported them, are reused.
+    pub access_cache_ttl: Option<String>,
 }
 
 macro_rules! merge_fields {
@@ -184,6 +198,13 @@ impl RawConfig {
             id_lookup_max_pages,
             item_fetch_concurrency,
             service_token,
+            edition,
+            secret_key,
+            alert_max_body_bytes,
+            alert_max_depth,
+            alert_rate_limit,
+            alert_rate_burst,
+            access_cache_ttl,
         )
     }
 }
@@ -220,6 +241,13 @@ const OPTIONS: &[(&str, Kind)] = &[
     ("id_lookup_max_pages", Kind::Number),
     ("item_fetch_concurrency", Kind::Number),
     ("service_token", Kind::Text),
+    ("edition", Kind::Text),
+    ("secret_key", Kind::Text),
+    ("alert_max_body_bytes", Kind::Number),
+    ("alert_max_depth", Kind::Number),
+    ("alert_rate_limit", Kind::Number),
+    ("alert_rate_burst", Kind::Number),
+    ("access_cache_ttl", Kind::Text),
 ];
 
 fn option_kind(key: &str) -> Option<&'static Kind> {
@@ -329,6 +357,36 @@ pub struct Config {
     pub item_fetch_concurrency: usize,
     /// Token for the gateway's own backend calls.
     pub service_token: Option<String>,
+    /// Alert settings.
+    pub alerts: AlertConfig,
+}
+
+/// The alert tier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edition {
+    /// Generic and Prometheus integrations, no grouping without a fingerprint.
+    Free,
+    /// Several HTTP Endpoints, Opsgenie, grouping.
+    Premium,
+}
+
+/// Alert intake limits and settings.
+#[derive(Debug, Clone)]
+pub struct AlertConfig {
+    /// The tier.
+    pub edition: Edition,
+    /// The integration token key, if configured (else the key file).
+    pub secret_key: Option<[u8; 32]>,
+    /// Largest payload.
+    pub max_body_bytes: u64,
+    /// Deepest JSON nesting.
+    pub max_depth: usize,
+    /// Alerts per second per integration; `None` means no limit.
+    pub rate_limit: Option<u32>,
+    /// Burst above the rate.
+    pub rate_burst: u32,
+    /// How long access answers are reused.
+    pub access_cache_ttl: Duration,
 }
 
 impl Config {
@@ -432,6 +490,28 @@ impl Config {
                 .map_err(|_| invalid("id_lookup_max_pages", "is too large"))?,
             item_fetch_concurrency: positive("item_fetch_concurrency", raw.item_fetch_concurrency, 8)?,
             service_token: raw.service_token,
+            alerts: AlertConfig {
+                edition: match raw.edition.as_deref().unwrap_or("premium") {
+                    "premium" => Edition::Premium,
+                    "free" => Edition::Free,
+                    other => return Err(invalid("edition", &format!("{other:?} is not free or premium"))),
+                },
+                secret_key: match raw.secret_key {
+                    Some(text) => Some(parse_key(&text)?),
+                    None => None,
+                },
+                max_body_bytes: positive("alert_max_body_bytes", raw.alert_max_body_bytes, 1 << 20)? as u64,
+                max_depth: positive("alert_max_depth", raw.alert_max_depth, 64)?,
+                rate_limit: match raw.alert_rate_limit.unwrap_or(0) {
+                    0 => None,
+                    rate => {
+                        Some(u32::try_from(rate).map_err(|_| invalid("alert_rate_limit", "is too large"))?)
+                    }
+                },
+                rate_burst: u32::try_from(positive("alert_rate_burst", raw.alert_rate_burst, 50)?)
+                    .map_err(|_| invalid("alert_rate_burst", "is too large"))?,
+                access_cache_ttl: duration("access_cache_ttl", raw.access_cache_ttl, "60s")?,
+            },
         })
     }
 
@@ -455,6 +535,20 @@ fn invalid(option: &'static str, message: &str) -> ConfigError {
         option,
         message: message.to_owned(),
     }
+}
+
+fn parse_key(text: &str) -> Result<[u8; 32], ConfigError> {
+    let text = text.trim();
+    let bad = || invalid("secret_key", "must be 64 hexadecimal digits (32 bytes)");
+    if text.len() != 64 {
+        return Err(bad());
+    }
+    let mut key = [0u8; 32];
+    for (index, byte) in key.iter_mut().enumerate() {
+        *byte =
+            u8::from_str_radix(text.get(index * 2..index * 2 + 2).ok_or_else(bad)?, 16).map_err(|_| bad())?;
+    }
+    Ok(key)
 }
 
 fn parse_backend(text: &str) -> Result<http::Uri, ConfigError> {

@@ -77,11 +77,7 @@ fn resolve_ellipsis(path: &str, base: &str) -> String {
 }
 
 fn backticked(text: &str) -> Vec<String> {
-    text.split('`')
-        .skip(1)
-        .step_by(2)
-        .map(str::to_owned)
-        .collect()
+    text.split('`').skip(1).step_by(2).map(str::to_owned).collect()
 }
 
 /// Parses one row's route cell into `METHOD /path` strings.
@@ -91,10 +87,7 @@ fn routes_of(file: &str, cell: &str) -> Vec<(String, String)> {
     if file == "templates.rb" {
         let kinds: Vec<String> = backticked(cell.split("same pattern for").nth(1).unwrap_or(""));
         for kind in kinds.iter().map(String::as_str).chain(["licenses"]) {
-            for path in backticked(cell)
-                .iter()
-                .filter(|path| path.contains("licenses"))
-            {
+            for path in backticked(cell).iter().filter(|path| path.contains("licenses")) {
                 for expanded in expand(&path.replace("licenses", kind)) {
                     routes.push(("GET".to_owned(), absolute(&expanded)));
                 }
@@ -105,10 +98,7 @@ fn routes_of(file: &str, cell: &str) -> Vec<(String, String)> {
     if file == "time_tracking_endpoints.rb" {
         let (prefixes, rest) = cell.split_once(": ").unwrap_or(("", cell));
         let kinds: Vec<&str> = if prefixes.contains("merge requests") {
-            vec![
-                ":id/issues/:issue_id",
-                ":id/merge_requests/:merge_request_id",
-            ]
+            vec![":id/issues/:issue_id", ":id/merge_requests/:merge_request_id"]
         } else {
             vec![]
         };
@@ -179,11 +169,7 @@ fn routes_of(file: &str, cell: &str) -> Vec<(String, String)> {
             for (placeholder, values) in &placeholders {
                 paths = paths
                     .iter()
-                    .flat_map(|path| {
-                        values
-                            .iter()
-                            .map(move |value| path.replace(placeholder, value))
-                    })
+                    .flat_map(|path| values.iter().map(move |value| path.replace(placeholder, value)))
                     .collect();
             }
             for path in paths {
@@ -226,8 +212,7 @@ fn appendix_rows() -> Vec<(String, String)> {
         // Helpers, entities, the GitHub-compatibility files (forwarded unchanged) and EE-only files define no V3
         // route of their own to translate.
         .filter(|(file, _)| {
-            !["helpers.rb", "entities.rb", "github.rb"].contains(&file.as_str())
-                && !file.starts_with("EE")
+            !["helpers.rb", "entities.rb", "github.rb"].contains(&file.as_str()) && !file.starts_with("EE")
         })
         .collect()
 }

@@ -33,10 +33,7 @@ fn rules_list_shows_each_rule_with_release_and_section() {
         .expect("the unstar rule");
     assert!(star.starts_with("DELETE"), "{star}");
     assert!(star.contains("POST    /projects/:id/unstar"), "{star}");
-    assert!(
-        star.contains("since 9.0") && star.contains("§2.1"),
-        "{star}"
-    );
+    assert!(star.contains("since 9.0") && star.contains("§2.1"), "{star}");
     assert!(text.lines().any(|line| line.contains("since 8.17")));
 }
 
@@ -81,13 +78,7 @@ fn a_wrong_option_is_one_line_naming_it() {
     assert!(error.contains("listen_addr"), "{error}");
 
     let output = svcgate()
-        .args([
-            "serve",
-            "--backend",
-            "http://127.0.0.1:1",
-            "--data-dir",
-            "/tmp",
-        ])
+        .args(["serve", "--backend", "http://127.0.0.1:1", "--data-dir", "/tmp"])
         .env("SVCGATE_BACKEND_TIMEOUT", "whenever")
         .output()
         .unwrap();
@@ -163,9 +154,7 @@ async fn serve_dev_prints_a_working_curl_and_stops_on_sigterm() {
     let metrics = common::get(&format!("{base}/-/svcgate/metrics"), "").await;
     let text = String::from_utf8(metrics.body.to_vec()).unwrap();
     assert!(
-        text.contains(
-            "svcgate_requests_total{kind=\"rewrite\",rule=\"GET /projects\",status=\"200\"} 1"
-        ),
+        text.contains("svcgate_requests_total{kind=\"rewrite\",rule=\"GET /projects\",status=\"200\"} 1"),
         "{text}"
     );
 
@@ -190,8 +179,7 @@ async fn serve_dev_prints_a_working_curl_and_stops_on_sigterm() {
 
 #[test]
 fn the_readme_documents_every_option() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     for name in svcgate::config::option_names().keys() {
         assert!(
             readme.contains(&format!("`{name}`")),

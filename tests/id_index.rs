@@ -16,11 +16,7 @@ async fn simulator() -> (svc_sim::SimHandle, svc_sim::DemoSeed) {
 }
 
 /// Creates `count` issues in the demo project through V4 and returns their (global id, iid) pairs.
-async fn create_issues(
-    sim: &svc_sim::SimHandle,
-    demo: &svc_sim::DemoSeed,
-    count: usize,
-) -> Vec<(u64, u64)> {
+async fn create_issues(sim: &svc_sim::SimHandle, demo: &svc_sim::DemoSeed, count: usize) -> Vec<(u64, u64)> {
     let mut made = Vec::new();
     for n in 0..count {
         let answer = send_json(
@@ -32,10 +28,7 @@ async fn create_issues(
         .await;
         assert_eq!(answer.status, StatusCode::CREATED);
         let issue = answer.json();
-        made.push((
-            issue["id"].as_u64().unwrap(),
-            issue["iid"].as_u64().unwrap(),
-        ));
+        made.push((issue["id"].as_u64().unwrap(), issue["iid"].as_u64().unwrap()));
     }
     made
 }
@@ -61,10 +54,7 @@ async fn a_cold_miss_bisects_the_project_list_and_a_warm_hit_costs_no_lookup() {
         .iter()
         .filter(|request| request.path.ends_with("/issues") && request.method == "GET")
         .count();
-    assert!(
-        (1..=4).contains(&lookups),
-        "bisection read {lookups} pages of 5"
-    );
+    assert!((1..=4).contains(&lookups), "bisection read {lookups} pages of 5");
 
     sim.clear_requests();
     let warm = get(&url, &demo.token).await;

@@ -37,10 +37,7 @@ async fn method_path_and_query_reach_the_backend_byte_for_byte() {
     assert_eq!(echo["headers"]["host"], origin.address.to_string());
     assert_eq!(echo["headers"]["x-forwarded-for"], "127.0.0.1");
     assert_eq!(echo["headers"]["x-forwarded-proto"], "http");
-    assert_eq!(
-        echo["headers"]["x-forwarded-host"],
-        gateway.address.to_string()
-    );
+    assert_eq!(echo["headers"]["x-forwarded-host"], gateway.address.to_string());
     let request_id = echo["headers"]["x-request-id"].as_str().unwrap();
     assert_eq!(answer.header("x-request-id"), Some(request_id));
     assert_eq!(answer.header("x-origin"), Some("yes"));
@@ -75,8 +72,7 @@ async fn hop_by_hop_headers_are_not_forwarded_and_request_ids_are_kept() {
 async fn the_first_bytes_arrive_before_the_backend_has_produced_the_rest() {
     let origin = Origin::start().await;
     let gateway = TestGateway::start(&origin.url()).await;
-    let client: Client<_, http_body_util::Empty<Bytes>> =
-        Client::builder(TokioExecutor::new()).build_http();
+    let client: Client<_, http_body_util::Empty<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
     let response = client
         .request(
             Request::get(format!("{}/gated", gateway.url()))
@@ -86,10 +82,7 @@ async fn the_first_bytes_arrive_before_the_backend_has_produced_the_rest() {
         .await
         .unwrap();
     let mut body = response.into_body();
-    let first = within(5, "first frame", body.frame())
-        .await
-        .unwrap()
-        .unwrap();
+    let first = within(5, "first frame", body.frame()).await.unwrap().unwrap();
     assert_eq!(first.into_data().unwrap(), Bytes::from_static(b"first;"));
     // Only now may the origin produce the rest.
     origin.gate.notify_one();
@@ -116,8 +109,7 @@ const MEMORY_BOUND_KIB: u64 = 64 * 1024;
 async fn a_multi_gigabyte_download_streams_with_bounded_memory() {
     let origin = Origin::start().await;
     let gateway = TestGateway::start(&origin.url()).await;
-    let client: Client<_, http_body_util::Empty<Bytes>> =
-        Client::builder(TokioExecutor::new()).build_http();
+    let client: Client<_, http_body_util::Empty<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
     let before = resident_kib();
     let response = client
         .request(
@@ -203,10 +195,7 @@ async fn an_unreachable_backend_is_a_502_in_the_error_shape() {
     )
     .await;
     assert_eq!(answer.status, StatusCode::BAD_GATEWAY);
-    assert!(answer.json()["message"]
-        .as_str()
-        .unwrap()
-        .starts_with("502"));
+    assert!(answer.json()["message"].as_str().unwrap().starts_with("502"));
     gateway.stop().await;
 }
 
@@ -219,10 +208,7 @@ async fn a_backend_over_its_timeout_is_a_504_in_the_error_shape() {
     .await;
     let answer = send(Method::GET, &format!("{}/sleep", gateway.url()), &[], None).await;
     assert_eq!(answer.status, StatusCode::GATEWAY_TIMEOUT);
-    assert!(answer.json()["message"]
-        .as_str()
-        .unwrap()
-        .starts_with("504"));
+    assert!(answer.json()["message"].as_str().unwrap().starts_with("504"));
     gateway.stop().await;
 }
 
@@ -263,10 +249,7 @@ async fn http2_prior_knowledge_clients_are_served() {
     let body = response.into_body().collect().await.unwrap().to_bytes();
     let echo: serde_json::Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(echo["target"], "/api/v4/projects?x=1");
-    assert_eq!(
-        echo["headers"]["x-forwarded-host"],
-        gateway.address.to_string()
-    );
+    assert_eq!(echo["headers"]["x-forwarded-host"], gateway.address.to_string());
     gateway.stop().await;
 }
 

@@ -44,13 +44,12 @@ fn client_config(
 ) -> rustls::ClientConfig {
     let mut roots = rustls::RootCertStore::empty();
     roots.add(trusted.clone()).unwrap();
-    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
+    let mut config =
+        rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
     config.alpn_protocols = alpn.iter().map(|protocol| protocol.to_vec()).collect();
     config
 }
@@ -72,10 +71,7 @@ async fn clients_get_http2_over_tls_by_alpn() {
     let client: Client<_, Empty<Bytes>> = Client::builder(TokioExecutor::new())
         .http2_only(true)
         .build(connector);
-    let url = format!(
-        "https://localhost:{}/api/v4/projects",
-        gateway.address.port()
-    );
+    let url = format!("https://localhost:{}/api/v4/projects", gateway.address.port());
     let response = client
         .request(Request::get(url).body(Empty::new()).unwrap())
         .await
@@ -92,14 +88,13 @@ async fn an_https_backend_is_trusted_through_the_configured_ca_bundle() {
     let material = self_signed();
     let certs = svcgate::upstream::read_certs("test", &material.cert).unwrap();
     let key = svcgate::upstream::read_key("test", &material.key).unwrap();
-    let server_config = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_no_client_auth()
-    .with_single_cert(certs, key)
-    .unwrap();
+    let server_config =
+        rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(certs, key)
+            .unwrap();
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(server_config));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -125,13 +120,7 @@ async fn an_https_backend_is_trusted_through_the_configured_ca_bundle() {
         raw.backend_ca_bundle = Some(material.cert.clone());
     })
     .await;
-    let answer = common::send(
-        http::Method::GET,
-        &format!("{}/hello", trusting.url()),
-        &[],
-        None,
-    )
-    .await;
+    let answer = common::send(http::Method::GET, &format!("{}/hello", trusting.url()), &[], None).await;
     assert_eq!(answer.status, http::StatusCode::OK);
     assert_eq!(answer.body, Bytes::from_static(b"secure /hello"));
     trusting.stop().await;

@@ -155,9 +155,7 @@ fn a_third_party_v3_client_works_through_the_gateway() {
         .stdin(Stdio::null())
         .output()
         .unwrap_or_else(|error| {
-            panic!(
-                "cannot run node ({error}): run ./test.sh, which installs node and the V3 client"
-            )
+            panic!("cannot run node ({error}): run ./test.sh, which installs node and the V3 client")
         });
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);

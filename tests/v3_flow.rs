@@ -52,11 +52,7 @@ async fn a_legacy_client_creates_a_project_and_works_an_issue_through_v3() {
         "global id and iid differ on the simulator"
     );
 
-    let read = get(
-        &v3(&format!("/projects/{project_id}/issues/{issue_id}")),
-        &token,
-    )
-    .await;
+    let read = get(&v3(&format!("/projects/{project_id}/issues/{issue_id}")), &token).await;
     assert_eq!(read.status, StatusCode::OK);
     assert_eq!(read.json()["title"], json!("Broken pipeline"));
     assert_eq!(read.json()["id"], json!(issue_id));
@@ -90,11 +86,7 @@ async fn a_legacy_client_creates_a_project_and_works_an_issue_through_v3() {
     assert_eq!(deleted.status, StatusCode::OK, "{:?}", deleted.body);
     assert_eq!(deleted.json()["id"], json!(issue_id));
 
-    let gone = get(
-        &v3(&format!("/projects/{project_id}/issues/{issue_id}")),
-        &token,
-    )
-    .await;
+    let gone = get(&v3(&format!("/projects/{project_id}/issues/{issue_id}")), &token).await;
     assert_eq!(gone.status, StatusCode::NOT_FOUND);
     gateway.stop().await;
 }

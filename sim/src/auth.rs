@@ -18,10 +18,7 @@ pub fn token_of(headers: &[(String, String)], params: &Params) -> Option<String>
     if let Some(t) = header(headers, "private-token") {
         return Some(t.trim().to_string());
     }
-    if let Some(t) = params
-        .str("private_token")
-        .or_else(|| params.str("access_token"))
-    {
+    if let Some(t) = params.str("private_token").or_else(|| params.str("access_token")) {
         return Some(t);
     }
     let auth = header(headers, "authorization")?;
@@ -39,7 +36,15 @@ pub fn authenticate(
 ) -> Result<Option<u64>, ApiError> {
     let caller = match token_of(headers, params) {
         None => None,
-        Some(token) => Some(store.user_for_token(&token).ok_or(ApiError::Unauthorized)?),
+        Some(token) => {
+            let user = store.token_owner(&token).ok_or(ApiError::Unauthorized)?;
+            if user.state == "blocked" {
+                return Err(ApiError::ForbiddenBecause(
+                    "Your account has been blocked.".into(),
+                ));
+            }
+            Some(user.id)
+        }
     };
     let sudo = header(headers, "sudo")
         .map(str::to_string)
@@ -50,9 +55,7 @@ pub fn authenticate(
     };
     let uid = caller.ok_or(ApiError::Unauthorized)?;
     if !store.users.get(&uid).is_some_and(|u| u.is_admin) {
-        return Err(ApiError::ForbiddenBecause(
-            "Must be admin to use sudo".into(),
-        ));
+        return Err(ApiError::ForbiddenBecause("Must be admin to use sudo".into()));
     }
     store
         .user_by_id_or_username(sudo.trim())

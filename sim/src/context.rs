@@ -82,10 +82,7 @@ impl Ctx<'_> {
 
     /// A project by id (404 when gone).
     pub fn project(&self, id: u64) -> Result<&Project, ApiError> {
-        self.store
-            .projects
-            .get(&id)
-            .ok_or(ApiError::NotFound("Project"))
+        self.store.projects.get(&id).ok_or(ApiError::NotFound("Project"))
     }
 
     /// The caller's effective level in a project (0 for anonymous or non-members).
@@ -115,11 +112,7 @@ impl Ctx<'_> {
         };
         found
             .filter(|id| {
-                self.store
-                    .namespaces
-                    .get(id)
-                    .is_some_and(|ns| ns.is_group())
-                    && self.can_read_group(*id)
+                self.store.namespaces.get(id).is_some_and(|ns| ns.is_group()) && self.can_read_group(*id)
             })
             .ok_or(ApiError::NotFound("Group"))
     }
@@ -134,9 +127,11 @@ impl Ctx<'_> {
             (_, Some(uid)) => {
                 self.is_admin()
                     || self.store.namespace_level(group_id, uid).is_some()
-                    || self.store.projects.values().any(|p| {
-                        p.namespace_id == group_id && self.store.effective_level(p, uid) > 0
-                    })
+                    || self
+                        .store
+                        .projects
+                        .values()
+                        .any(|p| p.namespace_id == group_id && self.store.effective_level(p, uid) > 0)
             }
             (_, None) => false,
         }

@@ -43,9 +43,7 @@ pub fn dispatch(
         &req.body,
     )?;
     // One lock for the whole request keeps every handler a plain sequential function over the store.
-    let mut guard = store
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut guard = store.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let caller = authenticate(&guard, &req.headers, &params)?;
     let origin = match header(&req.headers, "host").or(authority) {
         Some(host) => format!("http://{host}"),

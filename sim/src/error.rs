@@ -68,9 +68,7 @@ impl ApiError {
             | ApiError::Validation(_) => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden | ApiError::ForbiddenBecause(_) => StatusCode::FORBIDDEN,
-            ApiError::NotFound(_) | ApiError::NotFoundPlain | ApiError::NoRoute => {
-                StatusCode::NOT_FOUND
-            }
+            ApiError::NotFound(_) | ApiError::NotFoundPlain | ApiError::NoRoute => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Conflict(_) | ApiError::ValidationConflict(_) => StatusCode::CONFLICT,
             ApiError::Status(status, _) => *status,
@@ -114,10 +112,7 @@ mod tests {
             ApiError::validation("access_level", "is not included in the list").body(),
             json!({"message": {"access_level": ["is not included in the list"]}})
         );
-        assert_eq!(
-            ApiError::NoRoute.body(),
-            json!({"message": "404 Not Found"})
-        );
+        assert_eq!(ApiError::NoRoute.body(), json!({"message": "404 Not Found"}));
         assert_eq!(
             ApiError::MethodNotAllowed.body(),
             json!({"message": "405 Method Not Allowed"})

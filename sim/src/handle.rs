@@ -74,11 +74,7 @@ pub struct SimHandle {
 
 impl SimHandle {
     /// Wraps the server state and its shutdown switch.
-    pub(crate) fn new(
-        addr: SocketAddr,
-        shared: Arc<Shared>,
-        shutdown: watch::Sender<bool>,
-    ) -> SimHandle {
+    pub(crate) fn new(addr: SocketAddr, shared: Arc<Shared>, shutdown: watch::Sender<bool>) -> SimHandle {
         SimHandle {
             addr,
             shared,
@@ -143,8 +139,6 @@ impl SimHandle {
 
 impl std::fmt::Debug for SimHandle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SimHandle")
-            .field("addr", &self.addr)
-            .finish()
+        f.debug_struct("SimHandle").field("addr", &self.addr).finish()
     }
 }

@@ -125,9 +125,7 @@ mod tests {
         assert_eq!(header(&reply, "x-next-page"), "3");
         assert_eq!(header(&reply, "x-prev-page"), "1");
         let l = header(&reply, "link");
-        assert!(
-            l.contains("<http://h:1/api/v4/projects?search=x&page=3&per_page=10>; rel=\"next\"")
-        );
+        assert!(l.contains("<http://h:1/api/v4/projects?search=x&page=3&per_page=10>; rel=\"next\""));
         assert!(l.contains("rel=\"last\""));
         match &reply.body {
             crate::reply::ReplyBody::Json(Value::Array(a)) => assert_eq!(a[0], json!(10)),

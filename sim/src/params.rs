@@ -14,11 +14,7 @@ pub struct Params {
 
 impl Params {
     /// Parses the query string and the body; the body wins on a name clash.
-    pub fn parse(
-        query: Option<&str>,
-        content_type: Option<&str>,
-        body: &[u8],
-    ) -> Result<Params, ApiError> {
+    pub fn parse(query: Option<&str>, content_type: Option<&str>, body: &[u8]) -> Result<Params, ApiError> {
         let mut params = Params::default();
         if let Some(q) = query {
             params.merge_form(q.as_bytes());
@@ -45,9 +41,7 @@ impl Params {
             let parts = content_type
                 .and_then(crate::multipart::boundary)
                 .and_then(|b| crate::multipart::parse(body, &b))
-                .ok_or_else(|| {
-                    ApiError::BadRequest("400 (Bad request) invalid multipart body".into())
-                })?;
+                .ok_or_else(|| ApiError::BadRequest("400 (Bad request) invalid multipart body".into()))?;
             for (key, value) in parts {
                 match value {
                     Value::String(s) => params.insert_form(&key, s),
@@ -131,6 +125,11 @@ impl Params {
         self.map.get(name).filter(|v| !v.is_null())
     }
 
+    /// The names of every parameter sent.
+    pub fn names(&self) -> Vec<String> {
+        self.map.keys().cloned().collect()
+    }
+
     /// Whether the parameter was sent at all (even as null).
     pub fn has(&self, name: &str) -> bool {
         self.map.contains_key(name)
@@ -148,8 +147,7 @@ impl Params {
 
     /// A required string; missing gives `400 "name" not given`.
     pub fn required_str(&self, name: &str) -> Result<String, ApiError> {
-        self.str(name)
-            .ok_or_else(|| ApiError::Missing(name.to_string()))
+        self.str(name).ok_or_else(|| ApiError::Missing(name.to_string()))
     }
 
     /// A required, non-blank string.
@@ -206,8 +204,7 @@ impl Params {
 
     /// A required non-negative integer.
     pub fn required_u64(&self, name: &str) -> Result<u64, ApiError> {
-        self.u64(name)?
-            .ok_or_else(|| ApiError::Missing(name.to_string()))
+        self.u64(name)?.ok_or_else(|| ApiError::Missing(name.to_string()))
     }
 
     /// A list of strings: a JSON array, `name[]` values, or a comma-separated string.
@@ -236,11 +233,7 @@ impl Params {
         };
         items
             .iter()
-            .map(|s| {
-                s.trim()
-                    .parse()
-                    .map_err(|_| ApiError::Invalid(name.to_string()))
-            })
+            .map(|s| s.trim().parse().map_err(|_| ApiError::Invalid(name.to_string())))
             .collect::<Result<Vec<u64>, _>>()
             .map(Some)
     }
@@ -248,17 +241,8 @@ impl Params {
     /// An array of objects (e.g. commit `actions`).
     pub fn objects(&self, name: &str) -> Option<Vec<Map<String, Value>>> {
         match self.get(name)? {
-            Value::Array(items) => Some(
-                items
-                    .iter()
-                    .filter_map(|v| v.as_object().cloned())
-                    .collect(),
-            ),
-            Value::Object(obj) => Some(
-                obj.values()
-                    .filter_map(|v| v.as_object().cloned())
-                    .collect(),
-            ),
+            Value::Array(items) => Some(items.iter().filter_map(|v| v.as_object().cloned()).collect()),
+            Value::Object(obj) => Some(obj.values().filter_map(|v| v.as_object().cloned()).collect()),
             _ => None,
         }
     }

@@ -56,11 +56,7 @@ impl Router {
     }
 
     /// Finds the handler and decoded path parameters for a raw path.
-    pub fn find(
-        &self,
-        method: &Method,
-        path: &str,
-    ) -> Result<(Handler, Vec<(String, String)>), ApiError> {
+    pub fn find(&self, method: &Method, path: &str) -> Result<(Handler, Vec<(String, String)>), ApiError> {
         let trimmed = if path.len() > 1 {
             path.trim_end_matches('/')
         } else {
@@ -98,10 +94,7 @@ mod tests {
         paths.dedup();
         let mut inner = matchit::Router::new();
         for path in &paths {
-            assert!(
-                inner.insert(path.clone(), ()).is_ok(),
-                "route {path} rejected"
-            );
+            assert!(inner.insert(path.clone(), ()).is_ok(), "route {path} rejected");
         }
         let router = Router::new(crate::api::all());
         let found = router.find(

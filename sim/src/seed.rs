@@ -1,16 +1,17 @@
 //! Demo data: user `demo` with a token, group `demo-group` (demo is Owner), project `demo-group/demo-project`
 //! (public, default branch `main` with three commits), two issues and a note, a finished pipeline on `main` with
-//! a manual `deploy` job, and a `production` environment with one deployment. Calling it again reuses what
+//! a manual `deploy` job, a `production` environment with one deployment, and two runners: a shared one (which
+//! ran the pipeline's `build` job) and a specific one enabled for the project. Calling it again reuses what
 //! exists.
 
 use serde_json::json;
 
 use crate::store::projects::NewProject;
 use crate::store::repo::apply_actions;
+use crate::store::runners::NewRunner;
 use crate::store::users::NewUser;
 use crate::store::{
-    access, Deployment, Environment, Member, NamespaceKind, NoteableKind, Store, TokenKind,
-    Visibility,
+    access, Deployment, Environment, Member, NamespaceKind, NoteableKind, Store, TokenKind, Visibility,
 };
 
 /// What `seed_demo` created.
@@ -84,11 +85,31 @@ pub fn seed_demo(store: &mut Store) -> DemoSeed {
             id
         }
     };
+    if !store.runners.values().any(|r| r.is_shared) {
+        store.insert_runner(NewRunner {
+            description: "shared-runner-1".into(),
+            is_shared: true,
+            project_ids: Default::default(),
+            tag_list: vec!["docker".into(), "linux".into()],
+        });
+    }
     let project_path = format!("{GROUP}/{PROJECT}");
     let project_id = match store.project_by_full_path(&project_path) {
         Some(id) => id,
         None => create_project(store, user_id, group_id),
     };
+    if !store
+        .runners
+        .values()
+        .any(|r| r.project_ids.contains(&project_id))
+    {
+        store.insert_runner(NewRunner {
+            description: "demo-project-runner".into(),
+            is_shared: false,
+            project_ids: [project_id].into_iter().collect(),
+            tag_list: vec!["demo".into()],
+        });
+    }
     DemoSeed {
         user_id,
         username: USERNAME.into(),
@@ -174,14 +195,9 @@ fn create_project(store: &mut Store, user_id: u64, group_id: u64) -> u64 {
         .and_then(|p| p.repo.resolve("main"))
         .map(|c| c.id.clone())
     {
-        let pipeline =
-            store.insert_pipeline(pid, "main", &head, user_id, "push", Default::default());
+        let pipeline = store.insert_pipeline(pid, "main", &head, user_id, "push", Default::default());
         let now = store.now();
-        for job in store
-            .jobs
-            .values_mut()
-            .filter(|j| j.pipeline_id == pipeline)
-        {
+        for job in store.jobs.values_mut().filter(|j| j.pipeline_id == pipeline) {
             job.status = "success".into();
             job.started_at = Some(now);
             job.finished_at = Some(now + 2000);

@@ -88,9 +88,7 @@ async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>
     let (parts, body) = req.into_parts();
     let body = match Limited::new(body, MAX_BODY).collect().await {
         Ok(collected) => collected.to_bytes().to_vec(),
-        Err(err) if err.is::<http_body_util::LengthLimitError>() => {
-            return respond(Err(ApiError::TooLarge))
-        }
+        Err(err) if err.is::<http_body_util::LengthLimitError>() => return respond(Err(ApiError::TooLarge)),
         Err(_) => {
             return respond(Err(ApiError::BadRequest(
                 "400 (Bad request) unreadable body".into(),

@@ -3,13 +3,7 @@
 
 /// The lowercase hex SHA-1 of `data`.
 pub fn sha1_hex(data: &[u8]) -> String {
-    let mut h: [u32; 5] = [
-        0x6745_2301,
-        0xEFCD_AB89,
-        0x98BA_DCFE,
-        0x1032_5476,
-        0xC3D2_E1F0,
-    ];
+    let mut h: [u32; 5] = [0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0];
     let bit_len = (data.len() as u64).wrapping_mul(8);
     let mut msg = data.to_vec();
     msg.push(0x80);
@@ -78,10 +72,7 @@ pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(text.len() / 4 * 3);
     let mut acc = 0u32;
     let mut bits = 0;
-    for c in text
-        .bytes()
-        .filter(|c| !c.is_ascii_whitespace() && *c != b'=')
-    {
+    for c in text.bytes().filter(|c| !c.is_ascii_whitespace() && *c != b'=') {
         let v = ALPHABET.iter().position(|a| *a == c)? as u32;
         acc = (acc << 6) | v;
         bits += 6;
@@ -106,10 +97,7 @@ mod tests {
     #[test]
     fn base64_round_trip() {
         assert_eq!(base64_encode(b"hello!?"), "aGVsbG8hPw==");
-        assert_eq!(
-            base64_decode("aGVsbG8hPw==").as_deref(),
-            Some(&b"hello!?"[..])
-        );
+        assert_eq!(base64_decode("aGVsbG8hPw==").as_deref(), Some(&b"hello!?"[..]));
         assert_eq!(base64_decode("***"), None);
     }
 }

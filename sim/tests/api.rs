@@ -23,13 +23,7 @@ async fn start() -> SimHandle {
     svc_sim::spawn(listener, ROOT).await.unwrap()
 }
 
-async fn call(
-    sim: &SimHandle,
-    method: Method,
-    path: &str,
-    token: Option<&str>,
-    body: Option<Value>,
-) -> Resp {
+async fn call(sim: &SimHandle, method: Method, path: &str, token: Option<&str>, body: Option<Value>) -> Resp {
     let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
     let mut req = Request::builder()
         .method(method)
@@ -50,13 +44,7 @@ async fn call(
         .unwrap();
     let status = resp.status();
     let headers = resp.headers().clone();
-    let raw = resp
-        .into_body()
-        .collect()
-        .await
-        .unwrap()
-        .to_bytes()
-        .to_vec();
+    let raw = resp.into_body().collect().await.unwrap().to_bytes().to_vec();
     let body = serde_json::from_slice(&raw).unwrap_or(Value::Null);
     Resp {
         status,
@@ -137,31 +125,14 @@ async fn users_tokens_and_sudo() {
     let token = r.body["token"].as_str().unwrap().to_string();
     let r = call(&sim, Method::GET, "/api/v4/user", Some(&token), None).await;
     assert_eq!(r.body["id"], uid);
-    let r = call(
-        &sim,
-        Method::POST,
-        "/api/v4/users",
-        Some(&token),
-        Some(json!({})),
-    )
-    .await;
+    let r = call(&sim, Method::POST, "/api/v4/users", Some(&token), Some(json!({}))).await;
     assert_eq!(r.status, StatusCode::FORBIDDEN);
 
     let r = call(&sim, Method::GET, "/api/v4/user?sudo=rep", Some(ROOT), None).await;
     assert_eq!(r.body["username"], "rep");
-    let r = call(
-        &sim,
-        Method::GET,
-        "/api/v4/user?sudo=root",
-        Some(&token),
-        None,
-    )
-    .await;
+    let r = call(&sim, Method::GET, "/api/v4/user?sudo=root", Some(&token), None).await;
     assert_eq!(r.status, StatusCode::FORBIDDEN);
-    assert_eq!(
-        r.body["message"],
-        "403 Forbidden - Must be admin to use sudo"
-    );
+    assert_eq!(r.body["message"], "403 Forbidden - Must be admin to use sudo");
     let r = call(
         &sim,
         Method::GET,
@@ -315,14 +286,7 @@ async fn members() {
     let add = json!({"user_id": dev_id, "access_level": 30});
     let r = call(&sim, Method::POST, &base, Some(&dev), Some(add.clone())).await;
     assert_eq!(r.status, StatusCode::FORBIDDEN);
-    let r = call(
-        &sim,
-        Method::POST,
-        &base,
-        Some(&demo.token),
-        Some(add.clone()),
-    )
-    .await;
+    let r = call(&sim, Method::POST, &base, Some(&demo.token), Some(add.clone())).await;
     assert_eq!(r.status, StatusCode::CREATED);
     assert_eq!(r.body["access_level"], 30);
     let r = call(&sim, Method::POST, &base, Some(&demo.token), Some(add)).await;
@@ -496,14 +460,7 @@ async fn issues_and_notes() {
     .await;
     assert_eq!(r.status, StatusCode::NO_CONTENT);
 
-    let r = call(
-        &sim,
-        Method::DELETE,
-        &format!("{base}/1"),
-        Some(&outsider),
-        None,
-    )
-    .await;
+    let r = call(&sim, Method::DELETE, &format!("{base}/1"), Some(&outsider), None).await;
     assert_eq!(r.status, StatusCode::FORBIDDEN);
     let r = call(
         &sim,
@@ -514,14 +471,7 @@ async fn issues_and_notes() {
     )
     .await;
     assert_eq!(r.status, StatusCode::NO_CONTENT);
-    let r = call(
-        &sim,
-        Method::GET,
-        &format!("{base}/1"),
-        Some(&demo.token),
-        None,
-    )
-    .await;
+    let r = call(&sim, Method::GET, &format!("{base}/1"), Some(&demo.token), None).await;
     assert_eq!(r.body, json!({"message": "404 Issue Not Found"}));
 }
 

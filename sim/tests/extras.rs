@@ -48,13 +48,7 @@ async fn send(
         .unwrap();
     let status = resp.status();
     let headers = resp.headers().clone();
-    let raw = resp
-        .into_body()
-        .collect()
-        .await
-        .unwrap()
-        .to_bytes()
-        .to_vec();
+    let raw = resp.into_body().collect().await.unwrap().to_bytes().to_vec();
     let body = serde_json::from_slice(&raw).unwrap_or(Value::Null);
     Resp {
         status,
@@ -64,13 +58,7 @@ async fn send(
     }
 }
 
-async fn call(
-    sim: &SimHandle,
-    method: Method,
-    path: &str,
-    token: Option<&str>,
-    body: Option<Value>,
-) -> Resp {
+async fn call(sim: &SimHandle, method: Method, path: &str, token: Option<&str>, body: Option<Value>) -> Resp {
     match body {
         Some(b) => {
             send(
@@ -145,14 +133,7 @@ async fn issue_extras_time_awards_subscriptions_and_todos() {
     )
     .await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
-    let r = call(
-        &sim,
-        Method::POST,
-        &format!("{base}/reset_spent_time"),
-        t,
-        None,
-    )
-    .await;
+    let r = call(&sim, Method::POST, &format!("{base}/reset_spent_time"), t, None).await;
     assert_eq!(r.body["total_time_spent"], 0);
     let r = call(&sim, Method::GET, &format!("{base}/time_stats"), t, None).await;
     assert_eq!(r.body["time_estimate"], 12600);
@@ -200,14 +181,7 @@ async fn issue_extras_time_awards_subscriptions_and_todos() {
     )
     .await;
     assert_eq!(r.status, StatusCode::NO_CONTENT);
-    let r = call(
-        &sim,
-        Method::GET,
-        &format!("{base}/award_emoji/{award}"),
-        t,
-        None,
-    )
-    .await;
+    let r = call(&sim, Method::GET, &format!("{base}/award_emoji/{award}"), t, None).await;
     assert_eq!(r.body, json!({"message": "404 Award Emoji Not Found"}));
     let notes = call(&sim, Method::GET, &format!("{base}/notes"), t, None).await;
     let note = notes.body[0]["id"].as_u64().unwrap();
@@ -257,14 +231,7 @@ async fn issue_extras_time_awards_subscriptions_and_todos() {
     assert_eq!(r.body["target"]["iid"], 1);
     let r = call(&sim, Method::POST, &format!("{base}/todo"), t, None).await;
     assert_eq!(r.status, StatusCode::NOT_MODIFIED);
-    let r = call(
-        &sim,
-        Method::PUT,
-        &base,
-        t,
-        Some(json!({"assignee_ids": [bob]})),
-    )
-    .await;
+    let r = call(&sim, Method::PUT, &base, t, Some(json!({"assignee_ids": [bob]}))).await;
     assert_eq!(r.status, StatusCode::OK);
     let r = call(&sim, Method::GET, "/api/v4/todos", Some(&bob_token), None).await;
     assert_eq!(r.body.as_array().unwrap().len(), 1);
@@ -420,27 +387,13 @@ async fn merge_request_extras() {
     assert_eq!(r.body[0]["head_commit_sha"], head.as_str());
     assert_eq!(r.body[0]["state"], "collected");
     let version = r.body[0]["id"].as_u64().unwrap();
-    let r = call(
-        &sim,
-        Method::GET,
-        &format!("{base}/versions/{version}"),
-        t,
-        None,
-    )
-    .await;
+    let r = call(&sim, Method::GET, &format!("{base}/versions/{version}"), t, None).await;
     assert_eq!(r.body["commits"].as_array().unwrap().len(), 1);
     assert_eq!(r.body["diffs"].as_array().unwrap().len(), 1);
     let r = call(&sim, Method::GET, &format!("{base}/versions/1"), t, None).await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
 
-    let r = call(
-        &sim,
-        Method::PUT,
-        &base,
-        t,
-        Some(json!({"state_event": "merge"})),
-    )
-    .await;
+    let r = call(&sim, Method::PUT, &base, t, Some(json!({"state_event": "merge"}))).await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
     let r = call(
         &sim,
@@ -467,14 +420,7 @@ async fn merge_request_extras() {
     .await;
     assert_eq!(r.body["human_time_estimate"], "1d");
 
-    let r = call(
-        &sim,
-        Method::PUT,
-        &base,
-        t,
-        Some(json!({"state_event": "close"})),
-    )
-    .await;
+    let r = call(&sim, Method::PUT, &base, t, Some(json!({"state_event": "close"}))).await;
     assert_eq!(r.body["state"], "closed");
     let r = call(&sim, Method::PUT, &format!("{base}/merge"), t, None).await;
     assert_eq!(r.status, StatusCode::METHOD_NOT_ALLOWED);
@@ -589,14 +535,7 @@ async fn repository_tags_tree_blobs_files_and_commits() {
     )
     .await;
     assert_eq!(r.status, StatusCode::OK);
-    let r = call(
-        &sim,
-        Method::GET,
-        &format!("{repo}/tags/release%2F0.9"),
-        t,
-        None,
-    )
-    .await;
+    let r = call(&sim, Method::GET, &format!("{repo}/tags/release%2F0.9"), t, None).await;
     assert_eq!(r.status, StatusCode::OK);
     let r = call(
         &sim,
@@ -607,14 +546,7 @@ async fn repository_tags_tree_blobs_files_and_commits() {
     )
     .await;
     assert_eq!(r.status, StatusCode::NO_CONTENT);
-    let r = call(
-        &sim,
-        Method::GET,
-        &format!("{repo}/tags/release%2F0.9"),
-        t,
-        None,
-    )
-    .await;
+    let r = call(&sim, Method::GET, &format!("{repo}/tags/release%2F0.9"), t, None).await;
     assert_eq!(r.body, json!({"message": "404 Tag Not Found"}));
 
     // Tree and blobs.
@@ -647,23 +579,9 @@ async fn repository_tags_tree_blobs_files_and_commits() {
     .await;
     assert_eq!(r.body[0]["path"], "src/main.rs");
     let blob_sha = r.body[0]["id"].as_str().unwrap().to_string();
-    let r = call(
-        &sim,
-        Method::GET,
-        &format!("{repo}/tree?path=nope"),
-        t,
-        None,
-    )
-    .await;
+    let r = call(&sim, Method::GET, &format!("{repo}/tree?path=nope"), t, None).await;
     assert_eq!(r.body, json!({"message": "404 Tree Not Found"}));
-    let r = call(
-        &sim,
-        Method::GET,
-        &format!("{repo}/blobs/{blob_sha}"),
-        t,
-        None,
-    )
-    .await;
+    let r = call(&sim, Method::GET, &format!("{repo}/blobs/{blob_sha}"), t, None).await;
     assert_eq!(r.body["encoding"], "base64");
     assert_eq!(r.body["sha"], blob_sha.as_str());
     let r = call(
@@ -697,17 +615,8 @@ async fn repository_tags_tree_blobs_files_and_commits() {
     assert_eq!(r.status, StatusCode::OK);
     assert_eq!(&r.raw[..2], &[0x1f, 0x8b]);
     let cd = header(&r, "content-disposition");
-    assert!(
-        cd.starts_with("attachment; filename=\"demo-project-main-") && cd.ends_with(".tar.gz\"")
-    );
-    let again = call(
-        &sim,
-        Method::GET,
-        &format!("{repo}/archive?sha=main"),
-        t,
-        None,
-    )
-    .await;
+    assert!(cd.starts_with("attachment; filename=\"demo-project-main-") && cd.ends_with(".tar.gz\""));
+    let again = call(&sim, Method::GET, &format!("{repo}/archive?sha=main"), t, None).await;
     assert_eq!(again.raw, r.raw);
 
     // Files API.
@@ -721,10 +630,7 @@ async fn repository_tags_tree_blobs_files_and_commits() {
     )
     .await;
     assert_eq!(r.status, StatusCode::CREATED);
-    assert_eq!(
-        r.body,
-        json!({"file_path": "docs/new.md", "branch": "main"})
-    );
+    assert_eq!(r.body, json!({"file_path": "docs/new.md", "branch": "main"}));
     let r = call(
         &sim,
         Method::POST,
@@ -734,7 +640,16 @@ async fn repository_tags_tree_blobs_files_and_commits() {
     )
     .await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
-    let r = call(&sim, Method::PUT, &files, t, Some(json!({"branch": "main", "content": "bmV3ZXIK", "encoding": "base64", "commit_message": "Edit"}))).await;
+    let r = call(
+        &sim,
+        Method::PUT,
+        &files,
+        t,
+        Some(
+            json!({"branch": "main", "content": "bmV3ZXIK", "encoding": "base64", "commit_message": "Edit"}),
+        ),
+    )
+    .await;
     assert_eq!(r.status, StatusCode::OK);
     let r = call(&sim, Method::GET, &format!("{files}/raw?ref=main"), t, None).await;
     assert_eq!(r.raw, b"newer\n");
@@ -758,14 +673,7 @@ async fn repository_tags_tree_blobs_files_and_commits() {
     assert_eq!(r.status, StatusCode::NO_CONTENT);
 
     // Commit diff, comments, statuses, cherry-pick, compare, contributors.
-    let r = call(
-        &sim,
-        Method::GET,
-        &format!("{repo}/commits/main/diff"),
-        t,
-        None,
-    )
-    .await;
+    let r = call(&sim, Method::GET, &format!("{repo}/commits/main/diff"), t, None).await;
     assert_eq!(r.body[0]["deleted_file"], true);
     assert_eq!(r.body[0]["old_path"], "docs/new.md");
     let head = call(&sim, Method::GET, &format!("{repo}/commits/main"), t, None)
@@ -959,24 +867,10 @@ async fn repository_tags_tree_blobs_files_and_commits() {
         Some(json!({"branch": "merged", "ref": root})),
     )
     .await;
-    let r = call(
-        &sim,
-        Method::DELETE,
-        &format!("{repo}/merged_branches"),
-        t,
-        None,
-    )
-    .await;
+    let r = call(&sim, Method::DELETE, &format!("{repo}/merged_branches"), t, None).await;
     assert_eq!(r.status, StatusCode::ACCEPTED);
     assert_eq!(r.body, json!({"message": "202 Accepted"}));
-    let r = call(
-        &sim,
-        Method::GET,
-        &format!("{repo}/branches/merged"),
-        t,
-        None,
-    )
-    .await;
+    let r = call(&sim, Method::GET, &format!("{repo}/branches/merged"), t, None).await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
     let r = call(&sim, Method::GET, &format!("{repo}/branches/old"), t, None).await;
     assert_eq!(r.status, StatusCode::OK);
@@ -992,14 +886,7 @@ async fn project_extras_forks_share_uploads_events() {
     let p = format!("/api/v4/projects/{pid}");
 
     // Fork into bob's namespace, clash, list, unlink, relink.
-    let r = call(
-        &sim,
-        Method::POST,
-        &format!("{p}/fork"),
-        Some(&bob_token),
-        None,
-    )
-    .await;
+    let r = call(&sim, Method::POST, &format!("{p}/fork"), Some(&bob_token), None).await;
     assert_eq!(r.status, StatusCode::CREATED);
     assert_eq!(r.body["forked_from_project"]["id"], pid);
     assert_eq!(r.body["path_with_namespace"], "bob/demo-project");
@@ -1161,14 +1048,7 @@ async fn project_extras_forks_share_uploads_events() {
         .as_str()
         .unwrap()
         .starts_with("![shot](/uploads/"));
-    let r = call(
-        &sim,
-        Method::POST,
-        &format!("{p}/uploads"),
-        t,
-        Some(json!({})),
-    )
-    .await;
+    let r = call(&sim, Method::POST, &format!("{p}/uploads"), t, Some(json!({}))).await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
 
     // Events.
@@ -1269,51 +1149,17 @@ async fn ci_pipelines_jobs_triggers_variables_environments() {
     assert_eq!(r.body.as_array().unwrap().len(), 1);
     assert_eq!(r.body[0]["status"], "success");
     assert!(r.body[0].get("before_sha").is_none());
-    let r = call(
-        &sim,
-        Method::GET,
-        &format!("{p}/jobs?scope[]=manual"),
-        t,
-        None,
-    )
-    .await;
+    let r = call(&sim, Method::GET, &format!("{p}/jobs?scope[]=manual"), t, None).await;
     assert_eq!(r.body.as_array().unwrap().len(), 1);
     let deploy = r.body[0]["id"].as_u64().unwrap();
-    let r = call(
-        &sim,
-        Method::POST,
-        &format!("{p}/jobs/{deploy}/play"),
-        t,
-        None,
-    )
-    .await;
+    let r = call(&sim, Method::POST, &format!("{p}/jobs/{deploy}/play"), t, None).await;
     assert_eq!(r.status, StatusCode::OK);
     assert_eq!(r.body["status"], "pending");
-    let r = call(
-        &sim,
-        Method::POST,
-        &format!("{p}/jobs/{deploy}/play"),
-        t,
-        None,
-    )
-    .await;
+    let r = call(&sim, Method::POST, &format!("{p}/jobs/{deploy}/play"), t, None).await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
-    assert_eq!(
-        r.body,
-        json!({"message": "400 (Bad request) \"Unplayable Job\""})
-    );
-    let r = call(
-        &sim,
-        Method::GET,
-        &format!("{p}/jobs?scope[]=bogus"),
-        t,
-        None,
-    )
-    .await;
-    assert_eq!(
-        r.body,
-        json!({"message": "scope does not have a valid value"})
-    );
+    assert_eq!(r.body, json!({"message": "400 (Bad request) \"Unplayable Job\""}));
+    let r = call(&sim, Method::GET, &format!("{p}/jobs?scope[]=bogus"), t, None).await;
+    assert_eq!(r.body, json!({"message": "scope does not have a valid value"}));
 
     // A new pipeline gets build and test jobs.
     let r = call(
@@ -1358,33 +1204,12 @@ async fn ci_pipelines_jobs_triggers_variables_environments() {
     let test = r.body[0]["id"].as_u64().unwrap();
     assert_eq!(r.body[1]["artifacts_file"]["filename"], "artifacts.zip");
     assert_eq!(r.body[1]["pipeline"]["id"], pipeline);
-    let r = call(
-        &sim,
-        Method::GET,
-        &format!("{p}/jobs/{build}/trace"),
-        t,
-        None,
-    )
-    .await;
+    let r = call(&sim, Method::GET, &format!("{p}/jobs/{build}/trace"), t, None).await;
     assert!(String::from_utf8_lossy(&r.raw).contains("Job succeeded"));
     assert!(header(&r, "content-type").starts_with("text/plain"));
-    let r = call(
-        &sim,
-        Method::GET,
-        &format!("{p}/jobs/{build}/artifacts"),
-        t,
-        None,
-    )
-    .await;
+    let r = call(&sim, Method::GET, &format!("{p}/jobs/{build}/artifacts"), t, None).await;
     assert_eq!(r.status, StatusCode::OK);
-    let r = call(
-        &sim,
-        Method::GET,
-        &format!("{p}/jobs/{test}/artifacts"),
-        t,
-        None,
-    )
-    .await;
+    let r = call(&sim, Method::GET, &format!("{p}/jobs/{test}/artifacts"), t, None).await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
     let r = call(
         &sim,
@@ -1432,37 +1257,16 @@ async fn ci_pipelines_jobs_triggers_variables_environments() {
     )
     .await;
     assert_eq!(r.body["status"], "running");
-    let r = call(
-        &sim,
-        Method::POST,
-        &format!("{p}/jobs/{build}/retry"),
-        t,
-        None,
-    )
-    .await;
+    let r = call(&sim, Method::POST, &format!("{p}/jobs/{build}/retry"), t, None).await;
     assert_eq!(r.status, StatusCode::CREATED);
     assert_eq!(r.body["status"], "pending");
-    let r = call(
-        &sim,
-        Method::POST,
-        &format!("{p}/jobs/{build}/erase"),
-        t,
-        None,
-    )
-    .await;
+    let r = call(&sim, Method::POST, &format!("{p}/jobs/{build}/erase"), t, None).await;
     assert_eq!(r.status, StatusCode::FORBIDDEN);
     let r = call(&sim, Method::GET, &format!("{p}/pipelines/999"), t, None).await;
     assert_eq!(r.body, json!({"message": "404 Pipeline Not Found"}));
 
     // Triggers.
-    let r = call(
-        &sim,
-        Method::POST,
-        &format!("{p}/triggers"),
-        t,
-        Some(json!({})),
-    )
-    .await;
+    let r = call(&sim, Method::POST, &format!("{p}/triggers"), t, Some(json!({}))).await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
     let r = call(
         &sim,
@@ -1516,14 +1320,7 @@ async fn ci_pipelines_jobs_triggers_variables_environments() {
     )
     .await;
     assert_eq!(r.status, StatusCode::CREATED);
-    let r = call(
-        &sim,
-        Method::GET,
-        &format!("{p}/triggers/{trigger}"),
-        t,
-        None,
-    )
-    .await;
+    let r = call(&sim, Method::GET, &format!("{p}/triggers/{trigger}"), t, None).await;
     assert!(r.body["last_used"].is_string());
     let r = call(
         &sim,
@@ -1543,14 +1340,7 @@ async fn ci_pipelines_jobs_triggers_variables_environments() {
     )
     .await;
     assert_eq!(r.body["owner"]["username"], "root");
-    let r = call(
-        &sim,
-        Method::DELETE,
-        &format!("{p}/triggers/{trigger}"),
-        t,
-        None,
-    )
-    .await;
+    let r = call(&sim, Method::DELETE, &format!("{p}/triggers/{trigger}"), t, None).await;
     assert_eq!(r.status, StatusCode::NO_CONTENT);
     let r = call(&sim, Method::GET, &format!("{p}/triggers"), t, None).await;
     assert_eq!(r.body, json!([]));
@@ -1587,14 +1377,7 @@ async fn ci_pipelines_jobs_triggers_variables_environments() {
     )
     .await;
     assert_eq!(r.body["value"], "new");
-    let r = call(
-        &sim,
-        Method::DELETE,
-        &format!("{p}/variables/TOKEN"),
-        t,
-        None,
-    )
-    .await;
+    let r = call(&sim, Method::DELETE, &format!("{p}/variables/TOKEN"), t, None).await;
     assert_eq!(r.status, StatusCode::NO_CONTENT);
     let r = call(&sim, Method::GET, &format!("{p}/variables/TOKEN"), t, None).await;
     assert_eq!(r.body, json!({"message": "404 Variable Not Found"}));
@@ -1642,14 +1425,7 @@ async fn ci_pipelines_jobs_triggers_variables_environments() {
     )
     .await;
     assert_eq!(r.body["state"], "stopped");
-    let r = call(
-        &sim,
-        Method::DELETE,
-        &format!("{p}/environments/{env}"),
-        t,
-        None,
-    )
-    .await;
+    let r = call(&sim, Method::DELETE, &format!("{p}/environments/{env}"), t, None).await;
     assert_eq!(r.status, StatusCode::NO_CONTENT);
     let r = call(&sim, Method::GET, &format!("{p}/environments"), t, None).await;
     assert_eq!(r.body[0]["name"], "production");
@@ -1657,14 +1433,7 @@ async fn ci_pipelines_jobs_triggers_variables_environments() {
     assert_eq!(r.body[0]["environment"]["name"], "production");
     assert_eq!(r.body[0]["deployable"]["name"], "deploy");
     let dep = r.body[0]["id"].as_u64().unwrap();
-    let r = call(
-        &sim,
-        Method::GET,
-        &format!("{p}/deployments/{dep}"),
-        t,
-        None,
-    )
-    .await;
+    let r = call(&sim, Method::GET, &format!("{p}/deployments/{dep}"), t, None).await;
     assert_eq!(r.body["iid"], 1);
     let r = call(&sim, Method::GET, &format!("{p}/deployments/99"), t, None).await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);

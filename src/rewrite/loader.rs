@@ -66,7 +66,9 @@ struct RawRule {
     procedure: Option<String>,
 }
 
-/// `prefetch = true` fetches the rule's own V4 path; `prefetch = "/path/:param"` another resource.
+/// `prefetch = true` fetches the rule's own V4 path; `prefetch = "/path/:param"` another resource;
+/// `prefetch = { path = "/list", id = "param" }` the item of a list whose `id` is the parameter's value (for
+/// resources V4 can only list).
 #[derive(Deserialize, Default)]
 #[serde(untagged)]
 enum RawPrefetch {
@@ -74,6 +76,10 @@ enum RawPrefetch {
     None,
     Flag(bool),
     Path(String),
+    Find {
+        path: String,
+        id: String,
+    },
 }
 
 #[derive(Deserialize)]
@@ -413,12 +419,19 @@ fn compile_rule(
         None => None,
     };
     let to_json = |value: &toml::Value| serde_json::to_value(value).map_err(|error| error.to_string());
-    let (prefetch, prefetch_path) = match &raw.prefetch {
-        RawPrefetch::None | RawPrefetch::Flag(false) => (false, None),
-        RawPrefetch::Flag(true) => (true, None),
+    let (prefetch, prefetch_path, prefetch_find) = match &raw.prefetch {
+        RawPrefetch::None | RawPrefetch::Flag(false) => (false, None, None),
+        RawPrefetch::Flag(true) => (true, None, None),
         RawPrefetch::Path(path) => {
             path_params(path).map_err(|message| format!("prefetch: {message}"))?;
-            (true, Some(path.clone()))
+            (true, Some(path.clone()), None)
+        }
+        RawPrefetch::Find { path, id } => {
+            path_params(path).map_err(|message| format!("prefetch: {message}"))?;
+            if !v3.params().any(|param| param == id) {
+                return Err(format!("prefetch: the V3 path has no parameter {id:?}"));
+            }
+            (true, Some(path.clone()), Some(id.clone()))
         }
     };
 
@@ -493,6 +506,7 @@ fn compile_rule(
         page_base,
         prefetch,
         prefetch_path,
+        prefetch_find,
         answer: raw.answer.as_ref().map(to_json).transpose()?,
         item_fetch,
         embed,

@@ -324,7 +324,22 @@ impl Rewriter {
                 Some(template) => exchange.fill_path(template),
                 None => exchange.v4_path.clone(),
             };
-            Some(exchange.caller.get_json(&path).await?.body)
+            let fetched = exchange.caller.get_json(&path).await?.body;
+            match &rule.prefetch_find {
+                Some(param) => {
+                    let wanted = exchange.param(param).unwrap_or_default();
+                    let found = fetched.as_array().and_then(|items| {
+                        items
+                            .iter()
+                            .find(|item| item.get("id").map(|id| id.to_string()) == Some(wanted.clone()))
+                    });
+                    match found {
+                        Some(item) => Some(item.clone()),
+                        None => return Err(GatewayError::NotFound("Key")),
+                    }
+                }
+                None => Some(fetched),
+            }
         } else {
             None
         };

@@ -265,6 +265,8 @@ pub struct Rule {
     pub prefetch: bool,
     /// The resource pre-fetched when it is not the rule's own V4 path (`/projects/:id` for `DELETE …/fork`).
     pub prefetch_path: Option<String>,
+    /// With `prefetch_path` naming a list: the path parameter whose value is the `id` of the item to answer.
+    pub prefetch_find: Option<String>,
     /// A synthesised V3 body; string values `:param` take the (decoded) request parameter.
     pub answer: Option<serde_json::Value>,
     /// Per-item fetches that complete a list.

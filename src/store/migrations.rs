@@ -23,6 +23,73 @@ const MIGRATIONS: &[(i64, &str)] = &[
         created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
     ) WITHOUT ROWID;",
     ),
+    (
+        3,
+        "CREATE TABLE integrations (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL,
+        project_path TEXT NOT NULL,
+        type TEXT NOT NULL CHECK (type IN ('generic', 'http', 'prometheus', 'opsgenie')),
+        name TEXT NOT NULL,
+        active INTEGER NOT NULL,
+        endpoint_identifier TEXT,
+        token_nonce BLOB NOT NULL,
+        token_ciphertext BLOB NOT NULL,
+        api_url TEXT,
+        payload_example TEXT,
+        payload_attribute_mapping TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX integrations_one_per_project ON integrations (project_id, type)
+        WHERE type IN ('generic', 'prometheus', 'opsgenie');
+    CREATE UNIQUE INDEX integrations_endpoint ON integrations (endpoint_identifier)
+        WHERE endpoint_identifier IS NOT NULL;
+    CREATE TABLE alerts (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL,
+        iid INTEGER NOT NULL,
+        integration_id INTEGER,
+        fingerprint TEXT,
+        status TEXT NOT NULL CHECK (status IN ('triggered', 'acknowledged', 'resolved', 'ignored')),
+        title TEXT NOT NULL,
+        description TEXT,
+        severity TEXT NOT NULL,
+        service TEXT,
+        monitoring_tool TEXT,
+        hosts TEXT NOT NULL,
+        environment TEXT,
+        started_at TEXT NOT NULL,
+        ended_at TEXT,
+        events INTEGER NOT NULL,
+        last_event_at TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        incident_iid INTEGER,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        UNIQUE (project_id, iid)
+    );
+    -- At most one open alert per project and fingerprint: the schema, not only the code, holds the rule.
+    CREATE UNIQUE INDEX alerts_one_open ON alerts (project_id, fingerprint)
+        WHERE status != 'resolved' AND fingerprint IS NOT NULL;
+    CREATE INDEX alerts_by_project_status ON alerts (project_id, status);
+    CREATE TABLE alert_settings (
+        project_id INTEGER PRIMARY KEY,
+        create_incident INTEGER NOT NULL,
+        auto_close_incident INTEGER NOT NULL
+    );
+    CREATE TABLE outbox (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL CHECK (kind IN ('create_incident', 'close_incident')),
+        project_id INTEGER NOT NULL,
+        alert_id INTEGER NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at TEXT NOT NULL,
+        last_error TEXT,
+        done_at TEXT
+    );
+    CREATE INDEX outbox_due ON outbox (next_attempt_at) WHERE done_at IS NULL;",
+    ),
 ];
 
 /// Applies every migration the database has not seen, each in its own transaction.

@@ -3,12 +3,17 @@
 //! Everything the gateway must remember across restarts goes through [`Store`], so that a PostgreSQL
 //! implementation can take the SQLite one's place for several replicas sharing state.
 
+pub mod alerts;
 mod migrations;
 mod sqlite;
 
 use std::future::Future;
 use std::pin::Pin;
 
+pub use alerts::{
+    AlertEvent, AlertPage, AlertQuery, AlertRecord, AlertSettings, EventOutcome, IntegrationRecord,
+    OutboxItem, OutboxState,
+};
 pub use sqlite::SqliteStore;
 
 /// A boxed future returned by the store's methods.
@@ -31,6 +36,21 @@ pub enum StoreError {
     /// The writer task is gone (the store is shutting down).
     #[error("store writer stopped")]
     WriterGone,
+}
+
+impl StoreError {
+    /// Whether a uniqueness rule of the schema refused the write.
+    pub fn is_conflict(&self) -> bool {
+        match self {
+            StoreError::Database(rusqlite::Error::SqliteFailure(error, _)) => {
+                error.code == rusqlite::ErrorCode::ConstraintViolation
+            }
+            StoreError::Database(rusqlite::Error::ToSqlConversionFailure(error)) => {
+                error.to_string().contains("UNIQUE constraint failed")
+            }
+            _ => false,
+        }
+    }
 }
 
 /// What an issue or merge request global id stands for.
@@ -91,4 +111,46 @@ pub trait Store: Send + Sync {
     ) -> StoreFuture<'_, ()>;
     /// The backend token of a session, by the hash of the issued token.
     fn session_get(&self, token_hash: String) -> StoreFuture<'_, Option<String>>;
+    /// Every alert integration.
+    fn integrations(&self) -> StoreFuture<'_, Vec<IntegrationRecord>>;
+    /// Adds an integration; a second one of a one-per-project type is a conflict.
+    fn integration_insert(&self, record: IntegrationRecord) -> StoreFuture<'_, IntegrationRecord>;
+    /// Replaces an integration's mutable fields.
+    fn integration_update(&self, record: IntegrationRecord) -> StoreFuture<'_, ()>;
+    /// Removes an integration.
+    fn integration_delete(&self, id: u64) -> StoreFuture<'_, ()>;
+    /// Applies one incoming alert durably (the lifecycle), answering what it did.
+    fn alert_event(&self, event: AlertEvent) -> StoreFuture<'_, EventOutcome>;
+    /// One alert.
+    fn alert(&self, project_id: u64, iid: u64) -> StoreFuture<'_, Option<AlertRecord>>;
+    /// A page of alerts.
+    fn alerts(&self, query: AlertQuery) -> StoreFuture<'_, AlertPage>;
+    /// Open alerts that name an environment.
+    fn alerts_by_environment(&self, project_id: u64) -> StoreFuture<'_, Vec<AlertRecord>>;
+    /// Changes an alert's status.
+    fn alert_status(
+        &self,
+        project_id: u64,
+        iid: u64,
+        status: String,
+        now: String,
+    ) -> StoreFuture<'_, Option<AlertRecord>>;
+    /// A project's incident settings.
+    fn alert_settings(&self, project_id: u64) -> StoreFuture<'_, AlertSettings>;
+    /// Stores a project's incident settings.
+    fn alert_settings_put(&self, project_id: u64, settings: AlertSettings) -> StoreFuture<'_, ()>;
+    /// Incident calls due now.
+    fn outbox_due(&self, now: String, limit: u32) -> StoreFuture<'_, Vec<OutboxItem>>;
+    /// An incident call succeeded.
+    fn outbox_done(
+        &self,
+        id: u64,
+        alert_id: u64,
+        incident_iid: Option<u64>,
+        now: String,
+    ) -> StoreFuture<'_, ()>;
+    /// An incident call failed; try again later.
+    fn outbox_retry(&self, id: u64, next_attempt_at: String, error: String) -> StoreFuture<'_, ()>;
+    /// The incident calls of an alert.
+    fn outbox_of(&self, alert_id: u64) -> StoreFuture<'_, Vec<OutboxState>>;
 }

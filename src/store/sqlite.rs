@@ -12,7 +12,10 @@ use std::sync::{Arc, Mutex};
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{migrations, IdKind, IdRecord, Store, StoreError, StoreFuture};
+use super::{
+    alerts, migrations, AlertEvent, AlertPage, AlertQuery, AlertRecord, AlertSettings, EventOutcome, IdKind,
+    IdRecord, IntegrationRecord, OutboxItem, OutboxState, Store, StoreError, StoreFuture,
+};
 
 /// The most jobs one commit takes.
 const MAX_BATCH: usize = 1024;
@@ -191,6 +194,84 @@ fn run_batch(connection: &mut Connection, batch: &mut [Box<dyn WriteJob>]) -> Re
 }
 
 impl Store for SqliteStore {
+    fn integrations(&self) -> StoreFuture<'_, Vec<IntegrationRecord>> {
+        Box::pin(self.read(alerts::integrations_all))
+    }
+
+    fn integration_insert(&self, record: IntegrationRecord) -> StoreFuture<'_, IntegrationRecord> {
+        Box::pin(self.write(move |connection| alerts::integration_insert(connection, &record)))
+    }
+
+    fn integration_update(&self, record: IntegrationRecord) -> StoreFuture<'_, ()> {
+        Box::pin(self.write(move |connection| alerts::integration_update(connection, &record).map(drop)))
+    }
+
+    fn integration_delete(&self, id: u64) -> StoreFuture<'_, ()> {
+        Box::pin(self.write(move |connection| alerts::integration_delete(connection, id).map(drop)))
+    }
+
+    fn alert_event(&self, event: AlertEvent) -> StoreFuture<'_, EventOutcome> {
+        Box::pin(self.write(move |connection| alerts::process_event(connection, &event)))
+    }
+
+    fn alert(&self, project_id: u64, iid: u64) -> StoreFuture<'_, Option<AlertRecord>> {
+        Box::pin(self.read(move |connection| alerts::alert_get(connection, project_id, iid)))
+    }
+
+    fn alerts(&self, query: AlertQuery) -> StoreFuture<'_, AlertPage> {
+        Box::pin(self.read(move |connection| alerts::alerts_list(connection, &query)))
+    }
+
+    fn alerts_by_environment(&self, project_id: u64) -> StoreFuture<'_, Vec<AlertRecord>> {
+        Box::pin(self.read(move |connection| alerts::open_by_environment(connection, project_id)))
+    }
+
+    fn alert_status(
+        &self,
+        project_id: u64,
+        iid: u64,
+        status: String,
+        now: String,
+    ) -> StoreFuture<'_, Option<AlertRecord>> {
+        Box::pin(
+            self.write(move |connection| {
+                alerts::alert_set_status(connection, project_id, iid, &status, &now)
+            }),
+        )
+    }
+
+    fn alert_settings(&self, project_id: u64) -> StoreFuture<'_, AlertSettings> {
+        Box::pin(self.read(move |connection| alerts::settings_get(connection, project_id)))
+    }
+
+    fn alert_settings_put(&self, project_id: u64, settings: AlertSettings) -> StoreFuture<'_, ()> {
+        Box::pin(self.write(move |connection| alerts::settings_put(connection, project_id, settings)))
+    }
+
+    fn outbox_due(&self, now: String, limit: u32) -> StoreFuture<'_, Vec<OutboxItem>> {
+        Box::pin(self.read(move |connection| alerts::outbox_due(connection, &now, limit)))
+    }
+
+    fn outbox_done(
+        &self,
+        id: u64,
+        alert_id: u64,
+        incident_iid: Option<u64>,
+        now: String,
+    ) -> StoreFuture<'_, ()> {
+        Box::pin(
+            self.write(move |connection| alerts::outbox_done(connection, id, alert_id, incident_iid, &now)),
+        )
+    }
+
+    fn outbox_retry(&self, id: u64, next_attempt_at: String, error: String) -> StoreFuture<'_, ()> {
+        Box::pin(self.write(move |connection| alerts::outbox_retry(connection, id, &next_attempt_at, &error)))
+    }
+
+    fn outbox_of(&self, alert_id: u64) -> StoreFuture<'_, Vec<OutboxState>> {
+        Box::pin(self.read(move |connection| alerts::outbox_of(connection, alert_id)))
+    }
+
     fn session_put(
         &self,
         token_hash: String,

@@ -75,10 +75,7 @@ async fn answer(origin: Origin, request: Request<Incoming>) -> Response<OriginBo
             let gate = Arc::clone(&gate);
             async move {
                 match step {
-                    0 => Some((
-                        Ok::<_, Infallible>(Frame::data(Bytes::from_static(b"first;"))),
-                        1,
-                    )),
+                    0 => Some((Ok::<_, Infallible>(Frame::data(Bytes::from_static(b"first;"))), 1)),
                     1 => {
                         gate.notified().await;
                         Some((Ok(Frame::data(Bytes::from_static(b"rest"))), 2))
@@ -113,10 +110,9 @@ async fn answer(origin: Origin, request: Request<Incoming>) -> Response<OriginBo
         "body": String::from_utf8_lossy(&body),
     });
     let mut response = Response::new(Full::new(Bytes::from(echo.to_string())).boxed());
-    response.headers_mut().insert(
-        "content-type",
-        http::HeaderValue::from_static("application/json"),
-    );
+    response
+        .headers_mut()
+        .insert("content-type", http::HeaderValue::from_static("application/json"));
     response
         .headers_mut()
         .insert("x-origin", http::HeaderValue::from_static("yes"));

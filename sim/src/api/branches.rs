@@ -16,11 +16,7 @@ pub fn routes() -> Vec<Route> {
     vec![
         api(Method::GET, "/projects/{id}/repository/branches", list),
         api(Method::POST, "/projects/{id}/repository/branches", create),
-        api(
-            Method::GET,
-            "/projects/{id}/repository/branches/{branch}",
-            show,
-        ),
+        api(Method::GET, "/projects/{id}/repository/branches/{branch}", show),
         api(
             Method::DELETE,
             "/projects/{id}/repository/branches/{branch}",
@@ -43,11 +39,7 @@ pub fn can_push(ctx: &Ctx<'_>, pid: u64, branch: &str) -> bool {
 
 fn render(ctx: &Ctx<'_>, pid: u64, name: &str) -> Result<Value, ApiError> {
     let p = ctx.project(pid)?;
-    let b = p
-        .repo
-        .branches
-        .get(name)
-        .ok_or(ApiError::NotFound("Branch"))?;
+    let b = p.repo.branches.get(name).ok_or(ApiError::NotFound("Branch"))?;
     Ok(render_branch(
         &p.repo,
         name,
@@ -65,11 +57,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .repo
         .branches
         .keys()
-        .filter(|n| {
-            search
-                .as_deref()
-                .map_or(true, |s| n.to_lowercase().contains(s))
-        })
+        .filter(|n| search.as_deref().map_or(true, |s| n.to_lowercase().contains(s)))
         .cloned()
         .collect();
     let items = names
@@ -114,11 +102,7 @@ fn delete(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     ctx.require_level(pid, access::DEVELOPER)?;
     let name = ctx.path_param("branch").to_string();
     let p = ctx.project(pid)?;
-    let b = p
-        .repo
-        .branches
-        .get(&name)
-        .ok_or(ApiError::NotFound("Branch"))?;
+    let b = p.repo.branches.get(&name).ok_or(ApiError::NotFound("Branch"))?;
     if name == p.default_branch {
         return Err(ApiError::Status(
             StatusCode::METHOD_NOT_ALLOWED,

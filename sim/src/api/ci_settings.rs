@@ -70,9 +70,7 @@ fn list_variables(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
 }
 
 fn valid_key(key: &str) -> bool {
-    !key.is_empty()
-        && key.len() <= 255
-        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    !key.is_empty() && key.len() <= 255 && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 fn create_variable(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
@@ -180,12 +178,10 @@ fn list_environments(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
 
 fn check_url(url: &Option<String>) -> Result<(), ApiError> {
     match url {
-        Some(u) if !(u.starts_with("http://") || u.starts_with("https://")) => {
-            Err(ApiError::validation(
-                "external_url",
-                "is blocked: Only allowed protocols are http, https",
-            ))
-        }
+        Some(u) if !(u.starts_with("http://") || u.starts_with("https://")) => Err(ApiError::validation(
+            "external_url",
+            "is blocked: Only allowed protocols are http, https",
+        )),
         _ => Ok(()),
     }
 }

@@ -38,11 +38,7 @@ fn find(ctx: &Ctx<'_>) -> Result<(u64, String), ApiError> {
     Ok((pid, id))
 }
 
-fn parent_diffs(
-    ctx: &Ctx<'_>,
-    pid: u64,
-    sha: &str,
-) -> Result<Vec<crate::store::diff::FileDiff>, ApiError> {
+fn parent_diffs(ctx: &Ctx<'_>, pid: u64, sha: &str) -> Result<Vec<crate::store::diff::FileDiff>, ApiError> {
     let repo = &ctx.project(pid)?.repo;
     let c = repo.commits.get(sha).ok_or(ApiError::NotFound("Commit"))?;
     let parent = c
@@ -205,10 +201,7 @@ fn list_statuses(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         latest.reverse();
         found = latest;
     }
-    let items: Vec<Value> = found
-        .into_iter()
-        .map(|s| render_status(ctx.store, s))
-        .collect();
+    let items: Vec<Value> = found.into_iter().map(|s| render_status(ctx.store, s)).collect();
     ctx.paginate(items)
 }
 
@@ -225,9 +218,7 @@ fn create_status(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .ok_or(ApiError::NotFound("Commit"))?;
     let state = ctx.params.required_str("state")?;
     if !["pending", "running", "success", "failed", "canceled"].contains(&state.as_str()) {
-        return Err(ApiError::BadRequest(
-            "state does not have a valid value".into(),
-        ));
+        return Err(ApiError::BadRequest("state does not have a valid value".into()));
     }
     let name = ctx
         .params
@@ -258,10 +249,7 @@ fn create_status(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .find(|s| s.project_id == pid && s.sha == sha && s.name == name && s.ref_name == reference)
         .map(|s| s.id);
     let id = existing.unwrap_or_else(|| ctx.store.next_id("commit_status"));
-    let started = matches!(
-        state.as_str(),
-        "running" | "success" | "failed" | "canceled"
-    );
+    let started = matches!(state.as_str(), "running" | "success" | "failed" | "canceled");
     let finished = matches!(state.as_str(), "success" | "failed" | "canceled");
     let previous = ctx.store.commit_statuses.get(&id).cloned();
     ctx.store.commit_statuses.insert(

@@ -19,11 +19,7 @@ pub fn routes() -> Vec<Route> {
         api(Method::GET, "/projects/{id}/repository/commits", list),
         api(Method::POST, "/projects/{id}/repository/commits", create),
         api(Method::GET, "/projects/{id}/repository/commits/{sha}", show),
-        api(
-            Method::GET,
-            "/projects/{id}/repository/files/{file_path}",
-            file,
-        ),
+        api(Method::GET, "/projects/{id}/repository/files/{file_path}", file),
         api(
             Method::GET,
             "/projects/{id}/repository/files/{file_path}/raw",
@@ -60,10 +56,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .params
         .str("ref_name")
         .unwrap_or_else(|| p.default_branch.clone());
-    let head = p
-        .repo
-        .resolve(&reference)
-        .ok_or(ApiError::NotFound("Commit"))?;
+    let head = p.repo.resolve(&reference).ok_or(ApiError::NotFound("Commit"))?;
     let items: Vec<Value> = p
         .repo
         .history(&head.id)
@@ -102,11 +95,7 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     }
     let sha = write_commit(ctx, pid, uid, &branch, &message, &actions)?;
     let p = ctx.project(pid)?;
-    let c = p
-        .repo
-        .commits
-        .get(&sha)
-        .ok_or(ApiError::NotFound("Commit"))?;
+    let c = p.repo.commits.get(&sha).ok_or(ApiError::NotFound("Commit"))?;
     Ok(Reply::created(commit_detail(&p.repo, c, pid)))
 }
 
@@ -162,13 +151,10 @@ pub fn write_commit(
         .projects
         .get_mut(&pid)
         .ok_or(ApiError::NotFound("Project"))?;
-    let sha = p
-        .repo
-        .commit(Some(parent.id), tree, message, &name, &email, now);
+    let sha = p.repo.commit(Some(parent.id), tree, message, &name, &email, now);
     p.repo.set_branch(branch, &sha, false);
     p.last_activity_at = now;
-    ctx.store
-        .record_push(pid, uid, branch, before, Some(sha.clone()));
+    ctx.store.record_push(pid, uid, branch, before, Some(sha.clone()));
     Ok(sha)
 }
 
@@ -178,15 +164,8 @@ fn file_at(ctx: &Ctx<'_>) -> Result<(String, String, Vec<u8>, String), ApiError>
     let reference = ctx.params.required_str("ref")?;
     let path = ctx.path_param("file_path").to_string();
     let p = ctx.project(pid)?;
-    let c = p
-        .repo
-        .resolve(&reference)
-        .ok_or(ApiError::NotFound("Commit"))?;
-    let content = c
-        .tree
-        .get(&path)
-        .cloned()
-        .ok_or(ApiError::NotFound("File"))?;
+    let c = p.repo.resolve(&reference).ok_or(ApiError::NotFound("Commit"))?;
+    let content = c.tree.get(&path).cloned().ok_or(ApiError::NotFound("File"))?;
     let last = p
         .repo
         .history(&c.id)

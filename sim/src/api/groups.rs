@@ -39,9 +39,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .values()
         .filter(|ns| ns.is_group() && ctx.can_read_group(ns.id))
         .filter(|ns| {
-            let member = ctx
-                .caller
-                .and_then(|uid| ctx.store.namespace_level(ns.id, uid));
+            let member = ctx.caller.and_then(|uid| ctx.store.namespace_level(ns.id, uid));
             if owned {
                 member == Some(access::OWNER)
             } else {
@@ -76,21 +74,12 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let path = ctx.params.required_nonblank("path")?;
     let visibility = parse_visibility(ctx, Visibility::Private)?;
     let parent_id = ctx.params.u64("parent_id")?;
-    let can_create = ctx
-        .store
-        .users
-        .get(&uid)
-        .is_some_and(|u| u.can_create_group);
+    let can_create = ctx.store.users.get(&uid).is_some_and(|u| u.can_create_group);
     if !can_create && !ctx.is_admin() {
         return Err(ApiError::Forbidden);
     }
     if let Some(parent) = parent_id {
-        if !ctx
-            .store
-            .namespaces
-            .get(&parent)
-            .is_some_and(|ns| ns.is_group())
-        {
+        if !ctx.store.namespaces.get(&parent).is_some_and(|ns| ns.is_group()) {
             return Err(ApiError::NotFound("Group"));
         }
         if ctx.group_level(parent) < access::OWNER {
@@ -126,11 +115,7 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
             expires_at: None,
         });
     }
-    let ns = ctx
-        .store
-        .namespaces
-        .get(&id)
-        .ok_or(ApiError::NotFound("Group"))?;
+    let ns = ctx.store.namespaces.get(&id).ok_or(ApiError::NotFound("Group"))?;
     Ok(Reply::created(namespace::group(ctx.store, ns, false)))
 }
 
@@ -143,11 +128,7 @@ fn parse_visibility(ctx: &Ctx<'_>, default: Visibility) -> Result<Visibility, Ap
 
 /// `GroupDetail` of a group as the caller sees it.
 pub fn show_detail(ctx: &Ctx<'_>, id: u64) -> Result<Value, ApiError> {
-    let ns = ctx
-        .store
-        .namespaces
-        .get(&id)
-        .ok_or(ApiError::NotFound("Group"))?;
+    let ns = ctx.store.namespaces.get(&id).ok_or(ApiError::NotFound("Group"))?;
     let mut v = namespace::group(ctx.store, ns, false);
     let view = project::ProjectView {
         viewer: ctx.caller,
@@ -179,9 +160,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         return Err(ApiError::Forbidden);
     }
     let visibility = match ctx.params.str("visibility") {
-        Some(v) => {
-            Some(Visibility::parse(&v).ok_or_else(|| ApiError::Invalid("visibility".into()))?)
-        }
+        Some(v) => Some(Visibility::parse(&v).ok_or_else(|| ApiError::Invalid("visibility".into()))?),
         None => None,
     };
     let lfs = ctx.params.bool("lfs_enabled")?;

@@ -35,21 +35,13 @@ pub fn routes() -> Vec<Route> {
         ),
     ];
     for base in [ISSUE, MR] {
-        routes.push(api(
-            Method::POST,
-            &format!("{base}/time_estimate"),
-            set_estimate,
-        ));
+        routes.push(api(Method::POST, &format!("{base}/time_estimate"), set_estimate));
         routes.push(api(
             Method::POST,
             &format!("{base}/reset_time_estimate"),
             reset_estimate,
         ));
-        routes.push(api(
-            Method::POST,
-            &format!("{base}/add_spent_time"),
-            add_spent,
-        ));
+        routes.push(api(Method::POST, &format!("{base}/add_spent_time"), add_spent));
         routes.push(api(
             Method::POST,
             &format!("{base}/reset_spent_time"),
@@ -189,15 +181,9 @@ fn add_spent(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let (kind, id) = writable(ctx)?;
     let seconds = duration(ctx)?;
     let (estimate, spent) = times(ctx.store, kind, id);
-    let total = i64::try_from(spent)
-        .unwrap_or(i64::MAX)
-        .saturating_add(seconds);
-    let total = u64::try_from(total).map_err(|_| {
-        ApiError::validation(
-            "time_spent",
-            "Time to subtract exceeds the total time spent",
-        )
-    })?;
+    let total = i64::try_from(spent).unwrap_or(i64::MAX).saturating_add(seconds);
+    let total = u64::try_from(total)
+        .map_err(|_| ApiError::validation("time_spent", "Time to subtract exceeds the total time spent"))?;
     set_times(ctx.store, kind, id, estimate, total);
     Ok(stats_reply(ctx, kind, id, StatusCode::CREATED))
 }
@@ -217,9 +203,11 @@ fn stats(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
 fn create_todo(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let uid = ctx.user_id()?;
     let (_, kind, id) = issuable(ctx)?;
-    let exists = ctx.store.todos.values().any(|t| {
-        t.user_id == uid && t.target_kind == kind && t.target_id == id && t.state == "pending"
-    });
+    let exists = ctx
+        .store
+        .todos
+        .values()
+        .any(|t| t.user_id == uid && t.target_kind == kind && t.target_id == id && t.state == "pending");
     if exists {
         return Ok(Reply::not_modified());
     }
@@ -227,22 +215,12 @@ fn create_todo(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .store
         .insert_todo(uid, uid, 4, kind, id)
         .ok_or(ApiError::NotFoundPlain)?;
-    let t = ctx
-        .store
-        .todos
-        .get(&todo)
-        .ok_or(ApiError::NotFound("Todo"))?;
+    let t = ctx.store.todos.get(&todo).ok_or(ApiError::NotFound("Todo"))?;
     Ok(Reply::created(render_todo(ctx.store, t)))
 }
 
 /// Creates `assigned` to-dos for users newly assigned to an issue or merge request.
-pub fn assignment_todos(
-    store: &mut Store,
-    author: u64,
-    kind: NoteableKind,
-    id: u64,
-    before: &[u64],
-) {
+pub fn assignment_todos(store: &mut Store, author: u64, kind: NoteableKind, id: u64, before: &[u64]) {
     let now: Vec<u64> = match kind {
         NoteableKind::Issue => store
             .issues
@@ -313,16 +291,11 @@ fn toggle(ctx: &mut Ctx<'_>, on: bool) -> Result<Reply, ApiError> {
             .merge_requests
             .get(&id)
             .map(|m| render_mr(ctx.store, m, Some(ctx.caller))),
-        Subscribable::Label(id) => ctx.store.labels.get(&id).map(|l| {
-            let mut v = render_label(ctx.store, l);
-            if let Value::Object(map) = &mut v {
-                map.insert(
-                    "subscribed".into(),
-                    Value::Bool(l.subscribers.contains(&uid)),
-                );
-            }
-            v
-        }),
+        Subscribable::Label(id) => ctx
+            .store
+            .labels
+            .get(&id)
+            .map(|l| render_label(ctx.store, l, Some(uid), false)),
     };
     Ok(Reply::created(body.unwrap_or(Value::Null)))
 }
@@ -393,24 +366,13 @@ fn move_issue(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         i.updated_at = now;
     }
     let note = format!("moved to {new_ref}");
-    if let Some(nid) = ctx
-        .store
-        .insert_note(NoteableKind::Issue, id, uid, note, None)
-    {
+    if let Some(nid) = ctx.store.insert_note(NoteableKind::Issue, id, uid, note, None) {
         if let Some(n) = ctx.store.notes.get_mut(&nid) {
             n.system = true;
         }
     }
-    let issue = ctx
-        .store
-        .issues
-        .get(&new_id)
-        .ok_or(ApiError::NotFound("Issue"))?;
-    Ok(Reply::created(render_issue(
-        ctx.store,
-        issue,
-        Some(ctx.caller),
-    )))
+    let issue = ctx.store.issues.get(&new_id).ok_or(ApiError::NotFound("Issue"))?;
+    Ok(Reply::created(render_issue(ctx.store, issue, Some(ctx.caller))))
 }
 
 #[cfg(test)]

@@ -91,11 +91,7 @@ fn list_global(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     list(ctx, |_| true, true)
 }
 
-fn list(
-    ctx: &mut Ctx<'_>,
-    scope_filter: impl Fn(&Issue) -> bool,
-    global: bool,
-) -> Result<Reply, ApiError> {
+fn list(ctx: &mut Ctx<'_>, scope_filter: impl Fn(&Issue) -> bool, global: bool) -> Result<Reply, ApiError> {
     let p = &ctx.params;
     let state = p.str("state").unwrap_or_else(|| "all".into());
     if !["opened", "closed", "all"].contains(&state.as_str()) {
@@ -199,11 +195,7 @@ fn require_issues_enabled(ctx: &Ctx<'_>, pid: u64) -> Result<(), ApiError> {
 }
 
 fn single(ctx: &Ctx<'_>, id: u64) -> Result<Value, ApiError> {
-    let issue = ctx
-        .store
-        .issues
-        .get(&id)
-        .ok_or(ApiError::NotFound("Issue"))?;
+    let issue = ctx.store.issues.get(&id).ok_or(ApiError::NotFound("Issue"))?;
     Ok(render_issue(ctx.store, issue, Some(ctx.caller)))
 }
 
@@ -275,12 +267,7 @@ impl IssueFields {
         let assignees = if p.has("assignee_ids") {
             Some(p.u64_list("assignee_ids")?.unwrap_or_default())
         } else if p.has("assignee_id") {
-            Some(
-                p.u64("assignee_id")?
-                    .into_iter()
-                    .filter(|id| *id != 0)
-                    .collect(),
-            )
+            Some(p.u64("assignee_id")?.into_iter().filter(|id| *id != 0).collect())
         } else {
             None
         };
@@ -290,12 +277,10 @@ impl IssueFields {
                 .collect()
         });
         let milestone = if p.has("milestone_id") {
-            Some(p.u64("milestone_id")?.filter(|m| {
-                ctx.store
-                    .milestones
-                    .get(m)
-                    .is_some_and(|m| m.project_id == pid)
-            }))
+            Some(
+                p.u64("milestone_id")?
+                    .filter(|m| ctx.store.milestones.get(m).is_some_and(|m| m.project_id == pid)),
+            )
         } else {
             None
         };

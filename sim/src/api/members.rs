@@ -44,11 +44,7 @@ fn source(ctx: &Ctx<'_>) -> Result<Source, ApiError> {
 fn members<'a>(ctx: &'a Ctx<'_>, src: Source) -> &'a [Member] {
     match src {
         Source::Project(id) => ctx.store.projects.get(&id).map(|p| p.members.as_slice()),
-        Source::Group(id) => ctx
-            .store
-            .namespaces
-            .get(&id)
-            .map(|ns| ns.members.as_slice()),
+        Source::Group(id) => ctx.store.namespaces.get(&id).map(|ns| ns.members.as_slice()),
     }
     .unwrap_or(&[])
 }

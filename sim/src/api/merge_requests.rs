@@ -73,16 +73,8 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
                         .is_some_and(|d| d.to_lowercase().contains(s))
             })
         })
-        .filter(|m| {
-            source_branch
-                .as_ref()
-                .map_or(true, |b| &m.source_branch == b)
-        })
-        .filter(|m| {
-            target_branch
-                .as_ref()
-                .map_or(true, |b| &m.target_branch == b)
-        })
+        .filter(|m| source_branch.as_ref().map_or(true, |b| &m.source_branch == b))
+        .filter(|m| target_branch.as_ref().map_or(true, |b| &m.target_branch == b))
         .collect();
     match order_by.as_str() {
         "created_at" => found.sort_by_key(|m| (m.created_at, m.id)),
@@ -92,10 +84,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     if desc {
         found.reverse();
     }
-    let items: Vec<Value> = found
-        .into_iter()
-        .map(|m| render_mr(ctx.store, m, None))
-        .collect();
+    let items: Vec<Value> = found.into_iter().map(|m| render_mr(ctx.store, m, None)).collect();
     ctx.paginate(items)
 }
 
@@ -139,10 +128,7 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         return Err(ApiError::Validation(errors));
     }
     if let Some(existing) = ctx.store.merge_requests.values().find(|m| {
-        m.project_id == pid
-            && m.state == "opened"
-            && m.source_branch == source
-            && m.target_branch == target
+        m.project_id == pid && m.state == "opened" && m.source_branch == source && m.target_branch == target
     }) {
         return Err(ApiError::Status(
             StatusCode::CONFLICT,
@@ -201,12 +187,10 @@ impl MrFields {
             None
         };
         let milestone = if p.has("milestone_id") {
-            Some(p.u64("milestone_id")?.filter(|m| {
-                ctx.store
-                    .milestones
-                    .get(m)
-                    .is_some_and(|m| m.project_id == pid)
-            }))
+            Some(
+                p.u64("milestone_id")?
+                    .filter(|m| ctx.store.milestones.get(m).is_some_and(|m| m.project_id == pid)),
+            )
         } else {
             None
         };
@@ -371,16 +355,12 @@ fn merge(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .repo
         .resolve(&m.source_branch)
         .cloned()
-        .ok_or_else(|| {
-            ApiError::Status(StatusCode::NOT_ACCEPTABLE, "Branch cannot be merged".into())
-        })?;
+        .ok_or_else(|| ApiError::Status(StatusCode::NOT_ACCEPTABLE, "Branch cannot be merged".into()))?;
     let target = project
         .repo
         .resolve(&m.target_branch)
         .cloned()
-        .ok_or_else(|| {
-            ApiError::Status(StatusCode::NOT_ACCEPTABLE, "Branch cannot be merged".into())
-        })?;
+        .ok_or_else(|| ApiError::Status(StatusCode::NOT_ACCEPTABLE, "Branch cannot be merged".into()))?;
     if let Some(sha) = ctx.params.str("sha") {
         if sha != source.id {
             return Err(ApiError::Conflict(format!(
@@ -415,8 +395,8 @@ fn merge(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
             m.source_branch, m.target_branch, m.title, m.iid
         )
     });
-    let remove_source = ctx.params.flag("should_remove_source_branch", false)?
-        || m.force_remove_source_branch == Some(true);
+    let remove_source =
+        ctx.params.flag("should_remove_source_branch", false)? || m.force_remove_source_branch == Some(true);
     let Some(project) = ctx.store.projects.get_mut(&pid) else {
         return Err(ApiError::NotFound("Project"));
     };
@@ -424,10 +404,9 @@ fn merge(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     for (path, content) in source.tree.iter() {
         tree.insert(path.clone(), content.clone());
     }
-    let merge_sha =
-        project
-            .repo
-            .commit(Some(target.id.clone()), tree, &message, &name, &email, now);
+    let merge_sha = project
+        .repo
+        .commit(Some(target.id.clone()), tree, &message, &name, &email, now);
     if let Some(commit) = project.repo.commits.get_mut(&merge_sha) {
         commit.parent_ids.push(source.id.clone());
     }
@@ -444,5 +423,32 @@ fn merge(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         m.frozen_sha = Some(source.id);
         m.updated_at = now;
     }
+    close_referenced_issues(ctx, &m, uid, now);
     Ok(Reply::ok(single(ctx, id)?))
+}
+
+/// Merging into the default branch closes the issues the description references with "Closes #N".
+fn close_referenced_issues(ctx: &mut Ctx<'_>, m: &MergeRequest, uid: u64, now: crate::time::Millis) {
+    let is_default = ctx
+        .store
+        .projects
+        .get(&m.project_id)
+        .is_some_and(|project| project.default_branch == m.target_branch);
+    if !is_default {
+        return;
+    }
+    let iids = super::mr_extras::closing_references(m.description.as_deref().unwrap_or(""));
+    for iid in iids {
+        let Some(issue_id) = ctx.store.issue_by_iid(m.project_id, iid) else {
+            continue;
+        };
+        if let Some(issue) = ctx.store.issues.get_mut(&issue_id) {
+            if issue.state == "opened" {
+                issue.state = "closed".into();
+                issue.closed_at = Some(now);
+                issue.closed_by = Some(uid);
+                issue.updated_at = now;
+            }
+        }
+    }
 }

@@ -1,12 +1,15 @@
 //! The route handlers, one module per resource. Each module exposes `routes()`; `all()` collects them.
 
 mod awards;
+mod boards;
 mod branches;
 mod ci_settings;
 mod commit_extras;
 mod commits;
+mod deploy_keys;
 mod files;
 mod groups;
+mod hooks;
 mod issuables;
 mod issues;
 mod labels;
@@ -14,14 +17,20 @@ mod members;
 mod merge_requests;
 mod mr_extras;
 mod notes;
+mod notification_settings;
 mod oauth;
 mod pipelines;
 mod project_extras;
 mod projects;
 mod repository;
+mod runners;
+mod services;
+mod settings;
 mod snippets;
 mod tags;
+mod templates;
 mod todos;
+mod user_keys;
 mod users;
 mod version;
 
@@ -54,6 +63,15 @@ pub fn all() -> Vec<Route> {
         awards::routes(),
         todos::routes(),
         snippets::routes(),
+        deploy_keys::routes(),
+        hooks::routes(),
+        user_keys::routes(),
+        services::routes(),
+        templates::routes(),
+        settings::routes(),
+        runners::routes(),
+        boards::routes(),
+        notification_settings::routes(),
     ]
     .into_iter()
     .flatten()

@@ -25,11 +25,7 @@ pub fn routes() -> Vec<Route> {
         api(Method::GET, &format!("{MR}/changes"), changes),
         api(Method::GET, &format!("{MR}/closes_issues"), closes_issues),
         api(Method::GET, &format!("{MR}/versions"), versions),
-        api(
-            Method::GET,
-            &format!("{MR}/versions/{{version_id}}"),
-            version,
-        ),
+        api(Method::GET, &format!("{MR}/versions/{{version_id}}"), version),
         api(
             Method::POST,
             &format!("{MR}/cancel_merge_when_pipeline_succeeds"),
@@ -97,10 +93,7 @@ fn load(ctx: &Ctx<'_>) -> Result<MergeRequest, ApiError> {
 fn commits(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let m = load(ctx)?;
     let r = refs(ctx.store, &m);
-    let items: Vec<Value> = mr_commits(ctx.store, &m, &r)
-        .into_iter()
-        .map(commit)
-        .collect();
+    let items: Vec<Value> = mr_commits(ctx.store, &m, &r).into_iter().map(commit).collect();
     ctx.paginate(items)
 }
 
@@ -192,10 +185,7 @@ fn version_json(ctx: &Ctx<'_>, m: &MergeRequest, full: bool) -> Value {
         "real_size": diffs.len().to_string(),
     });
     if let (true, Value::Object(map)) = (full, &mut v) {
-        let commits: Vec<Value> = mr_commits(ctx.store, m, &r)
-            .into_iter()
-            .map(commit)
-            .collect();
+        let commits: Vec<Value> = mr_commits(ctx.store, m, &r).into_iter().map(commit).collect();
         map.insert("commits".into(), Value::Array(commits));
         map.insert("diffs".into(), Value::Array(diffs));
     }

@@ -58,10 +58,7 @@ pub fn find_note(ctx: &Ctx<'_>) -> Result<(u64, Note), ApiError> {
 
 fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let (_, kind, id) = noteable(ctx)?;
-    let order_by = ctx
-        .params
-        .str("order_by")
-        .unwrap_or_else(|| "created_at".into());
+    let order_by = ctx.params.str("order_by").unwrap_or_else(|| "created_at".into());
     let desc = ctx.sort_desc(true)?;
     let mut notes: Vec<&Note> = ctx
         .store
@@ -77,10 +74,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     if desc {
         notes.reverse();
     }
-    let items: Vec<Value> = notes
-        .into_iter()
-        .map(|n| render_note(ctx.store, n))
-        .collect();
+    let items: Vec<Value> = notes.into_iter().map(|n| render_note(ctx.store, n)).collect();
     ctx.paginate(items)
 }
 
@@ -119,11 +113,7 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .store
         .insert_note(kind, id, uid, body, created_at)
         .ok_or(ApiError::NotFoundPlain)?;
-    let note = ctx
-        .store
-        .notes
-        .get(&note_id)
-        .ok_or(ApiError::NotFound("Note"))?;
+    let note = ctx.store.notes.get(&note_id).ok_or(ApiError::NotFound("Note"))?;
     Ok(Reply::created(render_note(ctx.store, note)))
 }
 
@@ -139,11 +129,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         n.body = body;
         n.updated_at = now;
     }
-    let note = ctx
-        .store
-        .notes
-        .get(&note.id)
-        .ok_or(ApiError::NotFound("Note"))?;
+    let note = ctx.store.notes.get(&note.id).ok_or(ApiError::NotFound("Note"))?;
     Ok(Reply::ok(render_note(ctx.store, note)))
 }
 

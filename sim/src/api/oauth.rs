@@ -47,13 +47,7 @@ fn token(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     );
     let token = ctx
         .store
-        .insert_token(
-            uid,
-            "oauth",
-            vec!["api".into()],
-            TokenKind::OAuth,
-            Some(secret),
-        )
+        .insert_token(uid, "oauth", vec!["api".into()], TokenKind::OAuth, Some(secret))
         .token
         .clone();
     Ok(Reply::ok(json!({

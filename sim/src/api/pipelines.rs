@@ -59,27 +59,15 @@ pub fn routes() -> Vec<Route> {
         api(Method::POST, &format!("{job}/cancel"), cancel_job),
         api(Method::POST, &format!("{job}/retry"), retry_job),
         api(Method::POST, &format!("{job}/erase"), erase_job),
-        api(
-            Method::POST,
-            &format!("{job}/artifacts/keep"),
-            keep_artifacts,
-        ),
+        api(Method::POST, &format!("{job}/artifacts/keep"), keep_artifacts),
         api(Method::POST, &format!("{job}/play"), play_job),
         api(Method::GET, &format!("{p}/triggers"), list_triggers),
         api(Method::POST, &format!("{p}/triggers"), create_trigger),
         api(Method::GET, trig, show_trigger),
         api(Method::PUT, trig, update_trigger),
         api(Method::DELETE, trig, delete_trigger),
-        api(
-            Method::POST,
-            &format!("{trig}/take_ownership"),
-            take_ownership,
-        ),
-        api(
-            Method::POST,
-            &format!("{p}/trigger/pipeline"),
-            trigger_pipeline,
-        ),
+        api(Method::POST, &format!("{trig}/take_ownership"), take_ownership),
+        api(Method::POST, &format!("{p}/trigger/pipeline"), trigger_pipeline),
         api(
             Method::POST,
             &format!("{p}/ref/{{ref}}/trigger/pipeline"),
@@ -133,9 +121,7 @@ fn list_pipelines(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let sha = ctx.params.str("sha");
     if let Some(s) = &scope {
         if !["running", "pending", "finished", "branches", "tags"].contains(&s.as_str()) {
-            return Err(ApiError::BadRequest(
-                "scope does not have a valid value".into(),
-            ));
+            return Err(ApiError::BadRequest("scope does not have a valid value".into()));
         }
     }
     let desc = ctx.sort_desc(true)?;
@@ -168,10 +154,7 @@ fn list_pipelines(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     if desc {
         found.reverse();
     }
-    let items: Vec<Value> = found
-        .into_iter()
-        .map(|p| pipeline_basic(ctx.store, p))
-        .collect();
+    let items: Vec<Value> = found.into_iter().map(|p| pipeline_basic(ctx.store, p)).collect();
     ctx.paginate(items)
 }
 
@@ -262,9 +245,7 @@ fn scope_filter(ctx: &Ctx<'_>) -> Result<Option<Vec<String>>, ApiError> {
         return Ok(None);
     };
     if scopes.iter().any(|s| !JOB_SCOPES.contains(&s.as_str())) {
-        return Err(ApiError::BadRequest(
-            "scope does not have a valid value".into(),
-        ));
+        return Err(ApiError::BadRequest("scope does not have a valid value".into()));
     }
     Ok(Some(scopes))
 }
@@ -279,10 +260,7 @@ fn jobs_reply(ctx: &mut Ctx<'_>, filter: impl Fn(&Job) -> bool) -> Result<Reply,
         .filter(|j| scopes.as_ref().map_or(true, |s| s.contains(&j.status)))
         .collect();
     found.sort_by_key(|j| std::cmp::Reverse(j.id));
-    let items: Vec<Value> = found
-        .into_iter()
-        .map(|j| render_job(ctx.store, j))
-        .collect();
+    let items: Vec<Value> = found.into_iter().map(|j| render_job(ctx.store, j)).collect();
     ctx.paginate(items)
 }
 
@@ -440,11 +418,7 @@ fn erase_job(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
 fn keep_artifacts(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     ctx.user_id()?;
     let id = find_job(ctx, access::DEVELOPER)?;
-    let j = ctx
-        .store
-        .jobs
-        .get_mut(&id)
-        .ok_or(ApiError::NotFound("Job"))?;
+    let j = ctx.store.jobs.get_mut(&id).ok_or(ApiError::NotFound("Job"))?;
     if j.artifacts.is_none() {
         return Err(ApiError::NotFoundPlain);
     }
@@ -479,11 +453,7 @@ fn find_trigger(ctx: &Ctx<'_>) -> Result<(u64, u64), ApiError> {
 }
 
 fn trigger_reply(ctx: &Ctx<'_>, id: u64, status: StatusCode) -> Result<Reply, ApiError> {
-    let t = ctx
-        .store
-        .triggers
-        .get(&id)
-        .ok_or(ApiError::NotFound("Trigger"))?;
+    let t = ctx.store.triggers.get(&id).ok_or(ApiError::NotFound("Trigger"))?;
     Ok(Reply::json(status, render_trigger(ctx.store, t)))
 }
 

@@ -21,11 +21,7 @@ pub fn routes() -> Vec<Route> {
     vec![
         api(Method::POST, "/projects/{id}/fork", fork),
         api(Method::DELETE, "/projects/{id}/fork", unlink_fork),
-        api(
-            Method::POST,
-            "/projects/{id}/fork/{forked_from_id}",
-            link_fork,
-        ),
+        api(Method::POST, "/projects/{id}/fork/{forked_from_id}", link_fork),
         api(Method::GET, "/projects/{id}/forks", forks),
         api(Method::POST, "/projects/{id}/archive", archive),
         api(Method::POST, "/projects/{id}/unarchive", unarchive),
@@ -62,9 +58,7 @@ fn fork(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
                 Err(_) => ctx.store.namespace_by_full_path(&raw),
             }
             .ok_or(ApiError::NotFound("Target Namespace"))?;
-            if !ctx.is_admin()
-                && ctx.store.namespace_level(id, uid).unwrap_or(0) < access::MAINTAINER
-            {
+            if !ctx.is_admin() && ctx.store.namespace_level(id, uid).unwrap_or(0) < access::MAINTAINER {
                 return Err(ApiError::NotFound("Target Namespace"));
             }
             id
@@ -201,12 +195,8 @@ fn share(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
             return Err(ApiError::Invalid("expires_at".into()));
         }
     }
-    let visible = ctx
-        .store
-        .namespaces
-        .get(&group)
-        .is_some_and(|ns| ns.is_group())
-        && ctx.can_read_group(group);
+    let visible =
+        ctx.store.namespaces.get(&group).is_some_and(|ns| ns.is_group()) && ctx.can_read_group(group);
     if !visible {
         return Err(ApiError::NotFound("Group"));
     }
@@ -216,9 +206,7 @@ fn share(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .values()
         .any(|l| l.project_id == id && l.group_id == group)
     {
-        return Err(ApiError::Conflict(
-            "Group already shared with this group".into(),
-        ));
+        return Err(ApiError::Conflict("Group already shared with this group".into()));
     }
     let link = ctx.store.next_id("group_link");
     ctx.store.group_links.insert(
@@ -284,11 +272,9 @@ fn upload(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .rsplit_once('.')
         .map(|(stem, _)| stem.to_string())
         .unwrap_or_else(|| filename.clone());
-    let image = [
-        "png", "jpg", "jpeg", "gif", "bmp", "svg", "webp", "ico", "tiff",
-    ]
-    .iter()
-    .any(|ext| filename.to_ascii_lowercase().ends_with(&format!(".{ext}")));
+    let image = ["png", "jpg", "jpeg", "gif", "bmp", "svg", "webp", "ico", "tiff"]
+        .iter()
+        .any(|ext| filename.to_ascii_lowercase().ends_with(&format!(".{ext}")));
     let markdown = if image {
         format!("![{alt}]({url})")
     } else {
@@ -370,10 +356,7 @@ fn events(ctx: &Ctx<'_>, filter: impl Fn(&Event) -> bool) -> Result<Vec<Value>, 
     if desc {
         found.reverse();
     }
-    Ok(found
-        .into_iter()
-        .map(|e| render_event(ctx.store, e))
-        .collect())
+    Ok(found.into_iter().map(|e| render_event(ctx.store, e)).collect())
 }
 
 fn project_events(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
@@ -468,8 +451,7 @@ fn transfer(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .any(|p| p.namespace_id == group && p.id != pid && p.path.eq_ignore_ascii_case(&path))
     {
         return Err(ApiError::BadRequest(
-            "Failed to transfer project: Project with same path in target namespace already exists"
-                .into(),
+            "Failed to transfer project: Project with same path in target namespace already exists".into(),
         ));
     }
     if let Some(p) = ctx.store.projects.get_mut(&pid) {

@@ -60,9 +60,7 @@ fn list_projects(ctx: &mut Ctx<'_>, candidates: Vec<u64>) -> Result<Reply, ApiEr
     let min_level = p.u64("min_access_level")?;
     let search = p.str("search").map(|s| s.to_lowercase());
     let visibility = match p.str("visibility") {
-        Some(v) => {
-            Some(Visibility::parse(&v).ok_or_else(|| ApiError::Invalid("visibility".into()))?)
-        }
+        Some(v) => Some(Visibility::parse(&v).ok_or_else(|| ApiError::Invalid("visibility".into()))?),
         None => None,
     };
     let order_by = p.str("order_by").unwrap_or_else(|| "created_at".into());
@@ -108,9 +106,7 @@ fn list_projects(ctx: &mut Ctx<'_>, candidates: Vec<u64>) -> Result<Reply, ApiEr
         "name" => projects.sort_by_key(|pr| (pr.name.to_lowercase(), pr.id)),
         "path" => projects.sort_by_key(|pr| (pr.path.to_lowercase(), pr.id)),
         "created_at" => projects.sort_by_key(|pr| (pr.created_at, pr.id)),
-        "updated_at" | "last_activity_at" => {
-            projects.sort_by_key(|pr| (pr.last_activity_at, pr.id))
-        }
+        "updated_at" | "last_activity_at" => projects.sort_by_key(|pr| (pr.last_activity_at, pr.id)),
         _ => return Err(ApiError::Invalid("order_by".into())),
     }
     if desc {
@@ -207,8 +203,8 @@ pub fn create_for(ctx: &mut Ctx<'_>, uid: u64, namespace: Option<u64>) -> Result
                 Err(_) => ctx.store.namespace_by_full_path(&raw),
             }
             .ok_or(ApiError::NotFound("Namespace"))?;
-            let allowed = ctx.is_admin()
-                || ctx.store.namespace_level(id, uid).unwrap_or(0) >= access::MAINTAINER;
+            let allowed =
+                ctx.is_admin() || ctx.store.namespace_level(id, uid).unwrap_or(0) >= access::MAINTAINER;
             if !allowed {
                 return Err(ApiError::NotFound("Namespace"));
             }
@@ -278,11 +274,7 @@ fn read_flags(ctx: &Ctx<'_>) -> Result<Vec<(&'static str, bool)>, ApiError> {
     Ok(out)
 }
 
-fn apply_settings(
-    ctx: &mut Ctx<'_>,
-    id: u64,
-    flags: Vec<(&'static str, bool)>,
-) -> Result<(), ApiError> {
+fn apply_settings(ctx: &mut Ctx<'_>, id: u64, flags: Vec<(&'static str, bool)>) -> Result<(), ApiError> {
     let tag_list = ctx.params.list("tag_list");
     let ci_config_path = ctx.params.str("ci_config_path");
     let merge_method = match ctx.params.str("merge_method") {
@@ -313,9 +305,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     ctx.require_level(id, access::MAINTAINER)?;
     let visibility = match ctx.params.str("visibility") {
         None => None,
-        Some(v) => {
-            Some(Visibility::parse(&v).ok_or_else(|| ApiError::Invalid("visibility".into()))?)
-        }
+        Some(v) => Some(Visibility::parse(&v).ok_or_else(|| ApiError::Invalid("visibility".into()))?),
     };
     let name = ctx.params.str("name").filter(|s| !s.trim().is_empty());
     let path = ctx.params.str("path").filter(|s| !s.trim().is_empty());
@@ -388,6 +378,31 @@ pub fn remove_project(store: &mut Store, id: u64) {
     store.deployments.retain(|_, d| d.project_id != id);
     store.commit_comments.retain(|_, c| c.project_id != id);
     store.commit_statuses.retain(|_, c| c.project_id != id);
+    store.hooks.retain(|_, h| h.project_id != Some(id));
+    store.services.retain(|_, s| s.project_id != id);
+    let keys: Vec<u64> = store
+        .deploy_key_links
+        .keys()
+        .filter(|(p, _)| *p == id)
+        .map(|(_, k)| *k)
+        .collect();
+    for key in keys {
+        store.unlink_deploy_key(id, key);
+    }
+    let boards: Vec<u64> = store
+        .boards
+        .values()
+        .filter(|b| b.project_id == id)
+        .map(|b| b.id)
+        .collect();
+    store.board_lists.retain(|_, l| !boards.contains(&l.board_id));
+    store.boards.retain(|_, b| b.project_id != id);
+    for r in store.runners.values_mut() {
+        r.project_ids.remove(&id);
+    }
+    store
+        .notification_settings
+        .retain(|(_, source), _| *source != crate::store::NotificationSource::Project(id));
     for p in store.projects.values_mut() {
         if p.forked_from == Some(id) {
             p.forked_from = None;

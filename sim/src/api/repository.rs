@@ -26,16 +26,8 @@ pub fn routes() -> Vec<Route> {
         api(Method::GET, &format!("{r}/archive.{{format}}"), archive),
         api(Method::GET, &format!("{r}/compare"), compare),
         api(Method::GET, &format!("{r}/contributors"), contributors),
-        api(
-            Method::DELETE,
-            &format!("{r}/merged_branches"),
-            merged_branches,
-        ),
-        api(
-            Method::PUT,
-            &format!("{r}/branches/{{branch}}/protect"),
-            protect,
-        ),
+        api(Method::DELETE, &format!("{r}/merged_branches"), merged_branches),
+        api(Method::PUT, &format!("{r}/branches/{{branch}}/protect"), protect),
         api(
             Method::PUT,
             &format!("{r}/branches/{{branch}}/unprotect"),
@@ -69,10 +61,7 @@ fn tree(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .str("ref")
         .or_else(|| ctx.params.str("ref_name"))
         .unwrap_or_else(|| p.default_branch.clone());
-    let c = p
-        .repo
-        .resolve(&reference)
-        .ok_or(ApiError::NotFound("Tree"))?;
+    let c = p.repo.resolve(&reference).ok_or(ApiError::NotFound("Tree"))?;
     let prefix = if path.is_empty() {
         String::new()
     } else {
@@ -152,14 +141,8 @@ fn archive(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .or_else(|| Some(ctx.path_param("format").to_string()).filter(|f| !f.is_empty()))
         .unwrap_or_else(|| "tar.gz".into());
     let p = ctx.project(pid)?;
-    let reference = ctx
-        .params
-        .str("sha")
-        .unwrap_or_else(|| p.default_branch.clone());
-    let c = p
-        .repo
-        .resolve(&reference)
-        .ok_or(ApiError::NotFound("Archive"))?;
+    let reference = ctx.params.str("sha").unwrap_or_else(|| p.default_branch.clone());
+    let c = p.repo.resolve(&reference).ok_or(ApiError::NotFound("Archive"))?;
     let ref_label = reference.replace('/', "-");
     let base = format!("{}-{ref_label}-{}", p.path, c.id);
     let tar = crate::archive::tar(&c.tree, &base);
@@ -221,10 +204,7 @@ fn compare(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
 
 fn contributors(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let pid = readable_project(ctx)?;
-    let order_by = ctx
-        .params
-        .str("order_by")
-        .unwrap_or_else(|| "commits".into());
+    let order_by = ctx.params.str("order_by").unwrap_or_else(|| "commits".into());
     let desc = ctx.sort_desc(false)?;
     let repo = &ctx.project(pid)?.repo;
     let head = ctx
@@ -267,12 +247,7 @@ fn merged_branches(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let pid = ctx.project_id()?;
     ctx.require_level(pid, access::DEVELOPER)?;
     let p = ctx.project(pid)?;
-    let Some(head) = p
-        .repo
-        .branches
-        .get(&p.default_branch)
-        .map(|b| b.commit.clone())
-    else {
+    let Some(head) = p.repo.branches.get(&p.default_branch).map(|b| b.commit.clone()) else {
         return Ok(Reply::accepted());
     };
     let doomed: Vec<String> = p
@@ -308,11 +283,7 @@ fn set_protection(ctx: &mut Ctx<'_>, protect: bool) -> Result<Reply, ApiError> {
     b.developers_can_push = protect && push;
     b.developers_can_merge = protect && merge;
     let p = ctx.project(pid)?;
-    let b = p
-        .repo
-        .branches
-        .get(&name)
-        .ok_or(ApiError::NotFound("Branch"))?;
+    let b = p.repo.branches.get(&name).ok_or(ApiError::NotFound("Branch"))?;
     let can_push = super::branches::can_push(ctx, pid, &name);
     Ok(Reply::json(
         StatusCode::OK,

@@ -16,10 +16,7 @@ use crate::store::{access, NoteableKind, Snippet, Visibility};
 pub fn routes() -> Vec<Route> {
     let mut routes = Vec::new();
     for (base, one) in [
-        (
-            "/projects/{id}/snippets",
-            "/projects/{id}/snippets/{snippet_id}",
-        ),
+        ("/projects/{id}/snippets", "/projects/{id}/snippets/{snippet_id}"),
         ("/snippets", "/snippets/{snippet_id}"),
     ] {
         routes.push(api(Method::GET, base, list));
@@ -80,11 +77,7 @@ pub fn find_snippet(ctx: &Ctx<'_>) -> Result<(Option<u64>, u64), ApiError> {
 
 fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let pid = project_scope(ctx)?;
-    let caller = if pid.is_none() {
-        Some(ctx.user_id()?)
-    } else {
-        None
-    };
+    let caller = if pid.is_none() { Some(ctx.user_id()?) } else { None };
     let mut found: Vec<&Snippet> = ctx
         .store
         .snippets
@@ -147,21 +140,13 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         visibility,
         author_id: uid,
     });
-    let s = ctx
-        .store
-        .snippets
-        .get(&id)
-        .ok_or(ApiError::NotFound("Snippet"))?;
+    let s = ctx.store.snippets.get(&id).ok_or(ApiError::NotFound("Snippet"))?;
     Ok(Reply::created(render(ctx.store, s)))
 }
 
 fn show(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let (_, id) = find_snippet(ctx)?;
-    let s = ctx
-        .store
-        .snippets
-        .get(&id)
-        .ok_or(ApiError::NotFound("Snippet"))?;
+    let s = ctx.store.snippets.get(&id).ok_or(ApiError::NotFound("Snippet"))?;
     Ok(Reply::ok(render(ctx.store, s)))
 }
 
@@ -184,12 +169,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let content = content_param(ctx);
     let description = ctx.params.str("description");
     let vis = visibility(ctx, false)?;
-    if title.is_none()
-        && file_name.is_none()
-        && content.is_none()
-        && description.is_none()
-        && vis.is_none()
-    {
+    if title.is_none() && file_name.is_none() && content.is_none() && description.is_none() && vis.is_none() {
         return Err(ApiError::BadRequest(
             "400 (Bad request) \"title, file_name, code, visibility\" are missing, at least one parameter must be provided".into(),
         ));
@@ -213,11 +193,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         }
         s.updated_at = now;
     }
-    let s = ctx
-        .store
-        .snippets
-        .get(&id)
-        .ok_or(ApiError::NotFound("Snippet"))?;
+    let s = ctx.store.snippets.get(&id).ok_or(ApiError::NotFound("Snippet"))?;
     Ok(Reply::ok(render(ctx.store, s)))
 }
 
@@ -233,11 +209,7 @@ fn delete(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
 
 fn raw(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let (_, id) = find_snippet(ctx)?;
-    let s = ctx
-        .store
-        .snippets
-        .get(&id)
-        .ok_or(ApiError::NotFound("Snippet"))?;
+    let s = ctx.store.snippets.get(&id).ok_or(ApiError::NotFound("Snippet"))?;
     Ok(Reply::bytes(
         "text/plain; charset=utf-8",
         s.content.clone().into_bytes(),

@@ -29,10 +29,7 @@ pub fn routes() -> Vec<Route> {
 
 fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let pid = ctx.project_id()?;
-    let order_by = ctx
-        .params
-        .str("order_by")
-        .unwrap_or_else(|| "updated".into());
+    let order_by = ctx.params.str("order_by").unwrap_or_else(|| "updated".into());
     let desc = ctx.sort_desc(true)?;
     let repo = &ctx.project(pid)?.repo;
     let mut tags: Vec<(&String, &Tag)> = repo.tags.iter().collect();

@@ -51,10 +51,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .filter(|t| action.map_or(true, |a| t.action == a))
         .filter(|t| author.map_or(true, |a| t.author_id == a))
         .filter(|t| project.map_or(true, |pr| t.project_id == pr))
-        .filter(|t| {
-            kind.as_deref()
-                .map_or(true, |k| t.target_kind.as_str() == k)
-        })
+        .filter(|t| kind.as_deref().map_or(true, |k| t.target_kind.as_str() == k))
         .collect();
     found.sort_by_key(|t| std::cmp::Reverse(t.id));
     let items: Vec<Value> = found.into_iter().map(|t| render(ctx.store, t)).collect();

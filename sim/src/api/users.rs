@@ -1,5 +1,5 @@
-//! Users: `GET /user`, `GET /users`, `GET /users/:id`, `POST /users`, and the admin-issued personal access and
-//! impersonation tokens.
+//! Users: `GET /user`, `GET /users`, `GET /users/:id`, and for administrators `POST /users`, `PUT` and
+//! `DELETE /users/:id`, blocking and unblocking, and the admin-issued personal access and impersonation tokens.
 
 use http::Method;
 use serde_json::Value;
@@ -9,8 +9,8 @@ use crate::entities::user;
 use crate::error::ApiError;
 use crate::reply::Reply;
 use crate::router::{api, Route};
-use crate::store::users::{NewUser, SCOPES};
-use crate::store::TokenKind;
+use crate::store::users::{NewUser, PROFILE_FIELDS, SCOPES};
+use crate::store::{NamespaceKind, TokenKind};
 
 /// Routes of this module.
 pub fn routes() -> Vec<Route> {
@@ -19,6 +19,10 @@ pub fn routes() -> Vec<Route> {
         api(Method::GET, "/users", list),
         api(Method::POST, "/users", create),
         api(Method::GET, "/users/{id}", show),
+        api(Method::PUT, "/users/{id}", update),
+        api(Method::DELETE, "/users/{id}", delete),
+        api(Method::POST, "/users/{id}/block", block),
+        api(Method::POST, "/users/{id}/unblock", unblock),
         api(
             Method::POST,
             "/users/{id}/personal_access_tokens",
@@ -92,8 +96,8 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let username = ctx.params.required_nonblank("username")?;
     let name = ctx.params.required_nonblank("name")?;
     let password = ctx.params.str("password");
-    let reset = ctx.params.flag("reset_password", false)?
-        || ctx.params.flag("force_random_password", false)?;
+    let reset =
+        ctx.params.flag("reset_password", false)? || ctx.params.flag("force_random_password", false)?;
     if password.is_none() && !reset {
         return Err(ApiError::Missing("password".into()));
     }
@@ -136,16 +140,10 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         password,
         is_admin,
     });
-    if let (Some(limit), Some(u)) = (
-        ctx.params.u64("projects_limit")?,
-        ctx.store.users.get_mut(&id),
-    ) {
+    if let (Some(limit), Some(u)) = (ctx.params.u64("projects_limit")?, ctx.store.users.get_mut(&id)) {
         u.projects_limit = limit;
     }
-    if let (Some(flag), Some(u)) = (
-        ctx.params.bool("can_create_group")?,
-        ctx.store.users.get_mut(&id),
-    ) {
+    if let (Some(flag), Some(u)) = (ctx.params.bool("can_create_group")?, ctx.store.users.get_mut(&id)) {
         u.can_create_group = flag;
     }
     let u = ctx.store.users.get(&id).ok_or(ApiError::NotFound("User"))?;
@@ -195,10 +193,7 @@ fn create_token(ctx: &mut Ctx<'_>, kind: TokenKind) -> Result<Reply, ApiError> {
             return Err(ApiError::Invalid("expires_at".into()));
         }
     }
-    let token = ctx
-        .store
-        .insert_token(uid, &name, scopes, kind, None)
-        .clone();
+    let token = ctx.store.insert_token(uid, &name, scopes, kind, None).clone();
     let id = token.id;
     if let Some(t) = ctx.store.tokens.get_mut(&id) {
         t.expires_at = expires_at;
@@ -221,4 +216,167 @@ fn list_impersonation_tokens(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .map(|t| user::token(t, false))
         .collect();
     ctx.paginate(items)
+}
+
+fn admin_target(ctx: &Ctx<'_>) -> Result<u64, ApiError> {
+    ctx.require_admin()?;
+    let id = ctx.path_u64("id", "User")?;
+    if ctx.store.users.contains_key(&id) {
+        Ok(id)
+    } else {
+        Err(ApiError::NotFound("User"))
+    }
+}
+
+fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let id = admin_target(ctx)?;
+    let p = &ctx.params;
+    let email = p.str("email").map(|s| s.trim().to_string());
+    let username = p.str("username").map(|s| s.trim().to_string());
+    let name = p.str("name");
+    let password = p.str("password");
+    let projects_limit = p.u64("projects_limit")?;
+    let is_admin = p.bool("admin")?;
+    let can_create_group = p.bool("can_create_group")?;
+    let external = p.bool("external")?;
+    let profile: Vec<(String, String)> = PROFILE_FIELDS
+        .iter()
+        .filter_map(|f| p.str(f).map(|v| ((*f).to_string(), v)))
+        .collect();
+    if let Some(e) = &email {
+        if !e.contains('@') {
+            return Err(ApiError::validation("email", "is invalid"));
+        }
+        let taken = ctx
+            .store
+            .users
+            .values()
+            .any(|u| u.id != id && u.email.eq_ignore_ascii_case(e))
+            || ctx
+                .store
+                .emails
+                .values()
+                .any(|m| m.user_id != id && m.email.eq_ignore_ascii_case(e));
+        if taken {
+            return Err(ApiError::Conflict("Email has already been taken".into()));
+        }
+    }
+    if let Some(u) = &username {
+        if !valid_username(u) {
+            return Err(ApiError::validation(
+                "username",
+                "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-' or end in '.', '.git' or '.atom'.",
+            ));
+        }
+        let own_namespace = ctx.store.users.get(&id).map(|u| u.namespace_id);
+        let taken = ctx.store.user_by_username(u).is_some_and(|other| other.id != id)
+            || ctx
+                .store
+                .namespace_by_full_path(u)
+                .is_some_and(|ns| Some(ns) != own_namespace);
+        if taken {
+            return Err(ApiError::Conflict("Username has already been taken".into()));
+        }
+    }
+    if let Some(pw) = &password {
+        if pw.len() < 8 {
+            return Err(ApiError::validation(
+                "password",
+                "is too short (minimum is 8 characters)",
+            ));
+        }
+    }
+    if matches!(&name, Some(n) if n.trim().is_empty()) {
+        return Err(ApiError::validation("name", "can't be blank"));
+    }
+    let Some(user) = ctx.store.users.get_mut(&id) else {
+        return Err(ApiError::NotFound("User"));
+    };
+    if let Some(v) = email {
+        user.email = v;
+    }
+    if let Some(v) = name {
+        user.name = v;
+    }
+    if let Some(v) = password {
+        user.password = Some(v);
+    }
+    if let Some(v) = projects_limit {
+        user.projects_limit = v;
+    }
+    if let Some(v) = is_admin {
+        user.is_admin = v;
+    }
+    if let Some(v) = can_create_group {
+        user.can_create_group = v;
+    }
+    if let Some(v) = external {
+        user.external = v;
+    }
+    user.profile.extend(profile);
+    let namespace_id = user.namespace_id;
+    if let Some(v) = username {
+        user.username = v.clone();
+        if let Some(ns) = ctx.store.namespaces.get_mut(&namespace_id) {
+            ns.path = v.clone();
+            ns.name = v;
+        }
+    }
+    let u = ctx.store.users.get(&id).ok_or(ApiError::NotFound("User"))?;
+    Ok(Reply::ok(user::full(ctx.store, u, true, true)))
+}
+
+fn delete(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let id = admin_target(ctx)?;
+    let namespace_id = ctx.store.users.get(&id).map(|u| u.namespace_id);
+    let owned: Vec<u64> = ctx
+        .store
+        .projects
+        .values()
+        .filter(|p| Some(p.namespace_id) == namespace_id)
+        .map(|p| p.id)
+        .collect();
+    for pid in owned {
+        super::projects::remove_project(ctx.store, pid);
+    }
+    if let Some(ns) = namespace_id {
+        if ctx
+            .store
+            .namespaces
+            .get(&ns)
+            .is_some_and(|n| n.kind == NamespaceKind::User(id))
+        {
+            ctx.store.namespaces.remove(&ns);
+        }
+    }
+    for ns in ctx.store.namespaces.values_mut() {
+        ns.members.retain(|m| m.user_id != id);
+    }
+    for p in ctx.store.projects.values_mut() {
+        p.members.retain(|m| m.user_id != id);
+        p.starrers.remove(&id);
+    }
+    ctx.store.tokens.retain(|_, t| t.user_id != id);
+    ctx.store.ssh_keys.retain(|_, k| k.user_id != Some(id));
+    ctx.store.emails.retain(|_, e| e.user_id != id);
+    ctx.store.todos.retain(|_, t| t.user_id != id);
+    ctx.store.notification_settings.retain(|(uid, _), _| *uid != id);
+    ctx.store.users.remove(&id);
+    Ok(Reply::no_content())
+}
+
+fn set_state(ctx: &mut Ctx<'_>, state: &str) -> Result<Reply, ApiError> {
+    let id = admin_target(ctx)?;
+    if let Some(u) = ctx.store.users.get_mut(&id) {
+        u.state = state.to_string();
+    }
+    Ok(Reply::created(Value::Bool(true)))
+}
+
+fn block(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    set_state(ctx, "blocked")
+}
+
+fn unblock(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    set_state(ctx, "active")
 }

@@ -18,7 +18,5 @@ pub fn routes() -> Vec<Route> {
 
 fn version(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     ctx.user_id()?;
-    Ok(Reply::ok(
-        json!({"version": VERSION, "revision": "5f9c7a1e"}),
-    ))
+    Ok(Reply::ok(json!({"version": VERSION, "revision": "5f9c7a1e"})))
 }

@@ -24,12 +24,10 @@ pub fn todo(store: &Store, t: &Todo) -> Value {
     let project = store.projects.get(&t.project_id);
     let (target, path) = match t.target_kind {
         NoteableKind::Issue => (
-            store.issues.get(&t.target_id).map(|i| {
-                (
-                    super::issue::issue(store, i, None),
-                    format!("issues/{}", i.iid),
-                )
-            }),
+            store
+                .issues
+                .get(&t.target_id)
+                .map(|i| (super::issue::issue(store, i, None), format!("issues/{}", i.iid))),
             "issues",
         ),
         _ => (

@@ -78,6 +78,40 @@ pub fn runner(r: &Runner) -> Value {
     })
 }
 
+/// The `RunnerDetails` entity; `projects` lists only the projects `viewer` can read, `token` appears when
+/// `show_token`.
+pub fn runner_details(store: &Store, r: &Runner, viewer: Option<u64>, show_token: bool) -> Value {
+    let mut v = runner(r);
+    let projects: Vec<Value> = r
+        .project_ids
+        .iter()
+        .filter_map(|id| store.projects.get(id))
+        .filter(|p| store.can_read_project(p, viewer))
+        .map(|p| super::project::simple(store, p))
+        .collect();
+    if let Value::Object(map) = &mut v {
+        let extra = json!({
+            "tag_list": r.tag_list,
+            "run_untagged": r.run_untagged,
+            "locked": r.locked,
+            "version": "10.8.0",
+            "revision": "0bd7e8a4",
+            "platform": "linux",
+            "architecture": "amd64",
+            "contacted_at": opt_ts(r.contacted_at),
+            "access_level": "not_protected",
+            "projects": projects,
+        });
+        if let Value::Object(extra) = extra {
+            map.extend(extra);
+        }
+        if show_token {
+            map.insert("token".into(), json!(r.token));
+        }
+    }
+    v
+}
+
 /// The `Job` entity.
 pub fn job(store: &Store, j: &Job) -> Value {
     let pipeline = store.pipelines.get(&j.pipeline_id);

@@ -99,33 +99,32 @@ pub fn milestone_by_id(store: &Store, id: Option<u64>) -> Value {
         .unwrap_or(Value::Null)
 }
 
-/// The `Label` entity.
-pub fn label(store: &Store, l: &Label) -> Value {
-    let count_issues = |state: &str| {
-        store
-            .issues
-            .values()
-            .filter(|i| {
-                i.project_id == l.project_id && i.state == state && i.labels.contains(&l.name)
-            })
-            .count()
-    };
-    let open_mrs = store
-        .merge_requests
-        .values()
-        .filter(|m| {
-            m.project_id == l.project_id && m.state == "opened" && m.labels.contains(&l.name)
-        })
-        .count();
-    json!({
+/// The `Label` entity: `subscribed` for `viewer`, and the issue and merge request counts when `with_counts`.
+pub fn label(store: &Store, l: &Label, viewer: Option<u64>, with_counts: bool) -> Value {
+    let mut v = json!({
         "id": l.id,
         "name": l.name,
         "color": l.color,
         "description": l.description,
-        "open_issues_count": count_issues("opened"),
-        "closed_issues_count": count_issues("closed"),
-        "open_merge_requests_count": open_mrs,
         "priority": l.priority,
-        "subscribed": false,
-    })
+        "subscribed": viewer.is_some_and(|uid| l.subscribers.contains(&uid)),
+    });
+    if let (true, Value::Object(map)) = (with_counts, &mut v) {
+        let count_issues = |state: &str| {
+            store
+                .issues
+                .values()
+                .filter(|i| i.project_id == l.project_id && i.state == state && i.labels.contains(&l.name))
+                .count()
+        };
+        let open_mrs = store
+            .merge_requests
+            .values()
+            .filter(|m| m.project_id == l.project_id && m.state == "opened" && m.labels.contains(&l.name))
+            .count();
+        map.insert("open_issues_count".into(), json!(count_issues("opened")));
+        map.insert("closed_issues_count".into(), json!(count_issues("closed")));
+        map.insert("open_merge_requests_count".into(), json!(open_mrs));
+    }
+    v
 }

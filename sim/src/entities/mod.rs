@@ -1,18 +1,25 @@
 //! JSON renderings of the stored entities in the service's V4 shapes. Rendering is pure: each function reads the
 //! store and returns a `serde_json::Value`.
 
+pub mod admin;
 pub mod award;
+pub mod board;
 pub mod ci;
 pub mod commit_meta;
 pub mod event;
+pub mod hook;
 pub mod issue;
+pub mod keys;
 pub mod member;
 pub mod merge_request;
 pub mod namespace;
 pub mod note;
+pub mod notification;
 pub mod project;
 pub mod repo;
+pub mod service;
 pub mod snippet;
+pub mod template;
 pub mod user;
 
 use serde_json::Value;

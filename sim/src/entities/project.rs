@@ -21,9 +21,7 @@ pub struct ProjectView {
 pub fn stats(project: &Project) -> (usize, usize) {
     let head = project.repo.resolve(&project.default_branch);
     let commits = head.map(|c| project.repo.history(&c.id).len()).unwrap_or(0);
-    let size = head
-        .map(|c| c.tree.values().map(Vec::len).sum())
-        .unwrap_or(0);
+    let size = head.map(|c| c.tree.values().map(Vec::len).sum()).unwrap_or(0);
     (commits, size)
 }
 
@@ -116,10 +114,7 @@ pub fn full(store: &Store, p: &Project, view: ProjectView) -> Value {
             .filter(|i| i.project_id == p.id && i.state == "opened")
             .count()),
     );
-    let level = view
-        .viewer
-        .map(|uid| store.effective_level(p, uid))
-        .unwrap_or(0);
+    let level = view.viewer.map(|uid| store.effective_level(p, uid)).unwrap_or(0);
     if level >= access::MAINTAINER {
         map.insert("runners_token".into(), json!(p.runners_token));
     }
@@ -185,10 +180,7 @@ fn permissions(store: &Store, p: &Project, user_id: u64) -> Value {
         }
     });
     let mut perms = Map::new();
-    perms.insert(
-        "project_access".into(),
-        entry(level_in(&p.members, user_id)),
-    );
+    perms.insert("project_access".into(), entry(level_in(&p.members, user_id)));
     perms.insert("group_access".into(), entry(group_level));
     Value::Object(perms)
 }

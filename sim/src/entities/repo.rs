@@ -55,13 +55,7 @@ pub fn diff(d: &FileDiff) -> Value {
 }
 
 /// The `Branch` entity as seen by a caller with `can_push`.
-pub fn branch(
-    repo: &Repository,
-    name: &str,
-    b: &Branch,
-    default_branch: &str,
-    can_push: bool,
-) -> Value {
+pub fn branch(repo: &Repository, name: &str, b: &Branch, default_branch: &str, can_push: bool) -> Value {
     let merged = name != default_branch
         && repo
             .branches

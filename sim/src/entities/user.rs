@@ -30,15 +30,21 @@ pub fn basic_by_id(store: &Store, id: Option<u64>) -> Value {
 pub fn full(store: &Store, user: &User, private_view: bool, admin_view: bool) -> Value {
     let mut v = basic(store, user);
     if let Value::Object(map) = &mut v {
+        let text = |field: &str, empty: Value| {
+            user.profile
+                .get(field)
+                .map(|s| Value::String(s.clone()))
+                .unwrap_or(empty)
+        };
         let extra = json!({
             "created_at": ts(user.created_at),
-            "bio": Value::Null,
-            "location": Value::Null,
-            "skype": "",
-            "linkedin": "",
-            "twitter": "",
-            "website_url": "",
-            "organization": Value::Null,
+            "bio": text("bio", Value::Null),
+            "location": text("location", Value::Null),
+            "skype": text("skype", json!("")),
+            "linkedin": text("linkedin", json!("")),
+            "twitter": text("twitter", json!("")),
+            "website_url": text("website_url", json!("")),
+            "organization": text("organization", Value::Null),
         });
         if let Value::Object(extra) = extra {
             map.extend(extra);
@@ -57,7 +63,7 @@ pub fn full(store: &Store, user: &User, private_view: bool, admin_view: bool) ->
                 "can_create_group": user.can_create_group,
                 "can_create_project": true,
                 "two_factor_enabled": false,
-                "external": false,
+                "external": user.external,
             });
             if let Value::Object(private) = private {
                 map.extend(private);

@@ -88,13 +88,7 @@ pub fn todo_action_name(action: u8) -> &'static str {
 
 impl Store {
     /// Creates an award emoji; returns its id.
-    pub fn insert_award(
-        &mut self,
-        kind: AwardableKind,
-        awardable_id: u64,
-        user_id: u64,
-        name: &str,
-    ) -> u64 {
+    pub fn insert_award(&mut self, kind: AwardableKind, awardable_id: u64, user_id: u64, name: &str) -> u64 {
         let id = self.next_id("award");
         let now = self.now();
         self.awards.insert(

@@ -159,6 +159,18 @@ pub struct Runner {
     pub is_shared: bool,
     /// Name.
     pub name: String,
+    /// Tags.
+    pub tag_list: Vec<String>,
+    /// Whether it picks up untagged jobs.
+    pub run_untagged: bool,
+    /// Whether it is locked to its current projects.
+    pub locked: bool,
+    /// Authentication token.
+    pub token: String,
+    /// Projects a specific runner is enabled for.
+    pub project_ids: std::collections::BTreeSet<u64>,
+    /// Last contact.
+    pub contacted_at: Option<Millis>,
 }
 
 impl Store {
@@ -179,8 +191,7 @@ impl Store {
             .projects
             .get(&project_id)
             .map(|p| {
-                let tag =
-                    p.repo.tags.contains_key(ref_name) && !p.repo.branches.contains_key(ref_name);
+                let tag = p.repo.tags.contains_key(ref_name) && !p.repo.branches.contains_key(ref_name);
                 let before = p
                     .repo
                     .commits

@@ -47,9 +47,7 @@ pub struct Milestone {
     pub start_date: Option<String>,
 }
 
-const COLORS: &[&str] = &[
-    "#428bca", "#d9534f", "#5cb85c", "#f0ad4e", "#8e44ad", "#34495e",
-];
+const COLORS: &[&str] = &["#428bca", "#d9534f", "#5cb85c", "#f0ad4e", "#8e44ad", "#34495e"];
 
 impl Store {
     /// Makes sure each label title exists in the project.

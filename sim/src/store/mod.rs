@@ -3,19 +3,28 @@
 
 pub mod admin;
 pub mod awards;
+pub mod boards;
+pub mod broadcast;
 pub mod ci;
 pub mod commit_meta;
 pub mod diff;
 pub mod events;
+pub mod hooks;
 pub mod issues;
+pub mod keys;
 pub mod labels;
 pub mod members;
 pub mod merge_requests;
 pub mod namespaces;
 pub mod notes;
+pub mod notifications;
 pub mod projects;
 pub mod repo;
+pub mod runners;
+pub mod services;
+pub mod settings;
 pub mod snippets;
+pub mod templates;
 pub mod users;
 
 use std::collections::BTreeMap;
@@ -24,16 +33,23 @@ use crate::time::{now_millis, Millis};
 
 pub use admin::GroupLink;
 pub use awards::{AwardEmoji, AwardableKind, Todo};
+pub use boards::{Board, BoardList};
+pub use broadcast::BroadcastMessage;
 pub use ci::{Deployment, Environment, Job, Pipeline, Runner, Trigger, Variable};
 pub use commit_meta::{CommitComment, CommitStatus};
 pub use events::Event;
+pub use hooks::Hook;
 pub use issues::Issue;
+pub use keys::{Email, SshKey};
 pub use labels::{Label, Milestone};
 pub use members::{access, Member};
 pub use merge_requests::MergeRequest;
 pub use namespaces::{Namespace, NamespaceKind};
 pub use notes::{Note, NoteableKind};
+pub use notifications::{NotificationSetting, NotificationSource};
 pub use projects::Project;
+pub use services::Service;
+pub use settings::ApplicationSettings;
 pub use snippets::Snippet;
 pub use users::{Token, TokenKind, User};
 
@@ -134,6 +150,26 @@ pub struct Store {
     pub runners: BTreeMap<u64, Runner>,
     /// Project–group links by id.
     pub group_links: BTreeMap<u64, GroupLink>,
+    /// SSH keys (users' keys and deploy keys) by id.
+    pub ssh_keys: BTreeMap<u64, SshKey>,
+    /// Deploy-key links: (project, key) → `can_push`.
+    pub deploy_key_links: BTreeMap<(u64, u64), bool>,
+    /// Users' secondary e-mail addresses by id.
+    pub emails: BTreeMap<u64, Email>,
+    /// Project and system hooks by id.
+    pub hooks: BTreeMap<u64, Hook>,
+    /// Configured project services by id.
+    pub services: BTreeMap<u64, Service>,
+    /// The application settings.
+    pub settings: ApplicationSettings,
+    /// Broadcast messages by id.
+    pub broadcast_messages: BTreeMap<u64, BroadcastMessage>,
+    /// Issue boards by id.
+    pub boards: BTreeMap<u64, Board>,
+    /// Board lists by id.
+    pub board_lists: BTreeMap<u64, BoardList>,
+    /// Notification settings by (user, source).
+    pub notification_settings: BTreeMap<(u64, NotificationSource), NotificationSetting>,
     counters: BTreeMap<&'static str, u64>,
     seq: Sequences,
     last_millis: Millis,
@@ -167,6 +203,16 @@ impl Store {
             deployments: BTreeMap::new(),
             runners: BTreeMap::new(),
             group_links: BTreeMap::new(),
+            ssh_keys: BTreeMap::new(),
+            deploy_key_links: BTreeMap::new(),
+            emails: BTreeMap::new(),
+            hooks: BTreeMap::new(),
+            services: BTreeMap::new(),
+            settings: ApplicationSettings::new(now_millis()),
+            broadcast_messages: BTreeMap::new(),
+            boards: BTreeMap::new(),
+            board_lists: BTreeMap::new(),
+            notification_settings: BTreeMap::new(),
             counters: BTreeMap::new(),
             seq: Sequences {
                 user: 0,

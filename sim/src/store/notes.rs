@@ -61,10 +61,7 @@ impl Store {
         created_at: Option<Millis>,
     ) -> Option<u64> {
         let (project_id, noteable_iid) = match kind {
-            NoteableKind::Issue => self
-                .issues
-                .get(&noteable_id)
-                .map(|i| (i.project_id, i.iid))?,
+            NoteableKind::Issue => self.issues.get(&noteable_id).map(|i| (i.project_id, i.iid))?,
             NoteableKind::MergeRequest => self
                 .merge_requests
                 .get(&noteable_id)
@@ -102,10 +99,7 @@ impl Store {
         }
         let target_title = match kind {
             NoteableKind::Issue => self.issues.get(&noteable_id).map(|i| i.title.clone()),
-            NoteableKind::MergeRequest => self
-                .merge_requests
-                .get(&noteable_id)
-                .map(|m| m.title.clone()),
+            NoteableKind::MergeRequest => self.merge_requests.get(&noteable_id).map(|m| m.title.clone()),
             NoteableKind::Snippet => self.snippets.get(&noteable_id).map(|s| s.title.clone()),
         };
         self.record_event(super::events::NewEvent {

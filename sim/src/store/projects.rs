@@ -136,10 +136,7 @@ impl Store {
         let inherited = self.namespace_level(new.namespace_id, new.creator_id);
         let mut members = Vec::new();
         let (level, needed) = if ns_is_group {
-            (
-                access::MAINTAINER,
-                inherited.unwrap_or(0) < access::MAINTAINER,
-            )
+            (access::MAINTAINER, inherited.unwrap_or(0) < access::MAINTAINER)
         } else {
             (access::OWNER, true)
         };
@@ -172,8 +169,7 @@ impl Store {
                 last_mr_iid: 0,
                 forked_from: None,
                 tag_list: Vec::new(),
-                runners_token: sha1_hex(format!("runners:{id}:{created_at}").as_bytes())[..20]
-                    .to_string(),
+                runners_token: sha1_hex(format!("runners:{id}:{created_at}").as_bytes())[..20].to_string(),
                 ci_config_path: None,
                 merge_method: "merge".into(),
             },

@@ -234,10 +234,8 @@ impl Repository {
             if old == new {
                 continue;
             }
-            let lines = |c: Option<&Vec<u8>>| {
-                c.map(|c| String::from_utf8_lossy(c).lines().count())
-                    .unwrap_or(0)
-            };
+            let lines =
+                |c: Option<&Vec<u8>>| c.map(|c| String::from_utf8_lossy(c).lines().count()).unwrap_or(0);
             additions += lines(new);
             deletions += lines(old);
         }
@@ -248,23 +246,19 @@ impl Repository {
 /// Applies commit actions (`create`, `update`, `delete`, `move`, `chmod`) to a tree.
 pub fn apply_actions(tree: &Tree, actions: &[Map<String, Value>]) -> Result<Tree, ActionError> {
     let mut out = tree.clone();
-    let text =
-        |a: &Map<String, Value>, k: &str| a.get(k).and_then(Value::as_str).map(str::to_string);
+    let text = |a: &Map<String, Value>, k: &str| a.get(k).and_then(Value::as_str).map(str::to_string);
     for action in actions {
         let kind = text(action, "action")
             .ok_or_else(|| ActionError::Invalid("400 (Bad request) \"action\" not given".into()))?;
         let path = text(action, "file_path")
             .map(|p| p.trim_start_matches('/').to_string())
             .filter(|p| !p.is_empty())
-            .ok_or_else(|| {
-                ActionError::Invalid("400 (Bad request) \"file_path\" not given".into())
-            })?;
+            .ok_or_else(|| ActionError::Invalid("400 (Bad request) \"file_path\" not given".into()))?;
         let content = match text(action, "content") {
             None => None,
-            Some(c) if text(action, "encoding").as_deref() == Some("base64") => Some(
-                base64_decode(&c)
-                    .ok_or_else(|| ActionError::Invalid("Invalid base64 content".into()))?,
-            ),
+            Some(c) if text(action, "encoding").as_deref() == Some("base64") => {
+                Some(base64_decode(&c).ok_or_else(|| ActionError::Invalid("Invalid base64 content".into()))?)
+            }
             Some(c) => Some(c.into_bytes()),
         };
         match kind.as_str() {
@@ -318,9 +312,7 @@ pub fn valid_branch_name(name: &str) -> bool {
         && !name.contains("//")
         && !name.contains("@{")
         && name != "@"
-        && !name
-            .chars()
-            .any(|c| c.is_control() || " ~^:?*[\\".contains(c))
+        && !name.chars().any(|c| c.is_control() || " ~^:?*[\\".contains(c))
 }
 
 #[cfg(test)]
@@ -351,17 +343,11 @@ mod tests {
         assert_eq!(out.get("b/c.txt").unwrap(), b"hi");
         assert!(out.contains_key("z") && !out.contains_key("a"));
         assert_eq!(
-            apply_actions(
-                &tree,
-                &actions(json!([{"action": "create", "file_path": "a"}]))
-            ),
+            apply_actions(&tree, &actions(json!([{"action": "create", "file_path": "a"}]))),
             Err(ActionError::Exists)
         );
         assert_eq!(
-            apply_actions(
-                &tree,
-                &actions(json!([{"action": "delete", "file_path": "q"}]))
-            ),
+            apply_actions(&tree, &actions(json!([{"action": "delete", "file_path": "q"}]))),
             Err(ActionError::Missing)
         );
     }

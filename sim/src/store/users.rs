@@ -29,7 +29,23 @@ pub struct User {
     pub projects_limit: u64,
     /// Whether the user may create groups.
     pub can_create_group: bool,
+    /// Profile texts by field (`bio`, `location`, `skype`, `linkedin`, `twitter`, `website_url`,
+    /// `organization`).
+    pub profile: std::collections::BTreeMap<String, String>,
+    /// Whether the user is external.
+    pub external: bool,
 }
+
+/// The free-text profile fields of a user.
+pub const PROFILE_FIELDS: &[&str] = &[
+    "bio",
+    "location",
+    "skype",
+    "linkedin",
+    "twitter",
+    "website_url",
+    "organization",
+];
 
 /// What kind of token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,6 +133,8 @@ impl Store {
                 namespace_id,
                 projects_limit: 100_000,
                 can_create_group: true,
+                profile: std::collections::BTreeMap::new(),
+                external: false,
             },
         );
         id
@@ -150,13 +168,12 @@ impl Store {
         })
     }
 
-    /// The user a token secret belongs to, if the token is valid.
-    pub fn user_for_token(&self, secret: &str) -> Option<u64> {
+    /// The user a token secret belongs to, if the token is valid (whatever the user's state).
+    pub fn token_owner(&self, secret: &str) -> Option<&User> {
         self.tokens
             .values()
             .find(|t| !t.revoked && t.token == secret)
-            .map(|t| t.user_id)
-            .filter(|uid| self.users.get(uid).is_some_and(|u| u.state == "active"))
+            .and_then(|t| self.users.get(&t.user_id))
     }
 
     /// Finds a user by username, case-insensitively.

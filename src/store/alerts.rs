@@ -1,0 +1,707 @@
+//! Alert data in the SQLite store: integrations, alerts and their lifecycle, incident settings, the outbox.
+//!
+//! [`process_event`] is the lifecycle of one incoming alert as one write job, so it runs inside the writer's
+//! group commit: grouping increments the open alert's counter, a resolve closes it, anything else creates a new
+//! alert with the next per-project iid. The partial unique index `alerts_one_open` makes "one open alert per
+//! project and fingerprint" a property of the schema.
+
+use std::collections::BTreeMap;
+
+use rusqlite::{params, Connection, OptionalExtension, Row};
+
+/// An alert integration as stored (its token encrypted).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IntegrationRecord {
+    /// Id.
+    pub id: u64,
+    /// The backend project.
+    pub project_id: u64,
+    /// The project's full path at creation (the receiving address).
+    pub project_path: String,
+    /// `generic`, `http`, `prometheus` or `opsgenie`.
+    pub kind: String,
+    /// Name.
+    pub name: String,
+    /// Whether it receives alerts.
+    pub active: bool,
+    /// 16 hex digits (http only).
+    pub endpoint_identifier: Option<String>,
+    /// AES-GCM nonce of the token.
+    pub token_nonce: Vec<u8>,
+    /// The encrypted token.
+    pub token_ciphertext: Vec<u8>,
+    /// Opsgenie's alert list.
+    pub api_url: Option<String>,
+    /// A sample payload (http).
+    pub payload_example: Option<String>,
+    /// The custom mapping as JSON text (http).
+    pub payload_attribute_mapping: Option<String>,
+    /// Creation time.
+    pub created_at: String,
+    /// Last change.
+    pub updated_at: String,
+}
+
+/// One incoming alert, normalised, as the lifecycle needs it.
+#[derive(Debug, Clone)]
+pub struct AlertEvent {
+    /// The project.
+    pub project_id: u64,
+    /// The integration it came through.
+    pub integration_id: u64,
+    /// The grouping key, if any.
+    pub fingerprint: Option<String>,
+    /// When set, this event resolves (`ended_at`).
+    pub ended_at: Option<String>,
+    /// Title.
+    pub title: String,
+    /// Description.
+    pub description: Option<String>,
+    /// Severity name.
+    pub severity: String,
+    /// Service.
+    pub service: Option<String>,
+    /// Monitoring tool.
+    pub monitoring_tool: Option<String>,
+    /// Hosts as a JSON array.
+    pub hosts_json: String,
+    /// Environment name.
+    pub environment: Option<String>,
+    /// Start time.
+    pub started_at: String,
+    /// The raw payload as JSON.
+    pub payload_json: String,
+    /// Receipt time.
+    pub now: String,
+}
+
+/// A stored alert.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AlertRecord {
+    /// Id.
+    pub id: u64,
+    /// Project.
+    pub project_id: u64,
+    /// Per-project number.
+    pub iid: u64,
+    /// The integration.
+    pub integration_id: Option<u64>,
+    /// Grouping key.
+    pub fingerprint: Option<String>,
+    /// `triggered`, `acknowledged`, `resolved` or `ignored`.
+    pub status: String,
+    /// Title.
+    pub title: String,
+    /// Description.
+    pub description: Option<String>,
+    /// Severity.
+    pub severity: String,
+    /// Service.
+    pub service: Option<String>,
+    /// Monitoring tool.
+    pub monitoring_tool: Option<String>,
+    /// Hosts as a JSON array.
+    pub hosts_json: String,
+    /// Environment.
+    pub environment: Option<String>,
+    /// Start.
+    pub started_at: String,
+    /// End, when resolved.
+    pub ended_at: Option<String>,
+    /// Occurrences.
+    pub events: u64,
+    /// Last occurrence.
+    pub last_event_at: String,
+    /// The first payload as JSON.
+    pub payload_json: String,
+    /// The backend issue standing for the incident.
+    pub incident_iid: Option<u64>,
+    /// Creation time.
+    pub created_at: String,
+    /// Last change.
+    pub updated_at: String,
+}
+
+/// What one event did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventOutcome {
+    /// `created`, `grouped`, `resolved` or `no_open_alert`.
+    pub outcome: &'static str,
+    /// The alert it touched.
+    pub alert: Option<AlertRecord>,
+}
+
+/// Filters, order and page of an alert list.
+#[derive(Debug, Clone)]
+pub struct AlertQuery {
+    /// The project.
+    pub project_id: u64,
+    /// Statuses to list (empty: all).
+    pub statuses: Vec<String>,
+    /// Severity filter.
+    pub severity: Option<String>,
+    /// Environment filter.
+    pub environment: Option<String>,
+    /// Case-insensitive substring of title, description, service, monitoring tool or hosts.
+    pub search: Option<String>,
+    /// Column to sort by (one of [`SORTABLE`]).
+    pub sort_by: &'static str,
+    /// Descending order.
+    pub descending: bool,
+    /// 1-based page.
+    pub page: u64,
+    /// Items a page.
+    pub per_page: u64,
+}
+
+/// Columns an alert list may be sorted by.
+pub const SORTABLE: [&str; 6] = [
+    "started_at",
+    "severity_rank",
+    "title",
+    "events",
+    "status",
+    "last_event_at",
+];
+
+/// One page of alerts, the total matching, and counts per status (ignoring the status filter).
+#[derive(Debug, Clone)]
+pub struct AlertPage {
+    /// The page.
+    pub alerts: Vec<AlertRecord>,
+    /// How many match.
+    pub total: u64,
+    /// Count per status.
+    pub counts: BTreeMap<String, u64>,
+}
+
+/// Incident settings of a project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AlertSettings {
+    /// Create an incident for each new alert.
+    pub create_incident: bool,
+    /// Close the incident when its alert resolves.
+    pub auto_close_incident: bool,
+}
+
+impl Default for AlertSettings {
+    fn default() -> Self {
+        AlertSettings {
+            create_incident: false,
+            auto_close_incident: true,
+        }
+    }
+}
+
+/// A pending incident call.
+#[derive(Debug, Clone)]
+pub struct OutboxItem {
+    /// Id.
+    pub id: u64,
+    /// `create_incident` or `close_incident`.
+    pub kind: String,
+    /// Attempts so far.
+    pub attempts: u64,
+    /// The alert it is about.
+    pub alert: AlertRecord,
+}
+
+/// The state of an alert's incident calls, for its page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutboxState {
+    /// Kind.
+    pub kind: String,
+    /// Attempts so far.
+    pub attempts: u64,
+    /// The last error.
+    pub last_error: Option<String>,
+    /// When it succeeded.
+    pub done_at: Option<String>,
+    /// Next attempt.
+    pub next_attempt_at: String,
+}
+
+const ALERT_COLUMNS: &str = "id, project_id, iid, integration_id, fingerprint, status, title, description, severity, \
+    service, monitoring_tool, hosts, environment, started_at, ended_at, events, last_event_at, payload, incident_iid, \
+    created_at, updated_at";
+
+const INTEGRATION_COLUMNS: &str = "id, project_id, project_path, type, name, active, endpoint_identifier, \
+    token_nonce, token_ciphertext, api_url, payload_example, payload_attribute_mapping, created_at, updated_at";
+
+fn alert_from(row: &Row<'_>) -> rusqlite::Result<AlertRecord> {
+    Ok(AlertRecord {
+        id: row.get(0)?,
+        project_id: row.get(1)?,
+        iid: row.get(2)?,
+        integration_id: row.get(3)?,
+        fingerprint: row.get(4)?,
+        status: row.get(5)?,
+        title: row.get(6)?,
+        description: row.get(7)?,
+        severity: row.get(8)?,
+        service: row.get(9)?,
+        monitoring_tool: row.get(10)?,
+        hosts_json: row.get(11)?,
+        environment: row.get(12)?,
+        started_at: row.get(13)?,
+        ended_at: row.get(14)?,
+        events: row.get(15)?,
+        last_event_at: row.get(16)?,
+        payload_json: row.get(17)?,
+        incident_iid: row.get(18)?,
+        created_at: row.get(19)?,
+        updated_at: row.get(20)?,
+    })
+}
+
+fn integration_from(row: &Row<'_>) -> rusqlite::Result<IntegrationRecord> {
+    Ok(IntegrationRecord {
+        id: row.get(0)?,
+        project_id: row.get(1)?,
+        project_path: row.get(2)?,
+        kind: row.get(3)?,
+        name: row.get(4)?,
+        active: row.get(5)?,
+        endpoint_identifier: row.get(6)?,
+        token_nonce: row.get(7)?,
+        token_ciphertext: row.get(8)?,
+        api_url: row.get(9)?,
+        payload_example: row.get(10)?,
+        payload_attribute_mapping: row.get(11)?,
+        created_at: row.get(12)?,
+        updated_at: row.get(13)?,
+    })
+}
+
+/// Every integration.
+pub fn integrations_all(connection: &Connection) -> rusqlite::Result<Vec<IntegrationRecord>> {
+    let mut statement = connection.prepare(&format!(
+        "SELECT {INTEGRATION_COLUMNS} FROM integrations ORDER BY id"
+    ))?;
+    let rows = statement.query_map([], integration_from)?;
+    rows.collect()
+}
+
+/// Inserts an integration (its id is ignored) and returns it with its id.
+pub fn integration_insert(
+    connection: &Connection,
+    record: &IntegrationRecord,
+) -> rusqlite::Result<IntegrationRecord> {
+    connection.execute(
+        "INSERT INTO integrations (project_id, project_path, type, name, active, endpoint_identifier, token_nonce,
+            token_ciphertext, api_url, payload_example, payload_attribute_mapping, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+        params![
+            record.project_id,
+            record.project_path,
+            record.kind,
+            record.name,
+            record.active,
+            record.endpoint_identifier,
+            record.token_nonce,
+            record.token_ciphertext,
+            record.api_url,
+            record.payload_example,
+            record.payload_attribute_mapping,
+            record.created_at,
+            record.updated_at,
+        ],
+    )?;
+    Ok(IntegrationRecord {
+        id: u64::try_from(connection.last_insert_rowid()).unwrap_or(0),
+        ..record.clone()
+    })
+}
+
+/// Replaces an integration's mutable fields.
+pub fn integration_update(connection: &Connection, record: &IntegrationRecord) -> rusqlite::Result<usize> {
+    connection.execute(
+        "UPDATE integrations SET name = ?2, active = ?3, token_nonce = ?4, token_ciphertext = ?5, api_url = ?6,
+            payload_example = ?7, payload_attribute_mapping = ?8, updated_at = ?9, project_path = ?10
+         WHERE id = ?1",
+        params![
+            record.id,
+            record.name,
+            record.active,
+            record.token_nonce,
+            record.token_ciphertext,
+            record.api_url,
+            record.payload_example,
+            record.payload_attribute_mapping,
+            record.updated_at,
+            record.project_path,
+        ],
+    )
+}
+
+/// Deletes an integration.
+pub fn integration_delete(connection: &Connection, id: u64) -> rusqlite::Result<usize> {
+    connection.execute("DELETE FROM integrations WHERE id = ?1", [id])
+}
+
+/// A project's incident settings (defaults when never set).
+pub fn settings_get(connection: &Connection, project_id: u64) -> rusqlite::Result<AlertSettings> {
+    Ok(connection
+        .query_row(
+            "SELECT create_incident, auto_close_incident FROM alert_settings WHERE project_id = ?1",
+            [project_id],
+            |row| {
+                Ok(AlertSettings {
+                    create_incident: row.get(0)?,
+                    auto_close_incident: row.get(1)?,
+                })
+            },
+        )
+        .optional()?
+        .unwrap_or_default())
+}
+
+/// Stores a project's incident settings.
+pub fn settings_put(
+    connection: &Connection,
+    project_id: u64,
+    settings: AlertSettings,
+) -> rusqlite::Result<()> {
+    connection.execute(
+        "INSERT INTO alert_settings (project_id, create_incident, auto_close_incident) VALUES (?1, ?2, ?3)
+         ON CONFLICT (project_id) DO UPDATE SET create_incident = excluded.create_incident,
+            auto_close_incident = excluded.auto_close_incident",
+        params![project_id, settings.create_incident, settings.auto_close_incident],
+    )?;
+    Ok(())
+}
+
+fn open_alert(
+    connection: &Connection,
+    project_id: u64,
+    fingerprint: &str,
+) -> rusqlite::Result<Option<AlertRecord>> {
+    connection
+        .query_row(
+            &format!(
+                "SELECT {ALERT_COLUMNS} FROM alerts WHERE project_id = ?1 AND fingerprint = ?2 AND status != 'resolved'"
+            ),
+            params![project_id, fingerprint],
+            alert_from,
+        )
+        .optional()
+}
+
+fn alert_by_id(connection: &Connection, id: u64) -> rusqlite::Result<AlertRecord> {
+    connection.query_row(
+        &format!("SELECT {ALERT_COLUMNS} FROM alerts WHERE id = ?1"),
+        [id],
+        alert_from,
+    )
+}
+
+fn enqueue(connection: &Connection, kind: &str, alert: &AlertRecord, now: &str) -> rusqlite::Result<()> {
+    connection.execute(
+        "INSERT INTO outbox (kind, project_id, alert_id, next_attempt_at) VALUES (?1, ?2, ?3, ?4)",
+        params![kind, alert.project_id, alert.id, now],
+    )?;
+    Ok(())
+}
+
+/// The lifecycle of one incoming alert (section 5 of the alert contract), as one write job.
+pub fn process_event(connection: &Connection, event: &AlertEvent) -> rusqlite::Result<EventOutcome> {
+    let settings = settings_get(connection, event.project_id)?;
+    let open = match &event.fingerprint {
+        Some(fingerprint) => open_alert(connection, event.project_id, fingerprint)?,
+        None => None,
+    };
+    if let Some(ended_at) = &event.ended_at {
+        let Some(alert) = open else {
+            return Ok(EventOutcome {
+                outcome: "no_open_alert",
+                alert: None,
+            });
+        };
+        connection.execute(
+            "UPDATE alerts SET status = 'resolved', ended_at = ?2, updated_at = ?3 WHERE id = ?1",
+            params![alert.id, ended_at, event.now],
+        )?;
+        let alert = alert_by_id(connection, alert.id)?;
+        if alert.incident_iid.is_some() && settings.auto_close_incident {
+            enqueue(connection, "close_incident", &alert, &event.now)?;
+        }
+        return Ok(EventOutcome {
+            outcome: "resolved",
+            alert: Some(alert),
+        });
+    }
+    if let Some(alert) = open {
+        connection.execute(
+            "UPDATE alerts SET events = events + 1, last_event_at = ?2, updated_at = ?2 WHERE id = ?1",
+            params![alert.id, event.now],
+        )?;
+        return Ok(EventOutcome {
+            outcome: "grouped",
+            alert: Some(alert_by_id(connection, alert.id)?),
+        });
+    }
+    connection.execute(
+        "INSERT INTO alerts (project_id, iid, integration_id, fingerprint, status, title, description, severity,
+            service, monitoring_tool, hosts, environment, started_at, events, last_event_at, payload, created_at,
+            updated_at)
+         VALUES (?1, (SELECT COALESCE(MAX(iid), 0) + 1 FROM alerts WHERE project_id = ?1), ?2, ?3, 'triggered',
+            ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 1, ?12, ?13, ?12, ?12)",
+        params![
+            event.project_id,
+            event.integration_id,
+            event.fingerprint,
+            event.title,
+            event.description,
+            event.severity,
+            event.service,
+            event.monitoring_tool,
+            event.hosts_json,
+            event.environment,
+            event.started_at,
+            event.now,
+            event.payload_json,
+        ],
+    )?;
+    let alert = alert_by_id(
+        connection,
+        u64::try_from(connection.last_insert_rowid()).unwrap_or(0),
+    )?;
+    if settings.create_incident {
+        enqueue(connection, "create_incident", &alert, &event.now)?;
+    }
+    Ok(EventOutcome {
+        outcome: "created",
+        alert: Some(alert),
+    })
+}
+
+/// One alert by its per-project iid.
+pub fn alert_get(
+    connection: &Connection,
+    project_id: u64,
+    iid: u64,
+) -> rusqlite::Result<Option<AlertRecord>> {
+    connection
+        .query_row(
+            &format!("SELECT {ALERT_COLUMNS} FROM alerts WHERE project_id = ?1 AND iid = ?2"),
+            params![project_id, iid],
+            alert_from,
+        )
+        .optional()
+}
+
+/// Sets an alert's status: `resolved` sets `ended_at`, any other status clears it. Answers the alert, or
+/// `Ok(None)` when it does not exist. Reopening can collide with a newer open alert of the same fingerprint
+/// (the unique index refuses it).
+pub fn alert_set_status(
+    connection: &Connection,
+    project_id: u64,
+    iid: u64,
+    status: &str,
+    now: &str,
+) -> rusqlite::Result<Option<AlertRecord>> {
+    let Some(alert) = alert_get(connection, project_id, iid)? else {
+        return Ok(None);
+    };
+    let ended_at = if status == "resolved" {
+        Some(alert.ended_at.clone().unwrap_or_else(|| now.to_owned()))
+    } else {
+        None
+    };
+    connection.execute(
+        "UPDATE alerts SET status = ?2, ended_at = ?3, updated_at = ?4 WHERE id = ?1",
+        params![alert.id, status, ended_at, now],
+    )?;
+    if status == "resolved"
+        && alert.status != "resolved"
+        && alert.incident_iid.is_some()
+        && settings_get(connection, project_id)?.auto_close_incident
+    {
+        enqueue(connection, "close_incident", &alert, now)?;
+    }
+    alert_get(connection, project_id, iid)
+}
+
+/// A page of a project's alerts.
+pub fn alerts_list(connection: &Connection, query: &AlertQuery) -> rusqlite::Result<AlertPage> {
+    let mut conditions = vec!["project_id = ?1".to_owned()];
+    let mut values: Vec<rusqlite::types::Value> =
+        vec![rusqlite::types::Value::Integer(query.project_id as i64)];
+    if let Some(severity) = &query.severity {
+        values.push(rusqlite::types::Value::Text(severity.clone()));
+        conditions.push(format!("severity = ?{}", values.len()));
+    }
+    if let Some(environment) = &query.environment {
+        values.push(rusqlite::types::Value::Text(environment.clone()));
+        conditions.push(format!("environment = ?{}", values.len()));
+    }
+    if let Some(search) = query.search.as_ref().filter(|search| !search.is_empty()) {
+        let escaped = search
+            .to_lowercase()
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_");
+        values.push(rusqlite::types::Value::Text(format!("%{escaped}%")));
+        let n = values.len();
+        conditions.push(format!(
+            "(lower(title) LIKE ?{n} ESCAPE '\\' OR lower(coalesce(description, '')) LIKE ?{n} ESCAPE '\\' \
+             OR lower(coalesce(service, '')) LIKE ?{n} ESCAPE '\\' \
+             OR lower(coalesce(monitoring_tool, '')) LIKE ?{n} ESCAPE '\\' OR lower(hosts) LIKE ?{n} ESCAPE '\\')"
+        ));
+    }
+    let base = conditions.join(" AND ");
+    let mut counts = BTreeMap::new();
+    {
+        let mut statement = connection.prepare(&format!(
+            "SELECT status, COUNT(*) FROM alerts WHERE {base} GROUP BY status"
+        ))?;
+        let rows = statement.query_map(rusqlite::params_from_iter(values.iter()), |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, u64>(1)?))
+        })?;
+        for row in rows {
+            let (status, count) = row?;
+            counts.insert(status, count);
+        }
+    }
+    let filtered = if query.statuses.is_empty() {
+        base
+    } else {
+        let list: Vec<String> = query
+            .statuses
+            .iter()
+            .filter(|status| ["triggered", "acknowledged", "resolved", "ignored"].contains(&status.as_str()))
+            .map(|status| format!("'{status}'"))
+            .collect();
+        format!("{base} AND status IN ({})", list.join(", "))
+    };
+    let total: u64 = connection.query_row(
+        &format!("SELECT COUNT(*) FROM alerts WHERE {filtered}"),
+        rusqlite::params_from_iter(values.iter()),
+        |row| row.get(0),
+    )?;
+    let column = if SORTABLE.contains(&query.sort_by) {
+        query.sort_by
+    } else {
+        "started_at"
+    };
+    let order = if column == "severity_rank" {
+        "CASE severity WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' THEN 2 WHEN 'low' THEN 3 \
+         WHEN 'info' THEN 4 ELSE 5 END"
+            .to_owned()
+    } else {
+        column.to_owned()
+    };
+    // Severity ranks lower for more severe alerts, so "descending" severity lists the most severe first.
+    let direction = match (column == "severity_rank", query.descending) {
+        (true, true) | (false, false) => "ASC",
+        _ => "DESC",
+    };
+    let offset = (query.page.max(1) - 1).saturating_mul(query.per_page);
+    let mut statement = connection.prepare(&format!(
+        "SELECT {ALERT_COLUMNS} FROM alerts WHERE {filtered} ORDER BY {order} {direction}, id DESC LIMIT {} OFFSET {offset}",
+        query.per_page
+    ))?;
+    let alerts = statement
+        .query_map(rusqlite::params_from_iter(values.iter()), alert_from)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(AlertPage {
+        alerts,
+        total,
+        counts,
+    })
+}
+
+/// Open alerts of a project that name an environment, most severe first.
+pub fn open_by_environment(connection: &Connection, project_id: u64) -> rusqlite::Result<Vec<AlertRecord>> {
+    let mut statement = connection.prepare(&format!(
+        "SELECT {ALERT_COLUMNS} FROM alerts WHERE project_id = ?1 AND status != 'resolved' AND environment IS NOT NULL
+         ORDER BY environment, CASE severity WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' THEN 2
+            WHEN 'low' THEN 3 WHEN 'info' THEN 4 ELSE 5 END, started_at DESC"
+    ))?;
+    let rows = statement.query_map([project_id], alert_from)?;
+    rows.collect()
+}
+
+/// Outbox items due at `now`, oldest first.
+pub fn outbox_due(connection: &Connection, now: &str, limit: u32) -> rusqlite::Result<Vec<OutboxItem>> {
+    let mut statement = connection.prepare(
+        "SELECT id, kind, attempts, alert_id FROM outbox WHERE done_at IS NULL AND next_attempt_at <= ?1
+         ORDER BY next_attempt_at, id LIMIT ?2",
+    )?;
+    let rows = statement.query_map(params![now, limit], |row| {
+        Ok((
+            row.get::<_, u64>(0)?,
+            row.get::<_, String>(1)?,
+            row.get::<_, u64>(2)?,
+            row.get::<_, u64>(3)?,
+        ))
+    })?;
+    let mut items = Vec::new();
+    for row in rows {
+        let (id, kind, attempts, alert_id) = row?;
+        items.push(OutboxItem {
+            id,
+            kind,
+            attempts,
+            alert: alert_by_id(connection, alert_id)?,
+        });
+    }
+    Ok(items)
+}
+
+/// Marks an outbox item done; a created incident's iid is stored on its alert.
+pub fn outbox_done(
+    connection: &Connection,
+    id: u64,
+    alert_id: u64,
+    incident_iid: Option<u64>,
+    now: &str,
+) -> rusqlite::Result<()> {
+    connection.execute(
+        "UPDATE outbox SET done_at = ?2, attempts = attempts + 1, last_error = NULL WHERE id = ?1",
+        params![id, now],
+    )?;
+    if let Some(iid) = incident_iid {
+        connection.execute(
+            "UPDATE alerts SET incident_iid = ?2 WHERE id = ?1",
+            params![alert_id, iid],
+        )?;
+        // An alert resolved before its incident existed still gets the incident closed.
+        let alert = alert_by_id(connection, alert_id)?;
+        if alert.status == "resolved" && settings_get(connection, alert.project_id)?.auto_close_incident {
+            enqueue(connection, "close_incident", &alert, now)?;
+        }
+    }
+    Ok(())
+}
+
+/// Records a failed attempt and when to try again.
+pub fn outbox_retry(
+    connection: &Connection,
+    id: u64,
+    next_attempt_at: &str,
+    error: &str,
+) -> rusqlite::Result<()> {
+    connection.execute(
+        "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?2, last_error = ?3 WHERE id = ?1",
+        params![id, next_attempt_at, error],
+    )?;
+    Ok(())
+}
+
+/// The incident calls of an alert.
+pub fn outbox_of(connection: &Connection, alert_id: u64) -> rusqlite::Result<Vec<OutboxState>> {
+    let mut statement = connection.prepare(
+        "SELECT kind, attempts, last_error, done_at, next_attempt_at FROM outbox WHERE alert_id = ?1 ORDER BY id",
+    )?;
+    let rows = statement.query_map([alert_id], |row| {
+        Ok(OutboxState {
+            kind: row.get(0)?,
+            attempts: row.get(1)?,
+            last_error: row.get(2)?,
+            done_at: row.get(3)?,
+            next_attempt_at: row.get(4)?,
+        })
+    })?;
+    rows.collect()
+}

@@ -14,4 +14,13 @@ if ! command -v npm >/dev/null 2>&1; then
 fi
 npm ci --prefix tests/v3-client --no-audit --no-fund
 
+# A real alert sender (tests/alertmanager.rs): Debian's Prometheus Alertmanager.
+if [ ! -x /usr/bin/prometheus-alertmanager ]; then
+    if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+    $sudo apt-get update
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus-alertmanager
+    # The package starts a system service; the tests run their own Alertmanager.
+    $sudo systemctl disable --now prometheus-alertmanager >/dev/null 2>&1 || true
+fi
+
 cargo test --workspace --all-targets

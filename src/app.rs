@@ -6,6 +6,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use tokio::net::TcpListener;
 
+use crate::alerts::outbox::Outbox;
 use crate::config::Config;
 use crate::rewrite::table::RuleTable;
 use crate::server::{self, Gateway};
@@ -26,7 +27,10 @@ pub struct Running {
     pub temporary_data_dir: Option<tempfile::TempDir>,
     /// The gateway.
     pub gateway: Arc<Gateway>,
+    /// In dev mode: the demo alert integration's path and key.
+    pub demo_alerts: Option<(String, String)>,
     listener: TcpListener,
+    outbox_task: tokio::task::JoinHandle<()>,
 }
 
 /// Prepares everything `serve` needs, binding the listener, without serving yet.
@@ -58,18 +62,42 @@ pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
     };
     let store = SqliteStore::open(&data_dir)
         .with_context(|| format!("opening the store in {}", data_dir.display()))?;
-    let gateway = Gateway::build(config, &backend, Arc::new(store), table)?;
+    let gateway = Gateway::build(config, &backend, Arc::new(store), table, &data_dir).await?;
     let listener = TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("listening on {}", config.listen))?;
     let address = listener.local_addr()?;
+    let scheme = if config.tls.is_some() { "https" } else { "http" };
+    let public_url = config
+        .public_url
+        .clone()
+        .unwrap_or_else(|| format!("{scheme}://{address}"));
+    let outbox = Outbox {
+        store: Arc::clone(&gateway.store),
+        upstream: Arc::clone(&gateway.upstream),
+        service_token: config.service_token.clone(),
+        public_url: public_url.clone(),
+    };
+    let outbox_task = tokio::spawn(outbox.run());
+    let demo_alerts = match &demo {
+        Some(demo) => Some(
+            gateway
+                .alerts
+                .ensure_demo(demo.project_id, &demo.project_path)
+                .await
+                .context("creating the demo alert integration")?,
+        ),
+        None => None,
+    };
     Ok(Running {
         address,
         simulator,
         demo,
         temporary_data_dir,
         gateway,
+        demo_alerts,
         listener,
+        outbox_task,
     })
 }
 
@@ -90,6 +118,7 @@ impl Running {
             None => None,
         };
         server::serve(self.listener, tls, self.gateway, shutdown, config.shutdown_grace).await;
+        self.outbox_task.abort();
         if let Some(simulator) = &self.simulator {
             simulator.shutdown();
         }
@@ -116,7 +145,16 @@ impl Running {
              demo user: {user}, token: {token}\n\
              demo project: {project} (id {project_id})\n\
              \n\
-             Try a V3 call:\n  curl -H 'PRIVATE-TOKEN: {token}' {base}/api/v3/projects\n",
+             Try a V3 call:\n  curl -H 'PRIVATE-TOKEN: {token}' {base}/api/v3/projects\n\
+             {alerts}",
+            alerts = match &self.demo_alerts {
+                Some((path, key)) => format!(
+                    "\nDemo alert integration: {base}{path}, key: {key}\n\
+                     Send an alert:\n  curl -H 'Authorization: Bearer {key}' -H 'Content-Type: application/json' \
+                     -d '{{\"title\": \"Disk full\", \"severity\": \"high\"}}' {base}{path}\n"
+                ),
+                None => String::new(),
+            },
             user = demo.username,
             token = demo.token,
             project = demo.project_path,

@@ -49,3 +49,9 @@ pub fn json_response(status: http::StatusCode, value: &serde_json::Value) -> htt
 pub fn error_response(status: http::StatusCode, message: &str) -> http::Response<Body> {
     json_response(status, &serde_json::json!({ "message": message }))
 }
+
+/// Reads a response the gateway built itself back as JSON (`None` when it is not JSON).
+pub async fn read_json(response: http::Response<Body>) -> Option<serde_json::Value> {
+    let bytes = response.into_body().collect().await.ok()?.to_bytes();
+    serde_json::from_slice(&bytes).ok()
+}

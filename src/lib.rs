@@ -2,8 +2,11 @@
 //!
 //! Request flow: [`server`] accepts and dispatches; [`rewrite`] translates `/api/v3` requests by the rule table;
 //! [`passthrough`] streams everything else to the backend through [`upstream`]; [`store`] keeps durable state;
+//! [`alerts`] terminates alert webhooks and serves their management API, asking [`access`] what callers may do;
 //! [`telemetry`] logs and counts. [`config`] builds the one validated configuration, [`app`] wires it all up.
 
+pub mod access;
+pub mod alerts;
 pub mod app;
 pub mod body;
 pub mod config;

@@ -57,6 +57,9 @@ struct ServeArgs {
     /// Log format: text or json.
     #[arg(long)]
     log_format: Option<String>,
+    /// Alert tier: free or premium.
+    #[arg(long)]
+    edition: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -123,6 +126,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         dev: args.dev.then_some(true),
         rules_dir: args.rules,
         log_format: args.log_format,
+        edition: args.edition,
         ..RawConfig::default()
     };
     let config = match Config::load(args.config.as_deref(), std::env::vars(), flags) {

@@ -21,6 +21,8 @@ use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 use tracing::Instrument;
 
+use crate::alerts::integrations::parse_address;
+use crate::alerts::AlertService;
 use crate::body::Body;
 use crate::config::{Config, ServerTls};
 use crate::context::RequestContext;
@@ -29,7 +31,8 @@ use crate::rewrite::{is_v3, RewriteSettings, Rewriter};
 use crate::store::Store;
 use crate::telemetry::{acceptable_request_id, new_request_id, KindLabels, Metrics, RequestLabels};
 use crate::upstream::{read_certs, read_key, ClientInfo, Upstream};
-use crate::{internal, passthrough};
+use crate::{alerts, internal, passthrough};
+use http_body_util::BodyExt;
 
 /// Time a client has to send a request head, and to finish a TLS handshake.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
@@ -44,18 +47,31 @@ pub struct Gateway {
     pub metrics: Arc<Metrics>,
     /// The store.
     pub store: Arc<dyn Store>,
+    /// Alert intake and management.
+    pub alerts: Arc<AlertService>,
+    /// The configured public base URL.
+    pub public_url: Option<String>,
 }
 
 impl Gateway {
     /// Builds the gateway for `config`, talking to `backend`, keeping state in `store`.
-    pub fn build(
+    pub async fn build(
         config: &Config,
         backend: &http::Uri,
         store: Arc<dyn Store>,
         table: RuleTable,
+        data_dir: &std::path::Path,
     ) -> anyhow::Result<Arc<Self>> {
         let metrics = Metrics::new();
         let upstream = Arc::new(Upstream::new(&config.backend, backend, Arc::clone(&metrics))?);
+        let alerts = AlertService::start(
+            Arc::clone(&store),
+            Arc::clone(&upstream),
+            config.alerts.clone(),
+            data_dir,
+            backend.to_string().trim_end_matches('/').to_owned(),
+        )
+        .await?;
         let rewriter = Rewriter::new(
             table,
             Arc::clone(&store),
@@ -76,6 +92,8 @@ impl Gateway {
             rewriter,
             metrics,
             store,
+            alerts,
+            public_url: config.public_url.clone(),
         }))
     }
 
@@ -91,10 +109,18 @@ impl Gateway {
         let method = request.method().clone();
         let path = request.uri().path().to_owned();
 
-        let outcome = if path.starts_with(internal::PREFIX) {
+        let outcome = if path.starts_with(alerts::api::PREFIX) {
+            context.kind = "internal";
+            context.route = "/-/svcgate/api/projects/:project/…".to_owned();
+            Ok(self.alert_api(request, &context).await)
+        } else if path.starts_with(internal::PREFIX) {
             context.kind = "internal";
             context.route = path.clone();
             Ok(internal::handle(self, &method, &path).await)
+        } else if let Some(address) = parse_address(&path) {
+            context.kind = "alerts";
+            context.route = "alert intake".to_owned();
+            Ok(self.alerts.intake.handle(request, &address).await)
         } else if is_v3(&path) {
             context.kind = "rewrite";
             self.rewriter.handle(request, &mut context).await
@@ -110,6 +136,52 @@ impl Gateway {
         }
         self.record(&context, &method, &path, response.status().as_u16());
         response
+    }
+
+    /// Reads a management request's JSON body (at most 1 MiB) and answers it.
+    async fn alert_api(&self, request: Request<Incoming>, context: &RequestContext) -> Response<Body> {
+        let (parts, incoming) = request.into_parts();
+        let query = crate::rewrite::params::parse_pairs(parts.uri.query().unwrap_or("").as_bytes());
+        let bytes = match http_body_util::Limited::new(incoming, 1 << 20).collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(_) => {
+                return crate::body::error_response(
+                    http::StatusCode::PAYLOAD_TOO_LARGE,
+                    "413 Payload Too Large: management requests are at most 1 MiB",
+                )
+            }
+        };
+        let body = if bytes.iter().all(u8::is_ascii_whitespace) {
+            serde_json::Value::Null
+        } else {
+            match serde_json::from_slice(&bytes) {
+                Ok(value) => value,
+                Err(error) => {
+                    return crate::body::error_response(
+                        http::StatusCode::BAD_REQUEST,
+                        &format!("400 (Bad request) the body is not valid JSON: {error}"),
+                    )
+                }
+            }
+        };
+        let origin = match &self.public_url {
+            Some(url) => url.clone(),
+            None => format!(
+                "{}://{}",
+                context.client.proto,
+                crate::passthrough::original_host(&parts).unwrap_or_else(|| "localhost".to_owned())
+            ),
+        };
+        alerts::api::handle(
+            &self.alerts,
+            &parts.method,
+            parts.uri.path(),
+            &parts.headers,
+            query,
+            body,
+            origin,
+        )
+        .await
     }
 
     fn record(&self, context: &RequestContext, method: &http::Method, path: &str, status: u16) {

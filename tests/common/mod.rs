@@ -1,6 +1,7 @@
 //! Shared test support: start a gateway on a real socket in front of any backend, and a small HTTP client.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod alerts;
 pub mod origin;
 
 use std::future::Future;

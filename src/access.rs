@@ -1,0 +1,306 @@
+//! Who is calling and what they may do on a project, as the backend says, cached for a short time.
+//!
+//! The caller's own credentials (`PRIVATE-TOKEN`, `Authorization: Bearer`, or a signed-in page session's
+//! token) are sent to the backend: `GET /user` tells who they are and whether they are an admin,
+//! `GET /projects/:project` their access level. Answers are cached by a hash of the token for
+//! `access_cache_ttl`, so a busy page or API client costs two backend calls a minute, not two a request.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
+use http_body_util::{BodyExt, Limited};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::body;
+use crate::upstream::Upstream;
+
+/// Access levels, as the service numbers them, plus the instance admin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Role {
+    /// No access.
+    None,
+    /// Guest (10).
+    Guest,
+    /// Reporter (20).
+    Reporter,
+    /// Developer (30).
+    Developer,
+    /// Maintainer (40).
+    Maintainer,
+    /// Owner (50).
+    Owner,
+    /// Instance administrator.
+    Admin,
+}
+
+impl Role {
+    /// The role of a numeric access level.
+    pub fn from_level(level: u64) -> Self {
+        match level {
+            50.. => Role::Owner,
+            40..=49 => Role::Maintainer,
+            30..=39 => Role::Developer,
+            20..=29 => Role::Reporter,
+            10..=19 => Role::Guest,
+            _ => Role::None,
+        }
+    }
+
+    /// The role's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::None => "none",
+            Role::Guest => "Guest",
+            Role::Reporter => "Reporter",
+            Role::Developer => "Developer",
+            Role::Maintainer => "Maintainer",
+            Role::Owner => "Owner",
+            Role::Admin => "Admin",
+        }
+    }
+}
+
+/// A caller's standing on one project.
+#[derive(Debug, Clone)]
+pub struct ProjectAccess {
+    /// Their role.
+    pub role: Role,
+    /// The project's numeric id.
+    pub project_id: u64,
+    /// The project's full path.
+    pub project_path: String,
+    /// The caller's username.
+    pub username: String,
+}
+
+/// Why access could not be established.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AccessError {
+    /// No credentials, or the backend refused them.
+    #[error("401 Unauthorized")]
+    Unauthenticated,
+    /// The project does not exist or the caller cannot see it.
+    #[error("404 Project Not Found")]
+    ProjectNotFound,
+    /// The backend could not be asked.
+    #[error("the backend could not be asked: {0}")]
+    Backend(String),
+}
+
+/// The credentials a caller presented.
+#[derive(Debug, Clone)]
+pub struct Credentials {
+    header: (&'static str, HeaderValue),
+    key: String,
+}
+
+impl Credentials {
+    /// The caller's credentials from request headers (`PRIVATE-TOKEN` or `Authorization: Bearer`).
+    pub fn from_headers(headers: &HeaderMap) -> Option<Self> {
+        if let Some(value) = headers.get("private-token").filter(|value| !value.is_empty()) {
+            return Some(Self::new("private-token", value.clone()));
+        }
+        let value = headers.get(http::header::AUTHORIZATION)?;
+        let text = value.to_str().ok()?;
+        let token = text
+            .strip_prefix("Bearer ")
+            .or_else(|| text.strip_prefix("bearer "))?;
+        (!token.trim().is_empty()).then(|| Self::new("authorization", value.clone()))
+    }
+
+    /// Credentials from a personal access token (a signed-in page session).
+    pub fn from_token(token: &str) -> Option<Self> {
+        HeaderValue::from_str(token)
+            .ok()
+            .map(|value| Self::new("private-token", value))
+    }
+
+    fn new(name: &'static str, value: HeaderValue) -> Self {
+        let key = Sha256::digest(value.as_bytes())
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect();
+        Credentials {
+            header: (name, value),
+            key,
+        }
+    }
+}
+
+struct Cached {
+    at: Instant,
+    value: Result<ProjectAccess, AccessError>,
+}
+
+/// Who a token belongs to, `(username, is_admin)`, or why not.
+type UserAnswer = Result<(String, bool), AccessError>;
+
+/// Asks the backend about callers and remembers the answers for a while.
+pub struct AccessChecker {
+    upstream: Arc<Upstream>,
+    ttl: Duration,
+    users: Mutex<HashMap<String, (Instant, UserAnswer)>>,
+    projects: Mutex<HashMap<(String, String), Cached>>,
+}
+
+/// The most the cache holds before it is emptied (each entry expires within `ttl` anyway).
+const CACHE_LIMIT: usize = 10_000;
+
+impl AccessChecker {
+    /// A checker asking `upstream`, caching for `ttl`.
+    pub fn new(upstream: Arc<Upstream>, ttl: Duration) -> Self {
+        AccessChecker {
+            upstream,
+            ttl,
+            users: Mutex::new(HashMap::new()),
+            projects: Mutex::new(HashMap::new()),
+        }
+    }
+
+    async fn get(&self, credentials: &Credentials, path: &str) -> Result<(StatusCode, Value), AccessError> {
+        let mut request = Request::new(body::empty());
+        *request.method_mut() = Method::GET;
+        *request.uri_mut() = self
+            .upstream
+            .uri(path)
+            .map_err(|error| AccessError::Backend(error.to_string()))?;
+        request
+            .headers_mut()
+            .insert(credentials.header.0, credentials.header.1.clone());
+        let response = self
+            .upstream
+            .send(request)
+            .await
+            .map_err(|error| AccessError::Backend(error.to_string()))?;
+        let status = response.status();
+        let bytes = Limited::new(response.into_body(), 1 << 20)
+            .collect()
+            .await
+            .map_err(|error| AccessError::Backend(error.to_string()))?
+            .to_bytes();
+        Ok((status, serde_json::from_slice(&bytes).unwrap_or(Value::Null)))
+    }
+
+    /// Who the caller is: `(username, is_admin)`.
+    pub async fn user(&self, credentials: &Credentials) -> Result<(String, bool), AccessError> {
+        if let Some((at, value)) = self
+            .users
+            .lock()
+            .ok()
+            .and_then(|users| users.get(&credentials.key).cloned())
+        {
+            if at.elapsed() < self.ttl {
+                return value;
+            }
+        }
+        let value = match self.get(credentials, "/api/v4/user").await? {
+            (status, body) if status.is_success() => Ok((
+                body.get("username")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                body.get("is_admin").and_then(Value::as_bool).unwrap_or(false),
+            )),
+            (StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN, _) => Err(AccessError::Unauthenticated),
+            (status, _) => return Err(AccessError::Backend(format!("GET /user answered {status}"))),
+        };
+        if let Ok(mut users) = self.users.lock() {
+            if users.len() > CACHE_LIMIT {
+                users.clear();
+            }
+            users.insert(credentials.key.clone(), (Instant::now(), value.clone()));
+        }
+        value
+    }
+
+    /// The caller's access to `project` (a numeric id or a full path, not encoded).
+    pub async fn project(
+        &self,
+        credentials: &Credentials,
+        project: &str,
+    ) -> Result<ProjectAccess, AccessError> {
+        let key = (credentials.key.clone(), project.to_owned());
+        if let Some(cached) = self.projects.lock().ok().and_then(|projects| {
+            projects
+                .get(&key)
+                .filter(|cached| cached.at.elapsed() < self.ttl)
+                .map(|cached| cached.value.clone())
+        }) {
+            return cached;
+        }
+        let (username, admin) = self.user(credentials).await?;
+        let encoded = crate::rewrite::exchange::encode_segment(project);
+        let value = match self
+            .get(credentials, &format!("/api/v4/projects/{encoded}"))
+            .await?
+        {
+            (status, body) if status.is_success() => {
+                let level = |kind: &str| {
+                    body.pointer(&format!("/permissions/{kind}/access_level"))
+                        .and_then(Value::as_u64)
+                };
+                let level = level("project_access").max(level("group_access")).unwrap_or(0);
+                Ok(ProjectAccess {
+                    role: if admin {
+                        Role::Admin
+                    } else {
+                        Role::from_level(level)
+                    },
+                    project_id: body.get("id").and_then(Value::as_u64).unwrap_or(0),
+                    project_path: body
+                        .get("path_with_namespace")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
+                    username,
+                })
+            }
+            (StatusCode::NOT_FOUND | StatusCode::FORBIDDEN, _) => Err(AccessError::ProjectNotFound),
+            (StatusCode::UNAUTHORIZED, _) => Err(AccessError::Unauthenticated),
+            (status, _) => return Err(AccessError::Backend(format!("GET /projects answered {status}"))),
+        };
+        if let Ok(mut projects) = self.projects.lock() {
+            if projects.len() > CACHE_LIMIT {
+                projects.clear();
+            }
+            projects.insert(
+                key,
+                Cached {
+                    at: Instant::now(),
+                    value: value.clone(),
+                },
+            );
+        }
+        value
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn access_levels_map_to_roles() {
+        assert_eq!(Role::from_level(20), Role::Reporter);
+        assert_eq!(Role::from_level(30), Role::Developer);
+        assert_eq!(Role::from_level(40), Role::Maintainer);
+        assert_eq!(Role::from_level(50), Role::Owner);
+        assert!(Role::Admin > Role::Owner && Role::Maintainer > Role::Developer);
+    }
+
+    #[test]
+    fn credentials_come_from_either_header_and_never_from_an_empty_one() {
+        let mut headers = HeaderMap::new();
+        assert!(Credentials::from_headers(&headers).is_none());
+        headers.insert("private-token", HeaderValue::from_static(""));
+        assert!(Credentials::from_headers(&headers).is_none());
+        headers.insert(
+            http::header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer abc"),
+        );
+        assert!(Credentials::from_headers(&headers).is_some());
+    }
+}

@@ -1,0 +1,245 @@
+//! The receiving endpoint: the checks of section 3 of the alert contract, in their order, each with its answer.
+//!
+//! 1 method, 2 address (one uniform 404), 3 key (constant time, before any body byte is read), 4 content type,
+//! 5 size (from `Content-Length`, then from the stream), 6 JSON and depth, 7 payload shape, 8 rate limit,
+//! 9 durable commit, 10 the per-alert outcomes. Every error is `{"message": "...", "error": "<code>"}`.
+
+use std::sync::Arc;
+
+use base64::Engine;
+use http::header::{HeaderMap, HeaderValue};
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use serde_json::{json, Value};
+
+use super::integrations::{Address, Integration, Kind, Registry};
+use super::lifecycle;
+use super::payload::{self, Edition as PayloadEdition, PayloadError};
+use super::ratelimit::RateLimiter;
+use crate::body::{json_response, Body};
+use crate::config::{AlertConfig, Edition};
+use crate::store::Store;
+
+/// Seconds a sender is asked to wait when the store cannot commit.
+const STORE_RETRY_AFTER: u64 = 5;
+
+/// The receiving side of alert integrations.
+pub struct Intake {
+    registry: Arc<Registry>,
+    store: Arc<dyn Store>,
+    limiter: RateLimiter,
+    config: AlertConfig,
+}
+
+/// An error answer in the alert intake's shape.
+pub fn alert_error(status: StatusCode, code: &str, message: &str) -> Response<Body> {
+    json_response(status, &json!({ "message": message, "error": code }))
+}
+
+fn with_header(mut response: Response<Body>, name: http::HeaderName, value: String) -> Response<Body> {
+    if let Ok(value) = HeaderValue::from_str(&value) {
+        response.headers_mut().insert(name, value);
+    }
+    response
+}
+
+/// The key a sender presented: `Authorization: Bearer <key>`, or HTTP Basic with the key as password.
+fn presented_key(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?.trim();
+    let (scheme, rest) = value.split_once(' ')?;
+    if scheme.eq_ignore_ascii_case("bearer") {
+        return Some(rest.trim().to_owned());
+    }
+    if scheme.eq_ignore_ascii_case("basic") {
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(rest.trim())
+            .ok()?;
+        let text = String::from_utf8(decoded).ok()?;
+        return text.split_once(':').map(|(_, password)| password.to_owned());
+    }
+    None
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .map(|value| value.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
+        .is_some_and(|essence| essence == "application/json" || essence.ends_with("+json"))
+}
+
+impl Intake {
+    /// The intake over `registry` and `store`.
+    pub fn new(registry: Arc<Registry>, store: Arc<dyn Store>, config: AlertConfig) -> Self {
+        Intake {
+            registry,
+            store,
+            limiter: RateLimiter::new(config.rate_limit, config.rate_burst),
+            config,
+        }
+    }
+
+    fn edition(&self) -> PayloadEdition {
+        match self.config.edition {
+            Edition::Free => PayloadEdition::Free,
+            Edition::Premium => PayloadEdition::Premium,
+        }
+    }
+
+    /// Answers one request to a receiving address.
+    pub async fn handle(&self, request: Request<Incoming>, address: &Address) -> Response<Body> {
+        if request.method() != Method::POST {
+            let answer = alert_error(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                "only POST is accepted",
+            );
+            return with_header(answer, http::header::ALLOW, "POST".to_owned());
+        }
+        // One answer for an unknown project, an unknown endpoint and an inactive integration alike.
+        let Some(integration) = self.registry.receiving(address) else {
+            return alert_error(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                "no active alert integration at this address",
+            );
+        };
+        if !presented_key(request.headers()).is_some_and(|key| integration.accepts(&key)) {
+            let answer = alert_error(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "missing or wrong authorization key",
+            );
+            return with_header(answer, http::header::WWW_AUTHENTICATE, "Bearer".to_owned());
+        }
+        if !is_json(request.headers()) {
+            return alert_error(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "the payload must be sent as application/json",
+            );
+        }
+        match self.read_body(request).await {
+            Ok(bytes) => self.accept(&integration, &bytes).await,
+            Err(answer) => answer,
+        }
+    }
+
+    async fn read_body(&self, request: Request<Incoming>) -> Result<bytes::Bytes, Response<Body>> {
+        let limit = self.config.max_body_bytes;
+        let too_large = || {
+            alert_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+                &format!("the payload is larger than {limit} bytes (alert_max_body_bytes)"),
+            )
+        };
+        let declared = request
+            .headers()
+            .get(http::header::CONTENT_LENGTH)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.parse::<u64>().ok());
+        if declared.is_some_and(|length| length > limit) {
+            return Err(too_large());
+        }
+        let mut body = request.into_body();
+        let mut collected = Vec::new();
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|_| {
+                alert_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_json",
+                    "the payload could not be read",
+                )
+            })?;
+            if let Ok(data) = frame.into_data() {
+                if collected.len() as u64 + data.len() as u64 > limit {
+                    return Err(too_large());
+                }
+                collected.extend_from_slice(&data);
+            }
+        }
+        Ok(bytes::Bytes::from(collected))
+    }
+
+    /// Parses, checks, rate-limits and stores a payload already authorised (also used by test alerts).
+    pub async fn accept(&self, integration: &Integration, bytes: &[u8]) -> Response<Body> {
+        let value = match payload::parse_json(bytes, self.config.max_depth) {
+            Ok(value) => value,
+            Err(error) => return alert_error(StatusCode::BAD_REQUEST, "invalid_json", &error.to_string()),
+        };
+        let now = time::OffsetDateTime::now_utc();
+        let normalized = match integration.kind {
+            Kind::Prometheus => payload::normalize_prometheus(&value, now, self.edition()),
+            _ => payload::normalize_generic(&value, now, self.edition(), integration.mapping.as_ref())
+                .map(|alert| vec![alert]),
+        };
+        let alerts = match normalized {
+            Ok(alerts) => alerts,
+            Err(error @ (PayloadError::InvalidJson { .. } | PayloadError::TooDeep { .. })) => {
+                return alert_error(StatusCode::BAD_REQUEST, "invalid_json", &error.to_string())
+            }
+            Err(error) => {
+                return alert_error(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "invalid_payload",
+                    &error.to_string(),
+                )
+            }
+        };
+        if let Err(wait) = self.limiter.take(integration.record.id, alerts.len()) {
+            // Alertmanager retries only 5xx answers, so Prometheus senders are told 503.
+            let (status, message) = match integration.kind {
+                Kind::Prometheus => (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "over the rate limit; retry later",
+                ),
+                _ => (StatusCode::TOO_MANY_REQUESTS, "over the rate limit; retry later"),
+            };
+            let answer = alert_error(status, "rate_limited", message);
+            return with_header(answer, http::header::RETRY_AFTER, wait.to_string());
+        }
+        match lifecycle::process(self.store.as_ref(), integration, alerts, now).await {
+            Ok(entries) => {
+                let status = match integration.kind {
+                    Kind::Prometheus => StatusCode::CREATED,
+                    _ => StatusCode::OK,
+                };
+                json_response(status, &Value::Array(entries))
+            }
+            Err(error) => {
+                tracing::error!(%error, integration = integration.record.id, "alert not committed");
+                let answer = alert_error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "store_unavailable",
+                    "the alert could not be stored; retry later",
+                );
+                with_header(answer, http::header::RETRY_AFTER, STORE_RETRY_AFTER.to_string())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_come_from_bearer_or_basic_passwords() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            http::header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer abc123"),
+        );
+        assert_eq!(presented_key(&headers).as_deref(), Some("abc123"));
+        // "user:s3cret" in base64.
+        headers.insert(
+            http::header::AUTHORIZATION,
+            HeaderValue::from_static("Basic dXNlcjpzM2NyZXQ="),
+        );
+        assert_eq!(presented_key(&headers).as_deref(), Some("s3cret"));
+        headers.insert(http::header::AUTHORIZATION, HeaderValue::from_static("Basic !!!"));
+        assert_eq!(presented_key(&headers), None);
+    }
+}

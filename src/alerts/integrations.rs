@@ -1,0 +1,279 @@
+//! Alert integrations: their kinds and tiers, receiving addresses, tokens, and the in-memory registry the
+//! intake looks them up in.
+//!
+//! The registry holds every integration with its token decrypted, keyed by receiving address, so that a
+//! receiving request costs no store read; the management API updates it together with the store.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use super::payload::AttributeMapping;
+use crate::config::Edition;
+use crate::store::IntegrationRecord;
+
+/// The four kinds of integration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// The legacy endpoint, one per project (Free).
+    Generic,
+    /// HTTP Endpoint, many per project, named (Premium).
+    Http,
+    /// An Alertmanager receiver, one per project (Free).
+    Prometheus,
+    /// A link to the incident-alerting tool; receives nothing (Premium).
+    Opsgenie,
+}
+
+impl Kind {
+    /// The kind a name stands for.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "generic" => Some(Kind::Generic),
+            "http" => Some(Kind::Http),
+            "prometheus" => Some(Kind::Prometheus),
+            "opsgenie" => Some(Kind::Opsgenie),
+            _ => None,
+        }
+    }
+
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Generic => "generic",
+            Kind::Http => "http",
+            Kind::Prometheus => "prometheus",
+            Kind::Opsgenie => "opsgenie",
+        }
+    }
+
+    /// The name shown to people.
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::Generic => "Generic",
+            Kind::Http => "HTTP Endpoint",
+            Kind::Prometheus => "Prometheus",
+            Kind::Opsgenie => "Opsgenie",
+        }
+    }
+
+    /// The tier that offers it.
+    pub fn tier(self) -> Edition {
+        match self {
+            Kind::Generic | Kind::Prometheus => Edition::Free,
+            Kind::Http | Kind::Opsgenie => Edition::Premium,
+        }
+    }
+}
+
+/// An integration with its token in the clear (held in memory only).
+#[derive(Debug, Clone)]
+pub struct Integration {
+    /// The stored record.
+    pub record: IntegrationRecord,
+    /// The kind.
+    pub kind: Kind,
+    /// The token (32 hex digits).
+    pub token: String,
+    /// The custom mapping (http).
+    pub mapping: Option<AttributeMapping>,
+}
+
+impl Integration {
+    /// The receiving path of this integration (relative to the gateway's base URL), if it receives alerts.
+    pub fn path(&self) -> Option<String> {
+        let project = &self.record.project_path;
+        match self.kind {
+            Kind::Generic => Some(format!("/{project}/alerts/notify.json")),
+            Kind::Prometheus => Some(format!("/{project}/prometheus/alerts/notify.json")),
+            Kind::Http => Some(format!(
+                "/{project}/alerts/notify/{}/{}.json",
+                slug(&self.record.name),
+                self.record.endpoint_identifier.as_deref().unwrap_or("")
+            )),
+            Kind::Opsgenie => None,
+        }
+    }
+
+    /// Whether `given` is this integration's token, compared in constant time.
+    pub fn accepts(&self, given: &str) -> bool {
+        // Hashing first makes the comparison's time independent of both lengths and contents.
+        let expected = Sha256::digest(self.token.as_bytes());
+        let offered = Sha256::digest(given.as_bytes());
+        bool::from(expected.ct_eq(&offered))
+    }
+}
+
+/// The cosmetic slug of an HTTP Endpoint's name in its address.
+pub fn slug(name: &str) -> String {
+    let mut slug = String::new();
+    for character in name.to_lowercase().chars() {
+        if character.is_ascii_alphanumeric() {
+            slug.push(character);
+        } else if !slug.ends_with('-') {
+            slug.push('-');
+        }
+    }
+    let slug = slug.trim_matches('-').to_owned();
+    if slug.is_empty() {
+        "endpoint".to_owned()
+    } else {
+        slug
+    }
+}
+
+/// What a receiving address names.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Address {
+    /// The project's full path, lower-cased.
+    pub project_path: String,
+    /// The integration within the project: `generic`, `prometheus`, or an http endpoint identifier.
+    pub endpoint: String,
+}
+
+/// Parses a request path as a receiving address: `/{project}/alerts/notify[.json]`,
+/// `/{project}/alerts/notify/{slug}/{identifier}[.json]` or `/{project}/prometheus/alerts/notify[.json]`.
+pub fn parse_address(path: &str) -> Option<Address> {
+    let path = path.strip_suffix(".json").unwrap_or(path);
+    let trimmed = path.trim_start_matches('/');
+    let address = |project: &str, endpoint: &str| {
+        let project = project.trim_matches('/');
+        (project.contains('/') || !project.is_empty()).then(|| Address {
+            project_path: project.to_lowercase(),
+            endpoint: endpoint.to_owned(),
+        })
+    };
+    if let Some(project) = trimmed.strip_suffix("/prometheus/alerts/notify") {
+        return address(project, "prometheus");
+    }
+    if let Some(project) = trimmed.strip_suffix("/alerts/notify") {
+        return address(project, "generic");
+    }
+    let (project, rest) = trimmed.rsplit_once("/alerts/notify/")?;
+    let (_slug, identifier) = rest.split_once('/')?;
+    if identifier.len() != 16 || !identifier.bytes().all(|b| b.is_ascii_hexdigit()) || project.is_empty() {
+        return None;
+    }
+    address(project, identifier)
+}
+
+/// Every integration, by id and by receiving address.
+#[derive(Default)]
+pub struct Registry {
+    by_id: RwLock<HashMap<u64, Arc<Integration>>>,
+    by_address: RwLock<HashMap<Address, Arc<Integration>>>,
+}
+
+fn address_of(integration: &Integration) -> Option<Address> {
+    let endpoint = match integration.kind {
+        Kind::Generic => "generic".to_owned(),
+        Kind::Prometheus => "prometheus".to_owned(),
+        Kind::Http => integration.record.endpoint_identifier.clone()?,
+        Kind::Opsgenie => return None,
+    };
+    Some(Address {
+        project_path: integration.record.project_path.to_lowercase(),
+        endpoint,
+    })
+}
+
+impl Registry {
+    /// Adds or replaces an integration.
+    pub fn put(&self, integration: Integration) {
+        let integration = Arc::new(integration);
+        self.remove(integration.record.id);
+        if let Some(address) = address_of(&integration) {
+            if let Ok(mut by_address) = self.by_address.write() {
+                by_address.insert(address, Arc::clone(&integration));
+            }
+        }
+        if let Ok(mut by_id) = self.by_id.write() {
+            by_id.insert(integration.record.id, integration);
+        }
+    }
+
+    /// Removes an integration.
+    pub fn remove(&self, id: u64) {
+        let removed = self.by_id.write().ok().and_then(|mut by_id| by_id.remove(&id));
+        if let Some(address) = removed.as_deref().and_then(address_of) {
+            if let Ok(mut by_address) = self.by_address.write() {
+                by_address.remove(&address);
+            }
+        }
+    }
+
+    /// The active integration receiving at `address`.
+    pub fn receiving(&self, address: &Address) -> Option<Arc<Integration>> {
+        let found = self.by_address.read().ok()?.get(address).cloned()?;
+        found.record.active.then_some(found)
+    }
+
+    /// One integration by id.
+    pub fn get(&self, id: u64) -> Option<Arc<Integration>> {
+        self.by_id.read().ok()?.get(&id).cloned()
+    }
+
+    /// A project's integrations, by id.
+    pub fn of_project(&self, project_id: u64) -> Vec<Arc<Integration>> {
+        let mut found: Vec<Arc<Integration>> = self
+            .by_id
+            .read()
+            .map(|by_id| {
+                by_id
+                    .values()
+                    .filter(|integration| integration.record.project_id == project_id)
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        found.sort_by_key(|integration| integration.record.id);
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn receiving_addresses_parse_with_or_without_json() {
+        let generic = parse_address("/group/sub/project/alerts/notify.json");
+        assert_eq!(
+            generic,
+            Some(Address {
+                project_path: "group/sub/project".to_owned(),
+                endpoint: "generic".to_owned()
+            })
+        );
+        assert_eq!(
+            parse_address("/g/p/alerts/notify"),
+            parse_address("/g/p/alerts/notify.json")
+        );
+        let prometheus = parse_address("/g/p/prometheus/alerts/notify.json");
+        assert_eq!(
+            prometheus.map(|address| address.endpoint),
+            Some("prometheus".to_owned())
+        );
+        let http = parse_address("/g/p/alerts/notify/my-endpoint/0123456789abcdef.json");
+        assert_eq!(
+            http.map(|address| address.endpoint),
+            Some("0123456789abcdef".to_owned())
+        );
+        for path in [
+            "/alerts/notify.json",
+            "/g/p/alerts/notify/x/short.json",
+            "/g/p/alerts",
+            "/api/v4/projects",
+        ] {
+            assert_eq!(parse_address(path), None, "{path}");
+        }
+    }
+
+    #[test]
+    fn slugs_are_cosmetic_and_never_empty() {
+        assert_eq!(slug("Disk Alerts (prod)"), "disk-alerts-prod");
+        assert_eq!(slug("!!!"), "endpoint");
+    }
+}

@@ -1,0 +1,155 @@
+//! Alert intake: monitoring tools post alerts to an integration's address; svcgate checks, normalises, groups,
+//! resolves and stores them itself, and serves their management API.
+//!
+//! Modules: [`integrations`] (kinds, addresses, the in-memory registry), [`secret`] (tokens at rest),
+//! [`intake`] (the receiving endpoint's checks in order), [`payload`] and [`fingerprint`] (normalisation, pure),
+//! [`lifecycle`] (outcomes into the store), [`ratelimit`], [`outbox`] (incidents through the backend), [`api`]
+//! (the management JSON API).
+
+pub mod api;
+pub mod fingerprint;
+pub mod intake;
+pub mod integrations;
+pub mod lifecycle;
+pub mod outbox;
+pub mod payload;
+pub mod ratelimit;
+pub mod secret;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use self::intake::Intake;
+use self::integrations::{Integration, Kind, Registry};
+use self::payload::AttributeMapping;
+use self::secret::{SecretBox, SecretError};
+use crate::access::AccessChecker;
+use crate::config::AlertConfig;
+use crate::store::{IntegrationRecord, Store, StoreError};
+use crate::upstream::Upstream;
+
+/// Why the alert service could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum AlertSetupError {
+    /// The token key could not be loaded.
+    #[error("alert integration key: {0}")]
+    Secret(#[from] SecretError),
+    /// The integrations could not be read.
+    #[error("alert integrations: {0}")]
+    Store(#[from] StoreError),
+}
+
+/// Everything the alert routes share.
+pub struct AlertService {
+    /// Integrations by address and id, tokens decrypted.
+    pub registry: Arc<Registry>,
+    /// The store.
+    pub store: Arc<dyn Store>,
+    /// Seals and opens tokens.
+    pub secret: SecretBox,
+    /// The receiving endpoint.
+    pub intake: Intake,
+    /// The caller's rights, as the backend says.
+    pub access: AccessChecker,
+    /// Tier and limits.
+    pub config: AlertConfig,
+    /// The backend's base URL, for links to incidents.
+    pub backend_web_url: String,
+}
+
+impl AlertService {
+    /// Loads the key and every integration.
+    pub async fn start(
+        store: Arc<dyn Store>,
+        upstream: Arc<Upstream>,
+        config: AlertConfig,
+        data_dir: &Path,
+        backend_web_url: String,
+    ) -> Result<Arc<Self>, AlertSetupError> {
+        let secret = SecretBox::load(config.secret_key, data_dir)?;
+        let registry = Arc::new(Registry::default());
+        let records = store.integrations().await?;
+        let service = AlertService {
+            intake: Intake::new(Arc::clone(&registry), Arc::clone(&store), config.clone()),
+            access: AccessChecker::new(upstream, config.access_cache_ttl),
+            registry,
+            store,
+            secret,
+            config,
+            backend_web_url,
+        };
+        for record in records {
+            match service.decrypt(record) {
+                Ok(integration) => service.registry.put(integration),
+                Err((id, error)) => {
+                    tracing::error!(integration = id, %error, "integration token cannot be decrypted; it stays inactive")
+                }
+            }
+        }
+        Ok(Arc::new(service))
+    }
+
+    /// An integration from its record and clear token.
+    pub fn to_integration(&self, record: IntegrationRecord, token: String) -> Integration {
+        let kind = Kind::parse(&record.kind).unwrap_or(Kind::Generic);
+        let mapping = record
+            .payload_attribute_mapping
+            .as_deref()
+            .and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok())
+            .and_then(|value| AttributeMapping::from_json(&value).ok());
+        Integration {
+            record,
+            kind,
+            token,
+            mapping,
+        }
+    }
+
+    fn decrypt(&self, record: IntegrationRecord) -> Result<Integration, (u64, SecretError)> {
+        let token = self
+            .secret
+            .open(&record.token_nonce, &record.token_ciphertext)
+            .map_err(|error| (record.id, error))?;
+        Ok(self.to_integration(record, token))
+    }
+
+    /// Makes sure a project has an active Generic integration (the dev demo); answers its path and key.
+    pub async fn ensure_demo(
+        &self,
+        project_id: u64,
+        project_path: &str,
+    ) -> Result<(String, String), AlertSetupError> {
+        if let Some(existing) = self
+            .registry
+            .of_project(project_id)
+            .into_iter()
+            .find(|integration| integration.kind == Kind::Generic)
+        {
+            return Ok((existing.path().unwrap_or_default(), existing.token.clone()));
+        }
+        let token = secret::random_hex(16)?;
+        let (nonce, ciphertext) = self.secret.seal(&token)?;
+        let now = payload::format_time(time::OffsetDateTime::now_utc());
+        let record = IntegrationRecord {
+            id: 0,
+            project_id,
+            project_path: project_path.to_owned(),
+            kind: "generic".to_owned(),
+            name: "Generic".to_owned(),
+            active: true,
+            endpoint_identifier: None,
+            token_nonce: nonce,
+            token_ciphertext: ciphertext,
+            api_url: None,
+            payload_example: None,
+            payload_attribute_mapping: None,
+            created_at: now.clone(),
+            updated_at: now,
+        };
+        let stored = self.store.integration_insert(record).await?;
+        let integration = self.to_integration(stored, token.clone());
+        let path = integration.path().unwrap_or_default();
+        self.registry.put(integration);
+        Ok((path, token))
+    }
+}

@@ -1,0 +1,139 @@
+//! An acknowledged alert is on disk: the gateway process is killed (SIGKILL) while senders are posting, and
+//! every alert that was answered 2xx is in the store after a restart.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::alerts::post_alert;
+use serde_json::json;
+
+struct Started {
+    child: Child,
+    alert_url: String,
+    key: String,
+}
+
+/// Starts `svcgate serve --dev` on `data_dir` and reads its banner (the rest of its output is drained).
+fn start(data_dir: &std::path::Path) -> Started {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_svcgate"))
+        .args(["serve", "--dev", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(data_dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut alert_url = String::new();
+    let mut key = String::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        if let Some(rest) = line.strip_prefix("Demo alert integration: ") {
+            let (url, found) = rest.split_once(", key: ").unwrap();
+            alert_url = url.to_owned();
+            key = found.trim().to_owned();
+            break;
+        }
+    }
+    std::thread::spawn(move || for _ in lines {});
+    assert!(
+        !alert_url.is_empty(),
+        "the banner names the demo alert integration"
+    );
+    Started {
+        child,
+        alert_url,
+        key,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_acknowledged_alert_survives_a_kill_during_a_storm() {
+    let data = tempfile::tempdir().unwrap();
+    let mut running = start(data.path());
+    let acknowledged = Arc::new(Mutex::new(HashSet::new()));
+    let senders: Vec<_> = (0..16)
+        .map(|sender| {
+            let (url, key, acknowledged) = (
+                running.alert_url.clone(),
+                running.key.clone(),
+                Arc::clone(&acknowledged),
+            );
+            tokio::spawn(async move {
+                for n in 0.. {
+                    let title = format!("s{sender}-{n}");
+                    let client =
+                        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+                            .build_http::<http_body_util::Full<bytes::Bytes>>();
+                    let request = http::Request::post(&url)
+                        .header("authorization", format!("Bearer {key}"))
+                        .header("content-type", "application/json")
+                        .body(http_body_util::Full::new(bytes::Bytes::from(
+                            json!({"title": title, "fingerprint": title}).to_string(),
+                        )))
+                        .unwrap();
+                    match tokio::time::timeout(Duration::from_secs(5), client.request(request)).await {
+                        Ok(Ok(response)) if response.status().is_success() => {
+                            acknowledged.lock().unwrap().insert(title);
+                        }
+                        Ok(Ok(_)) => {}
+                        _ => return,
+                    }
+                }
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    Command::new("kill")
+        .args(["-KILL", &running.child.id().to_string()])
+        .status()
+        .unwrap();
+    running.child.wait().unwrap();
+    for sender in senders {
+        sender.await.unwrap();
+    }
+    let acknowledged = acknowledged.lock().unwrap().clone();
+    assert!(
+        acknowledged.len() > 50,
+        "the storm sent too little to prove anything: {}",
+        acknowledged.len()
+    );
+
+    // A restart opens the store the kill left behind, and still receives.
+    let mut restarted = start(data.path());
+    let answer = post_alert(
+        &restarted.alert_url,
+        &restarted.key,
+        &json!({"title": "after the restart"}),
+    )
+    .await;
+    assert_eq!(answer.status, http::StatusCode::OK);
+    Command::new("kill")
+        .args(["-TERM", &restarted.child.id().to_string()])
+        .status()
+        .unwrap();
+    restarted.child.wait().unwrap();
+
+    let connection = rusqlite::Connection::open(data.path().join("svcgate.db")).unwrap();
+    let mut statement = connection.prepare("SELECT title FROM alerts").unwrap();
+    let stored: HashSet<String> = statement
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let lost: Vec<&String> = acknowledged
+        .iter()
+        .filter(|title| !stored.contains(*title))
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "{} of {} acknowledged alerts were lost: {lost:?}",
+        lost.len(),
+        acknowledged.len()
+    );
+}

@@ -1,0 +1,84 @@
+//! Support for alert tests: a gateway in front of svc-sim with users of every role, and alert senders.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use http::{Method, StatusCode};
+use serde_json::{json, Value};
+use svc_sim::{DemoSeed, SimHandle};
+
+use super::{send, send_json, Answer, TestGateway};
+
+/// The simulator's admin token in alert tests.
+pub const ADMIN: &str = "root-token";
+
+/// A gateway, its simulator, the demo project, and a token for each role on it.
+pub struct AlertWorld {
+    pub sim: SimHandle,
+    pub demo: DemoSeed,
+    pub gateway: TestGateway,
+    pub reporter: String,
+    pub developer: String,
+    pub maintainer: String,
+}
+
+impl AlertWorld {
+    /// A world whose gateway configuration `tweak` may change.
+    pub async fn with(tweak: impl FnOnce(&mut svcgate::config::RawConfig)) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let sim = svc_sim::spawn(listener, ADMIN).await.unwrap();
+        let demo = sim.seed_demo();
+        let gateway = TestGateway::start_with(&sim.url(), tweak).await;
+        let mut tokens = Vec::new();
+        for (name, level) in [("reporter", 20), ("developer", 30), ("maintainer", 40)] {
+            let (id, token) = sim.create_user(name, false);
+            let added = send_json(
+                Method::POST,
+                &format!("{}/api/v4/projects/{}/members", sim.url(), demo.project_id),
+                &demo.token,
+                json!({"user_id": id, "access_level": level}),
+            )
+            .await;
+            assert_eq!(added.status, StatusCode::CREATED, "{:?}", added.body);
+            tokens.push(token);
+        }
+        AlertWorld {
+            sim,
+            demo,
+            gateway,
+            maintainer: tokens.pop().unwrap(),
+            developer: tokens.pop().unwrap(),
+            reporter: tokens.pop().unwrap(),
+        }
+    }
+
+    /// A world with the default configuration.
+    pub async fn new() -> Self {
+        Self::with(|_| {}).await
+    }
+
+    /// The management API address of the demo project.
+    pub fn api(&self, rest: &str) -> String {
+        format!(
+            "{}/-/svcgate/api/projects/{}{rest}",
+            self.gateway.url(),
+            self.demo.project_id
+        )
+    }
+
+    /// Creates an integration as the Maintainer and answers it (with `url` and `token`).
+    pub async fn integration(&self, body: Value) -> Value {
+        let answer = send_json(Method::POST, &self.api("/integrations"), &self.maintainer, body).await;
+        assert_eq!(answer.status, StatusCode::CREATED, "{:?}", answer.body);
+        answer.json()
+    }
+}
+
+/// Posts a JSON alert payload to `url` with `key`.
+pub async fn post_alert(url: &str, key: &str, payload: &Value) -> Answer {
+    send(
+        Method::POST,
+        url,
+        &[("authorization", &format!("Bearer {key}"))],
+        Some(("application/json", serde_json::to_vec(payload).unwrap())),
+    )
+    .await
+}

@@ -350,3 +350,48 @@ async fn over_the_rate_limit_senders_are_told_when_to_retry() {
     );
     assert!(am.header("retry-after").is_some());
 }
+
+#[tokio::test]
+async fn an_http_endpoint_reads_fields_through_its_custom_mapping() {
+    let world = AlertWorld::new().await;
+    let made = world
+        .integration(json!({
+            "type": "http", "name": "Mapped", "active": true,
+            "payload_example": "{\"alert\": {\"name\": \"x\", \"level\": \"low\"}}",
+            "payload_attribute_mapping": {
+                "title": {"path": ["alert", "name"], "type": "string"},
+                "severity": {"path": ["alert", "level"], "type": "string"},
+                "hosts": {"path": ["targets"], "type": "array"}
+            }
+        }))
+        .await;
+    let (url, key) = (made["url"].as_str().unwrap(), made["token"].as_str().unwrap());
+    let answer = post_alert(
+        url,
+        key,
+        &json!({"alert": {"name": "Queue stuck", "level": "medium"}, "targets": ["q1", "q2"]}),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK);
+    let iid = answer.json()[0]["iid"].clone();
+    let alert = common::get(&world.api(&format!("/alerts/{iid}")), &world.developer)
+        .await
+        .json();
+    assert_eq!(alert["title"], json!("Queue stuck"));
+    assert_eq!(alert["severity"], json!("medium"));
+    assert_eq!(alert["hosts"], json!(["q1", "q2"]));
+    let fallback = post_alert(url, key, &json!({"title": "plain key"})).await.json();
+    assert_eq!(
+        fallback[0]["title"],
+        json!("plain key"),
+        "an absent mapped value falls back to the default key"
+    );
+    let bad = common::send_json(
+        Method::POST,
+        &world.api("/integrations"),
+        &world.maintainer,
+        json!({"type": "http", "name": "Bad mapping", "payload_attribute_mapping": {"colour": {"path": ["x"], "type": "string"}}}),
+    )
+    .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+}

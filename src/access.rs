@@ -216,6 +216,29 @@ impl AccessChecker {
         value
     }
 
+    /// The projects the caller is a member of: `(id, full path)`, the first 100 by recent activity.
+    pub async fn projects(&self, credentials: &Credentials) -> Result<Vec<(u64, String)>, AccessError> {
+        match self
+            .get(
+                credentials,
+                "/api/v4/projects?membership=true&simple=true&per_page=100&order_by=last_activity_at",
+            )
+            .await?
+        {
+            (status, Value::Array(items)) if status.is_success() => Ok(items
+                .iter()
+                .filter_map(|item| {
+                    Some((
+                        item.get("id")?.as_u64()?,
+                        item.get("path_with_namespace")?.as_str()?.to_owned(),
+                    ))
+                })
+                .collect()),
+            (StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN, _) => Err(AccessError::Unauthenticated),
+            (status, _) => Err(AccessError::Backend(format!("GET /projects answered {status}"))),
+        }
+    }
+
     /// The caller's access to `project` (a numeric id or a full path, not encoded).
     pub async fn project(
         &self,

@@ -110,6 +110,8 @@ pub struct RawConfig {
     pub alert_rate_burst: Option<u64>,
     /// How long a caller's rights, as the backend reported them, are reused.
     pub access_cache_ttl: Option<String>,
+    /// How long a page session lasts after sign-in.
+    pub session_ttl: Option<String>,
 }
 
 macro_rules! merge_fields {
@@ -205,6 +207,7 @@ impl RawConfig {
             alert_rate_limit,
             alert_rate_burst,
             access_cache_ttl,
+            session_ttl,
         )
     }
 }
@@ -248,6 +251,7 @@ const OPTIONS: &[(&str, Kind)] = &[
     ("alert_rate_limit", Kind::Number),
     ("alert_rate_burst", Kind::Number),
     ("access_cache_ttl", Kind::Text),
+    ("session_ttl", Kind::Text),
 ];
 
 fn option_kind(key: &str) -> Option<&'static Kind> {
@@ -359,6 +363,8 @@ pub struct Config {
     pub service_token: Option<String>,
     /// Alert settings.
     pub alerts: AlertConfig,
+    /// How long a page session lasts.
+    pub session_ttl: Duration,
 }
 
 /// The alert tier.
@@ -512,6 +518,7 @@ impl Config {
                     .map_err(|_| invalid("alert_rate_burst", "is too large"))?,
                 access_cache_ttl: duration("access_cache_ttl", raw.access_cache_ttl, "60s")?,
             },
+            session_ttl: duration("session_ttl", raw.session_ttl, "8h")?,
         })
     }
 

@@ -11,6 +11,11 @@ use crate::server::Gateway;
 /// The prefix of every route the gateway answers itself.
 pub const PREFIX: &str = "/-/svcgate/";
 
+/// Whether a path is one of the gateway's own operational routes (health, readiness, metrics).
+pub fn is_internal(path: &str) -> bool {
+    matches!(path.strip_prefix(PREFIX), Some("health" | "ready" | "metrics"))
+}
+
 /// How long readiness waits for the backend.
 const READY_BACKEND_TIMEOUT: Duration = Duration::from_secs(2);
 

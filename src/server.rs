@@ -26,12 +26,13 @@ use crate::alerts::AlertService;
 use crate::body::Body;
 use crate::config::{Config, ServerTls};
 use crate::context::RequestContext;
+use crate::pages::Pages;
 use crate::rewrite::table::RuleTable;
 use crate::rewrite::{is_v3, RewriteSettings, Rewriter};
 use crate::store::Store;
 use crate::telemetry::{acceptable_request_id, new_request_id, KindLabels, Metrics, RequestLabels};
 use crate::upstream::{read_certs, read_key, ClientInfo, Upstream};
-use crate::{alerts, internal, passthrough};
+use crate::{alerts, internal, pages, passthrough};
 use http_body_util::BodyExt;
 
 /// Time a client has to send a request head, and to finish a TLS handshake.
@@ -51,6 +52,8 @@ pub struct Gateway {
     pub alerts: Arc<AlertService>,
     /// The configured public base URL.
     pub public_url: Option<String>,
+    /// The people-facing pages.
+    pub pages: Pages,
 }
 
 impl Gateway {
@@ -94,6 +97,7 @@ impl Gateway {
             store,
             alerts,
             public_url: config.public_url.clone(),
+            pages: Pages::new(config.session_ttl),
         }))
     }
 
@@ -113,10 +117,16 @@ impl Gateway {
             context.kind = "internal";
             context.route = "/-/svcgate/api/projects/:project/…".to_owned();
             Ok(self.alert_api(request, &context).await)
-        } else if path.starts_with(internal::PREFIX) {
+        } else if internal::is_internal(&path) {
             context.kind = "internal";
             context.route = path.clone();
             Ok(internal::handle(self, &method, &path).await)
+        } else if path.starts_with(pages::PREFIX) {
+            context.kind = "pages";
+            context.route = "/-/svcgate/ pages".to_owned();
+            let origin = self.origin_of(request.headers(), request.uri(), &context);
+            let secure = context.client.proto == "https";
+            Ok(self.pages.handle(&self.alerts, request, secure, origin).await)
         } else if let Some(address) = parse_address(&path) {
             context.kind = "alerts";
             context.route = "alert intake".to_owned();
@@ -136,6 +146,20 @@ impl Gateway {
         }
         self.record(&context, &method, &path, response.status().as_u16());
         response
+    }
+
+    /// The gateway's base URL as clients see it: `public_url`, else the request's scheme and host.
+    fn origin_of(&self, headers: &http::HeaderMap, uri: &http::Uri, context: &RequestContext) -> String {
+        if let Some(url) = &self.public_url {
+            return url.clone();
+        }
+        let host = headers
+            .get(http::header::HOST)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned)
+            .or_else(|| uri.authority().map(|authority| authority.to_string()))
+            .unwrap_or_else(|| "localhost".to_owned());
+        format!("{}://{host}", context.client.proto)
     }
 
     /// Reads a management request's JSON body (at most 1 MiB) and answers it.
@@ -164,14 +188,7 @@ impl Gateway {
                 }
             }
         };
-        let origin = match &self.public_url {
-            Some(url) => url.clone(),
-            None => format!(
-                "{}://{}",
-                context.client.proto,
-                crate::passthrough::original_host(&parts).unwrap_or_else(|| "localhost".to_owned())
-            ),
-        };
+        let origin = self.origin_of(&parts.headers, &parts.uri, context);
         alerts::api::handle(
             &self.alerts,
             &parts.method,

@@ -5,11 +5,6 @@
 //! [`AccessChecker`](crate::access::AccessChecker), cached), and enforces the role of the contract's table:
 //! Maintainer for integrations and incident settings, Developer for alerts and test alerts.
 
-#![expect(
-    clippy::result_large_err,
-    reason = "handlers end early with a finished response; boxing it would only add an allocation"
-)]
-
 use std::sync::Arc;
 
 use http::{HeaderMap, Method, Response, StatusCode};
@@ -33,15 +28,34 @@ const MAX_PER_PAGE: u64 = 100;
 
 type Answer = Response<Body>;
 
-fn fail(status: StatusCode, message: &str) -> Answer {
-    error_response(status, message)
+/// Why a management operation was refused: a status and a message for people.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The HTTP status the API answers with.
+    pub status: StatusCode,
+    /// What went wrong, for the API's `message` and the pages' error line.
+    pub message: String,
 }
 
-fn forbidden() -> Answer {
+impl From<Failure> for Answer {
+    fn from(failure: Failure) -> Answer {
+        error_response(failure.status, &failure.message)
+    }
+}
+
+fn fail(status: StatusCode, message: &str) -> Failure {
+    Failure {
+        status,
+        message: message.to_owned(),
+    }
+}
+
+fn forbidden() -> Failure {
     fail(StatusCode::FORBIDDEN, "403 Forbidden")
 }
 
-fn access_error(error: &AccessError) -> Answer {
+/// The failure for an access error.
+pub fn access_failure(error: &AccessError) -> Failure {
     match error {
         AccessError::Unauthenticated => fail(StatusCode::UNAUTHORIZED, "401 Unauthorized"),
         AccessError::ProjectNotFound => fail(StatusCode::NOT_FOUND, "404 Project Not Found"),
@@ -52,12 +66,21 @@ fn access_error(error: &AccessError) -> Answer {
     }
 }
 
-fn store_error(error: &crate::store::StoreError) -> Answer {
+fn store_error(error: &crate::store::StoreError) -> Failure {
     tracing::error!(%error, "alert management: store failed");
     fail(
         StatusCode::SERVICE_UNAVAILABLE,
         "503 Service Unavailable: the store could not be used",
     )
+}
+
+/// Refuses callers below `role`.
+pub fn require(access: &ProjectAccess, role: Role) -> Result<(), Failure> {
+    if access.role >= role {
+        Ok(())
+    } else {
+        Err(forbidden())
+    }
 }
 
 /// The request in hand: who asks, about which project, with which body.
@@ -85,12 +108,8 @@ impl ApiRequest<'_> {
             .filter(|value| !value.is_empty())
     }
 
-    fn require(&self, role: Role) -> Result<(), Answer> {
-        if self.access.role >= role {
-            Ok(())
-        } else {
-            Err(forbidden())
-        }
+    fn require(&self, role: Role) -> Result<(), Failure> {
+        require(&self.access, role)
     }
 }
 
@@ -112,14 +131,14 @@ pub async fn handle(
     origin: String,
 ) -> Answer {
     let Some((project, rest)) = split_path(path) else {
-        return fail(StatusCode::NOT_FOUND, "404 Not Found");
+        return fail(StatusCode::NOT_FOUND, "404 Not Found").into();
     };
     let Some(credentials) = Credentials::from_headers(headers) else {
-        return fail(StatusCode::UNAUTHORIZED, "401 Unauthorized");
+        return fail(StatusCode::UNAUTHORIZED, "401 Unauthorized").into();
     };
     let access = match service.access.project(&credentials, &project).await {
         Ok(access) => access,
-        Err(error) => return access_error(&error),
+        Err(error) => return access_failure(&error).into(),
     };
     let request = ApiRequest {
         method,
@@ -129,10 +148,21 @@ pub async fn handle(
         access,
         origin,
     };
-    route(service, request).await.unwrap_or_else(|answer| answer)
+    route(service, request).await.unwrap_or_else(Answer::from)
 }
 
-async fn route(service: &AlertService, request: ApiRequest<'_>) -> Result<Answer, Answer> {
+/// Runs one management operation for a caller whose access is known, answering its status and JSON body: the
+/// pages use the same operations, role checks included, as the API.
+pub async fn call(service: &AlertService, request: ApiRequest<'_>) -> (StatusCode, Value) {
+    let answer = route(service, request).await.unwrap_or_else(Answer::from);
+    let status = answer.status();
+    (
+        status,
+        crate::body::read_json(answer).await.unwrap_or(Value::Null),
+    )
+}
+
+async fn route(service: &AlertService, request: ApiRequest<'_>) -> Result<Answer, Failure> {
     let segments: Vec<&str> = request.rest.split('/').collect();
     match (request.method, segments.as_slice()) {
         (&Method::GET, ["integrations"]) => list_integrations(service, &request),
@@ -181,7 +211,7 @@ pub fn integration_json(integration: &Integration, origin: &str, with_secrets: b
     value
 }
 
-fn find(service: &AlertService, request: &ApiRequest<'_>, id: &str) -> Result<Arc<Integration>, Answer> {
+fn find(service: &AlertService, request: &ApiRequest<'_>, id: &str) -> Result<Arc<Integration>, Failure> {
     id.parse::<u64>()
         .ok()
         .and_then(|id| service.registry.get(id))
@@ -189,7 +219,7 @@ fn find(service: &AlertService, request: &ApiRequest<'_>, id: &str) -> Result<Ar
         .ok_or_else(|| fail(StatusCode::NOT_FOUND, "404 Integration Not Found"))
 }
 
-fn list_integrations(service: &AlertService, request: &ApiRequest<'_>) -> Result<Answer, Answer> {
+fn list_integrations(service: &AlertService, request: &ApiRequest<'_>) -> Result<Answer, Failure> {
     request.require(Role::Maintainer)?;
     let list: Vec<Value> = service
         .registry
@@ -200,7 +230,7 @@ fn list_integrations(service: &AlertService, request: &ApiRequest<'_>) -> Result
     Ok(json_response(StatusCode::OK, &Value::Array(list)))
 }
 
-fn read_integration(service: &AlertService, request: &ApiRequest<'_>, id: &str) -> Result<Answer, Answer> {
+fn read_integration(service: &AlertService, request: &ApiRequest<'_>, id: &str) -> Result<Answer, Failure> {
     request.require(Role::Maintainer)?;
     let integration = find(service, request, id)?;
     Ok(json_response(
@@ -209,7 +239,7 @@ fn read_integration(service: &AlertService, request: &ApiRequest<'_>, id: &str) 
     ))
 }
 
-fn text_field(body: &Map<String, Value>, name: &str) -> Result<Option<String>, Answer> {
+fn text_field(body: &Map<String, Value>, name: &str) -> Result<Option<String>, Failure> {
     match body.get(name) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(text)) => Ok(Some(text.trim().to_owned())),
@@ -226,7 +256,7 @@ fn apply_fields(
     kind: Kind,
     body: &Map<String, Value>,
     creating: bool,
-) -> Result<(), Answer> {
+) -> Result<(), Failure> {
     if let Some(name) = text_field(body, "name")? {
         if name.is_empty() || name.chars().count() > 255 {
             return Err(fail(
@@ -314,7 +344,7 @@ fn apply_fields(
 }
 
 /// Opsgenie excludes every other active integration of the project, and the other way round.
-fn check_exclusivity(service: &AlertService, record: &IntegrationRecord, kind: Kind) -> Result<(), Answer> {
+fn check_exclusivity(service: &AlertService, record: &IntegrationRecord, kind: Kind) -> Result<(), Failure> {
     if !record.active {
         return Ok(());
     }
@@ -338,7 +368,7 @@ fn check_exclusivity(service: &AlertService, record: &IntegrationRecord, kind: K
     }
 }
 
-async fn create_integration(service: &AlertService, request: &ApiRequest<'_>) -> Result<Answer, Answer> {
+async fn create_integration(service: &AlertService, request: &ApiRequest<'_>) -> Result<Answer, Failure> {
     request.require(Role::Maintainer)?;
     let Value::Object(body) = &request.body else {
         return Err(fail(
@@ -431,7 +461,7 @@ async fn update_integration(
     service: &AlertService,
     request: &ApiRequest<'_>,
     id: &str,
-) -> Result<Answer, Answer> {
+) -> Result<Answer, Failure> {
     request.require(Role::Maintainer)?;
     let integration = find(service, request, id)?;
     let Value::Object(body) = &request.body else {
@@ -457,7 +487,7 @@ async fn update_integration(
     ))
 }
 
-async fn reset_token(service: &AlertService, request: &ApiRequest<'_>, id: &str) -> Result<Answer, Answer> {
+async fn reset_token(service: &AlertService, request: &ApiRequest<'_>, id: &str) -> Result<Answer, Failure> {
     request.require(Role::Maintainer)?;
     let integration = find(service, request, id)?;
     let token =
@@ -487,7 +517,7 @@ async fn delete_integration(
     service: &AlertService,
     request: &ApiRequest<'_>,
     id: &str,
-) -> Result<Answer, Answer> {
+) -> Result<Answer, Failure> {
     request.require(Role::Maintainer)?;
     let integration = find(service, request, id)?;
     service
@@ -501,7 +531,7 @@ async fn delete_integration(
     Ok(answer)
 }
 
-async fn test_alert(service: &AlertService, request: &ApiRequest<'_>, id: &str) -> Result<Answer, Answer> {
+async fn test_alert(service: &AlertService, request: &ApiRequest<'_>, id: &str) -> Result<Answer, Failure> {
     request.require(Role::Developer)?;
     let integration = find(service, request, id)?;
     if integration.kind == Kind::Opsgenie {
@@ -629,7 +659,7 @@ pub fn alert_query(
     })
 }
 
-async fn list_alerts(service: &AlertService, request: &ApiRequest<'_>) -> Result<Answer, Answer> {
+async fn list_alerts(service: &AlertService, request: &ApiRequest<'_>) -> Result<Answer, Failure> {
     request.require(Role::Developer)?;
     let lookup = |name: &str| request.query(name).map(str::to_owned);
     let query = alert_query(request.access.project_id, &lookup, "all")
@@ -687,7 +717,7 @@ async fn find_alert(
     service: &AlertService,
     request: &ApiRequest<'_>,
     iid: &str,
-) -> Result<AlertRecord, Answer> {
+) -> Result<AlertRecord, Failure> {
     let iid = iid
         .parse::<u64>()
         .map_err(|_| fail(StatusCode::NOT_FOUND, "404 Alert Not Found"))?;
@@ -725,7 +755,7 @@ pub async fn alert_detail(service: &AlertService, alert: &AlertRecord, project_p
     value
 }
 
-async fn read_alert(service: &AlertService, request: &ApiRequest<'_>, iid: &str) -> Result<Answer, Answer> {
+async fn read_alert(service: &AlertService, request: &ApiRequest<'_>, iid: &str) -> Result<Answer, Failure> {
     request.require(Role::Developer)?;
     let alert = find_alert(service, request, iid).await?;
     Ok(json_response(
@@ -737,7 +767,11 @@ async fn read_alert(service: &AlertService, request: &ApiRequest<'_>, iid: &str)
 /// The statuses an alert may be given.
 pub const STATUSES: [&str; 4] = ["triggered", "acknowledged", "resolved", "ignored"];
 
-async fn update_alert(service: &AlertService, request: &ApiRequest<'_>, iid: &str) -> Result<Answer, Answer> {
+async fn update_alert(
+    service: &AlertService,
+    request: &ApiRequest<'_>,
+    iid: &str,
+) -> Result<Answer, Failure> {
     request.require(Role::Developer)?;
     let status = request
         .body
@@ -773,7 +807,7 @@ fn settings_json(settings: AlertSettings) -> Value {
     json!({"create_incident": settings.create_incident, "auto_close_incident": settings.auto_close_incident})
 }
 
-async fn read_settings(service: &AlertService, request: &ApiRequest<'_>) -> Result<Answer, Answer> {
+async fn read_settings(service: &AlertService, request: &ApiRequest<'_>) -> Result<Answer, Failure> {
     request.require(Role::Maintainer)?;
     let settings = service
         .store
@@ -783,7 +817,7 @@ async fn read_settings(service: &AlertService, request: &ApiRequest<'_>) -> Resu
     Ok(json_response(StatusCode::OK, &settings_json(settings)))
 }
 
-async fn update_settings(service: &AlertService, request: &ApiRequest<'_>) -> Result<Answer, Answer> {
+async fn update_settings(service: &AlertService, request: &ApiRequest<'_>) -> Result<Answer, Failure> {
     request.require(Role::Maintainer)?;
     let mut settings = service
         .store
@@ -813,7 +847,7 @@ async fn update_settings(service: &AlertService, request: &ApiRequest<'_>) -> Re
     Ok(json_response(StatusCode::OK, &settings_json(settings)))
 }
 
-async fn environments(service: &AlertService, request: &ApiRequest<'_>) -> Result<Answer, Answer> {
+async fn environments(service: &AlertService, request: &ApiRequest<'_>) -> Result<Answer, Failure> {
     request.require(Role::Developer)?;
     let alerts = service
         .store

@@ -1,5 +1,6 @@
 //! The `svcgate` command line: serve, rules check, rules list, version.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -147,7 +148,9 @@ fn serve(args: ServeArgs) -> ExitCode {
     let outcome = runtime.block_on(async {
         let running = app::prepare(&config).await?;
         if let Some(banner) = running.dev_banner(&config) {
-            println!("{banner}");
+            // A closed stdout (a script that read what it needed) must not stop the gateway.
+            let mut stdout = std::io::stdout();
+            drop(writeln!(stdout, "{banner}").and_then(|()| stdout.flush()));
         } else {
             tracing::info!(address = %running.address, "listening");
         }

@@ -114,12 +114,15 @@ async fn serve_dev_prints_a_working_curl_and_stops_on_sigterm() {
         .unwrap();
     let stdout = child.stdout.take().unwrap();
     let lines: Vec<String> = tokio::task::spawn_blocking(move || {
-        BufReader::new(stdout)
-            .lines()
+        let mut reader = BufReader::new(stdout).lines();
+        let lines = reader
+            .by_ref()
             .map_while(Result::ok)
             .take_while(|line| !line.trim_start().starts_with("curl "))
-            .chain(std::iter::once(String::new()))
-            .collect()
+            .collect();
+        // Keep reading, as a terminal would, so the gateway's later output never meets a closed pipe.
+        std::thread::spawn(move || for _ in reader {});
+        lines
     })
     .await
     .unwrap();

@@ -112,6 +112,8 @@ pub struct RawConfig {
     pub access_cache_ttl: Option<String>,
     /// How long a page session lasts after sign-in.
     pub session_ttl: Option<String>,
+    /// Threads of the async runtime (default: one per core).
+    pub worker_threads: Option<u64>,
 }
 
 macro_rules! merge_fields {
@@ -208,6 +210,7 @@ impl RawConfig {
             alert_rate_burst,
             access_cache_ttl,
             session_ttl,
+            worker_threads,
         )
     }
 }
@@ -252,6 +255,7 @@ const OPTIONS: &[(&str, Kind)] = &[
     ("alert_rate_burst", Kind::Number),
     ("access_cache_ttl", Kind::Text),
     ("session_ttl", Kind::Text),
+    ("worker_threads", Kind::Number),
 ];
 
 fn option_kind(key: &str) -> Option<&'static Kind> {
@@ -365,6 +369,8 @@ pub struct Config {
     pub alerts: AlertConfig,
     /// How long a page session lasts.
     pub session_ttl: Duration,
+    /// Runtime threads; `None` means one per core.
+    pub worker_threads: Option<usize>,
 }
 
 /// The alert tier.
@@ -519,6 +525,10 @@ impl Config {
                 access_cache_ttl: duration("access_cache_ttl", raw.access_cache_ttl, "60s")?,
             },
             session_ttl: duration("session_ttl", raw.session_ttl, "8h")?,
+            worker_threads: match raw.worker_threads {
+                Some(count) => Some(positive("worker_threads", Some(count), 1)?),
+                None => None,
+            },
         })
     }
 

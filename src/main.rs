@@ -61,6 +61,9 @@ struct ServeArgs {
     /// Alert tier: free or premium.
     #[arg(long)]
     edition: Option<String>,
+    /// Threads of the async runtime (default: one per core).
+    #[arg(long)]
+    worker_threads: Option<u64>,
 }
 
 #[derive(Subcommand)]
@@ -128,6 +131,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         rules_dir: args.rules,
         log_format: args.log_format,
         edition: args.edition,
+        worker_threads: args.worker_threads,
         ..RawConfig::default()
     };
     let config = match Config::load(args.config.as_deref(), std::env::vars(), flags) {
@@ -138,7 +142,11 @@ fn serve(args: ServeArgs) -> ExitCode {
         }
     };
     telemetry::init_logging(config.log_format, &config.log_level);
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(threads) = config.worker_threads {
+        builder.worker_threads(threads);
+    }
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("svcgate: starting the runtime: {error}");

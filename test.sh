@@ -23,4 +23,11 @@ if [ ! -x /usr/bin/prometheus-alertmanager ]; then
     $sudo systemctl disable --now prometheus-alertmanager >/dev/null 2>&1 || true
 fi
 
+# The browser tests (tests/browser.rs): Debian's headless Chromium and its WebDriver.
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+    if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+    $sudo apt-get update
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium chromium-driver
+fi
+
 cargo test --workspace --all-targets

@@ -1,0 +1,244 @@
+//! The pages over HTTP, for what the browser journeys do not reach: CSRF refusals, cookie flags, the key reset
+//! confirmation, incident settings, the Opsgenie exclusivity message and the Reporter's refusal.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::alerts::AlertWorld;
+use common::{send, Answer};
+use http::{Method, StatusCode};
+use serde_json::json;
+
+/// A signed-in page visitor: the session cookie and the forms' CSRF token.
+struct Visitor {
+    base: String,
+    cookie: String,
+    csrf: String,
+}
+
+fn csrf_of(page: &Answer) -> String {
+    let html = String::from_utf8_lossy(&page.body);
+    let start = html.find("name=\"csrf\" value=\"").expect("a CSRF field") + 19;
+    html[start..start + 32].to_owned()
+}
+
+impl Visitor {
+    async fn sign_in(world: &AlertWorld, token: &str) -> Self {
+        let base = world.gateway.url();
+        let form = send(Method::GET, &format!("{base}/-/svcgate/sign_in"), &[], None).await;
+        let csrf_cookie = form
+            .header("set-cookie")
+            .unwrap()
+            .split(';')
+            .next()
+            .unwrap()
+            .to_owned();
+        let csrf = csrf_of(&form);
+        let signed = send(
+            Method::POST,
+            &format!("{base}/-/svcgate/sign_in"),
+            &[("cookie", &csrf_cookie)],
+            Some((
+                "application/x-www-form-urlencoded",
+                format!("csrf={csrf}&token={token}").into_bytes(),
+            )),
+        )
+        .await;
+        assert_eq!(signed.status, StatusCode::SEE_OTHER);
+        let set = signed.header("set-cookie").unwrap().to_owned();
+        assert!(
+            set.contains("HttpOnly") && set.contains("SameSite=Strict") && set.contains("Max-Age="),
+            "{set}"
+        );
+        assert!(!set.contains("Secure"), "plain HTTP: no Secure flag");
+        let cookie = set.split(';').next().unwrap().to_owned();
+        let page = send(
+            Method::GET,
+            &format!("{base}/-/svcgate/projects"),
+            &[("cookie", &cookie)],
+            None,
+        )
+        .await;
+        Visitor {
+            csrf: csrf_of(&page),
+            base,
+            cookie,
+        }
+    }
+
+    async fn get(&self, path: &str) -> Answer {
+        send(
+            Method::GET,
+            &format!("{}{path}", self.base),
+            &[("cookie", &self.cookie)],
+            None,
+        )
+        .await
+    }
+
+    async fn post(&self, path: &str, form: &str) -> Answer {
+        let body = format!("csrf={}&{form}", self.csrf);
+        send(
+            Method::POST,
+            &format!("{}{path}", self.base),
+            &[("cookie", &self.cookie)],
+            Some(("application/x-www-form-urlencoded", body.into_bytes())),
+        )
+        .await
+    }
+}
+
+fn text(answer: &Answer) -> String {
+    String::from_utf8_lossy(&answer.body).into_owned()
+}
+
+#[tokio::test]
+async fn forms_without_the_session_csrf_token_are_refused() {
+    let world = AlertWorld::new().await;
+    let visitor = Visitor::sign_in(&world, &world.maintainer).await;
+    let settings = format!(
+        "/-/svcgate/projects/{}/settings/operations",
+        world.demo.project_id
+    );
+    let forged = send(
+        Method::POST,
+        &format!("{}{settings}/integrations", visitor.base),
+        &[("cookie", &visitor.cookie)],
+        Some((
+            "application/x-www-form-urlencoded",
+            b"csrf=wrong&type=generic&active=on".to_vec(),
+        )),
+    )
+    .await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN);
+    let listed = common::get(&world.api("/integrations"), &world.maintainer)
+        .await
+        .json();
+    assert!(listed.as_array().unwrap().is_empty(), "nothing was created");
+    let sign_in = send(
+        Method::POST,
+        &format!("{}/-/svcgate/sign_in", visitor.base),
+        &[],
+        Some((
+            "application/x-www-form-urlencoded",
+            format!("csrf=x&token={}", world.maintainer).into_bytes(),
+        )),
+    )
+    .await;
+    assert_eq!(
+        sign_in.status,
+        StatusCode::UNAUTHORIZED,
+        "sign-in needs its double-submit cookie"
+    );
+}
+
+#[tokio::test]
+async fn the_key_is_reset_only_after_a_confirmation_and_incident_settings_are_saved() {
+    let world = AlertWorld::new().await;
+    let visitor = Visitor::sign_in(&world, &world.maintainer).await;
+    let settings = format!(
+        "/-/svcgate/projects/{}/settings/operations",
+        world.demo.project_id
+    );
+    let created = visitor
+        .post(
+            &format!("{settings}/integrations"),
+            "type=generic&active=on&action=save",
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::SEE_OTHER);
+    let integration = common::get(&world.api("/integrations"), &world.maintainer)
+        .await
+        .json()[0]
+        .clone();
+    let id = integration["id"].as_u64().unwrap();
+    let before = common::get(&world.api(&format!("/integrations/{id}")), &world.maintainer)
+        .await
+        .json()["token"]
+        .clone();
+    let confirm = visitor
+        .get(&format!("{settings}/integrations/{id}/reset_token"))
+        .await;
+    assert_eq!(confirm.status, StatusCode::OK);
+    assert!(text(&confirm).contains("id=\"confirm-reset\""));
+    let unchanged = common::get(&world.api(&format!("/integrations/{id}")), &world.maintainer)
+        .await
+        .json()["token"]
+        .clone();
+    assert_eq!(unchanged, before, "showing the confirmation changes nothing");
+    let reset = visitor
+        .post(&format!("{settings}/integrations/{id}/reset_token"), "")
+        .await;
+    assert_eq!(reset.status, StatusCode::SEE_OTHER);
+    let page = visitor.get(reset.header("location").unwrap()).await;
+    assert!(text(&page).contains("The key was reset"));
+    let after = common::get(&world.api(&format!("/integrations/{id}")), &world.maintainer)
+        .await
+        .json()["token"]
+        .clone();
+    assert_ne!(after, before);
+
+    let saved = visitor
+        .post(&format!("{settings}/incidents"), "create_incident=on")
+        .await;
+    assert_eq!(saved.status, StatusCode::SEE_OTHER);
+    let stored = common::get(&world.api("/alert_settings"), &world.maintainer)
+        .await
+        .json();
+    assert_eq!(
+        stored,
+        json!({"create_incident": true, "auto_close_incident": false})
+    );
+}
+
+#[tokio::test]
+async fn the_opsgenie_form_explains_its_exclusivity() {
+    let world = AlertWorld::new().await;
+    let visitor = Visitor::sign_in(&world, &world.maintainer).await;
+    let settings = format!(
+        "/-/svcgate/projects/{}/settings/operations",
+        world.demo.project_id
+    );
+    visitor
+        .post(
+            &format!("{settings}/integrations"),
+            "type=generic&active=on&action=save",
+        )
+        .await;
+    let refused = visitor
+        .post(
+            &format!("{settings}/integrations"),
+            "type=opsgenie&active=on&api_url=https%3A%2F%2Fopsgenie.example%2Falerts&action=save",
+        )
+        .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    let html = text(&refused);
+    assert!(
+        html.contains("id=\"error\"") && html.contains("disable the Generic integration"),
+        "{html}"
+    );
+}
+
+#[tokio::test]
+async fn a_reporter_sees_no_alerts_and_unknown_projects_are_not_revealed() {
+    let world = AlertWorld::new().await;
+    let visitor = Visitor::sign_in(&world, &world.reporter).await;
+    let alerts = visitor
+        .get(&format!("/-/svcgate/projects/{}/alerts", world.demo.project_id))
+        .await;
+    assert_eq!(alerts.status, StatusCode::FORBIDDEN);
+    assert!(text(&alerts).contains("id=\"forbidden\""));
+    let unknown = visitor.get("/-/svcgate/projects/999999/alerts").await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND);
+    let assets = visitor.get("/-/svcgate/assets/style.css").await;
+    assert_eq!(assets.header("content-type"), Some("text/css"));
+    let signed_out = send(
+        Method::GET,
+        &format!("{}/-/svcgate/projects", visitor.base),
+        &[],
+        None,
+    )
+    .await;
+    assert_eq!(signed_out.status, StatusCode::SEE_OTHER);
+    assert_eq!(signed_out.header("location"), Some("/-/svcgate/sign_in"));
+}

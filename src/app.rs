@@ -162,3 +162,55 @@ impl Running {
         ))
     }
 }
+
+/// Resolves the global ids a `translate` request names on `backend`, with `token`: `(param, iid)` pairs.
+pub async fn resolve_ids(
+    backend: &str,
+    token: &str,
+    needed: &[crate::rewrite::explain::IdNeeded],
+) -> anyhow::Result<Vec<(String, u64)>> {
+    use crate::context::RequestContext;
+    use crate::rewrite::backend::Caller;
+    use crate::rewrite::ids::IdIndex;
+    use crate::upstream::ClientInfo;
+
+    let config = Config::from_raw(crate::config::RawConfig {
+        backend: Some(backend.to_owned()),
+        dev: Some(true),
+        ..crate::config::RawConfig::default()
+    })?;
+    let url = config.backend.url.clone().context("backend")?;
+    let metrics = crate::telemetry::Metrics::new();
+    let upstream = crate::upstream::Upstream::new(&config.backend, &url, Arc::clone(&metrics))?;
+    // A throw-away store: translate must leave no state behind.
+    let scratch = tempfile::tempdir()?;
+    let store = Arc::new(SqliteStore::open(scratch.path())?);
+    let index = IdIndex::new(store, metrics, 1000, config.id_lookup_max_pages);
+    let context = RequestContext::new(
+        "translate".to_owned(),
+        ClientInfo {
+            peer: std::net::IpAddr::from([127, 0, 0, 1]),
+            proto: "http",
+        },
+    );
+    let mut headers = http::HeaderMap::new();
+    headers.insert(
+        "private-token",
+        http::HeaderValue::from_str(token).context("token")?,
+    );
+    let caller = Caller {
+        upstream: &upstream,
+        headers,
+        context: &context,
+        max_body: config.max_rewrite_body_bytes,
+    };
+    let mut resolved = Vec::new();
+    for id in needed {
+        let record = index
+            .resolve(id.kind, &id.id, &id.project, &caller)
+            .await
+            .map_err(|error| anyhow::anyhow!("{} {}: {}", id.param, id.id, error.client_message()))?;
+        resolved.push((id.param.clone(), record.iid));
+    }
+    Ok(resolved)
+}

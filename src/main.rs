@@ -28,8 +28,31 @@ enum Command {
         #[command(subcommand)]
         action: RulesAction,
     },
+    /// Show what the gateway would do with one V3 request, without sending it.
+    Translate(TranslateArgs),
     /// Print the version.
     Version,
+}
+
+#[derive(Args)]
+struct TranslateArgs {
+    /// The request: 'METHOD /api/v3/path[?query]'.
+    request: String,
+    /// A JSON body.
+    #[arg(long, conflicts_with = "form")]
+    body: Option<String>,
+    /// A form-encoded body field (repeatable): --form name=value.
+    #[arg(long)]
+    form: Vec<String>,
+    /// Resolve global ids on this backend (with --token).
+    #[arg(long, requires = "token")]
+    backend: Option<String>,
+    /// A token of the backend for resolving ids.
+    #[arg(long, requires = "backend")]
+    token: Option<String>,
+    /// Directory of rule files (default: the built-in table).
+    #[arg(long)]
+    rules: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -90,6 +113,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Rules { action } => rules(action),
+        Command::Translate(args) => translate(args),
         Command::Serve(args) => serve(args),
     }
 }
@@ -118,6 +142,69 @@ fn rules(action: RulesAction) -> ExitCode {
             eprintln!("{error}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Exit code 2: no rule matched; the request would pass through with the prefix change.
+const EXIT_NO_RULE: u8 = 2;
+
+fn translate(args: TranslateArgs) -> ExitCode {
+    use svcgate::rewrite::explain::{explain, ids_needed, BodyInput};
+    let fail = |message: String| {
+        eprintln!("svcgate translate: {message}");
+        ExitCode::FAILURE
+    };
+    let table = match RuleTable::load(args.rules.as_deref()) {
+        Ok(table) => table,
+        Err(error) => return fail(error.to_string()),
+    };
+    let body = match (&args.body, args.form.is_empty()) {
+        (Some(text), _) => match serde_json::from_str(text) {
+            Ok(value) => Some(BodyInput::Json(value)),
+            Err(error) => return fail(format!("--body is not JSON: {error}")),
+        },
+        (None, false) => {
+            let mut pairs = Vec::new();
+            for field in &args.form {
+                match field.split_once('=') {
+                    Some((name, value)) => pairs.push((name.to_owned(), value.to_owned())),
+                    None => return fail(format!("--form {field:?} is not name=value")),
+                }
+            }
+            Some(BodyInput::Form(pairs))
+        }
+        (None, true) => None,
+    };
+    let mut resolved = Vec::new();
+    if let (Some(backend), Some(token)) = (&args.backend, &args.token) {
+        let needed = match ids_needed(&table, &args.request) {
+            Ok(needed) => needed,
+            Err(error) => return fail(error.to_string()),
+        };
+        if !needed.is_empty() {
+            let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                Ok(runtime) => runtime,
+                Err(error) => return fail(error.to_string()),
+            };
+            match runtime.block_on(app::resolve_ids(backend, token, &needed)) {
+                Ok(found) => resolved = found,
+                Err(error) => return fail(format!("resolving ids on {backend}: {error:#}")),
+            }
+        }
+    }
+    match explain(&table, &args.request, body, &resolved) {
+        Ok(explanation) => {
+            let mut stdout = std::io::stdout();
+            for line in &explanation.lines {
+                drop(writeln!(stdout, "{line}"));
+            }
+            if explanation.matched {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(EXIT_NO_RULE)
+            }
+        }
+        Err(error) => fail(error.to_string()),
     }
 }
 

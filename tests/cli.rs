@@ -190,3 +190,66 @@ fn the_readme_documents_every_option() {
         );
     }
 }
+
+#[tokio::test]
+async fn translate_explains_resolves_ids_on_a_backend_and_exits_2_without_a_rule() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let sim = svc_sim::spawn(listener, "root-token").await.unwrap();
+    let demo = sim.seed_demo();
+    let issues = common::get(
+        &format!(
+            "{}/api/v4/projects/{}/issues?sort=asc",
+            sim.url(),
+            demo.project_id
+        ),
+        &demo.token,
+    )
+    .await
+    .json();
+    let (id, iid) = (
+        issues[0]["id"].as_u64().unwrap(),
+        issues[0]["iid"].as_u64().unwrap(),
+    );
+    let request = format!("PUT /api/v3/projects/{}/issues/{id}", demo.project_id);
+    let (url, token) = (sim.url(), demo.token.clone());
+    let output = tokio::task::spawn_blocking(move || {
+        svcgate()
+            .args([
+                "translate",
+                &request,
+                "--form",
+                "title=x",
+                "--backend",
+                &url,
+                "--token",
+                &token,
+            ])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        output.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(text.contains(&format!("→ iid {iid}")), "{text}");
+    assert!(
+        text.contains(&format!("PUT /api/v4/projects/{}/issues/{iid}", demo.project_id)),
+        "{text}"
+    );
+    assert!(
+        text.contains("body (application/x-www-form-urlencoded): title=x"),
+        "{text}"
+    );
+
+    let output = svcgate()
+        .args(["translate", "GET /api/v3/version"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "no rule: scripts can tell");
+    let output = svcgate().args(["translate", "projects"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+}

@@ -11,6 +11,7 @@
 
 pub mod backend;
 pub mod exchange;
+pub mod explain;
 pub mod finish;
 pub mod ids;
 pub mod loader;
@@ -54,7 +55,7 @@ pub const V3_PREFIX: &str = "/api/v3";
 /// Whether a V3 path (after the prefix) is one of the GitHub-compatibility routes that current backends still
 /// serve under `/api/v3` (section 5.9): `/repos/…`, `/orgs/:org/repos`, `/user/repos`, `/users/:user/repos`.
 /// These are forwarded as they are, never rewritten to V4.
-fn is_github_compat(path: &str) -> bool {
+pub(crate) fn is_github_compat(path: &str) -> bool {
     let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     matches!(
         segments.as_slice(),
@@ -87,7 +88,7 @@ pub struct Rewriter {
 }
 
 /// Builds the V4 path from the rule's template and the (translated) parameters, percent-encoding kept.
-fn v4_path(rule: &Rule, params: &[(String, String)]) -> String {
+pub(crate) fn v4_path(rule: &Rule, params: &[(String, String)]) -> String {
     let value = |name: &str| {
         params
             .iter()
@@ -111,7 +112,7 @@ fn v4_path(rule: &Rule, params: &[(String, String)]) -> String {
 /// The V4 query: the converted V3 pairs less the path parameters V3 clients repeat in the query (a global id
 /// there would contradict the iid in the path), the rule's added parameters (`:param` takes a path parameter),
 /// and the page moved to V4's base.
-fn v4_query(
+pub(crate) fn v4_query(
     rule: &Rule,
     v3_query: &[(String, String)],
     params: &[(String, String)],
@@ -170,7 +171,7 @@ fn fill_answer(template: &Value, params: &[(String, String)], request: &V3Reques
 }
 
 /// Folds empty path segments (`/issues//1` → `/issues/1`), which V3 clients produce and V3 accepted.
-fn fold_empty_segments(path: &str) -> String {
+pub(crate) fn fold_empty_segments(path: &str) -> String {
     let mut folded = String::with_capacity(path.len());
     for segment in path.split('/').filter(|segment| !segment.is_empty()) {
         folded.push('/');

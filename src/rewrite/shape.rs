@@ -95,6 +95,14 @@ impl Shapes {
         self.shapes.contains_key(name)
     }
 
+    /// The V3 field names of a shape, in order.
+    pub fn field_names(&self, name: &str) -> Vec<&str> {
+        self.shapes
+            .get(name)
+            .map(|shape| shape.fields.iter().map(|field| field.name.as_str()).collect())
+            .unwrap_or_default()
+    }
+
     /// The shape names, sorted.
     pub fn names(&self) -> Vec<&str> {
         let mut names: Vec<&str> = self.shapes.keys().map(String::as_str).collect();

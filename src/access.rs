@@ -118,6 +118,21 @@ impl Credentials {
             .map(|value| Self::new("private-token", value))
     }
 
+    /// A hash of the credentials, to key caches and counts by (never the token itself).
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// Credentials from a `private_token` query parameter.
+    pub fn from_query(query: Option<&str>) -> Option<Self> {
+        let pairs = crate::rewrite::params::parse_pairs(query?.as_bytes());
+        let token = pairs
+            .into_iter()
+            .find(|(name, value)| name == "private_token" && !value.is_empty())?
+            .1;
+        Self::from_token(&token)
+    }
+
     fn new(name: &'static str, value: HeaderValue) -> Self {
         let key = Sha256::digest(value.as_bytes())
             .iter()

@@ -31,6 +31,7 @@ pub struct Running {
     pub demo_alerts: Option<(String, String)>,
     listener: TcpListener,
     outbox_task: tokio::task::JoinHandle<()>,
+    usage_task: tokio::task::JoinHandle<()>,
 }
 
 /// Prepares everything `serve` needs, binding the listener, without serving yet.
@@ -79,6 +80,7 @@ pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
         public_url: public_url.clone(),
     };
     let outbox_task = tokio::spawn(outbox.run());
+    let usage_task = tokio::spawn(Arc::clone(&gateway.usage).run(config.usage_flush_interval));
     let demo_alerts = match &demo {
         Some(demo) => Some(
             gateway
@@ -98,6 +100,7 @@ pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
         demo_alerts,
         listener,
         outbox_task,
+        usage_task,
     })
 }
 
@@ -117,8 +120,12 @@ impl Running {
             Some(tls) => Some(server::tls_acceptor(tls).context("TLS")?),
             None => None,
         };
+        let usage = Arc::clone(&self.gateway.usage);
         server::serve(self.listener, tls, self.gateway, shutdown, config.shutdown_grace).await;
         self.outbox_task.abort();
+        self.usage_task.abort();
+        // Counts gathered since the last batch are written before the gateway exits.
+        usage.flush().await;
         if let Some(simulator) = &self.simulator {
             simulator.shutdown();
         }

@@ -114,6 +114,10 @@ pub struct RawConfig {
     pub session_ttl: Option<String>,
     /// Threads of the async runtime (default: one per core).
     pub worker_threads: Option<u64>,
+    /// How often V3 usage counts are written to the store.
+    pub usage_flush_interval: Option<String>,
+    /// Clients kept per V3 route in the usage counts (the least recent are folded into `others`).
+    pub usage_max_clients_per_route: Option<u64>,
 }
 
 macro_rules! merge_fields {
@@ -211,6 +215,8 @@ impl RawConfig {
             access_cache_ttl,
             session_ttl,
             worker_threads,
+            usage_flush_interval,
+            usage_max_clients_per_route,
         )
     }
 }
@@ -256,6 +262,8 @@ const OPTIONS: &[(&str, Kind)] = &[
     ("access_cache_ttl", Kind::Text),
     ("session_ttl", Kind::Text),
     ("worker_threads", Kind::Number),
+    ("usage_flush_interval", Kind::Text),
+    ("usage_max_clients_per_route", Kind::Number),
 ];
 
 fn option_kind(key: &str) -> Option<&'static Kind> {
@@ -371,6 +379,10 @@ pub struct Config {
     pub session_ttl: Duration,
     /// Runtime threads; `None` means one per core.
     pub worker_threads: Option<usize>,
+    /// How often V3 usage counts are written.
+    pub usage_flush_interval: Duration,
+    /// Clients kept per V3 route.
+    pub usage_max_clients_per_route: usize,
 }
 
 /// The alert tier.
@@ -525,6 +537,12 @@ impl Config {
                 access_cache_ttl: duration("access_cache_ttl", raw.access_cache_ttl, "60s")?,
             },
             session_ttl: duration("session_ttl", raw.session_ttl, "8h")?,
+            usage_flush_interval: duration("usage_flush_interval", raw.usage_flush_interval, "10s")?,
+            usage_max_clients_per_route: positive(
+                "usage_max_clients_per_route",
+                raw.usage_max_clients_per_route,
+                50,
+            )?,
             worker_threads: match raw.worker_threads {
                 Some(count) => Some(positive("worker_threads", Some(count), 1)?),
                 None => None,

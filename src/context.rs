@@ -17,6 +17,8 @@ pub struct RequestContext {
     pub kind: &'static str,
     /// The route template that matched (a rule's V3 template), never the raw path.
     pub route: String,
+    /// The release of the rule that matched (`9.0`), empty otherwise.
+    pub since: String,
     /// How many calls to the backend the request cost.
     pub backend_calls: std::sync::atomic::AtomicU32,
 }
@@ -30,6 +32,7 @@ impl RequestContext {
             started: Instant::now(),
             kind: "passthrough",
             route: String::new(),
+            since: String::new(),
             backend_calls: std::sync::atomic::AtomicU32::new(0),
         }
     }

@@ -20,3 +20,4 @@ pub mod server;
 pub mod store;
 pub mod telemetry;
 pub mod upstream;
+pub mod usage;

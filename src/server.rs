@@ -21,6 +21,7 @@ use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 use tracing::Instrument;
 
+use crate::access::{AccessChecker, Credentials};
 use crate::alerts::integrations::parse_address;
 use crate::alerts::AlertService;
 use crate::body::Body;
@@ -30,10 +31,14 @@ use crate::pages::Pages;
 use crate::rewrite::table::RuleTable;
 use crate::rewrite::{is_v3, RewriteSettings, Rewriter};
 use crate::store::Store;
-use crate::telemetry::{acceptable_request_id, new_request_id, KindLabels, Metrics, RequestLabels};
+use crate::telemetry::{acceptable_request_id, new_request_id, KindLabels, Metrics, RequestLabels, V3Labels};
 use crate::upstream::{read_certs, read_key, ClientInfo, Upstream};
+use crate::usage::UsageRecorder;
 use crate::{alerts, internal, pages, passthrough};
 use http_body_util::BodyExt;
+
+/// The V3 usage report of the management API.
+const V3_USAGE_API: &str = "/-/svcgate/api/v3-usage";
 
 /// Time a client has to send a request head, and to finish a TLS handshake.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
@@ -54,6 +59,8 @@ pub struct Gateway {
     pub public_url: Option<String>,
     /// The people-facing pages.
     pub pages: Pages,
+    /// V3 usage counts.
+    pub usage: Arc<UsageRecorder>,
 }
 
 impl Gateway {
@@ -67,6 +74,8 @@ impl Gateway {
     ) -> anyhow::Result<Arc<Self>> {
         let metrics = Metrics::new();
         let upstream = Arc::new(Upstream::new(&config.backend, backend, Arc::clone(&metrics))?);
+        let store_for_usage = Arc::clone(&store);
+        let upstream_for_usage = Arc::clone(&upstream);
         let alerts = AlertService::start(
             Arc::clone(&store),
             Arc::clone(&upstream),
@@ -98,6 +107,11 @@ impl Gateway {
             alerts,
             public_url: config.public_url.clone(),
             pages: Pages::new(config.session_ttl),
+            usage: Arc::new(UsageRecorder::new(
+                Arc::clone(&store_for_usage),
+                AccessChecker::new(Arc::clone(&upstream_for_usage), config.alerts.access_cache_ttl),
+                config.usage_max_clients_per_route,
+            )),
         }))
     }
 
@@ -112,8 +126,24 @@ impl Gateway {
         let mut context = RequestContext::new(request_id, client);
         let method = request.method().clone();
         let path = request.uri().path().to_owned();
+        // Who calls V3, for the usage counts: a hash of their credentials and their User-Agent.
+        let v3_caller = is_v3(&path).then(|| {
+            let credentials = Credentials::from_headers(request.headers())
+                .or_else(|| Credentials::from_query(request.uri().query()));
+            let user_agent = request
+                .headers()
+                .get(http::header::USER_AGENT)
+                .and_then(|value| value.to_str().ok())
+                .unwrap_or("")
+                .to_owned();
+            (credentials, user_agent)
+        });
 
-        let outcome = if path.starts_with(alerts::api::PREFIX) {
+        let outcome = if path == V3_USAGE_API {
+            context.kind = "internal";
+            context.route = V3_USAGE_API.to_owned();
+            Ok(self.v3_usage_api(request.headers(), request.uri().query()).await)
+        } else if path.starts_with(alerts::api::PREFIX) {
             context.kind = "internal";
             context.route = "/-/svcgate/api/projects/:project/…".to_owned();
             Ok(self.alert_api(request, &context).await)
@@ -126,7 +156,10 @@ impl Gateway {
             context.route = "/-/svcgate/ pages".to_owned();
             let origin = self.origin_of(request.headers(), request.uri(), &context);
             let secure = context.client.proto == "https";
-            Ok(self.pages.handle(&self.alerts, request, secure, origin).await)
+            Ok(self
+                .pages
+                .handle(&self.alerts, &self.usage, request, secure, origin)
+                .await)
         } else if let Some(address) = parse_address(&path) {
             context.kind = "alerts";
             context.route = "alert intake".to_owned();
@@ -144,8 +177,60 @@ impl Gateway {
         if let Ok(value) = HeaderValue::from_str(&context.request_id) {
             response.headers_mut().insert("x-request-id", value);
         }
-        self.record(&context, &method, &path, response.status().as_u16());
+        let status = response.status().as_u16();
+        self.record(&context, &method, &path, status);
+        if let (Some((credentials, user_agent)), "rewrite") = (v3_caller, context.kind) {
+            self.usage
+                .record(&context.route, &context.since, credentials, &user_agent, status);
+            let route = if context.since.is_empty() {
+                "(prefix change)".to_owned()
+            } else {
+                context.route.clone()
+            };
+            let status_class = match status {
+                200..=299 => "2xx",
+                300..=399 => "3xx",
+                400..=499 => "4xx",
+                _ => "5xx",
+            };
+            self.metrics
+                .v3_requests
+                .get_or_create(&V3Labels {
+                    route,
+                    since: context.since.clone(),
+                    status_class,
+                })
+                .inc();
+        }
         response
+    }
+
+    /// `GET /-/svcgate/api/v3-usage`: routes by calls with their clients; for admins of the backend only.
+    async fn v3_usage_api(&self, headers: &http::HeaderMap, query: Option<&str>) -> Response<Body> {
+        let Some(credentials) = Credentials::from_headers(headers) else {
+            return crate::body::error_response(http::StatusCode::UNAUTHORIZED, "401 Unauthorized");
+        };
+        match self.alerts.access.user(&credentials).await {
+            Ok((_, true)) => {}
+            Ok(_) => return crate::body::error_response(http::StatusCode::FORBIDDEN, "403 Forbidden"),
+            Err(error) => return alerts::api::access_failure(&error).into(),
+        }
+        let rows = match self.usage.report().await {
+            Ok(rows) => rows,
+            Err(_) => {
+                return crate::body::error_response(
+                    http::StatusCode::SERVICE_UNAVAILABLE,
+                    "503 Service Unavailable: the store could not be read",
+                )
+            }
+        };
+        let pairs = crate::rewrite::params::parse_pairs(query.unwrap_or("").as_bytes());
+        let sort = pairs
+            .iter()
+            .find(|(name, _)| name == "sort")
+            .map_or("calls", |(_, value)| value.as_str());
+        let routes = crate::usage::by_route(rows, sort, time::OffsetDateTime::now_utc());
+        crate::body::json_response(http::StatusCode::OK, &serde_json::json!({ "routes": routes }))
     }
 
     /// The gateway's base URL as clients see it: `public_url`, else the request's scheme and host.

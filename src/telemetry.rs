@@ -24,6 +24,19 @@ pub mod names {
     pub const BACKEND_DURATION: &str = "svcgate_backend_request_duration_seconds";
     /// Id ↔ iid lookups by where they were answered.
     pub const ID_INDEX_LOOKUPS: &str = "svcgate_id_index_lookups";
+    /// V3 requests by route template, the rule's release and status class.
+    pub const V3_REQUESTS: &str = "svcgate_v3_requests";
+}
+
+/// Labels of the V3 request counter: bounded by the rule table (no user, no raw path).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct V3Labels {
+    /// The rule's V3 template, or `(prefix change)`.
+    pub route: String,
+    /// The rule's release, or empty.
+    pub since: String,
+    /// `2xx`, `3xx`, `4xx` or `5xx`.
+    pub status_class: &'static str,
 }
 
 /// Labels of the request counter.
@@ -68,6 +81,8 @@ pub struct Metrics {
     pub backend_duration: Histogram,
     /// Id index lookups by result.
     pub id_lookups: Family<LookupLabels, Counter>,
+    /// V3 requests.
+    pub v3_requests: Family<V3Labels, Counter>,
 }
 
 impl Metrics {
@@ -94,12 +109,19 @@ impl Metrics {
             "Global id to iid lookups by where they were answered",
             id_lookups.clone(),
         );
+        let v3_requests = Family::<V3Labels, Counter>::default();
+        registry.register(
+            names::V3_REQUESTS,
+            "V3 requests by route template, the release of its rule, and status class",
+            v3_requests.clone(),
+        );
         Arc::new(Metrics {
             registry,
             requests,
             request_duration,
             backend_duration,
             id_lookups,
+            v3_requests,
         })
     }
 

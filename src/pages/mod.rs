@@ -27,6 +27,7 @@ use crate::alerts::AlertService;
 use crate::body::{self, Body};
 use crate::rewrite::params::{encode_pairs, parse_pairs};
 use crate::store::AlertRecord;
+use crate::usage::UsageRecorder;
 
 /// The prefix of the pages.
 pub const PREFIX: &str = "/-/svcgate/";
@@ -61,6 +62,7 @@ struct Call<'a> {
     form: Vec<(String, String)>,
     secure: bool,
     service: &'a AlertService,
+    usage: &'a UsageRecorder,
     origin: String,
 }
 
@@ -211,6 +213,7 @@ impl Pages {
     pub async fn handle(
         &self,
         service: &AlertService,
+        usage: &UsageRecorder,
         request: Request<Incoming>,
         secure: bool,
         origin: String,
@@ -240,6 +243,7 @@ impl Pages {
             form,
             secure,
             service,
+            usage,
             origin,
         };
         self.route(&call).await
@@ -275,6 +279,8 @@ impl Pages {
             (&Method::GET, [""]) => redirect("/-/svcgate/projects"),
             (&Method::POST, ["sign_out"]) => self.sign_out(call),
             (&Method::GET, ["projects"]) => self.projects(call, &session).await,
+            (&Method::GET, ["admin", "v3-usage"]) => self.v3_usage(call, &session, false).await,
+            (&Method::GET, ["admin", "v3-usage.csv"]) => self.v3_usage(call, &session, true).await,
             (_, ["projects", project, rest @ ..]) => {
                 let project = crate::rewrite::exchange::decode(project);
                 let credentials = match Credentials::from_token(&session.token) {
@@ -591,6 +597,72 @@ impl Pages {
             page.headers_mut().append(http::header::SET_COOKIE, value);
         }
         page
+    }
+
+    async fn v3_usage(&self, call: &Call<'_>, session: &Session, as_csv: bool) -> Page {
+        let admin = match Credentials::from_token(&session.token) {
+            Some(credentials) => matches!(call.service.access.user(&credentials).await, Ok((_, true))),
+            None => false,
+        };
+        if !admin {
+            return message(
+                Some(session),
+                StatusCode::FORBIDDEN,
+                "forbidden",
+                "Not allowed",
+                "V3 usage is for administrators of the svc server.",
+            );
+        }
+        let rows = match call.usage.report().await {
+            Ok(rows) => rows,
+            Err(_) => {
+                return message(
+                    Some(session),
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "failure",
+                    "Not available",
+                    "The store could not be read.",
+                )
+            }
+        };
+        let routes = crate::usage::by_route(
+            rows,
+            call.query("sort").unwrap_or("calls"),
+            time::OffsetDateTime::now_utc(),
+        );
+        if as_csv {
+            return match crate::usage::csv(&routes) {
+                Ok(text) => {
+                    let mut response = Response::new(body::full(text));
+                    response.headers_mut().insert(
+                        http::header::CONTENT_TYPE,
+                        HeaderValue::from_static("text/csv; charset=utf-8"),
+                    );
+                    response.headers_mut().insert(
+                        http::header::CONTENT_DISPOSITION,
+                        HeaderValue::from_static("attachment; filename=\"svcgate-v3-usage.csv\""),
+                    );
+                    response
+                }
+                Err(_) => message(
+                    Some(session),
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "failure",
+                    "Not available",
+                    "The CSV could not be written.",
+                ),
+            };
+        }
+        render(
+            StatusCode::OK,
+            &V3Usage {
+                user: user_view(session),
+                project: None,
+                notice: None,
+                error: None,
+                routes,
+            },
+        )
     }
 
     async fn projects(&self, call: &Call<'_>, session: &Session) -> Page {

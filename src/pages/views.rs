@@ -18,18 +18,6 @@ pub struct ProjectView {
     pub base: String,
 }
 
-/// Fields every page has (the layout's).
-pub struct Frame {
-    /// Who is signed in.
-    pub user: Option<UserView>,
-    /// The project in view.
-    pub project: Option<ProjectView>,
-    /// A success message.
-    pub notice: Option<String>,
-    /// An error message.
-    pub error: Option<String>,
-}
-
 /// The sign-in page.
 #[derive(Template)]
 #[template(path = "sign_in.html")]
@@ -400,4 +388,20 @@ pub fn severity_view(severity: &str) -> (&'static str, String) {
         first.make_ascii_uppercase();
     }
     (icon, label)
+}
+
+/// The V3 usage page (admins).
+#[derive(Template)]
+#[template(path = "v3_usage.html")]
+pub struct V3Usage {
+    /// Layout.
+    pub user: Option<UserView>,
+    /// Layout.
+    pub project: Option<ProjectView>,
+    /// Layout.
+    pub notice: Option<String>,
+    /// Layout.
+    pub error: Option<String>,
+    /// Routes by the chosen order.
+    pub routes: Vec<crate::usage::RouteUsage>,
 }

@@ -376,7 +376,13 @@ mod tests {
     use serde_json::json;
 
     /// A request, its body, the ids already resolved, whether a rule matches, and what the text must say.
-    type Case = (&'static str, Option<BodyInput>, Vec<(String, u64)>, bool, Vec<&'static str>);
+    type Case = (
+        &'static str,
+        Option<BodyInput>,
+        Vec<(String, u64)>,
+        bool,
+        Vec<&'static str>,
+    );
 
     fn table() -> RuleTable {
         RuleTable::builtin().unwrap()

@@ -237,7 +237,7 @@ impl Rewriter {
             return forward_to(&self.upstream, request, context, None).await;
         }
         let Some(matched) = self.table.find(request.method(), &v3_path) else {
-            context.route = "/api/v3 → /api/v4".to_owned();
+            context.route = crate::usage::route_of_path(request.method().as_str(), &v3_path);
             let target = match request.uri().query() {
                 Some(query) => format!("/api/v4{v3_path}?{query}"),
                 None => format!("/api/v4{v3_path}"),
@@ -246,6 +246,7 @@ impl Rewriter {
         };
         let rule = matched.rule;
         context.route = format!("{} {}", rule.v3.method, rule.v3.template);
+        context.since = rule.since.clone();
         self.apply(rule, matched.params, &v3_path, request, context).await
     }
 

@@ -90,6 +90,20 @@ const MIGRATIONS: &[(i64, &str)] = &[
     );
     CREATE INDEX outbox_due ON outbox (next_attempt_at) WHERE done_at IS NULL;",
     ),
+    (
+        4,
+        "CREATE TABLE v3_usage (
+        route TEXT NOT NULL,
+        since TEXT NOT NULL,
+        client TEXT NOT NULL,
+        user_agent TEXT NOT NULL,
+        calls INTEGER NOT NULL,
+        errors INTEGER NOT NULL,
+        first_seen TEXT NOT NULL,
+        last_seen TEXT NOT NULL,
+        PRIMARY KEY (route, client, user_agent)
+    ) WITHOUT ROWID;",
+    ),
 ];
 
 /// Applies every migration the database has not seen, each in its own transaction.

@@ -6,6 +6,7 @@
 pub mod alerts;
 mod migrations;
 mod sqlite;
+pub mod usage;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -15,6 +16,7 @@ pub use alerts::{
     OutboxItem, OutboxState,
 };
 pub use sqlite::SqliteStore;
+pub use usage::{UsageDelta, UsageRow};
 
 /// A boxed future returned by the store's methods.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
@@ -153,4 +155,8 @@ pub trait Store: Send + Sync {
     fn outbox_retry(&self, id: u64, next_attempt_at: String, error: String) -> StoreFuture<'_, ()>;
     /// The incident calls of an alert.
     fn outbox_of(&self, alert_id: u64) -> StoreFuture<'_, Vec<OutboxState>>;
+    /// Adds a batch of V3 usage counts, keeping at most `max_clients` clients a route.
+    fn usage_add(&self, deltas: Vec<UsageDelta>, max_clients: usize) -> StoreFuture<'_, ()>;
+    /// Every V3 usage row.
+    fn usage(&self) -> StoreFuture<'_, Vec<UsageRow>>;
 }

@@ -13,8 +13,9 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use tokio::sync::{mpsc, oneshot};
 
 use super::{
-    alerts, migrations, AlertEvent, AlertPage, AlertQuery, AlertRecord, AlertSettings, EventOutcome, IdKind,
-    IdRecord, IntegrationRecord, OutboxItem, OutboxState, Store, StoreError, StoreFuture,
+    alerts, migrations, usage, AlertEvent, AlertPage, AlertQuery, AlertRecord, AlertSettings, EventOutcome,
+    IdKind, IdRecord, IntegrationRecord, OutboxItem, OutboxState, Store, StoreError, StoreFuture, UsageDelta,
+    UsageRow,
 };
 
 /// The most jobs one commit takes.
@@ -194,6 +195,14 @@ fn run_batch(connection: &mut Connection, batch: &mut [Box<dyn WriteJob>]) -> Re
 }
 
 impl Store for SqliteStore {
+    fn usage_add(&self, deltas: Vec<UsageDelta>, max_clients: usize) -> StoreFuture<'_, ()> {
+        Box::pin(self.write(move |connection| usage::add(connection, &deltas, max_clients)))
+    }
+
+    fn usage(&self) -> StoreFuture<'_, Vec<UsageRow>> {
+        Box::pin(self.read(usage::all))
+    }
+
     fn integrations(&self) -> StoreFuture<'_, Vec<IntegrationRecord>> {
         Box::pin(self.read(alerts::integrations_all))
     }

@@ -1,0 +1,128 @@
+//! V3 usage counts in the SQLite store: one row per route, client and user agent, at most a bounded number of
+//! clients per route (the least recent folded into `others`).
+
+use std::collections::BTreeSet;
+
+use rusqlite::{params, Connection};
+
+/// The client row that holds the folded least recent clients of a route.
+pub const OTHERS: &str = "others";
+
+/// Counts to add for one route, client and user agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageDelta {
+    /// The route template.
+    pub route: String,
+    /// The release of the rule (empty for the prefix change).
+    pub since: String,
+    /// The caller's username (or `anonymous`, `unknown`).
+    pub client: String,
+    /// The `User-Agent`.
+    pub user_agent: String,
+    /// Calls.
+    pub calls: u64,
+    /// Error answers (status ≥ 400).
+    pub errors: u64,
+    /// First call in this batch.
+    pub first_seen: String,
+    /// Last call in this batch.
+    pub last_seen: String,
+}
+
+/// One stored row.
+pub type UsageRow = UsageDelta;
+
+/// Adds a batch of counts and folds routes over `max_clients` clients.
+pub fn add(connection: &Connection, deltas: &[UsageDelta], max_clients: usize) -> rusqlite::Result<()> {
+    let mut statement = connection.prepare_cached(
+        "INSERT INTO v3_usage (route, since, client, user_agent, calls, errors, first_seen, last_seen)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+         ON CONFLICT (route, client, user_agent) DO UPDATE SET
+            calls = calls + excluded.calls, errors = errors + excluded.errors, since = excluded.since,
+            first_seen = min(first_seen, excluded.first_seen), last_seen = max(last_seen, excluded.last_seen)",
+    )?;
+    let mut routes = BTreeSet::new();
+    for delta in deltas {
+        statement.execute(params![
+            delta.route,
+            delta.since,
+            delta.client,
+            delta.user_agent,
+            delta.calls,
+            delta.errors,
+            delta.first_seen,
+            delta.last_seen
+        ])?;
+        routes.insert(delta.route.clone());
+    }
+    for route in routes {
+        fold(connection, &route, max_clients)?;
+    }
+    Ok(())
+}
+
+/// Folds a route's least recent clients into `others` until at most `max_clients` rows remain besides it.
+fn fold(connection: &Connection, route: &str, max_clients: usize) -> rusqlite::Result<()> {
+    let count: usize = connection.query_row(
+        "SELECT COUNT(*) FROM v3_usage WHERE route = ?1 AND client != ?2",
+        params![route, OTHERS],
+        |row| row.get(0),
+    )?;
+    if count <= max_clients {
+        return Ok(());
+    }
+    let excess = count - max_clients;
+    let mut statement = connection.prepare(
+        "SELECT client, user_agent, calls, errors, first_seen, last_seen, since FROM v3_usage
+         WHERE route = ?1 AND client != ?2 ORDER BY last_seen ASC LIMIT ?3",
+    )?;
+    let folded: Vec<(String, String, u64, u64, String, String, String)> = statement
+        .query_map(params![route, OTHERS, excess], |row| {
+            Ok((
+                row.get(0)?,
+                row.get(1)?,
+                row.get(2)?,
+                row.get(3)?,
+                row.get(4)?,
+                row.get(5)?,
+                row.get(6)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    for (client, user_agent, calls, errors, first_seen, last_seen, since) in folded {
+        connection.execute(
+            "DELETE FROM v3_usage WHERE route = ?1 AND client = ?2 AND user_agent = ?3",
+            params![route, client, user_agent],
+        )?;
+        connection.execute(
+            "INSERT INTO v3_usage (route, since, client, user_agent, calls, errors, first_seen, last_seen)
+             VALUES (?1, ?2, ?3, '', ?4, ?5, ?6, ?7)
+             ON CONFLICT (route, client, user_agent) DO UPDATE SET
+                calls = calls + excluded.calls, errors = errors + excluded.errors,
+                first_seen = min(first_seen, excluded.first_seen), last_seen = max(last_seen, excluded.last_seen)",
+            params![route, since, OTHERS, calls, errors, first_seen, last_seen],
+        )?;
+    }
+    Ok(())
+}
+
+/// Every row, by route.
+pub fn all(connection: &Connection) -> rusqlite::Result<Vec<UsageRow>> {
+    let mut statement = connection.prepare(
+        "SELECT route, since, client, user_agent, calls, errors, first_seen, last_seen FROM v3_usage
+         ORDER BY route, calls DESC",
+    )?;
+    let rows = statement.query_map([], |row| {
+        Ok(UsageDelta {
+            route: row.get(0)?,
+            since: row.get(1)?,
+            client: row.get(2)?,
+            user_agent: row.get(3)?,
+            calls: row.get(4)?,
+            errors: row.get(5)?,
+            first_seen: row.get(6)?,
+            last_seen: row.get(7)?,
+        })
+    })?;
+    rows.collect()
+}

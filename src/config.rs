@@ -94,6 +94,8 @@ pub struct RawConfig {
     pub id_lookup_max_pages: Option<u64>,
     /// Per-item backend fetches a list may run at once.
     pub item_fetch_concurrency: Option<u64>,
+    /// How long per-item completions (`subscribed` in lists) are reused.
+    pub item_fetch_cache_ttl: Option<String>,
     /// Token the gateway uses for its own backend calls.
     pub service_token: Option<String>,
     /// `free` or `premium` alert features.
@@ -205,6 +207,7 @@ impl RawConfig {
             id_cache_entries,
             id_lookup_max_pages,
             item_fetch_concurrency,
+            item_fetch_cache_ttl,
             service_token,
             edition,
             secret_key,
@@ -252,6 +255,7 @@ const OPTIONS: &[(&str, Kind)] = &[
     ("id_cache_entries", Kind::Number),
     ("id_lookup_max_pages", Kind::Number),
     ("item_fetch_concurrency", Kind::Number),
+    ("item_fetch_cache_ttl", Kind::Text),
     ("service_token", Kind::Text),
     ("edition", Kind::Text),
     ("secret_key", Kind::Text),
@@ -371,6 +375,8 @@ pub struct Config {
     pub id_lookup_max_pages: u32,
     /// Per-item backend fetches a list may run at once.
     pub item_fetch_concurrency: usize,
+    /// How long per-item completions are reused.
+    pub item_fetch_cache_ttl: Duration,
     /// Token for the gateway's own backend calls.
     pub service_token: Option<String>,
     /// Alert settings.
@@ -513,6 +519,7 @@ impl Config {
             id_lookup_max_pages: u32::try_from(positive("id_lookup_max_pages", raw.id_lookup_max_pages, 50)?)
                 .map_err(|_| invalid("id_lookup_max_pages", "is too large"))?,
             item_fetch_concurrency: positive("item_fetch_concurrency", raw.item_fetch_concurrency, 8)?,
+            item_fetch_cache_ttl: duration("item_fetch_cache_ttl", raw.item_fetch_cache_ttl, "30s")?,
             service_token: raw.service_token,
             alerts: AlertConfig {
                 edition: match raw.edition.as_deref().unwrap_or("premium") {

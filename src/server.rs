@@ -94,6 +94,7 @@ impl Gateway {
                 max_body: config.max_rewrite_body_bytes,
                 max_collected: config.max_collected_items,
                 item_fetch_concurrency: config.item_fetch_concurrency,
+                item_fetch_cache_ttl: config.item_fetch_cache_ttl,
                 public_url: config.public_url.clone(),
             },
             config.id_cache_entries,

@@ -297,7 +297,9 @@ pub fn by_route(rows: Vec<UsageRow>, sort: &str, now: time::OffsetDateTime) -> V
         }
     }
     for route in &mut routes {
-        route.clients.sort_by_key(|client| std::cmp::Reverse(client.calls));
+        route
+            .clients
+            .sort_by_key(|client| std::cmp::Reverse(client.calls));
         route.unused_for_30_days = crate::alerts::payload::parse_time(&route.last_seen)
             .is_some_and(|last| (now - last).whole_days() >= UNUSED_AFTER_DAYS);
     }

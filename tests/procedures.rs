@@ -607,3 +607,51 @@ async fn pipeline_lists_carry_full_pipelines_and_environments_the_full_v3_projec
     );
     assert!(project.get("builds_enabled").is_some());
 }
+
+#[tokio::test]
+async fn subscribed_in_lists_is_fetched_once_per_item_until_the_caller_changes_something() {
+    let world = World::new().await;
+    world.issue("watched", "").await;
+    let list = world.v3(&format!("{}/issues", world.project()));
+    let items = get(&list, &world.demo.token)
+        .await
+        .json()
+        .as_array()
+        .unwrap()
+        .len();
+    world.sim.clear_requests();
+    let again = get(&list, &world.demo.token).await;
+    assert_eq!(again.status, StatusCode::OK);
+    assert_eq!(
+        world.received().len(),
+        1,
+        "a repeated list costs one backend call, not {}",
+        items + 1
+    );
+    let first = again.json()[0].clone();
+    assert_eq!(first["subscribed"], json!(true));
+    let unsubscribed = send(
+        Method::DELETE,
+        &world.v3(&format!(
+            "{}/issues/{}/subscription",
+            world.project(),
+            first["id"]
+        )),
+        &[("private-token", &world.demo.token)],
+        None,
+    )
+    .await;
+    assert_eq!(unsubscribed.status, StatusCode::OK);
+    let after = get(&list, &world.demo.token).await.json();
+    let same = after
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|issue| issue["id"] == first["id"])
+        .unwrap();
+    assert_eq!(
+        same["subscribed"],
+        json!(false),
+        "the caller's own change shows at once"
+    );
+}

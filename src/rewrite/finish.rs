@@ -3,10 +3,11 @@
 
 use http::header::{HeaderMap, HeaderValue};
 use http::{Response, StatusCode};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::exchange::{Exchange, Outcome};
 use super::ids::IdIndex;
+use super::item_cache::ItemCache;
 use super::pagination;
 use super::rule::{Embed, ItemFetch};
 use super::shape::Shapes;
@@ -30,6 +31,10 @@ pub struct Finisher<'a> {
     pub origin: &'a str,
     /// The V3 path for `Link` headers.
     pub v3_path: &'a str,
+    /// Recent per-item completions.
+    pub item_cache: &'a ItemCache,
+    /// A hash of the caller's credentials (empty when anonymous).
+    pub caller: &'a str,
 }
 
 /// Bodies computed before the call: a pre-fetched resource or a synthesised answer.
@@ -128,13 +133,33 @@ impl Finisher<'_> {
         let Value::Array(items) = body else {
             return Ok(());
         };
+        // Only field completions are cached: a whole item (a pipeline) changes too often to reuse.
+        let cacheable = !fetch.fields.is_empty();
         for chunk in items.chunks_mut(self.concurrency.max(1)) {
             let fetches = chunk.iter().map(|item| {
                 let path = item_path(exchange, &fetch.path, item);
                 async move {
                     match path {
+                        Some(path) if cacheable && self.item_cache.get(self.caller, &path).is_some() => {
+                            Ok(self.item_cache.get(self.caller, &path).map(Value::Object))
+                        }
                         Some(path) => match exchange.caller.get_json(&path).await {
-                            Ok(answer) => Ok(Some(answer.body)),
+                            Ok(answer) => {
+                                if cacheable {
+                                    let kept: Map<String, Value> = fetch
+                                        .fields
+                                        .iter()
+                                        .map(|field| {
+                                            (
+                                                field.clone(),
+                                                answer.body.get(field).cloned().unwrap_or(Value::Null),
+                                            )
+                                        })
+                                        .collect();
+                                    self.item_cache.put(self.caller, &path, kept);
+                                }
+                                Ok(Some(answer.body))
+                            }
                             // Gone between the list and the fetch: keep the listed item as it is.
                             Err(GatewayError::Relay { status, .. }) if status == StatusCode::NOT_FOUND => {
                                 Ok(None)

@@ -14,6 +14,7 @@ pub mod exchange;
 pub mod explain;
 pub mod finish;
 pub mod ids;
+pub mod item_cache;
 pub mod loader;
 pub mod pagination;
 pub mod params;
@@ -74,6 +75,8 @@ pub struct RewriteSettings {
     pub max_collected: usize,
     /// Per-item fetches run at once at most.
     pub item_fetch_concurrency: usize,
+    /// How long per-item completions are reused.
+    pub item_fetch_cache_ttl: std::time::Duration,
     /// The gateway's public base URL for `Link` headers, else taken from the request.
     pub public_url: Option<String>,
 }
@@ -83,6 +86,7 @@ pub struct Rewriter {
     table: RuleTable,
     ids: IdIndex,
     sessions: Sessions,
+    item_cache: item_cache::ItemCache,
     upstream: Arc<Upstream>,
     settings: RewriteSettings,
 }
@@ -198,6 +202,7 @@ impl Rewriter {
             table,
             ids: IdIndex::new(Arc::clone(&store), metrics, id_cache_entries, id_lookup_max_pages),
             sessions: Sessions::new(store),
+            item_cache: item_cache::ItemCache::new(settings.item_fetch_cache_ttl),
             upstream,
             settings,
         }
@@ -359,6 +364,9 @@ impl Rewriter {
             },
             None => exchange.send(v3).await?,
         };
+        let caller = crate::access::Credentials::from_headers(&exchange.caller.headers)
+            .map(|credentials| credentials.key().to_owned())
+            .unwrap_or_default();
         let finisher = Finisher {
             shapes: self.table.shapes(),
             ids: &self.ids,
@@ -366,10 +374,17 @@ impl Rewriter {
             concurrency: self.settings.item_fetch_concurrency,
             origin: &origin,
             v3_path,
+            item_cache: &self.item_cache,
+            caller: &caller,
         };
-        finisher
+        let answer = finisher
             .finish(&exchange, outcome, Prepared { prefetched, answer })
-            .await
+            .await;
+        // A caller's own changes show in their next list at once.
+        if rule.v3.method != http::Method::GET && !caller.is_empty() {
+            self.item_cache.forget(&caller);
+        }
+        answer
     }
 }
 

@@ -342,16 +342,15 @@ pub fn integration_delete(connection: &Connection, id: u64) -> rusqlite::Result<
 /// A project's incident settings (defaults when never set).
 pub fn settings_get(connection: &Connection, project_id: u64) -> rusqlite::Result<AlertSettings> {
     Ok(connection
-        .query_row(
+        .prepare_cached(
             "SELECT create_incident, auto_close_incident FROM alert_settings WHERE project_id = ?1",
-            [project_id],
-            |row| {
-                Ok(AlertSettings {
-                    create_incident: row.get(0)?,
-                    auto_close_incident: row.get(1)?,
-                })
-            },
-        )
+        )?
+        .query_row([project_id], |row| {
+            Ok(AlertSettings {
+                create_incident: row.get(0)?,
+                auto_close_incident: row.get(1)?,
+            })
+        })
         .optional()?
         .unwrap_or_default())
 }
@@ -377,22 +376,17 @@ fn open_alert(
     fingerprint: &str,
 ) -> rusqlite::Result<Option<AlertRecord>> {
     connection
-        .query_row(
-            &format!(
-                "SELECT {ALERT_COLUMNS} FROM alerts WHERE project_id = ?1 AND fingerprint = ?2 AND status != 'resolved'"
-            ),
-            params![project_id, fingerprint],
-            alert_from,
-        )
+        .prepare_cached(&format!(
+            "SELECT {ALERT_COLUMNS} FROM alerts WHERE project_id = ?1 AND fingerprint = ?2 AND status != 'resolved'"
+        ))?
+        .query_row(params![project_id, fingerprint], alert_from)
         .optional()
 }
 
 fn alert_by_id(connection: &Connection, id: u64) -> rusqlite::Result<AlertRecord> {
-    connection.query_row(
-        &format!("SELECT {ALERT_COLUMNS} FROM alerts WHERE id = ?1"),
-        [id],
-        alert_from,
-    )
+    connection
+        .prepare_cached(&format!("SELECT {ALERT_COLUMNS} FROM alerts WHERE id = ?1"))?
+        .query_row([id], alert_from)
 }
 
 fn enqueue(connection: &Connection, kind: &str, alert: &AlertRecord, now: &str) -> rusqlite::Result<()> {
@@ -417,11 +411,12 @@ pub fn process_event(connection: &Connection, event: &AlertEvent) -> rusqlite::R
                 alert: None,
             });
         };
-        connection.execute(
-            "UPDATE alerts SET status = 'resolved', ended_at = ?2, updated_at = ?3 WHERE id = ?1",
-            params![alert.id, ended_at, event.now],
-        )?;
-        let alert = alert_by_id(connection, alert.id)?;
+        let alert = connection
+            .prepare_cached(&format!(
+                "UPDATE alerts SET status = 'resolved', ended_at = ?2, updated_at = ?3 WHERE id = ?1 \
+                 RETURNING {ALERT_COLUMNS}"
+            ))?
+            .query_row(params![alert.id, ended_at, event.now], alert_from)?;
         if alert.incident_iid.is_some() && settings.auto_close_incident {
             enqueue(connection, "close_incident", &alert, &event.now)?;
         }
@@ -431,21 +426,27 @@ pub fn process_event(connection: &Connection, event: &AlertEvent) -> rusqlite::R
         });
     }
     if let Some(alert) = open {
-        connection.execute(
-            "UPDATE alerts SET events = events + 1, last_event_at = ?2, updated_at = ?2 WHERE id = ?1",
-            params![alert.id, event.now],
-        )?;
+        let alert = connection
+            .prepare_cached(&format!(
+                "UPDATE alerts SET events = events + 1, last_event_at = ?2, updated_at = ?2 WHERE id = ?1 \
+                 RETURNING {ALERT_COLUMNS}"
+            ))?
+            .query_row(params![alert.id, event.now], alert_from)?;
         return Ok(EventOutcome {
             outcome: "grouped",
-            alert: Some(alert_by_id(connection, alert.id)?),
+            alert: Some(alert),
         });
     }
-    connection.execute(
-        "INSERT INTO alerts (project_id, iid, integration_id, fingerprint, status, title, description, severity,
+    let alert = connection
+        .prepare_cached(&format!(
+            "INSERT INTO alerts (project_id, iid, integration_id, fingerprint, status, title, description, severity,
             service, monitoring_tool, hosts, environment, started_at, events, last_event_at, payload, created_at,
             updated_at)
          VALUES (?1, (SELECT COALESCE(MAX(iid), 0) + 1 FROM alerts WHERE project_id = ?1), ?2, ?3, 'triggered',
-            ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 1, ?12, ?13, ?12, ?12)",
+            ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 1, ?12, ?13, ?12, ?12)
+         RETURNING {ALERT_COLUMNS}"
+        ))?
+        .query_row(
         params![
             event.project_id,
             event.integration_id,
@@ -461,10 +462,7 @@ pub fn process_event(connection: &Connection, event: &AlertEvent) -> rusqlite::R
             event.now,
             event.payload_json,
         ],
-    )?;
-    let alert = alert_by_id(
-        connection,
-        u64::try_from(connection.last_insert_rowid()).unwrap_or(0),
+        alert_from,
     )?;
     if settings.create_incident {
         enqueue(connection, "create_incident", &alert, &event.now)?;

@@ -406,12 +406,7 @@ async fn create_integration(service: &AlertService, request: &ApiRequest<'_>) ->
             ));
         }
     }
-    let token =
-        random_hex(16).map_err(|error| fail(StatusCode::INTERNAL_SERVER_ERROR, &error.to_string()))?;
-    let (nonce, ciphertext) = service
-        .secret
-        .seal(&token)
-        .map_err(|error| fail(StatusCode::INTERNAL_SERVER_ERROR, &error.to_string()))?;
+    let (token, nonce, ciphertext) = new_sealed_token(service)?;
     let now = format_time(time::OffsetDateTime::now_utc());
     let mut record = IntegrationRecord {
         id: 0,
@@ -473,32 +468,16 @@ async fn update_integration(
     let mut record = integration.record.clone();
     apply_fields(&mut record, integration.kind, body, false)?;
     check_exclusivity(service, &record, integration.kind)?;
-    record.updated_at = format_time(time::OffsetDateTime::now_utc());
-    service
-        .store
-        .integration_update(record.clone())
-        .await
-        .map_err(|error| store_error(&error))?;
-    let updated = service.to_integration(record, integration.token.clone());
-    service.registry.put(updated.clone());
-    Ok(json_response(
-        StatusCode::OK,
-        &integration_json(&updated, &request.origin, true),
-    ))
+    save(service, request, record, integration.token.clone()).await
 }
 
-async fn reset_token(service: &AlertService, request: &ApiRequest<'_>, id: &str) -> Result<Answer, Failure> {
-    request.require(Role::Maintainer)?;
-    let integration = find(service, request, id)?;
-    let token =
-        random_hex(16).map_err(|error| fail(StatusCode::INTERNAL_SERVER_ERROR, &error.to_string()))?;
-    let (nonce, ciphertext) = service
-        .secret
-        .seal(&token)
-        .map_err(|error| fail(StatusCode::INTERNAL_SERVER_ERROR, &error.to_string()))?;
-    let mut record = integration.record.clone();
-    record.token_nonce = nonce;
-    record.token_ciphertext = ciphertext;
+/// Stores a changed integration, puts it in the registry and answers it with its address and key.
+async fn save(
+    service: &AlertService,
+    request: &ApiRequest<'_>,
+    mut record: IntegrationRecord,
+    token: String,
+) -> Result<Answer, Failure> {
     record.updated_at = format_time(time::OffsetDateTime::now_utc());
     service
         .store
@@ -511,6 +490,25 @@ async fn reset_token(service: &AlertService, request: &ApiRequest<'_>, id: &str)
         StatusCode::OK,
         &integration_json(&updated, &request.origin, true),
     ))
+}
+
+/// A new random token and its sealed form: `(token, nonce, ciphertext)`.
+fn new_sealed_token(service: &AlertService) -> Result<(String, Vec<u8>, Vec<u8>), Failure> {
+    let internal =
+        |error: super::secret::SecretError| fail(StatusCode::INTERNAL_SERVER_ERROR, &error.to_string());
+    let token = random_hex(16).map_err(internal)?;
+    let (nonce, ciphertext) = service.secret.seal(&token).map_err(internal)?;
+    Ok((token, nonce, ciphertext))
+}
+
+async fn reset_token(service: &AlertService, request: &ApiRequest<'_>, id: &str) -> Result<Answer, Failure> {
+    request.require(Role::Maintainer)?;
+    let integration = find(service, request, id)?;
+    let (token, nonce, ciphertext) = new_sealed_token(service)?;
+    let mut record = integration.record.clone();
+    record.token_nonce = nonce;
+    record.token_ciphertext = ciphertext;
+    save(service, request, record, token).await
 }
 
 async fn delete_integration(

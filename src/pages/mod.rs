@@ -325,20 +325,16 @@ impl Pages {
             (&Method::GET, ["alerts", iid]) => self.alert_page(call, session, access, &base, iid).await,
             (&Method::POST, ["alerts", iid, "status"]) => {
                 let status = call.field("status").unwrap_or("");
-                let (code, answer) = self
-                    .operation(
-                        call,
-                        access,
-                        Method::PUT,
-                        &format!("alerts/{iid}"),
-                        json!({"status": status}),
-                    )
-                    .await;
-                if code.is_success() {
-                    redirect(&format!("{base}/alerts/{iid}?notice=status"))
-                } else {
-                    self.failure(session, code, &answer)
-                }
+                self.act(
+                    call,
+                    session,
+                    access,
+                    Method::PUT,
+                    &format!("alerts/{iid}"),
+                    json!({"status": status}),
+                    &format!("{base}/alerts/{iid}?notice=status"),
+                )
+                .await
             }
             (&Method::GET, ["environments"]) => self.environments(call, session, access, &base).await,
             (_, ["settings", "operations", more @ ..]) => {
@@ -389,14 +385,16 @@ impl Pages {
             (&Method::POST, ["test"]) => self.test_alert(call, session, access, base).await,
             (&Method::POST, ["incidents"]) => {
                 let body = json!({"create_incident": call.checked("create_incident"), "auto_close_incident": call.checked("auto_close_incident")});
-                let (code, answer) = self
-                    .operation(call, access, Method::PUT, "alert_settings", body)
-                    .await;
-                if code.is_success() {
-                    redirect(&format!("{settings}?notice=incidents"))
-                } else {
-                    self.failure(session, code, &answer)
-                }
+                self.act(
+                    call,
+                    session,
+                    access,
+                    Method::PUT,
+                    "alert_settings",
+                    body,
+                    &format!("{settings}?notice=incidents"),
+                )
+                .await
             }
             (&Method::GET, ["integrations", id]) => {
                 self.integration_page(call, session, access, base, id).await
@@ -454,36 +452,28 @@ impl Pages {
                 )
             }
             (&Method::POST, ["integrations", id, "reset_token"]) => {
-                let (code, answer) = self
-                    .operation(
-                        call,
-                        access,
-                        Method::POST,
-                        &format!("integrations/{id}/reset_token"),
-                        Value::Null,
-                    )
-                    .await;
-                if code.is_success() {
-                    redirect(&format!("{settings}/integrations/{id}?notice=key-reset"))
-                } else {
-                    self.failure(session, code, &answer)
-                }
+                self.act(
+                    call,
+                    session,
+                    access,
+                    Method::POST,
+                    &format!("integrations/{id}/reset_token"),
+                    Value::Null,
+                    &format!("{settings}/integrations/{id}?notice=key-reset"),
+                )
+                .await
             }
             (&Method::POST, ["integrations", id, "delete"]) => {
-                let (code, answer) = self
-                    .operation(
-                        call,
-                        access,
-                        Method::DELETE,
-                        &format!("integrations/{id}"),
-                        Value::Null,
-                    )
-                    .await;
-                if code.is_success() {
-                    redirect(&format!("{settings}?notice=deleted"))
-                } else {
-                    self.failure(session, code, &answer)
-                }
+                self.act(
+                    call,
+                    session,
+                    access,
+                    Method::DELETE,
+                    &format!("integrations/{id}"),
+                    Value::Null,
+                    &format!("{settings}?notice=deleted"),
+                )
+                .await
             }
             _ => message(
                 Some(session),
@@ -492,6 +482,29 @@ impl Pages {
                 "Not found",
                 "There is no page here.",
             ),
+        }
+    }
+
+    /// Runs a management operation and, when it succeeds, sends the person to `then`; else shows why not.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one call site per form; a struct would only rename them"
+    )]
+    async fn act(
+        &self,
+        call: &Call<'_>,
+        session: &Session,
+        access: &ProjectAccess,
+        method: Method,
+        rest: &str,
+        body: Value,
+        then: &str,
+    ) -> Page {
+        let (code, answer) = self.operation(call, access, method, rest, body).await;
+        if code.is_success() {
+            redirect(then)
+        } else {
+            self.failure(session, code, &answer)
         }
     }
 

@@ -36,6 +36,9 @@ pub enum UpstreamSetupError {
     /// rustls refused the material.
     #[error("backend TLS: {0}")]
     Tls(#[from] rustls::Error),
+    /// The backend's host cannot be sent as a `Host` header.
+    #[error("backend host {0:?} is not a valid Host header")]
+    BadHost(String),
 }
 
 type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
@@ -45,6 +48,7 @@ pub struct Upstream {
     client: Client<Connector, Body>,
     scheme: http::uri::Scheme,
     authority: http::uri::Authority,
+    host: HeaderValue,
     path_prefix: String,
     timeout: Duration,
     metrics: Arc<Metrics>,
@@ -77,9 +81,12 @@ impl Upstream {
             .authority()
             .cloned()
             .unwrap_or_else(|| http::uri::Authority::from_static("localhost"));
+        let host = HeaderValue::from_str(authority.as_str())
+            .map_err(|_| UpstreamSetupError::BadHost(authority.to_string()))?;
         Ok(Upstream {
             client,
             scheme,
+            host,
             authority,
             path_prefix: base.path().trim_end_matches('/').to_owned(),
             timeout: config.timeout,
@@ -94,19 +101,25 @@ impl Upstream {
 
     /// The backend URI for a gateway-relative `path_and_query` (which must start with `/`).
     pub fn uri(&self, path_and_query: &str) -> Result<Uri, GatewayError> {
-        Uri::builder()
-            .scheme(self.scheme.clone())
-            .authority(self.authority.clone())
-            .path_and_query(format!("{}{}", self.path_prefix, path_and_query))
-            .build()
+        let target = if self.path_prefix.is_empty() {
+            http::uri::PathAndQuery::try_from(path_and_query)
+        } else {
+            http::uri::PathAndQuery::try_from(format!("{}{}", self.path_prefix, path_and_query))
+        }
+        .map_err(|error| GatewayError::BadRequest(format!("request target cannot be forwarded: {error}")))?;
+        let mut parts = http::uri::Parts::default();
+        parts.scheme = Some(self.scheme.clone());
+        parts.authority = Some(self.authority.clone());
+        parts.path_and_query = Some(target);
+        Uri::from_parts(parts)
             .map_err(|error| GatewayError::BadRequest(format!("request target cannot be forwarded: {error}")))
     }
 
     /// Sends one request, waiting at most the backend timeout for the response head.
     pub async fn send(&self, mut request: Request<Body>) -> Result<Response<Incoming>, GatewayError> {
-        let host = HeaderValue::from_str(self.authority.as_str())
-            .map_err(|error| GatewayError::Internal(format!("backend authority: {error}")))?;
-        request.headers_mut().insert(http::header::HOST, host);
+        request
+            .headers_mut()
+            .insert(http::header::HOST, self.host.clone());
         let started = Instant::now();
         let outcome = tokio::time::timeout(self.timeout, self.client.request(request)).await;
         self.metrics

@@ -1,0 +1,1095 @@
+#!/usr/bin/env python3
+"""svcgate's benchmark harness. `bench/run` installs the tools, builds, and calls this.
+
+Everything runs on loopback, on fixed high ports; every process this script starts is
+recorded in bench/.work/pids and stopped by its id when the script ends, however it ends.
+Standard library only.
+"""
+
+import argparse
+import datetime
+import http.client
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import sqlite3
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+WORK = BENCH / ".work"
+TOOLS = BENCH / ".tools"
+RESULTS = BENCH / "results"
+RELEASE = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release"
+SVCGATE = RELEASE / "svcgate"
+SIM = RELEASE / "svc-sim"
+OHA = TOOLS / "bin" / "oha"
+
+HOST = "127.0.0.1"
+P_ORIGIN, P_NGINX, P_GATE, P_SIM, P_ALERTS = 18090, 18091, 18092, 18093, 18094
+ROOT_TOKEN = "bench-root"
+TOKEN_HEADER = "PRIVATE-TOKEN: bench-token"
+CLK = os.sysconf("SC_CLK_TCK")
+
+N_ISSUES = 1000  # the project's issues: 10 pages of 100 for the id -> iid lookup
+ID_BASE = 50000  # global id = ID_BASE + iid
+LIST_PER_PAGE = 100
+COLD_IID = 750  # the issue the cold id -> iid lookup looks for
+OTHER_LIMIT = 0.10  # cores other processes may use during a run
+MAX_TRIES = 3
+QUIET_WAIT = 60.0  # seconds to wait for a quiet machine before a redo (--quick: 5)
+
+PATHS = {
+    "1k": "/api/v4/bench/1k.json",
+    "100k": "/api/v4/bench/100k.json",
+    "1g": "/api/v4/bench/1g.bin",
+    "v4_list": f"/api/v4/projects/1/issues?per_page={LIST_PER_PAGE}",
+    "v3_list": f"/api/v3/projects/1/issues?per_page={LIST_PER_PAGE}",
+    "v3_project": "/api/v3/projects/1",
+    "v3_issue": f"/api/v3/projects/1/issues/{ID_BASE + COLD_IID}",
+}
+
+
+def log(*parts):
+    print(time.strftime("%H:%M:%S"), *parts, flush=True)
+
+
+# ---------------------------------------------------------------- processes
+
+
+class Processes:
+    """Every process the harness starts; stopped by id, newest first."""
+
+    def __init__(self):
+        self.items = []  # (name, Popen)
+        self.pidfile = WORK / "pids"
+
+    def _write(self):
+        self.pidfile.write_text("".join(f"{p.pid} {name}\n" for name, p in self.items))
+
+    def start(self, name, argv, env=None, cwd=None):
+        out = open(WORK / "logs" / f"{name}.log", "ab")
+        proc = subprocess.Popen(
+            [str(a) for a in argv],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,  # a Ctrl-C reaches the harness, which stops them in order
+        )
+        out.close()
+        self.items.append((name, proc))
+        self._write()
+        return proc
+
+    def stop(self, proc, timeout=5.0):
+        children = descendants(proc.pid)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        for child in children:  # nginx workers exit with their master; make sure
+            try:
+                os.kill(child, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.items = [(n, p) for n, p in self.items if p is not proc]
+        self._write()
+
+    def stop_all(self):
+        for _, proc in reversed(list(self.items)):
+            self.stop(proc)
+
+
+PROCS = Processes()
+
+
+def descendants(pid):
+    kids = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat[stat.rfind(")") + 2 :].split()[1])
+            kids.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for kid in kids.get(todo.pop(), []):
+            found.append(kid)
+            todo.append(kid)
+    return found
+
+
+def cpu_ticks(pid):
+    """utime + stime of one process (all its threads), in clock ticks."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def tree_ticks(pid):
+    return sum(cpu_ticks(p) for p in [pid] + descendants(pid))
+
+
+def system_busy_ticks():
+    """Busy time of all cores: user, nice, system, irq, softirq (guest is inside user)."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    user, nice, system, _idle, _iowait, irq, softirq = fields[:7]
+    steal = fields[7] if len(fields) > 7 else 0
+    return user + nice + system + irq + softirq, steal
+
+
+def others_ticks(ours):
+    """utime + stime + the time of reaped children, per process, of every process but `ours`."""
+    ticks = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) not in ours:
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(")") + 2 :].split()
+            ticks[int(entry)] = sum(int(x) for x in fields[11:15])
+    return ticks
+
+
+def others_delta(before, after):
+    """Ticks other processes used between two snapshots (a process started meanwhile: all of its)."""
+    return sum(t - before.get(pid, 0) for pid, t in after.items() if t >= before.get(pid, 0))
+
+
+def status_kib(pid, key):
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+# ---------------------------------------------------------------- http helpers
+
+
+def call(method, port, path, body=None, headers=None, timeout=10):
+    conn = http.client.HTTPConnection(HOST, port, timeout=timeout)
+    try:
+        data = json.dumps(body).encode() if body is not None else None
+        hdrs = dict(headers or {})
+        if data is not None:
+            hdrs.setdefault("Content-Type", "application/json")
+        conn.request(method, path, body=data, headers=hdrs)
+        resp = conn.getresponse()
+        return resp.status, dict(resp.getheaders()), resp.read()
+    finally:
+        conn.close()
+
+
+def wait_port(port, path="/", timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            call("GET", port, path, timeout=1)
+            return
+        except OSError:
+            time.sleep(0.01)
+    raise RuntimeError(f"nothing answers on {HOST}:{port}")
+
+
+ORIGIN_STATUS_OVERHEAD = 0
+
+
+def origin_requests():
+    """Requests the origin has served, from its stub_status page (no per-request log)."""
+    _, _, body = call("GET", P_ORIGIN, "/-/origin-status")
+    return int(body.split(b"\n")[2].split()[2])
+
+
+# ---------------------------------------------------------------- the origin's files
+
+
+def capture_from_sim():
+    """Realistic V4 JSON: one project and one issue as svc-sim answers them."""
+    root = {"PRIVATE-TOKEN": ROOT_TOKEN}
+    status, _, body = call("POST", P_SIM, "/api/v4/projects",
+                           {"name": "Web Shop", "path": "web-shop",
+                            "description": "The storefront and checkout services."}, root)
+    assert status == 201, (status, body)
+    project = json.loads(body)
+    status, _, body = call("POST", P_SIM, f"/api/v4/projects/{project['id']}/issues", {
+        "title": "Checkout returns 500 after the payment provider upgrade",
+        "description": "Steps to reproduce: add an item to the cart, go to checkout and pay with a "
+                       "saved card. Expected: the order confirmation. Actual: an error page with "
+                       "status 500 and a request id in the footer.",
+        "labels": "bug,checkout,priority::high",
+        "assignee_ids": [1],
+    }, root)
+    assert status == 201, (status, body)
+    iid = json.loads(body)["iid"]
+    _, _, body = call("GET", P_SIM, f"/api/v4/projects/{project['id']}/issues/{iid}", headers=root)
+    issue = json.loads(body)
+    _, _, body = call("GET", P_SIM, f"/api/v4/projects/{project['id']}", headers=root)
+    project = json.loads(body)
+    extra = {}
+    for name, path in (("user", "/api/v4/user"), ("version", "/api/v4/version")):
+        status, _, body = call("GET", P_SIM, path, headers=root)
+        extra[name] = body.decode() if status == 200 else '{"version":"17.0.0","revision":"bench"}'
+    return project, issue, extra
+
+
+def generate_origin(project, issue, extra):
+    """Files the origin nginx serves; the V4 answers use the origin's own address."""
+    site = WORK / "origin"
+    if site.exists():
+        shutil.rmtree(site)
+    (site / "bench").mkdir(parents=True)
+    (site / "issues").mkdir()
+    sim_url, origin_url = f"http://{HOST}:{P_SIM}", f"http://{HOST}:{P_ORIGIN}"
+
+    def fix(text):
+        return text.replace(sim_url, origin_url)
+
+    def make_issue(iid, single):
+        item = json.loads(json.dumps(issue))
+        item["id"] = ID_BASE + iid
+        item["iid"] = iid
+        item["project_id"] = 1
+        item["title"] = f"{issue['title']} (#{iid})"
+        stamp = (datetime.datetime(2026, 1, 1) + datetime.timedelta(minutes=7 * iid)).strftime(
+            "%Y-%m-%dT%H:%M:%S.000Z")
+        item["created_at"] = item["updated_at"] = stamp
+        for key in ("web_url",):
+            item[key] = re.sub(r"/issues/\d+$", f"/issues/{iid}", item[key])
+        if isinstance(item.get("_links"), dict):
+            for key, value in item["_links"].items():
+                item["_links"][key] = re.sub(r"/issues/\d+", f"/issues/{iid}", value)
+        if not single:
+            item.pop("subscribed", None)  # V4 lists leave it out; svcgate fetches each issue for it
+        return item
+
+    project = dict(project, id=1)
+    (site / "project-1.json").write_text(fix(json.dumps(project)))
+    for name, text in extra.items():  # the readiness probe and svcgate's own "who is this caller"
+        (site / f"{name}.json").write_text(fix(text))
+    for iid in range(1, N_ISSUES + 1):
+        (site / "issues" / f"{iid}.json").write_text(fix(json.dumps(make_issue(iid, True))))
+    items = [make_issue(iid, False) for iid in range(1, N_ISSUES + 1)]
+    pages = N_ISSUES // LIST_PER_PAGE
+    for page in range(1, pages + 1):  # oldest first, as the id lookup asks
+        chunk = items[(page - 1) * LIST_PER_PAGE : page * LIST_PER_PAGE]
+        (site / "issues" / f"asc-{page}.json").write_text(fix(json.dumps(chunk)))
+    newest = list(reversed(items))[:LIST_PER_PAGE]  # V4's default order: newest first
+    (site / "issues" / "desc-1.json").write_text(fix(json.dumps(newest)))
+
+    # 1 KB and 100 KB of issue JSON, and a sparse 1 GiB file.
+    for name, size in (("1k.json", 1024), ("100k.json", 100 * 1024)):
+        out, n = [], 0
+        while len(json.dumps(out)) < size:
+            out.append(make_issue(n % N_ISSUES + 1, False))
+            n += 1
+        text = fix(json.dumps(out[:-1] if len(out) > 1 else out))
+        if len(text) > size:  # 1 KB: cut one issue down to the size
+            text = json.dumps({"id": ID_BASE + 1, "title": issue["title"], "description": ""})
+        pad = size - len(text)
+        text = text[:-1] + ("," if text.endswith("]") else "") + (
+            json.dumps({"padding": "x" * max(pad - 16, 0)}) if pad > 20 else "") + text[-1]
+        text = text[:size] if len(text) > size else text
+        (site / "bench" / name).write_text(text)
+    with open(site / "bench" / "1g.bin", "wb") as f:
+        f.truncate(1 << 30)
+    return pages
+
+
+def nginx_common(name):
+    temp = WORK / "nginx" / name
+    for sub in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
+        (temp / sub).mkdir(parents=True, exist_ok=True)
+    return f"""
+worker_processes 1;
+daemon off;
+user root;
+pid {temp}/nginx.pid;
+error_log {WORK}/logs/{name}-error.log warn;
+events {{ worker_connections 8192; multi_accept on; }}
+worker_rlimit_nofile 20000;
+http {{
+  client_body_temp_path {temp}/body;
+  proxy_temp_path {temp}/proxy;
+  fastcgi_temp_path {temp}/fastcgi;
+  uwsgi_temp_path {temp}/uwsgi;
+  scgi_temp_path {temp}/scgi;
+  keepalive_requests 1000000;
+  keepalive_timeout 120s;
+"""
+
+
+def write_origin_conf(pages):
+    site = WORK / "origin"
+    page_map = "\n".join(f'    "asc:{p}" /issues/asc-{p}.json;' for p in range(1, pages + 1))
+    next_map = "\n".join(f'    "{p}" "{p + 1 if p < pages else ""}";' for p in range(1, pages + 1))
+    conf = nginx_common("origin") + f"""
+  types {{ application/json json; }}
+  default_type application/octet-stream;
+  sendfile on;
+  tcp_nopush on;
+  tcp_nodelay on;
+  open_file_cache max=2000 inactive=60s;
+  # Only failures are logged: a request the files do not cover shows up here.
+  map $status $failed {{ ~^[23] 0; default 1; }}
+  log_format bench '$status $request_method $request_uri';
+  access_log {WORK}/logs/origin-failures.log bench if=$failed;
+  # V4 issue lists: the id lookup's pages (oldest first) or the newest first.
+  map "$arg_sort:$arg_page" $issues_list {{
+{page_map}
+    default /issues/desc-1.json;
+  }}
+  map $arg_page $page_now {{ "" 1; default $arg_page; }}
+  map $page_now $page_next {{
+{next_map}
+    default "";
+  }}
+  server {{
+    listen {HOST}:{P_ORIGIN} reuseport backlog=4096;
+    root {site};
+    location = /-/origin-status {{ stub_status; }}
+    location /api/v4/bench/ {{ alias {site}/bench/; }}
+    location = /api/v4/projects/1 {{ try_files /project-1.json =404; }}
+    location = /api/v4/user {{ try_files /user.json =404; }}
+    location = /api/v4/version {{ try_files /version.json =404; }}
+    location = /api/v4/projects/1/issues {{
+      add_header X-Total {N_ISSUES};
+      add_header X-Total-Pages {pages};
+      add_header X-Per-Page {LIST_PER_PAGE};
+      add_header X-Page $page_now;
+      add_header X-Next-Page $page_next;
+      add_header Link '<http://{HOST}:{P_ORIGIN}/api/v4/projects/1/issues?page=1&per_page={LIST_PER_PAGE}>; rel="first", <http://{HOST}:{P_ORIGIN}/api/v4/projects/1/issues?page={pages}&per_page={LIST_PER_PAGE}>; rel="last"';
+      try_files $issues_list =404;
+    }}
+    location ~ ^/api/v4/projects/1/issues/(\\d+)$ {{ try_files /issues/$1.json =404; }}
+    location / {{ return 404 '{{"message":"404 Not Found"}}'; }}
+  }}
+}}
+"""
+    path = WORK / "nginx-origin.conf"
+    path.write_text(conf)
+    return path
+
+
+def write_proxy_conf():
+    conf = nginx_common("proxy") + f"""
+  # A reverse proxy as one would deploy it: default buffering, default access log format.
+  access_log {WORK}/logs/nginx-proxy-access.log;
+  upstream origin {{
+    server {HOST}:{P_ORIGIN};
+    keepalive 64;
+    keepalive_requests 1000000;
+  }}
+  server {{
+    listen {HOST}:{P_NGINX} reuseport backlog=4096;
+    location / {{
+      proxy_pass http://origin;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $http_host;
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      proxy_set_header X-Forwarded-Proto $scheme;
+    }}
+  }}
+}}
+"""
+    path = WORK / "nginx-proxy.conf"
+    path.write_text(conf)
+    return path
+
+
+def start_nginx(name, conf):
+    proc = PROCS.start(name, ["nginx", "-e", WORK / "logs" / f"{name}-error.log", "-p", WORK, "-c", conf])
+    return proc
+
+
+def start_gate(name, port, backend, data_dir):
+    if data_dir.exists():
+        shutil.rmtree(data_dir)
+    data_dir.mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SVCGATE_")}
+    t0 = time.monotonic()
+    proc = PROCS.start(name, [SVCGATE, "serve", "--backend", backend, "--data-dir", data_dir,
+                              "--listen", f"{HOST}:{port}", "--worker-threads", "1"], env=env)
+    deadline = t0 + 20
+    while True:
+        try:
+            status, _, _ = call("GET", port, "/-/svcgate/ready", timeout=1)
+            if status == 200:
+                break
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"{name} did not become ready; see {WORK}/logs/{name}.log")
+        time.sleep(0.005)
+    return proc, time.monotonic() - t0
+
+
+# ---------------------------------------------------------------- load runs
+
+
+def harness_pids():
+    """The harness and everything it started (idle servers included): never "other"."""
+    return {os.getpid(), os.getppid()} | set(descendants(os.getpid()))
+
+
+def other_cores(seconds):
+    """Cores that other processes used over `seconds` (none of ours is loaded now)."""
+    ours = harness_pids()
+    before = others_ticks(ours)
+    time.sleep(seconds)
+    return others_delta(before, others_ticks(ours)) / CLK / seconds
+
+
+def wait_quiet(limit=60.0):
+    """After a noisy run: wait (at most `limit` s) until the machine is quiet again."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if other_cores(1.0) <= OTHER_LIMIT:
+            return True
+    return False
+
+
+class Run:
+    """One load run with the CPU accounting of the processes under test.
+
+    `attempts` keeps every try (a redone run's requests were answered too: the alert row counts
+    them against the store); `count` is read before and after each try (e.g. the origin's requests).
+    """
+
+    def __init__(self, argv, watched, label, count=None):
+        self.argv, self.watched, self.label = [str(a) for a in argv], watched, label
+        self.count = count
+        self.attempts = []
+
+    def once(self):
+        out_path = WORK / "logs" / "load.out"
+        counted0 = self.count() if self.count else 0
+        ours = harness_pids()
+        others0 = others_ticks(ours)
+        before = {name: tree_ticks(pid) for name, pid in self.watched.items()}
+        busy0, steal0 = system_busy_ticks()
+        t0 = time.monotonic()
+        with open(out_path, "wb") as out:
+            proc = subprocess.Popen(self.argv, stdout=out, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL)
+            _, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.monotonic() - t0
+        busy1, steal1 = system_busy_ticks()
+        after = {name: tree_ticks(pid) for name, pid in self.watched.items()}
+        others1 = others_ticks(ours)
+        counted = (self.count() - counted0) if self.count else 0
+        cpu = {name: (after[name] - before[name]) / CLK for name in self.watched}
+        load_cpu = usage.ru_utime + usage.ru_stime
+        # What the processes under test did not use of the cores' busy time (/proc/stat), for the
+        # record; the check itself sums the other processes, since softirq time taken on an idle
+        # core (our own loopback traffic) is in the first but in no process.
+        residual = ((busy1 - busy0) / CLK - sum(cpu.values()) - load_cpu) / wall
+        other = others_delta(others0, others1) / CLK / wall
+        text = out_path.read_text(errors="replace")
+        if proc.returncode != 0:
+            raise RuntimeError(f"{self.label}: {self.argv[0]} failed:\n{text}")
+        result = {"text": text, "wall": wall, "cpu": cpu, "load_cpu": load_cpu, "counted": counted,
+                  "other": other, "residual": residual, "steal": (steal1 - steal0) / CLK / wall}
+        self.attempts.append(result)
+        return result
+
+    def measured(self):
+        """Redone while other processes used more than OTHER_LIMIT cores (at most MAX_TRIES)."""
+        best = None
+        for attempt in range(1, MAX_TRIES + 1):
+            result = self.once()
+            result["tries"] = attempt
+            if best is None or result["other"] < best["other"]:
+                best = result
+            if result["other"] <= OTHER_LIMIT:
+                break
+            log(f"  {self.label}: other processes used {result['other']:.2f} cores; "
+                + ("waiting for quiet, then redoing" if attempt < MAX_TRIES else "keeping the quietest try"))
+            if attempt < MAX_TRIES:
+                wait_quiet(QUIET_WAIT)
+        best["noisy"] = best["other"] > OTHER_LIMIT
+        best["tries"] = len(self.attempts)
+        return best
+
+
+def parse_wrk(text):
+    m = re.search(r"(\d+) requests in ([\d.]+)(us|ms|s|m)\b", text)
+    if not m:
+        raise RuntimeError("wrk output not understood:\n" + text)
+    scale = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0}[m.group(3)]
+    requests, seconds = int(m.group(1)), float(m.group(2)) * scale
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
+    return {"requests": requests, "seconds": seconds,
+            "non2xx": int(non2xx.group(1)) if non2xx else 0,
+            "socket_errors": sum(int(x) for x in errors.groups()) if errors else 0}
+
+
+def wrk_argv(port, path, conns, duration, script=None, script_args=()):
+    threads = 1 if conns == 1 else 2
+    argv = ["wrk", "-t", threads, "-c", conns, "-d", f"{duration}s", "-H", TOKEN_HEADER]
+    if script:
+        argv += ["-s", script]
+    argv.append(f"http://{HOST}:{port}{path}")
+    if script_args:
+        argv += ["--", *script_args]
+    return argv
+
+
+def oha_argv(port, path, duration, extra=()):
+    return [OHA, "--no-tui", "--output-format", "json", "-z", f"{duration}s", "-q", "2000",
+            "--latency-correction", "-c", "50", *extra, f"http://{HOST}:{port}{path}"]
+
+
+def parse_oha(text):
+    start = text.find("{")
+    data = json.loads(text[start:])
+    pct = data.get("latencyPercentiles", {})
+    codes = data.get("statusCodeDistribution", {})
+    ok = sum(v for k, v in codes.items() if str(k).startswith("2"))
+    total = sum(codes.values())
+    errors = sum(v for k, v in data.get("errorDistribution", {}).items() if "deadline" not in k)
+    summary = data.get("summary", {})
+    return {"p50": pct.get("p50"), "p99": pct.get("p99"), "ok": ok, "non2xx": total - ok,
+            "errors": errors, "rps": summary.get("requestsPerSec")}
+
+
+def write_alert_bodies(path, lines=100_000):
+    """Generic alert payloads of about 1 KB, one a line: 10% name one of 20 fingerprints."""
+    filler = "Checkout latency above the objective on the primary cluster. " * 9
+    with open(path, "w") as f:
+        for n in range(lines):
+            fingerprint = f"oha-repeat-{n % 20}" if n % 10 == 0 else f"oha-{n}"
+            f.write(json.dumps({
+                "title": f"High error rate on checkout ({fingerprint})", "description": filler,
+                "severity": "high", "service": "checkout", "monitoring_tool": "bench",
+                "hosts": [f"web-{n % 16}", f"web-{(n + 1) % 16}"], "svc_environment_name": "production",
+                "start_time": "2026-11-22T10:00:00Z", "fingerprint": fingerprint,
+                "runbook": "https://runbooks.invalid/checkout/error-rate", "team": "payments",
+                "region": "eu-west"}, separators=(",", ":")) + "\n")
+            if n == 1:
+                size = f.tell() // 2
+    return size
+
+
+# ---------------------------------------------------------------- formatting
+
+
+def fmt_int(x):
+    return "–" if x is None else f"{x:,.0f}"
+
+
+def fmt_ms(seconds):
+    return "–" if seconds is None else f"{seconds * 1000:.2f} ms"
+
+
+def verdict(ok):
+    return "**pass**" if ok else "**FAIL**"
+
+
+# ---------------------------------------------------------------- the benchmark
+
+
+class Bench:
+    def __init__(self, reps, duration, warmup):
+        self.reps, self.duration, self.warmup = reps, duration, warmup
+        self.rows = []  # (row, measurement, direct, nginx, svcgate, target, result)
+        self.notes = []
+        self.anomalies = []
+
+    def row(self, *cells):
+        self.rows.append(cells)
+
+    def anomaly(self, text):
+        log("  ANOMALY: " + text)
+        self.anomalies.append(text)
+
+    def check_load(self, label, parsed):
+        if parsed.get("non2xx") or parsed.get("socket_errors") or parsed.get("errors"):
+            self.anomaly(f"{label}: {parsed.get('non2xx', 0)} non-2xx answers, "
+                         f"{parsed.get('socket_errors', parsed.get('errors', 0))} socket errors")
+
+    # ---- start-up
+
+    def setup(self):
+        for sub in ("logs", "data"):
+            (WORK / sub).mkdir(parents=True, exist_ok=True)
+        for old in (WORK / "logs").iterdir():
+            old.unlink()
+        log("svc-sim: capturing realistic V4 JSON")
+        self.sim = PROCS.start("svc-sim", [SIM, "--listen", f"{HOST}:{P_SIM}", "--root-token", ROOT_TOKEN])
+        wait_port(P_SIM, "/api/v4/version")
+        project, issue, extra = capture_from_sim()
+        log("origin files: 1 KB, 100 KB, 1 GiB (sparse), a project, "
+            f"{N_ISSUES} issues")
+        pages = generate_origin(project, issue, extra)
+        self.origin = start_nginx("origin", write_origin_conf(pages))
+        self.proxy = start_nginx("nginx-proxy", write_proxy_conf())
+        wait_port(P_ORIGIN, "/-/origin-status")
+        wait_port(P_NGINX, "/-/origin-status")
+        self.origin_pid = self.origin.pid
+
+    def start_times(self):
+        """Row 6: spawn -> first 200 of /-/svcgate/ready (three fresh starts), idle RSS."""
+        times = []
+        for i in range(2):
+            proc, took = start_gate(f"svcgate-start{i}", P_GATE, f"http://{HOST}:{P_ORIGIN}",
+                                    WORK / "data" / f"start{i}")
+            times.append(took)
+            PROCS.stop(proc)
+        self.gate, took = start_gate("svcgate", P_GATE, f"http://{HOST}:{P_ORIGIN}", WORK / "data" / "gate")
+        times.append(took)
+        time.sleep(2)
+        self.idle_rss = status_kib(self.gate.pid, "VmRSS")
+        self.ready = statistics.median(times)
+        self.ready_all = times
+
+    def cold_lookup(self):
+        """Row 3, cold: the first V3 issue request on an empty id index."""
+        global ORIGIN_STATUS_OVERHEAD
+        first = origin_requests()
+        ORIGIN_STATUS_OVERHEAD = origin_requests() - first  # reading the status page counts itself
+        before = origin_requests()
+        t0 = time.monotonic()
+        status, _, body = call("GET", P_GATE, PATHS["v3_issue"], headers={"PRIVATE-TOKEN": "bench-token"})
+        took = time.monotonic() - t0
+        calls = origin_requests() - before - ORIGIN_STATUS_OVERHEAD
+        item = json.loads(body) if status == 200 else {}
+        if status != 200 or item.get("iid") != COLD_IID:
+            self.anomaly(f"cold lookup answered {status}: {body[:200]!r}")
+        self.cold = {"ms": took * 1000, "calls": calls}
+
+    def sanity(self):
+        """Every path answers 200 through every competitor before anything is timed."""
+        checks = [("direct", P_ORIGIN, "1k"), ("direct", P_ORIGIN, "100k"), ("nginx", P_NGINX, "1k"),
+                  ("nginx", P_NGINX, "100k"), ("svcgate", P_GATE, "1k"), ("svcgate", P_GATE, "100k"),
+                  ("svcgate", P_GATE, "v4_list"), ("svcgate", P_GATE, "v3_list"),
+                  ("svcgate", P_GATE, "v3_project"), ("svcgate", P_GATE, "v3_issue")]
+        self.sizes = {}
+        for who, port, key in checks:
+            before = origin_requests()
+            status, _, body = call("GET", port, PATHS[key], headers={"PRIVATE-TOKEN": "bench-token"})
+            if key == "v3_list":  # the first V3 list: svcgate fetches each issue for `subscribed`
+                self.v3_list_first_calls = origin_requests() - before - ORIGIN_STATUS_OVERHEAD
+            if status != 200:
+                raise RuntimeError(f"{who} {PATHS[key]} answered {status}: {body[:300]!r}")
+            self.sizes[(who, key)] = len(body)
+        v3 = json.loads(self.sanity_body("v3_list"))
+        if len(v3) != LIST_PER_PAGE or "subscribed" not in v3[0]:
+            self.anomaly(f"the V3 issue list has {len(v3)} items")
+
+    def sanity_body(self, key):
+        return call("GET", P_GATE, PATHS[key], headers={"PRIVATE-TOKEN": "bench-token"})[2]
+
+    # ---- closed loop
+
+    def competitors(self):
+        return {
+            "direct": (P_ORIGIN, {"origin": self.origin_pid}, "origin"),
+            "nginx": (P_NGINX, {"origin": self.origin_pid, "proxy": self.proxy.pid}, "proxy"),
+            "svcgate": (P_GATE, {"origin": self.origin_pid, "proxy": self.gate.pid}, "proxy"),
+        }
+
+    def closed_cell(self, label, path, conns, who, count_origin=False):
+        """Interleaved repetitions of one cell over the competitors `who`; medians."""
+        comps = self.competitors()
+        for name in who:
+            port, watched, _ = comps[name]
+            if self.warmup:
+                subprocess.run([str(a) for a in wrk_argv(port, path, conns, self.warmup)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        samples = {name: [] for name in who}
+        for rep in range(self.reps):
+            for name in who:
+                port, watched, cpu_of = comps[name]
+                run = Run(wrk_argv(port, path, conns, self.duration), watched, f"{label} {name} #{rep + 1}",
+                          count=origin_requests if count_origin else None)
+                result = run.measured()
+                origin_calls = result["counted"] - ORIGIN_STATUS_OVERHEAD
+                parsed = parse_wrk(result["text"])
+                self.check_load(f"{label} {name} #{rep + 1}", parsed)
+                ok = parsed["requests"] - parsed["non2xx"]
+                cpu = result["cpu"][cpu_of]
+                samples[name].append({
+                    "rps": ok / parsed["seconds"], "per_cpu": ok / cpu if cpu > 0 else None,
+                    "cpu_cores": cpu / result["wall"], "origin_cores": result["cpu"]["origin"] / result["wall"],
+                    "other": result["other"], "noisy": result["noisy"], "tries": result["tries"],
+                    "requests": ok, "answered": parsed["requests"],
+                    "origin_calls": origin_calls,
+                })
+                if result["noisy"]:
+                    self.anomaly(f"{label} {name} #{rep + 1}: other processes used more than "
+                                 f"{OTHER_LIMIT} cores in all {MAX_TRIES} tries; the quietest "
+                                 f"({result['other']:.2f}) was kept")
+        med = {}
+        for name, runs in samples.items():
+            med[name] = {k: statistics.median(r[k] for r in runs if r[k] is not None)
+                         for k in ("rps", "per_cpu", "cpu_cores", "origin_cores", "other")}
+            med[name]["runs"] = runs
+            log(f"  {label} {name}: {med[name]['rps']:,.0f} req/s, "
+                f"{med[name]['per_cpu']:,.0f} req per CPU-s ({med[name]['cpu_cores']:.2f} cores), "
+                f"origin {med[name]['origin_cores']:.2f} cores, other {med[name]['other']:.3f}")
+        return med
+
+    def row1(self):
+        self.passthrough = {}
+        for size in ("1k", "100k"):
+            for conns in (1, 50):
+                label = f"{'1 KB' if size == '1k' else '100 KB'}, {conns} conn"
+                log(f"row 1: {label}")
+                self.passthrough[(size, conns)] = self.closed_cell(label, PATHS[size], conns,
+                                                                   ("direct", "nginx", "svcgate"))
+
+    def row2(self):
+        log("row 2: V3 rewrite (svcgate), with svcgate's passthrough of the same V4 list")
+        self.rewrite = {}
+        for key in ("v4_list", "v3_list", "v3_project"):
+            self.rewrite[key] = self.closed_cell(key, PATHS[key], 50, ("svcgate",), count_origin=True)["svcgate"]
+        runs = self.rewrite["v3_list"]["runs"]
+        self.v3_list_calls = sum(r["origin_calls"] for r in runs) / max(sum(r["answered"] for r in runs), 1)
+        log(f"  origin requests per V3 list: {self.v3_list_calls:.3f} (the first one: {self.v3_list_first_calls})")
+
+    def row3_warm(self):
+        log("row 3: warm id -> iid")
+        self.warm = self.closed_cell("v3_issue warm", PATHS["v3_issue"], 50, ("svcgate",),
+                                     count_origin=True)["svcgate"]
+        # wrk stops with up to 50 requests in flight that reached the origin but are not counted.
+        runs = self.warm["runs"]
+        self.warm_calls_ratio = sum(r["origin_calls"] for r in runs) / max(sum(r["answered"] for r in runs), 1)
+        log(f"  origin requests per warm request: {self.warm_calls_ratio:.4f}")
+
+    def latency(self):
+        log("row 1: open-loop latency at 2,000 requests/s, 1 KB")
+        self.lat = {}
+        comps = self.competitors()
+        for name in ("direct", "nginx", "svcgate"):
+            port, watched, _ = comps[name]
+            run = Run(oha_argv(port, PATHS["1k"], self.duration, ["-H", TOKEN_HEADER]), watched,
+                      f"latency {name}")
+            result = run.measured()
+            parsed = parse_oha(result["text"])
+            self.check_load(f"latency {name}", parsed)
+            self.lat[name] = parsed
+            log(f"  {name}: p50 {fmt_ms(parsed['p50'])}, p99 {fmt_ms(parsed['p99'])}, "
+                f"{parsed['rps']:.0f} req/s")
+
+    def row4(self):
+        log("row 4: 1 GiB through svcgate")
+        self.big = {}
+        pid = self.gate.pid
+        try:
+            Path(f"/proc/{pid}/clear_refs").write_text("5")  # resets VmHWM to the current RSS
+            hwm_reset = True
+        except OSError:
+            hwm_reset = False
+        rss_before = status_kib(pid, "VmRSS")
+        peak = [rss_before]
+        stop = threading.Event()
+
+        def sample():
+            while not stop.is_set():
+                peak[0] = max(peak[0], status_kib(pid, "VmRSS"))
+                time.sleep(0.02)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        for name, port in (("svcgate", P_GATE), ("direct", P_ORIGIN)):
+            out = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w",
+                                  "%{http_code} %{size_download} %{speed_download}",
+                                  f"http://{HOST}:{port}{PATHS['1g']}"],
+                                 capture_output=True, text=True, check=True).stdout.split()
+            if out[0] != "200" or int(out[1]) != 1 << 30:
+                self.anomaly(f"1 GiB via {name}: status {out[0]}, {out[1]} bytes")
+            self.big[name] = float(out[2])
+            if name == "svcgate":
+                stop.set()
+                sampler.join()
+                hwm = status_kib(pid, "VmHWM") if hwm_reset else peak[0]
+        self.big["rss_before"] = rss_before
+        self.big["growth_kib"] = max(hwm, peak[0]) - rss_before
+        self.big["hwm_reset"] = hwm_reset
+        log(f"  svcgate {self.big['svcgate'] / 2**20:,.0f} MiB/s, direct {self.big['direct'] / 2**20:,.0f} MiB/s, "
+            f"peak RSS growth {self.big['growth_kib'] / 1024:.1f} MiB")
+
+    def row5(self):
+        log("row 5: alert intake (svc-sim as the backend, a second svcgate)")
+        root = {"PRIVATE-TOKEN": ROOT_TOKEN}
+        status, _, body = call("POST", P_SIM, "/api/v4/projects", {"name": "Alerts", "path": "alerts"}, root)
+        assert status == 201, (status, body)
+        project = json.loads(body)
+        data_dir = WORK / "data" / "alerts"
+        self.alert_gate, _ = start_gate("svcgate-alerts", P_ALERTS, f"http://{HOST}:{P_SIM}", data_dir)
+        status, _, body = call("POST", P_ALERTS, f"/-/svcgate/api/projects/{project['id']}/integrations",
+                               {"type": "generic", "name": "bench", "active": True}, root)
+        if status != 201:
+            raise RuntimeError(f"creating the integration answered {status}: {body[:300]!r}")
+        integration = json.loads(body)
+        path = "/" + integration["url"].split("/", 3)[3]
+        key = integration["token"]
+        watched = {"proxy": self.alert_gate.pid, "origin": self.sim.pid}
+        acked = 0
+        if self.warmup:
+            run = Run(wrk_argv(P_ALERTS, path, 50, self.warmup, BENCH / "alerts.lua", (key, "warmup")),
+                      watched, "alerts warm-up")
+            parsed = parse_wrk(run.once()["text"])
+            acked += parsed["requests"] - parsed["non2xx"]
+        runs, tries = [], 1 if self.warmup else 0
+        for rep in range(self.reps):
+            run = Run(wrk_argv(P_ALERTS, path, 50, self.duration, BENCH / "alerts.lua", (key, f"run{rep}")),
+                      watched, f"alerts #{rep + 1}")
+            result = run.measured()
+            parsed = parse_wrk(result["text"])
+            self.check_load(f"alerts #{rep + 1}", parsed)
+            ok = parsed["requests"] - parsed["non2xx"]
+            for attempt in run.attempts:  # redone tries were acknowledged too
+                counted = parse_wrk(attempt["text"])
+                acked += counted["requests"] - counted["non2xx"]
+                tries += 1
+            runs.append({"rps": ok / parsed["seconds"], "cpu": result["cpu"]["proxy"] / result["wall"],
+                         "per_cpu": ok / result["cpu"]["proxy"] if result["cpu"]["proxy"] else 0,
+                         "other": result["other"]})
+            log(f"  alerts #{rep + 1}: {runs[-1]['rps']:,.0f} alerts/s acknowledged "
+                f"({runs[-1]['cpu']:.2f} cores, other {result['other']:.3f})")
+        # open loop: oha posts a line of this file, chosen at random, per request
+        bodies = WORK / "alert-bodies.jsonl"
+        payload_bytes = write_alert_bodies(bodies)
+        run = Run(oha_argv(P_ALERTS, path, self.duration,
+                           ["-m", "POST", "-Z", bodies, "-T", "application/json",
+                            "-H", f"Authorization: Bearer {key}"]), watched, "alerts latency")
+        result = run.measured()
+        lat = parse_oha(result["text"])
+        self.check_load("alerts latency", lat)
+        for attempt in run.attempts:
+            acked += parse_oha(attempt["text"])["ok"]
+            tries += 1
+        log(f"  alerts at 2,000/s: p50 {fmt_ms(lat['p50'])}, p99 {fmt_ms(lat['p99'])}")
+        # Everything acknowledged must be in the store (wrk stops with up to 50 requests in flight:
+        # those may be stored without being counted as acknowledged).
+        db = sqlite3.connect(f"file:{data_dir / 'svcgate.db'}?mode=ro", uri=True)
+        stored, alerts = db.execute("SELECT COALESCE(SUM(events), 0), COUNT(*) FROM alerts").fetchone()
+        db.close()
+        slack = 50 * tries  # requests in flight when a load run stops
+        if not (acked <= stored <= acked + slack):
+            self.anomaly(f"alerts: {acked} acknowledged but {stored} events in the store")
+        self.alerts = {"rps": statistics.median(r["rps"] for r in runs),
+                       "cpu": statistics.median(r["cpu"] for r in runs),
+                       "per_cpu": statistics.median(r["per_cpu"] for r in runs),
+                       "lat": lat, "acked": acked, "stored": stored, "rows": alerts, "slack": slack,
+                       "payload_bytes": payload_bytes}
+
+    # ---- the table
+
+    def table(self):
+        R = self.row
+        pt = self.passthrough
+        for size, name in (("1k", "1 KB"), ("100k", "100 KB")):
+            for conns in (1, 50):
+                cell = pt[(size, conns)]
+                R("1", f"{name}, {conns} conn: requests/s", fmt_int(cell["direct"]["rps"]),
+                  fmt_int(cell["nginx"]["rps"]), fmt_int(cell["svcgate"]["rps"]), "", "")
+                ratio = cell["svcgate"]["per_cpu"] / cell["nginx"]["per_cpu"]
+                R("1", f"{name}, {conns} conn: requests per proxy CPU-second (proxy cores)",
+                  f"{fmt_int(cell['direct']['per_cpu'])} (origin's)",
+                  f"{fmt_int(cell['nginx']['per_cpu'])} ({cell['nginx']['cpu_cores']:.2f})",
+                  f"{fmt_int(cell['svcgate']['per_cpu'])} ({cell['svcgate']['cpu_cores']:.2f})",
+                  "≥ 1.25 × nginx", f"{verdict(ratio >= 1.25)} ({ratio:.2f} ×)")
+        lat = self.lat
+        for pct in ("p50", "p99"):
+            added_n = lat["nginx"][pct] - lat["direct"][pct]
+            added_s = lat["svcgate"][pct] - lat["direct"][pct]
+            R("1", f"1 KB at 2,000 req/s open loop, 50 conn: {pct} (added over direct)",
+              fmt_ms(lat["direct"][pct]), f"{fmt_ms(lat['nginx'][pct])} (+{added_n * 1000:.3f})",
+              f"{fmt_ms(lat['svcgate'][pct])} (+{added_s * 1000:.3f})", "added ≤ nginx's added",
+              verdict(added_s <= added_n))
+        rw = self.rewrite
+        R("2", f"V4 list of {LIST_PER_PAGE} issues passthrough ({self.sizes[('svcgate', 'v4_list')]:,} B), 50 conn: "
+          "req/s; req per CPU-s", "", "", f"{fmt_int(rw['v4_list']['rps'])}; {fmt_int(rw['v4_list']['per_cpu'])}",
+          "", "")
+        ratio = rw["v3_list"]["per_cpu"] / rw["v4_list"]["per_cpu"]
+        R("2", f"V3 `GET /projects/1/issues` of {LIST_PER_PAGE} ({self.sizes[('svcgate', 'v3_list')]:,} B; "
+          f"origin requests: {self.v3_list_first_calls} for the first, then {self.v3_list_calls:.2f} per list), "
+          "50 conn: req/s; req per CPU-s", "", "",
+          f"{fmt_int(rw['v3_list']['rps'])}; {fmt_int(rw['v3_list']['per_cpu'])}",
+          "≥ 0.5 × passthrough of the list", f"{verdict(ratio >= 0.5)} ({ratio:.3f} ×)")
+        R("2", f"V3 `GET /projects/1` ({self.sizes[('svcgate', 'v3_project')]:,} B), 50 conn: req/s; req per CPU-s",
+          "", "", f"{fmt_int(rw['v3_project']['rps'])}; {fmt_int(rw['v3_project']['per_cpu'])}", "", "")
+        R("3", f"id → iid cold (first request, {N_ISSUES} issues, id of iid {COLD_IID}): time; origin requests",
+          "", "", f"{self.cold['ms']:.1f} ms; {self.cold['calls']}", "", "")
+        per = self.warm_calls_ratio
+        R("3", "id → iid warm, 50 conn: req/s; req per CPU-s; origin requests per request", "", "",
+          f"{fmt_int(self.warm['rps'])}; {fmt_int(self.warm['per_cpu'])}; {per:.3f}",
+          "1 origin request (no lookup)", verdict(abs(per - 1) < 0.005))
+        growth = self.big["growth_kib"] / 1024
+        R("4", "1 GiB streamed, one curl: throughput; RSS before → peak",
+          f"{self.big['direct'] / 2**20:,.0f} MiB/s", "",
+          f"{self.big['svcgate'] / 2**20:,.0f} MiB/s; {self.big['rss_before'] / 1024:.1f} → "
+          f"{(self.big['rss_before'] + self.big['growth_kib']) / 1024:.1f} MiB (+{growth:.1f})",
+          "growth < 16 MiB", verdict(growth < 16))
+        a = self.alerts
+        R("5", "alerts acknowledged (durable), 50 senders, ~1 KB, 10% repeats: alerts/s (cores)", "", "",
+          f"{fmt_int(a['rps'])} ({a['cpu']:.2f})", "≥ 20,000/s", verdict(a["rps"] >= 20000))
+        R("5", "alerts at 2,000/s open loop: p50; p99", "", "",
+          f"{fmt_ms(a['lat']['p50'])}; {fmt_ms(a['lat']['p99'])}", "p99 ≤ 10 ms",
+          verdict(a["lat"]["p99"] is not None and a["lat"]["p99"] <= 0.010))
+        R("5", "acknowledged (all runs) vs stored (sum of `events`)", "", "",
+          f"{a['acked']:,} vs {a['stored']:,}",
+          f"stored − acknowledged in [0, {a['slack']:,}] (in flight at a run's end)",
+          verdict(a["acked"] <= a["stored"] <= a["acked"] + a["slack"]))
+        R("6", "idle resident memory", "", "", f"{self.idle_rss / 1024:.1f} MiB", "≤ 20 MiB",
+          verdict(self.idle_rss <= 20 * 1024))
+        R("6", "spawn → first 200 of /-/svcgate/ready (median of 3 fresh starts)", "", "",
+          f"{self.ready * 1000:.0f} ms ({', '.join(f'{t * 1000:.0f}' for t in self.ready_all)})",
+          "≤ 200 ms", verdict(self.ready <= 0.200))
+
+    def run(self):
+        runs = (12 + 3 + 1 + 1) * self.reps
+        eta = runs * self.duration + 4 * self.duration + 17 * self.warmup + 40
+        log(f"about {eta / 60:.0f} min of measurement ({runs} closed-loop runs of {self.duration} s, "
+            "4 open-loop runs), more if runs are redone")
+        busy = other_cores(1.0)
+        if busy > OTHER_LIMIT:
+            log(f"other processes use {busy:.2f} cores: waiting up to {2 * QUIET_WAIT:.0f} s for a quiet machine")
+            if not wait_quiet(2 * QUIET_WAIT):
+                self.anomaly("the machine was busy when the benchmark started")
+        self.setup()
+        self.start_times()
+        self.cold_lookup()
+        self.sanity()
+        self.row1()
+        self.row2()
+        self.row3_warm()
+        self.latency()
+        self.row4()
+        self.row5()
+        failures = Path(WORK / "logs" / "origin-failures.log")
+        if failures.exists() and failures.stat().st_size:
+            lines = failures.read_text().splitlines()
+            self.anomaly(f"the origin answered {len(lines)} requests with an error, e.g. {lines[0]}")
+        for name in ("svcgate", "svcgate-alerts"):
+            text = (WORK / "logs" / f"{name}.log").read_text(errors="replace")
+            bad = len(re.findall(r"\b(ERROR|WARN)\b", text))
+            if bad:
+                self.anomaly(f"{name}'s log has {bad} WARN/ERROR lines (bench/.work/logs/{name}.log)")
+        self.table()
+
+
+def cargo_version():
+    match = re.search(r'^version\s*=\s*"([^"]+)"', (ROOT / "Cargo.toml").read_text(), re.M)
+    return match.group(1) if match else "?"
+
+
+def versions():
+    def out(argv):
+        try:
+            r = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+            return (r.stdout + r.stderr).strip().splitlines()[0]
+        except (OSError, IndexError, subprocess.TimeoutExpired):
+            return "?"
+
+    rev = out(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"])
+    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.strip()
+    model = "?"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    mem = int(Path("/proc/meminfo").read_text().split()[1]) / 2**20
+    return {
+        "machine": f"{os.cpu_count()} cores, {model}, {mem:.0f} GiB, Linux {platform.release()}",
+        "svcgate": f"{cargo_version()} at {rev}{' with local changes' if dirty else ''} (release build)",
+        "nginx": out(["nginx", "-v"]),
+        "wrk": out(["wrk", "--version"]).split(" Copyright")[0],
+        "oha": out([OHA, "--version"]),
+        "rustc": out(["rustc", "--version"]),
+        "python": platform.python_version(),
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="1 repetition of 3 s per cell, for trying things")
+    parser.add_argument("--reps", type=int, help="repetitions of each closed-loop cell (default 5)")
+    parser.add_argument("--duration", type=int, help="seconds of each run (default 10)")
+    args = parser.parse_args()
+    reps = args.reps or (1 if args.quick else 5)
+    duration = args.duration or (3 if args.quick else 10)
+    warmup = 1
+    global QUIET_WAIT
+    if args.quick:
+        QUIET_WAIT = 5.0
+
+    def stop_on_signal(signum, _frame):
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop_on_signal)
+    signal.signal(signal.SIGHUP, stop_on_signal)
+    WORK.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    bench = Bench(reps, duration, warmup)
+    try:
+        bench.run()
+    finally:
+        PROCS.stop_all()
+    took = time.monotonic() - started
+
+    info = versions()
+    lines = [f"# svcgate benchmarks, {datetime.date.today().isoformat()}", ""]
+    lines += [f"* {k}: {v}" for k, v in info.items()]
+    lines += [f"* runs: closed-loop cells {reps} × {duration} s interleaved over the competitors, medians; "
+              f"a run is redone (at most {MAX_TRIES} tries) when other processes used more than "
+              f"{OTHER_LIMIT} cores; measurement took {took / 60:.1f} min"
+              + (" (**--quick**: not a result)" if reps < 5 or duration < 10 else ""), ""]
+    lines += ["| row | measurement | direct | nginx | svcgate | target | result |",
+              "|---|---|---|---|---|---|---|"]
+    lines += ["| " + " | ".join(str(c) for c in cells) + " |" for cells in bench.rows]
+    lines += ["", "Notes:", ""]
+    lines += ["* requests per proxy CPU-second: successful requests divided by the proxy's utime + stime "
+              "(`/proc/<pid>/stat`, all threads; nginx: master and worker) over the run; in the direct "
+              "column, the origin's own.",
+              "* open-loop latency: oha at a fixed 2,000 requests/s with latency correction, 50 connections, "
+              f"{duration} s. The alert latency run posts lines of a file of 100,000 payloads that oha picks at "
+              "random (10% name one of 20 fingerprints; random picks repeat some more, about 18% group in all).",
+              "* V3 issue lists fetch each issue for `subscribed` (the rule's `item_fetch`); the origin "
+              "requests of row 2 are counted with nginx's `stub_status`.",
+              f"* alert payloads: about {bench.alerts['payload_bytes'] if hasattr(bench, 'alerts') else 1000} "
+              f"bytes (oha), wrk's script `bench/alerts.lua` about the same; {bench.alerts['rows']:,} alerts "
+              "in the store."]
+    if bench.anomalies:
+        lines += ["", "Anomalies:", ""] + [f"* {a}" for a in bench.anomalies]
+    text = "\n".join(lines) + "\n"
+    RESULTS.mkdir(exist_ok=True)
+    out = RESULTS / f"{datetime.date.today().isoformat()}.md"
+    out.write_text(text)
+    print()
+    print(text)
+    print(f"written to {out.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except KeyboardInterrupt:
+        PROCS.stop_all()
+        sys.exit(130)

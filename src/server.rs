@@ -23,6 +23,7 @@ use tracing::Instrument;
 
 use crate::access::{AccessChecker, Credentials};
 use crate::alerts::integrations::parse_address;
+use crate::alerts::secret::SecretBox;
 use crate::alerts::AlertService;
 use crate::body::Body;
 use crate::config::{Config, ServerTls};
@@ -74,13 +75,14 @@ impl Gateway {
     ) -> anyhow::Result<Arc<Self>> {
         let metrics = Metrics::new();
         let upstream = Arc::new(Upstream::new(&config.backend, backend, Arc::clone(&metrics))?);
+        let secret = Arc::new(SecretBox::load(config.alerts.secret_key, data_dir)?);
         let store_for_usage = Arc::clone(&store);
         let upstream_for_usage = Arc::clone(&upstream);
         let alerts = AlertService::start(
             Arc::clone(&store),
             Arc::clone(&upstream),
             config.alerts.clone(),
-            data_dir,
+            Arc::clone(&secret),
             backend.to_string().trim_end_matches('/').to_owned(),
         )
         .await?;
@@ -95,10 +97,11 @@ impl Gateway {
                 max_collected: config.max_collected_items,
                 item_fetch_concurrency: config.item_fetch_concurrency,
                 item_fetch_cache_ttl: config.item_fetch_cache_ttl,
+                id_cache_entries: config.id_cache_entries,
+                id_lookup_max_pages: config.id_lookup_max_pages,
                 public_url: config.public_url.clone(),
             },
-            config.id_cache_entries,
-            config.id_lookup_max_pages,
+            secret,
         );
         Ok(Arc::new(Gateway {
             upstream,

@@ -395,6 +395,21 @@ async fn password_login_issues_a_token_that_later_v3_calls_can_use() {
     let after = get(&format!("{}/api/v3/user", restarted.url()), &token).await;
     assert_eq!(after.status, StatusCode::OK);
     restarted.stop().await;
+
+    // The backend's access token is stored sealed: what the store holds is no token the backend accepts.
+    let connection = rusqlite::Connection::open(data.path().join("svcgate.db")).unwrap();
+    let stored: String = connection
+        .query_row("SELECT access_token FROM sessions", [], |row| row.get(0))
+        .unwrap();
+    assert!(stored.contains(':'), "nonce:ciphertext, not a token: {stored}");
+    let bearer = send(
+        Method::GET,
+        &format!("{}/api/v4/user", world.sim.url()),
+        &[("authorization", &format!("Bearer {stored}"))],
+        None,
+    )
+    .await;
+    assert_eq!(bearer.status, StatusCode::UNAUTHORIZED);
 }
 
 #[tokio::test]

@@ -16,7 +16,6 @@ pub mod payload;
 pub mod ratelimit;
 pub mod secret;
 
-use std::path::Path;
 use std::sync::Arc;
 
 use self::intake::Intake;
@@ -46,7 +45,7 @@ pub struct AlertService {
     /// The store.
     pub store: Arc<dyn Store>,
     /// Seals and opens tokens.
-    pub secret: SecretBox,
+    pub secret: Arc<SecretBox>,
     /// The receiving endpoint.
     pub intake: Intake,
     /// The caller's rights, as the backend says.
@@ -63,10 +62,9 @@ impl AlertService {
         store: Arc<dyn Store>,
         upstream: Arc<Upstream>,
         config: AlertConfig,
-        data_dir: &Path,
+        secret: Arc<SecretBox>,
         backend_web_url: String,
     ) -> Result<Arc<Self>, AlertSetupError> {
-        let secret = SecretBox::load(config.secret_key, data_dir)?;
         let registry = Arc::new(Registry::default());
         let records = store.integrations().await?;
         let service = AlertService {

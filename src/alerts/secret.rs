@@ -115,6 +115,24 @@ impl SecretBox {
         Ok((nonce.to_vec(), ciphertext))
     }
 
+    /// Encrypts `plaintext` into one line of text (`nonce:ciphertext`, each base64) for a text column.
+    pub fn seal_text(&self, plaintext: &str) -> Result<String, SecretError> {
+        use base64::Engine;
+        let (nonce, ciphertext) = self.seal(plaintext)?;
+        let engine = base64::engine::general_purpose::STANDARD;
+        Ok(format!("{}:{}", engine.encode(nonce), engine.encode(ciphertext)))
+    }
+
+    /// Decrypts what [`SecretBox::seal_text`] produced.
+    pub fn open_text(&self, sealed: &str) -> Result<String, SecretError> {
+        use base64::Engine;
+        let engine = base64::engine::general_purpose::STANDARD;
+        let (nonce, ciphertext) = sealed.split_once(':').ok_or(SecretError::Crypto)?;
+        let nonce = engine.decode(nonce).map_err(|_| SecretError::Crypto)?;
+        let ciphertext = engine.decode(ciphertext).map_err(|_| SecretError::Crypto)?;
+        self.open(&nonce, &ciphertext)
+    }
+
     /// Decrypts what [`SecretBox::seal`] produced.
     pub fn open(&self, nonce: &[u8], ciphertext: &[u8]) -> Result<String, SecretError> {
         if nonce.len() != 12 {
@@ -158,6 +176,16 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
+    }
+
+    #[test]
+    fn sealed_text_round_trips_and_refuses_tampering() {
+        let secret = SecretBox::new([3; 32]);
+        let sealed = secret.seal_text("access-token").unwrap();
+        assert!(!sealed.contains("access-token"));
+        assert_eq!(secret.open_text(&sealed).unwrap(), "access-token");
+        assert!(secret.open_text("plain").is_err());
+        assert!(secret.open_text(&sealed.replace(':', ":A")).is_err());
     }
 
     #[test]

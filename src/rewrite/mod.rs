@@ -77,6 +77,10 @@ pub struct RewriteSettings {
     pub item_fetch_concurrency: usize,
     /// How long per-item completions are reused.
     pub item_fetch_cache_ttl: std::time::Duration,
+    /// Entries of the in-memory id ↔ iid cache.
+    pub id_cache_entries: usize,
+    /// Pages an unknown id's lookup may read.
+    pub id_lookup_max_pages: u32,
     /// The gateway's public base URL for `Link` headers, else taken from the request.
     pub public_url: Option<String>,
 }
@@ -195,13 +199,17 @@ impl Rewriter {
         metrics: Arc<Metrics>,
         upstream: Arc<Upstream>,
         settings: RewriteSettings,
-        id_cache_entries: usize,
-        id_lookup_max_pages: u32,
+        secret: Arc<crate::alerts::secret::SecretBox>,
     ) -> Self {
         Rewriter {
             table,
-            ids: IdIndex::new(Arc::clone(&store), metrics, id_cache_entries, id_lookup_max_pages),
-            sessions: Sessions::new(store),
+            ids: IdIndex::new(
+                Arc::clone(&store),
+                metrics,
+                settings.id_cache_entries,
+                settings.id_lookup_max_pages,
+            ),
+            sessions: Sessions::new(store, secret),
             item_cache: item_cache::ItemCache::new(settings.item_fetch_cache_ttl),
             upstream,
             settings,

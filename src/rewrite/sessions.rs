@@ -2,8 +2,9 @@
 //!
 //! V3 clients logged in with a password and then sent the returned `private_token`. Current backends have no
 //! such tokens, so svcgate asks the backend's OAuth password grant for an access token, issues its own token
-//! (`svcg3_` + 40 hex digits from the OS random source), keeps only its SHA-256 hash with the access token in the
-//! store, and on every later V3 request that carries an issued token swaps it for `Authorization: Bearer`.
+//! (`svcg3_` + 40 hex digits from the OS random source), keeps only its SHA-256 hash with the access token —
+//! encrypted with the same AES-256-GCM key as integration tokens — in the store, and on every later V3 request
+//! that carries an issued token swaps it for `Authorization: Bearer`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -16,6 +17,7 @@ use sha2::{Digest, Sha256};
 use super::exchange::{Exchange, Outcome};
 use super::params::{encode_pairs, parse_pairs};
 use super::request::V3Request;
+use crate::alerts::secret::SecretBox;
 use crate::body;
 use crate::error::GatewayError;
 use crate::store::Store;
@@ -26,6 +28,7 @@ pub const TOKEN_PREFIX: &str = "svcg3_";
 /// Issued sessions: a memory cache in front of the store.
 pub struct Sessions {
     store: Arc<dyn Store>,
+    secret: Arc<SecretBox>,
     cache: Mutex<HashMap<String, String>>,
 }
 
@@ -52,9 +55,10 @@ fn unauthorized() -> Outcome {
 
 impl Sessions {
     /// Sessions kept in `store`.
-    pub fn new(store: Arc<dyn Store>) -> Self {
+    pub fn new(store: Arc<dyn Store>, secret: Arc<SecretBox>) -> Self {
         Sessions {
             store,
+            secret,
             cache: Mutex::new(HashMap::new()),
         }
     }
@@ -116,7 +120,13 @@ impl Sessions {
         let token = new_token()?;
         let user_id = user.get("id").and_then(Value::as_u64);
         self.store
-            .session_put(hash(&token), access_token.clone(), user_id)
+            .session_put(
+                hash(&token),
+                self.secret
+                    .seal_text(&access_token)
+                    .map_err(|error| GatewayError::Internal(format!("sealing the session: {error}")))?,
+                user_id,
+            )
             .await
             .map_err(|error| GatewayError::Internal(format!("storing the session: {error}")))?;
         if let Ok(mut cache) = self.cache.lock() {
@@ -133,7 +143,8 @@ impl Sessions {
         if let Some(found) = self.cache.lock().ok().and_then(|cache| cache.get(&key).cloned()) {
             return Some(found);
         }
-        let found = self.store.session_get(key.clone()).await.ok().flatten()?;
+        let sealed = self.store.session_get(key.clone()).await.ok().flatten()?;
+        let found = self.secret.open_text(&sealed).ok()?;
         if let Ok(mut cache) = self.cache.lock() {
             cache.insert(key, found.clone());
         }

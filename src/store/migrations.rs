@@ -104,6 +104,12 @@ const MIGRATIONS: &[(i64, &str)] = &[
         PRIMARY KEY (route, client, user_agent)
     ) WITHOUT ROWID;",
     ),
+    (
+        5,
+        "-- Session access tokens are stored sealed from now on; sessions kept in the clear before are dropped
+    -- (their holders sign in again).
+    DELETE FROM sessions;",
+    ),
 ];
 
 /// Applies every migration the database has not seen, each in its own transaction.

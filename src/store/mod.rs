@@ -104,7 +104,8 @@ pub trait Store: Send + Sync {
     fn id_lookup(&self, kind: IdKind, id: u64) -> StoreFuture<'_, Option<IdRecord>>;
     /// Records id ↔ iid pairs (new or changed ones replace old ones).
     fn id_record(&self, records: Vec<IdRecord>) -> StoreFuture<'_, ()>;
-    /// Keeps a password-login session: the hash of the token svcgate issued, and the backend token it stands for.
+    /// Keeps a password-login session: the hash of the token svcgate issued, and the backend token it stands for
+    /// (sealed by the caller).
     fn session_put(
         &self,
         token_hash: String,

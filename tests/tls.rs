@@ -140,3 +140,89 @@ async fn an_https_backend_is_trusted_through_the_configured_ca_bundle() {
     );
     untrusting.stop().await;
 }
+
+#[tokio::test]
+async fn a_backend_that_requires_a_client_certificate_gets_the_configured_one() {
+    // The backend's own certificate, trusted through the CA bundle, and a CA that signs client certificates.
+    let server = self_signed();
+    let client_ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let client_ca = ca_params.self_signed(&client_ca_key).unwrap();
+    let client_key = rcgen::KeyPair::generate().unwrap();
+    let client_cert = rcgen::CertificateParams::new(vec!["svcgate-client".to_owned()])
+        .unwrap()
+        .signed_by(&client_key, &client_ca, &client_ca_key)
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (cert_path, key_path) = (dir.path().join("client.pem"), dir.path().join("client-key.pem"));
+    std::fs::write(&cert_path, client_cert.pem()).unwrap();
+    std::fs::write(&key_path, client_key.serialize_pem()).unwrap();
+
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut client_roots = rustls::RootCertStore::empty();
+    client_roots.add(client_ca.der().clone()).unwrap();
+    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+        Arc::new(client_roots),
+        Arc::clone(&provider),
+    )
+    .build()
+    .unwrap();
+    let server_config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(
+            svcgate::upstream::read_certs("test", &server.cert).unwrap(),
+            svcgate::upstream::read_key("test", &server.key).unwrap(),
+        )
+        .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(server_config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let Ok(stream) = acceptor.accept(stream).await else {
+                    return;
+                };
+                let service = service_fn(|_request: Request<hyper::body::Incoming>| async move {
+                    Ok::<_, Infallible>(Response::new(Full::new(Bytes::from_static(b"client verified"))))
+                });
+                let _ = auto::Builder::new(TokioExecutor::new())
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+
+    let with_certificate = TestGateway::start_with(&format!("https://localhost:{port}"), |raw| {
+        raw.backend_ca_bundle = Some(server.cert.clone());
+        raw.backend_client_cert = Some(cert_path.clone());
+        raw.backend_client_key = Some(key_path.clone());
+    })
+    .await;
+    let answer = common::send(
+        http::Method::GET,
+        &format!("{}/x", with_certificate.url()),
+        &[],
+        None,
+    )
+    .await;
+    assert_eq!(answer.status, http::StatusCode::OK);
+    assert_eq!(answer.body, Bytes::from_static(b"client verified"));
+    with_certificate.stop().await;
+
+    let without = TestGateway::start_with(&format!("https://localhost:{port}"), |raw| {
+        raw.backend_ca_bundle = Some(server.cert.clone());
+    })
+    .await;
+    let answer = common::send(http::Method::GET, &format!("{}/x", without.url()), &[], None).await;
+    assert_eq!(
+        answer.status,
+        http::StatusCode::BAD_GATEWAY,
+        "the backend refuses a client without a certificate"
+    );
+    without.stop().await;
+}

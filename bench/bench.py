@@ -1079,8 +1079,11 @@ def main():
     if bench.anomalies:
         lines += ["", "Anomalies:", ""] + [f"* {a}" for a in bench.anomalies]
     text = "\n".join(lines) + "\n"
-    RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / f"{datetime.date.today().isoformat()}.md"
+    if reps < 5 or duration < 10:  # a trial is not a result: keep it out of bench/results/
+        out = WORK / f"{datetime.date.today().isoformat()}-trial.md"
+    else:
+        RESULTS.mkdir(exist_ok=True)
+        out = RESULTS / f"{datetime.date.today().isoformat()}.md"
     out.write_text(text)
     print()
     print(text)

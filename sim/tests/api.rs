@@ -1,65 +1,11 @@
 //! End-to-end tests: start the simulator on 127.0.0.1:0 and call it with a hyper client.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use bytes::Bytes;
-use http::{HeaderMap, Method, Request, StatusCode};
-use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
-use serde_json::{json, Value};
-use svc_sim::SimHandle;
+use http::{Method, StatusCode};
+use serde_json::json;
 
-const ROOT: &str = "root-token";
-
-struct Resp {
-    status: StatusCode,
-    headers: HeaderMap,
-    body: Value,
-    raw: Vec<u8>,
-}
-
-async fn start() -> SimHandle {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    svc_sim::spawn(listener, ROOT).await.unwrap()
-}
-
-async fn call(sim: &SimHandle, method: Method, path: &str, token: Option<&str>, body: Option<Value>) -> Resp {
-    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
-    let mut req = Request::builder()
-        .method(method)
-        .uri(format!("{}{path}", sim.url()));
-    if let Some(t) = token {
-        req = req.header("PRIVATE-TOKEN", t);
-    }
-    let bytes = match body {
-        Some(b) => {
-            req = req.header("content-type", "application/json");
-            serde_json::to_vec(&b).unwrap()
-        }
-        None => Vec::new(),
-    };
-    let resp = client
-        .request(req.body(Full::new(Bytes::from(bytes))).unwrap())
-        .await
-        .unwrap();
-    let status = resp.status();
-    let headers = resp.headers().clone();
-    let raw = resp.into_body().collect().await.unwrap().to_bytes().to_vec();
-    let body = serde_json::from_slice(&raw).unwrap_or(Value::Null);
-    Resp {
-        status,
-        headers,
-        body,
-        raw,
-    }
-}
-
-fn header(r: &Resp, name: &str) -> String {
-    r.headers
-        .get(name)
-        .map(|v| v.to_str().unwrap().to_string())
-        .unwrap_or_default()
-}
+mod common;
+use common::*;
 
 #[tokio::test]
 async fn version_auth_and_recording() {

@@ -2,85 +2,11 @@
 //! keys, hooks, snippets and administration.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use bytes::Bytes;
-use http::{HeaderMap, Method, Request, StatusCode};
-use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
+use http::{Method, StatusCode};
 use serde_json::{json, Value};
-use svc_sim::SimHandle;
 
-const ROOT: &str = "root-token";
-
-struct Resp {
-    status: StatusCode,
-    headers: HeaderMap,
-    body: Value,
-    raw: Vec<u8>,
-}
-
-async fn start() -> SimHandle {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    svc_sim::spawn(listener, ROOT).await.unwrap()
-}
-
-async fn send(
-    sim: &SimHandle,
-    method: Method,
-    path: &str,
-    token: Option<&str>,
-    content_type: Option<&str>,
-    body: Vec<u8>,
-) -> Resp {
-    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
-    let mut req = Request::builder()
-        .method(method)
-        .uri(format!("{}{path}", sim.url()));
-    if let Some(t) = token {
-        req = req.header("PRIVATE-TOKEN", t);
-    }
-    if let Some(ct) = content_type {
-        req = req.header("content-type", ct);
-    }
-    let resp = client
-        .request(req.body(Full::new(Bytes::from(body))).unwrap())
-        .await
-        .unwrap();
-    let status = resp.status();
-    let headers = resp.headers().clone();
-    let raw = resp.into_body().collect().await.unwrap().to_bytes().to_vec();
-    let body = serde_json::from_slice(&raw).unwrap_or(Value::Null);
-    Resp {
-        status,
-        headers,
-        body,
-        raw,
-    }
-}
-
-async fn call(sim: &SimHandle, method: Method, path: &str, token: Option<&str>, body: Option<Value>) -> Resp {
-    match body {
-        Some(b) => {
-            send(
-                sim,
-                method,
-                path,
-                token,
-                Some("application/json"),
-                serde_json::to_vec(&b).unwrap(),
-            )
-            .await
-        }
-        None => send(sim, method, path, token, None, Vec::new()).await,
-    }
-}
-
-fn header(r: &Resp, name: &str) -> String {
-    r.headers
-        .get(name)
-        .map(|v| v.to_str().unwrap().to_string())
-        .unwrap_or_default()
-}
+mod common;
+use common::*;
 
 #[tokio::test]
 async fn unknown_routes_use_the_message_shape() {

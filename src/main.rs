@@ -233,11 +233,24 @@ fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    telemetry::init_logging(config.log_format, &config.log_level);
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if let Some(threads) = config.worker_threads {
-        builder.worker_threads(threads);
-    }
+    let logging = match telemetry::init_logging(config.log_format, &config.log_level) {
+        Ok(logging) => logging,
+        Err(error) => {
+            eprintln!("svcgate: starting the log writer: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // One worker thread is best served by the single-threaded scheduler: the same work without the
+    // work-stealing machinery (blocking calls still go to their own threads).
+    let mut builder = match config.worker_threads {
+        Some(1) => tokio::runtime::Builder::new_current_thread(),
+        Some(threads) => {
+            let mut builder = tokio::runtime::Builder::new_multi_thread();
+            builder.worker_threads(threads);
+            builder
+        }
+        None => tokio::runtime::Builder::new_multi_thread(),
+    };
     let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
@@ -256,6 +269,8 @@ fn serve(args: ServeArgs) -> ExitCode {
         }
         running.serve(&config).await
     });
+    // Everything logged so far reaches stderr before the exit status or a final error does.
+    logging.flush();
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

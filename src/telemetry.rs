@@ -4,6 +4,7 @@
 //! construction: a route kind, a rule's V3 template (bounded by the rule table) and a status code, never a raw path,
 //! user or token.
 
+use std::io::IsTerminal;
 use std::sync::Arc;
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -13,6 +14,7 @@ use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
 use crate::config::LogFormat;
+use crate::logsink::{BatchedStderr, LogFlusher};
 
 /// Metric names, one place for all of them.
 pub mod names {
@@ -140,13 +142,17 @@ impl Metrics {
     }
 }
 
-/// Installs the global tracing subscriber; `filter` uses the `tracing` directive syntax.
-pub fn init_logging(format: LogFormat, filter: &str) {
+/// Installs the global tracing subscriber; `filter` uses the `tracing` directive syntax. Lines reach stderr
+/// through the [`BatchedStderr`](crate::logsink::BatchedStderr) sink; keep the returned flusher until exit.
+/// Colours only when stderr is a terminal.
+pub fn init_logging(format: LogFormat, filter: &str) -> std::io::Result<LogFlusher> {
     let filter = tracing_subscriber::EnvFilter::try_new(filter)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let (sink, flusher) = BatchedStderr::start()?;
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(sink)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_target(false);
     let installed = match format {
         LogFormat::Text => builder.try_init(),
@@ -154,6 +160,7 @@ pub fn init_logging(format: LogFormat, filter: &str) {
     };
     // A subscriber may already be installed (tests start several gateways in one process); keep the first.
     drop(installed);
+    Ok(flusher)
 }
 
 /// A fresh request id: 16 lowercase hex digits.

@@ -80,12 +80,7 @@ impl Caller<'_> {
     /// Reads a response as JSON.
     pub async fn read_json(&self, response: Response<Incoming>) -> Result<JsonAnswer, GatewayError> {
         let (parts, bytes) = self.read_bytes(response).await?;
-        let body = if bytes.is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_slice(&bytes)
-                .map_err(|error| GatewayError::BadBackendAnswer(format!("JSON: {error}")))?
-        };
+        let body = parse_json(&bytes)?;
         Ok(JsonAnswer {
             status: parts.status,
             headers: parts.headers,
@@ -103,6 +98,14 @@ impl Caller<'_> {
         }
         self.read_json(response).await
     }
+}
+
+/// A backend answer's body as JSON; an empty body is `null`.
+pub fn parse_json(bytes: &[u8]) -> Result<Value, GatewayError> {
+    if bytes.is_empty() {
+        return Ok(Value::Null);
+    }
+    serde_json::from_slice(bytes).map_err(|error| GatewayError::BadBackendAnswer(format!("JSON: {error}")))
 }
 
 /// A header's value as a number.

@@ -9,13 +9,14 @@ use super::exchange::{Exchange, Outcome};
 use super::ids::IdIndex;
 use super::item_cache::ItemCache;
 use super::pagination;
+use super::raw::RawObject;
 use super::rule::{Embed, ItemFetch};
 use super::shape::Shapes;
 use crate::body::{self, Body};
 use crate::config::ShapeMode;
 use crate::error::GatewayError;
 use crate::passthrough::stream_back;
-use crate::store::IdKind;
+use crate::store::{IdKind, IdRecord};
 
 /// What building an answer needs besides the exchange.
 pub struct Finisher<'a> {
@@ -75,8 +76,23 @@ impl Finisher<'_> {
                     }
                     return Ok(answer);
                 }
-                let answer = exchange.caller.read_json(response).await?;
-                (remap(v4_status), answer.headers, answer.body)
+                if !self.reads_raw(rule, &prepared) {
+                    let answer = exchange.caller.read_json(response).await?;
+                    (remap(v4_status), answer.headers, answer.body)
+                } else {
+                    let (parts, bytes) = exchange.caller.read_bytes(response).await?;
+                    if let Some(answer) = self
+                        .finish_raw(exchange, remap(v4_status), &parts.headers, &bytes)
+                        .await?
+                    {
+                        return Ok(answer);
+                    }
+                    (
+                        remap(v4_status),
+                        parts.headers,
+                        super::backend::parse_json(&bytes)?,
+                    )
+                }
             }
             Outcome::Json {
                 status,
@@ -108,7 +124,12 @@ impl Finisher<'_> {
     }
 
     /// A JSON response with the backend's remaining headers.
-    pub fn respond(&self, status: StatusCode, mut headers: HeaderMap, body: Value) -> Response<Body> {
+    pub fn respond(&self, status: StatusCode, headers: HeaderMap, body: Value) -> Response<Body> {
+        self.respond_bytes(status, headers, serde_json::to_vec(&body).unwrap_or_default())
+    }
+
+    /// A response of JSON text with the backend's remaining headers.
+    fn respond_bytes(&self, status: StatusCode, mut headers: HeaderMap, body: Vec<u8>) -> Response<Body> {
         crate::upstream::strip_hop_by_hop(&mut headers);
         headers.remove(http::header::CONTENT_LENGTH);
         headers.remove(http::header::CONTENT_ENCODING);
@@ -117,7 +138,7 @@ impl Finisher<'_> {
             http::header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         );
-        let mut response = Response::new(body::full(serde_json::to_vec(&body).unwrap_or_default()));
+        let mut response = Response::new(body::full(body));
         *response.status_mut() = status;
         *response.headers_mut() = headers;
         response
@@ -133,58 +154,172 @@ impl Finisher<'_> {
         let Value::Array(items) = body else {
             return Ok(());
         };
-        // Only field completions are cached: a whole item (a pipeline) changes too often to reuse.
-        let cacheable = !fetch.fields.is_empty();
-        for chunk in items.chunks_mut(self.concurrency.max(1)) {
-            let fetches = chunk.iter().map(|item| {
-                let path = item_path(exchange, &fetch.path, item);
-                async move {
-                    match path {
-                        Some(path) if cacheable && self.item_cache.get(self.caller, &path).is_some() => {
-                            Ok(self.item_cache.get(self.caller, &path).map(Value::Object))
-                        }
-                        Some(path) => match exchange.caller.get_json(&path).await {
-                            Ok(answer) => {
-                                if cacheable {
-                                    let kept: Map<String, Value> = fetch
-                                        .fields
-                                        .iter()
-                                        .map(|field| {
-                                            (
-                                                field.clone(),
-                                                answer.body.get(field).cloned().unwrap_or(Value::Null),
-                                            )
-                                        })
-                                        .collect();
-                                    self.item_cache.put(self.caller, &path, kept);
-                                }
-                                Ok(Some(answer.body))
-                            }
-                            // Gone between the list and the fetch: keep the listed item as it is.
-                            Err(GatewayError::Relay { status, .. }) if status == StatusCode::NOT_FOUND => {
-                                Ok(None)
-                            }
-                            Err(error) => Err(error),
-                        },
-                        None => Ok(None),
-                    }
-                }
-            });
-            let fetched = futures_util::future::join_all(fetches).await;
-            for (item, full) in chunk.iter_mut().zip(fetched) {
-                let Some(full) = full? else {
-                    continue;
-                };
-                if fetch.fields.is_empty() {
-                    *item = full;
-                } else if let Value::Object(item) = item {
-                    for field in &fetch.fields {
-                        item.insert(field.clone(), full.get(field).cloned().unwrap_or(Value::Null));
-                    }
+        let paths = items
+            .iter()
+            .map(|item| item_path(exchange, &fetch.path, &|field| item.get(field).cloned()))
+            .collect();
+        let fetched = self.fetch_items(exchange, fetch, paths).await?;
+        for (item, full) in items.iter_mut().zip(fetched) {
+            let Some(full) = full else {
+                continue;
+            };
+            if fetch.fields.is_empty() {
+                *item = full;
+            } else if let Value::Object(item) = item {
+                for field in &fetch.fields {
+                    item.insert(field.clone(), full.get(field).cloned().unwrap_or(Value::Null));
                 }
             }
         }
         Ok(())
+    }
+
+    /// Fetches the item at each path (`None`: no fetch), a bounded number at a time; field completions come
+    /// from the cache when it has them. An item gone since the list was read yields `None`.
+    async fn fetch_items(
+        &self,
+        exchange: &Exchange<'_>,
+        fetch: &ItemFetch,
+        paths: Vec<Option<String>>,
+    ) -> Result<Vec<Option<Value>>, GatewayError> {
+        // Only field completions are cached: a whole item (a pipeline) changes too often to reuse.
+        let cacheable = !fetch.fields.is_empty();
+        let mut results = Vec::with_capacity(paths.len());
+        for chunk in paths.chunks(self.concurrency.max(1)) {
+            let fetches = chunk.iter().map(|path| async move {
+                let Some(path) = path else {
+                    return Ok(None);
+                };
+                if cacheable {
+                    if let Some(fields) = self.item_cache.get(self.caller, path) {
+                        return Ok(Some(Value::Object(fields)));
+                    }
+                }
+                match exchange.caller.get_json(path).await {
+                    Ok(answer) => {
+                        if cacheable {
+                            let kept: Map<String, Value> = fetch
+                                .fields
+                                .iter()
+                                .map(|field| {
+                                    (
+                                        field.clone(),
+                                        answer.body.get(field).cloned().unwrap_or(Value::Null),
+                                    )
+                                })
+                                .collect();
+                            self.item_cache.put(self.caller, path, kept);
+                        }
+                        Ok(Some(answer.body))
+                    }
+                    // Gone between the list and the fetch: keep the listed item as it is.
+                    Err(GatewayError::Relay { status, .. }) if status == StatusCode::NOT_FOUND => Ok(None),
+                    Err(error) => Err(error),
+                }
+            });
+            for fetched in futures_util::future::join_all(fetches).await {
+                results.push(fetched?);
+            }
+        }
+        Ok(results)
+    }
+
+    /// Whether the answer can be reshaped from its text ([`Finisher::finish_raw`]): strict shapes, an entity to
+    /// shape into, and nothing that needs the whole answer as a value (a synthesised or embedded body, items
+    /// replaced whole by their own fetch).
+    fn reads_raw(&self, rule: &super::rule::Rule, prepared: &Prepared) -> bool {
+        self.mode == ShapeMode::Strict
+            && prepared.answer.is_none()
+            && prepared.prefetched.is_none()
+            && rule.embed.is_none()
+            && rule
+                .item_fetch
+                .as_ref()
+                .as_ref()
+                .map_or(true, |fetch| !fetch.fields.is_empty())
+            && rule
+                .response
+                .as_deref()
+                .is_some_and(|entity| self.shapes.contains(entity))
+    }
+
+    /// Reshapes a V4 object, or list of objects, from its text into the V3 answer without a value tree: the
+    /// same answer as the general path (item completions, id learning, shape, `Link` headers). `None` when the
+    /// answer is neither, for the general path to handle.
+    async fn finish_raw(
+        &self,
+        exchange: &Exchange<'_>,
+        status: StatusCode,
+        headers: &HeaderMap,
+        bytes: &[u8],
+    ) -> Result<Option<Response<Body>>, GatewayError> {
+        let rule = exchange.rule;
+        let Some(entity) = rule.response.as_deref() else {
+            return Ok(None);
+        };
+        // UTF-8 is checked once here; parsing from `str` then skips checking each value again.
+        let Ok(text) = std::str::from_utf8(bytes) else {
+            return Ok(None);
+        };
+        let (objects, single) = match text.trim_start().as_bytes().first() {
+            Some(b'[') => match serde_json::from_str::<Vec<RawObject>>(text) {
+                Ok(objects) => (objects, false),
+                Err(_) => return Ok(None),
+            },
+            Some(b'{') => match serde_json::from_str::<RawObject>(text) {
+                Ok(object) => (vec![object], true),
+                Err(_) => return Ok(None),
+            },
+            _ => return Ok(None),
+        };
+        // As in the general path, only the items of a list are completed.
+        let mut given = vec![Map::new(); objects.len()];
+        if let (Some(fetch), false) = (&rule.item_fetch, single) {
+            let paths = objects
+                .iter()
+                .map(|object| item_path(exchange, &fetch.path, &|field| object.value(field)))
+                .collect();
+            let fetched = self.fetch_items(exchange, fetch, paths).await?;
+            for (fields, full) in given.iter_mut().zip(fetched) {
+                if let Some(full) = full {
+                    *fields = fetch
+                        .fields
+                        .iter()
+                        .map(|field| (field.clone(), full.get(field).cloned().unwrap_or(Value::Null)))
+                        .collect();
+                }
+            }
+        }
+        if let Some(kind) = entity_kind(entity) {
+            let records = objects
+                .iter()
+                .filter_map(|object| {
+                    Some(IdRecord {
+                        kind,
+                        id: object.number("id")?,
+                        project_id: object.number("project_id")?,
+                        iid: object.number("iid")?,
+                    })
+                })
+                .collect();
+            self.ids.learn_records(records);
+        }
+        let mut out = Vec::with_capacity(bytes.len());
+        if single {
+            self.shapes.write_raw(entity, &objects[0], &given[0], &mut out);
+        } else {
+            out.push(b'[');
+            for (index, (object, fields)) in objects.iter().zip(&given).enumerate() {
+                if index > 0 {
+                    out.push(b',');
+                }
+                self.shapes.write_raw(entity, object, fields, &mut out);
+            }
+            out.push(b']');
+        }
+        let mut headers = headers.clone();
+        pagination::rewrite(&mut headers, self.origin, self.v3_path, rule.page_base);
+        Ok(Some(self.respond_bytes(status, headers, out)))
     }
 
     /// Fetches one resource and puts it into every item.
@@ -216,14 +351,19 @@ impl Finisher<'_> {
     }
 }
 
-/// The V4 path of one list item: `{field}` takes the item's field, `:param` the request's path parameter.
-fn item_path(exchange: &Exchange<'_>, template: &str, item: &Value) -> Option<String> {
+/// The V4 path of one list item: `{field}` takes the item's field (from `field_of`), `:param` the request's
+/// path parameter.
+fn item_path(
+    exchange: &Exchange<'_>,
+    template: &str,
+    field_of: &dyn Fn(&str) -> Option<Value>,
+) -> Option<String> {
     let mut segments = Vec::new();
     for segment in template.split('/') {
         if let Some(field) = segment.strip_prefix('{').and_then(|rest| rest.strip_suffix('}')) {
-            let value = item.get(field)?;
+            let value = field_of(field)?;
             segments.push(match value {
-                Value::String(text) => super::exchange::encode_segment(text),
+                Value::String(text) => super::exchange::encode_segment(&text),
                 other => other.to_string(),
             });
         } else if let Some(name) = segment.strip_prefix(':') {

@@ -88,6 +88,11 @@ impl IdIndex {
             Value::Array(items) => items.iter().filter_map(|item| record_of(kind, item)).collect(),
             item => record_of(kind, item).into_iter().collect(),
         };
+        self.learn_records(records);
+    }
+
+    /// Remembers id ↔ iid pairs read off an answer, in memory now and in the store soon after.
+    pub fn learn_records(&self, records: Vec<IdRecord>) {
         if records.is_empty() {
             return;
         }

@@ -14,7 +14,15 @@ use serde_json::{Map, Value};
 /// The most entries kept (the cache is emptied past it; every entry expires within the TTL anyway).
 const CAPACITY: usize = 50_000;
 
-type Entries = HashMap<(String, String), (Instant, Map<String, Value>)>;
+/// When an item's fields were fetched, and the fields.
+type Completion = (Instant, Map<String, Value>);
+
+/// Entries by caller, then by item path (looked up with borrowed keys: no allocation per item).
+#[derive(Default)]
+struct Entries {
+    by_caller: HashMap<String, HashMap<String, Completion>>,
+    count: usize,
+}
 
 /// Completed fields by caller and item path.
 pub struct ItemCache {
@@ -27,7 +35,7 @@ impl ItemCache {
     pub fn new(ttl: Duration) -> Self {
         ItemCache {
             ttl,
-            entries: Mutex::new(HashMap::new()),
+            entries: Mutex::new(Entries::default()),
         }
     }
 
@@ -37,7 +45,7 @@ impl ItemCache {
             return None;
         }
         let entries = self.entries.lock().ok()?;
-        let (at, fields) = entries.get(&(caller.to_owned(), path.to_owned()))?;
+        let (at, fields) = entries.by_caller.get(caller)?.get(path)?;
         (at.elapsed() < self.ttl).then(|| fields.clone())
     }
 
@@ -47,17 +55,26 @@ impl ItemCache {
             return;
         }
         if let Ok(mut entries) = self.entries.lock() {
-            if entries.len() >= CAPACITY {
-                entries.clear();
+            if entries.count >= CAPACITY {
+                *entries = Entries::default();
             }
-            entries.insert((caller.to_owned(), path.to_owned()), (Instant::now(), fields));
+            let previous = entries
+                .by_caller
+                .entry(caller.to_owned())
+                .or_default()
+                .insert(path.to_owned(), (Instant::now(), fields));
+            if previous.is_none() {
+                entries.count += 1;
+            }
         }
     }
 
     /// Forgets a caller's entries (they changed something through the gateway).
     pub fn forget(&self, caller: &str) {
         if let Ok(mut entries) = self.entries.lock() {
-            entries.retain(|(owner, _), _| owner != caller);
+            if let Some(gone) = entries.by_caller.remove(caller) {
+                entries.count -= gone.len();
+            }
         }
     }
 }

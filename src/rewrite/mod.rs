@@ -19,6 +19,7 @@ pub mod loader;
 pub mod pagination;
 pub mod params;
 pub mod procedures;
+pub mod raw;
 pub mod request;
 pub mod rule;
 pub mod sessions;

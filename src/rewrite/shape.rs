@@ -2,11 +2,14 @@
 //!
 //! Shapes are data (`rules/entities.toml`); [`Shapes::apply`] is a pure function from a V4 JSON value to the V3
 //! one. Strict mode emits exactly the V3 fields; tolerant mode keeps the V4 body and adds the V3 fields.
+//! [`Shapes::write_raw`] is strict mode over a [`RawObject`], writing JSON text directly: the fast path of lists.
 
 use std::collections::HashMap;
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::raw::{is_null, RawObject};
 use crate::config::ShapeMode;
 
 /// A named conversion of a field's value on the way back to V3.
@@ -159,10 +162,140 @@ impl Shapes {
     }
 }
 
+/// A V3 field's value found by the raw writer: a slice of the V4 text, or a computed value.
+enum Found<'a> {
+    Raw(&'a RawValue),
+    Computed(Value),
+    Given(&'a Value),
+}
+
+impl Shapes {
+    /// Writes the strict V3 form of one V4 object to `out` as JSON text. `given` holds fields that take the
+    /// place of the object's own (completions fetched per item). The same result as [`Shapes::apply`] in
+    /// strict mode, without parsing the values it only copies.
+    pub fn write_raw(
+        &self,
+        name: &str,
+        object: &RawObject<'_>,
+        given: &Map<String, Value>,
+        out: &mut Vec<u8>,
+    ) {
+        let Some(shape) = self.shapes.get(name) else {
+            // No shape: the object as it came (members in order, the given fields in their place).
+            let mut map = object.to_map();
+            map.extend(given.iter().map(|(key, value)| (key.clone(), value.clone())));
+            write_value(out, &Value::Object(map));
+            return;
+        };
+        out.push(b'{');
+        let mut first = true;
+        for field in &shape.fields {
+            let lookup = |key: &str| match given.get(key) {
+                Some(value) => Some(Found::Given(value)),
+                None => object.get(key).map(Found::Raw),
+            };
+            let found = match &field.source {
+                Source::Same => lookup(&field.name),
+                Source::From(from, None) => lookup(from),
+                Source::From(from, Some(converter)) => lookup(from).map(|found| {
+                    Found::Computed(match found {
+                        Found::Raw(raw) => {
+                            converter.apply(&serde_json::from_str(raw.get()).unwrap_or(Value::Null))
+                        }
+                        Found::Given(value) => converter.apply(value),
+                        Found::Computed(value) => converter.apply(&value),
+                    })
+                }),
+                Source::Const(constant) => Some(Found::Given(constant)),
+            };
+            if found.is_none() && field.optional {
+                continue;
+            }
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            write_name(out, &field.name);
+            match (found, &field.entity) {
+                (None, _) => out.extend_from_slice(b"null"),
+                (Some(Found::Raw(raw)), Some(entity)) if !is_null(raw) => {
+                    self.write_raw_entity(entity, raw, out)
+                }
+                (Some(Found::Raw(raw)), _) => out.extend_from_slice(raw.get().as_bytes()),
+                (Some(Found::Given(value)), entity) => {
+                    self.write_computed(entity.as_deref(), value.clone(), out)
+                }
+                (Some(Found::Computed(value)), entity) => self.write_computed(entity.as_deref(), value, out),
+            }
+        }
+        out.push(b'}');
+    }
+
+    /// A nested entity from the V4 text: an object, or an array of them; anything else as it is.
+    fn write_raw_entity(&self, entity: &str, raw: &RawValue, out: &mut Vec<u8>) {
+        let text = raw.get();
+        let empty = Map::new();
+        if !self.shapes.contains_key(entity) {
+            out.extend_from_slice(text.as_bytes());
+            return;
+        }
+        if text.starts_with('{') {
+            if let Ok(object) = serde_json::from_str::<RawObject>(text) {
+                return self.write_raw(entity, &object, &empty, out);
+            }
+        } else if let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(text) {
+            out.push(b'[');
+            for (index, item) in items.into_iter().enumerate() {
+                if index > 0 {
+                    out.push(b',');
+                }
+                match serde_json::from_str::<RawObject>(item.get()) {
+                    Ok(object) => self.write_raw(entity, &object, &empty, out),
+                    // Not an object (null, or anything else): as it is, like `apply` leaves it.
+                    Err(_) => out.extend_from_slice(item.get().as_bytes()),
+                }
+            }
+            out.push(b']');
+            return;
+        }
+        out.extend_from_slice(text.as_bytes());
+    }
+
+    fn write_computed(&self, entity: Option<&str>, value: Value, out: &mut Vec<u8>) {
+        match entity {
+            Some(entity) if !value.is_null() => {
+                write_value(out, &self.apply(entity, value, ShapeMode::Strict))
+            }
+            _ => write_value(out, &value),
+        }
+    }
+}
+
+/// Writes `"name":`; V3 names are plain ASCII, written as they are, anything else is escaped.
+fn write_name(out: &mut Vec<u8>, name: &str) {
+    if name
+        .bytes()
+        .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\')
+    {
+        out.push(b'"');
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b"\":");
+    } else {
+        drop(serde_json::to_writer(&mut *out, name));
+        out.push(b':');
+    }
+}
+
+fn write_value(out: &mut Vec<u8>, value: &Value) {
+    // Writing JSON into a Vec cannot fail.
+    drop(serde_json::to_writer(out, value));
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use proptest::prelude::*;
     use serde_json::json;
 
     fn shapes() -> Shapes {
@@ -214,6 +347,79 @@ mod tests {
         assert_eq!(v3[0]["extra"], json!(true));
         assert_eq!(v3[0]["visibility"], json!("private"));
         assert_eq!(v3[0]["visibility_level"], json!(0));
+    }
+
+    /// The raw writer's answer, parsed back.
+    fn written(shapes: &Shapes, name: &str, v4: &Value, given: &Map<String, Value>) -> Value {
+        let text = serde_json::to_string(v4).unwrap();
+        let object: RawObject = serde_json::from_str(&text).unwrap();
+        let mut out = Vec::new();
+        shapes.write_raw(name, &object, given, &mut out);
+        serde_json::from_slice(&out).unwrap()
+    }
+
+    #[test]
+    fn the_raw_writer_keeps_order_nests_converts_and_lets_given_fields_win() {
+        let v4 = json!({"visibility": "internal", "id": 3, "extra": 1, "child": [{"id": 4, "visibility": "public"}, null]});
+        let mut given = Map::new();
+        given.insert("id".to_owned(), json!(99));
+        let text = serde_json::to_string(&v4).unwrap();
+        let object: RawObject = serde_json::from_str(&text).unwrap();
+        let mut out = Vec::new();
+        shapes().write_raw("thing", &object, &given, &mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"id":99,"visibility_level":10,"flag?":false,"missing":null,"child":[{"id":4,"visibility_level":20,"flag?":false,"missing":null},null]}"#
+        );
+    }
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            (-4_000i32..4_000).prop_map(|n| Value::from(f64::from(n) / 8.0)),
+            ".{0,40}".prop_map(Value::String),
+            prop_oneof![Just("private"), Just("internal"), Just("public")].prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                prop::collection::vec((key(), inner), 0..8)
+                    .prop_map(|pairs| Value::Object(pairs.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// Mostly the keys the test shape reads, so that every source meets values of every type.
+    fn key() -> impl Strategy<Value = String> {
+        prop_oneof![
+            prop_oneof![
+                Just("id"),
+                Just("visibility"),
+                Just("owner"),
+                Just("child"),
+                Just("missing"),
+                Just("flag?")
+            ]
+            .prop_map(str::to_owned),
+            "[a-z\\\"é]{0,6}",
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn the_raw_writer_answers_what_strict_apply_answers(
+            pairs in prop::collection::vec((key(), json_value()), 0..10),
+            given in prop::collection::vec((key(), json_value()), 0..2),
+        ) {
+            let v4: Map<String, Value> = pairs.into_iter().collect();
+            let given: Map<String, Value> = given.into_iter().collect();
+            let mut merged = v4.clone();
+            merged.extend(given.clone());
+            let expected = shapes().apply("thing", Value::Object(merged), ShapeMode::Strict);
+            prop_assert_eq!(written(&shapes(), "thing", &Value::Object(v4), &given), expected);
+        }
     }
 
     #[test]

@@ -3,8 +3,7 @@
 //! Writes are queued to a dedicated writer thread. It takes every job waiting (up to [`MAX_BATCH`]), runs each in
 //! its own savepoint inside one transaction, commits once with `synchronous = FULL` (the commit is on disk when it
 //! returns), and only then tells each caller its outcome. Many concurrent writers so cost one fsync per batch
-//! instead of one each. A checkpointer thread with its own connection copies the log into the database file,
-//! so commits never wait for that. Reads run on a small pool of read-only connections on the blocking thread pool, so no
+//! instead of one each. Reads run on a small pool of read-only connections on the blocking thread pool, so no
 //! SQLite call ever blocks the async runtime.
 
 use std::path::{Path, PathBuf};
@@ -76,8 +75,6 @@ pub struct SqliteStore {
     writer: mpsc::UnboundedSender<Box<dyn WriteJob>>,
     readers: Arc<Mutex<Vec<Connection>>>,
     path: Arc<PathBuf>,
-    /// Dropped with the last clone of the store: the checkpointer thread then ends.
-    _checkpoints: Arc<std::sync::mpsc::Sender<()>>,
 }
 
 impl SqliteStore {
@@ -103,20 +100,9 @@ impl SqliteStore {
             reader.busy_timeout(std::time::Duration::from_secs(5))?;
             readers.push(reader);
         }
-        // The checkpointer thread does what SQLite would otherwise do inside the writer's commits.
-        writer.pragma_update(None, "wal_autocheckpoint", 0)?;
-        // The log file is cut back to this size when it starts over.
-        writer.pragma_update(None, "journal_size_limit", 64 << 20)?;
-        let checkpointer = Connection::open(&path)?;
-        checkpointer.busy_timeout(std::time::Duration::from_secs(5))?;
-        let (stop_checkpoints, checkpoints_stopped) = std::sync::mpsc::channel();
-        std::thread::Builder::new()
-            .name("svcgate-store-checkpoint".to_owned())
-            .spawn(move || checkpoint_loop(checkpointer, checkpoints_stopped))
-            .map_err(|source| StoreError::DataDir {
-                path: data_dir.display().to_string(),
-                source,
-            })?;
+        // SQLite copies the log into the database file inside a commit once the log holds this many pages; a
+        // small log keeps each of those pauses short (the default, 1,000 pages, held senders back ~10 ms).
+        writer.pragma_update(None, "wal_autocheckpoint", WAL_AUTOCHECKPOINT_PAGES)?;
         let (sender, receiver) = mpsc::unbounded_channel();
         std::thread::Builder::new()
             .name("svcgate-store-writer".to_owned())
@@ -129,7 +115,6 @@ impl SqliteStore {
             writer: sender,
             readers: Arc::new(Mutex::new(readers)),
             path: Arc::new(path),
-            _checkpoints: Arc::new(stop_checkpoints),
         })
     }
 
@@ -201,8 +186,8 @@ fn write_loop(mut connection: Connection, mut receiver: mpsc::UnboundedReceiver<
 }
 
 fn run_batch(connection: &mut Connection, batch: &mut [Box<dyn WriteJob>]) -> Result<(), String> {
-    // IMMEDIATE: the write lock is taken (waiting out a checkpoint that holds it) before anything is read, so
-    // the transaction can never find its snapshot outdated when it comes to write.
+    // IMMEDIATE: the write lock is taken before anything is read, so the transaction can never find its
+    // snapshot outdated when it comes to write (another connection, such as the sqlite3 shell, may write).
     let transaction = connection
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
         .map_err(|error| error.to_string())?;
@@ -224,34 +209,8 @@ fn run_batch(connection: &mut Connection, batch: &mut [Box<dyn WriteJob>]) -> Re
     transaction.commit().map_err(|error| error.to_string())
 }
 
-/// Write-ahead log frames (pages) past which the checkpointer makes the log start over (64 MiB of 4 KiB pages).
-const MAX_LOG_FRAMES: i64 = 16_384;
-
-/// How often the checkpointer copies committed pages from the write-ahead log into the database file.
-const CHECKPOINT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(200);
-
-/// Copies the write-ahead log into the database file on its own connection and thread, so the writer never
-/// stops committing to do it (SQLite's automatic checkpoint would run inside a commit). Ends when `stop`'s
-/// sender is dropped. Durability does not depend on it: every commit is on disk in the log first.
-fn checkpoint_loop(connection: Connection, stop: std::sync::mpsc::Receiver<()>) {
-    let checkpoint = |mode: &str| {
-        connection.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |row| {
-            row.get::<_, i64>(1)
-        })
-    };
-    while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stop.recv_timeout(CHECKPOINT_INTERVAL) {
-        // A passive checkpoint never makes the writer wait, but under constant writes the log is never
-        // wholly copied and so never starts over; past the bound, one restarting checkpoint holds the writer
-        // back briefly and lets the log start again from its beginning.
-        let outcome = match checkpoint("PASSIVE") {
-            Ok(frames) if frames > MAX_LOG_FRAMES => checkpoint("RESTART"),
-            other => other,
-        };
-        if let Err(error) = outcome {
-            tracing::warn!(%error, "store checkpoint failed; retrying");
-        }
-    }
-}
+/// Log pages after which a commit checkpoints (1 MiB of 4 KiB pages).
+const WAL_AUTOCHECKPOINT_PAGES: i64 = 256;
 
 impl Store for SqliteStore {
     fn usage_add(&self, deltas: Vec<UsageDelta>, max_clients: usize) -> StoreFuture<'_, ()> {

@@ -128,7 +128,27 @@ pub struct EventOutcome {
     /// `created`, `grouped`, `resolved` or `no_open_alert`.
     pub outcome: &'static str,
     /// The alert it touched.
-    pub alert: Option<AlertRecord>,
+    pub alert: Option<TouchedAlert>,
+}
+
+/// The columns of an alert that an event's answer and its follow-ups need: reading back the whole row (payload
+/// and description included) for every incoming alert cost the store's writer thread for nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TouchedAlert {
+    /// Id.
+    pub id: u64,
+    /// Project.
+    pub project_id: u64,
+    /// Per-project number.
+    pub iid: u64,
+    /// `triggered`, `acknowledged`, `resolved` or `ignored`.
+    pub status: String,
+    /// Title.
+    pub title: String,
+    /// Events grouped into it.
+    pub events: u64,
+    /// The incident opened for it.
+    pub incident_iid: Option<u64>,
 }
 
 /// Filters, order and page of an alert list.
@@ -254,6 +274,20 @@ fn alert_from(row: &Row<'_>) -> rusqlite::Result<AlertRecord> {
     })
 }
 
+const TOUCHED_COLUMNS: &str = "id, project_id, iid, status, title, events, incident_iid";
+
+fn touched_from(row: &Row<'_>) -> rusqlite::Result<TouchedAlert> {
+    Ok(TouchedAlert {
+        id: row.get(0)?,
+        project_id: row.get(1)?,
+        iid: row.get(2)?,
+        status: row.get(3)?,
+        title: row.get(4)?,
+        events: row.get(5)?,
+        incident_iid: row.get(6)?,
+    })
+}
+
 fn integration_from(row: &Row<'_>) -> rusqlite::Result<IntegrationRecord> {
     Ok(IntegrationRecord {
         id: row.get(0)?,
@@ -374,12 +408,12 @@ fn open_alert(
     connection: &Connection,
     project_id: u64,
     fingerprint: &str,
-) -> rusqlite::Result<Option<AlertRecord>> {
+) -> rusqlite::Result<Option<TouchedAlert>> {
     connection
         .prepare_cached(&format!(
-            "SELECT {ALERT_COLUMNS} FROM alerts WHERE project_id = ?1 AND fingerprint = ?2 AND status != 'resolved'"
+            "SELECT {TOUCHED_COLUMNS} FROM alerts WHERE project_id = ?1 AND fingerprint = ?2 AND status != 'resolved'"
         ))?
-        .query_row(params![project_id, fingerprint], alert_from)
+        .query_row(params![project_id, fingerprint], touched_from)
         .optional()
 }
 
@@ -389,10 +423,16 @@ fn alert_by_id(connection: &Connection, id: u64) -> rusqlite::Result<AlertRecord
         .query_row([id], alert_from)
 }
 
-fn enqueue(connection: &Connection, kind: &str, alert: &AlertRecord, now: &str) -> rusqlite::Result<()> {
+fn enqueue(
+    connection: &Connection,
+    kind: &str,
+    project_id: u64,
+    alert_id: u64,
+    now: &str,
+) -> rusqlite::Result<()> {
     connection.execute(
         "INSERT INTO outbox (kind, project_id, alert_id, next_attempt_at) VALUES (?1, ?2, ?3, ?4)",
-        params![kind, alert.project_id, alert.id, now],
+        params![kind, project_id, alert_id, now],
     )?;
     Ok(())
 }
@@ -414,11 +454,17 @@ pub fn process_event(connection: &Connection, event: &AlertEvent) -> rusqlite::R
         let alert = connection
             .prepare_cached(&format!(
                 "UPDATE alerts SET status = 'resolved', ended_at = ?2, updated_at = ?3 WHERE id = ?1 \
-                 RETURNING {ALERT_COLUMNS}"
+                 RETURNING {TOUCHED_COLUMNS}"
             ))?
-            .query_row(params![alert.id, ended_at, event.now], alert_from)?;
+            .query_row(params![alert.id, ended_at, event.now], touched_from)?;
         if alert.incident_iid.is_some() && settings.auto_close_incident {
-            enqueue(connection, "close_incident", &alert, &event.now)?;
+            enqueue(
+                connection,
+                "close_incident",
+                alert.project_id,
+                alert.id,
+                &event.now,
+            )?;
         }
         return Ok(EventOutcome {
             outcome: "resolved",
@@ -429,9 +475,9 @@ pub fn process_event(connection: &Connection, event: &AlertEvent) -> rusqlite::R
         let alert = connection
             .prepare_cached(&format!(
                 "UPDATE alerts SET events = events + 1, last_event_at = ?2, updated_at = ?2 WHERE id = ?1 \
-                 RETURNING {ALERT_COLUMNS}"
+                 RETURNING {TOUCHED_COLUMNS}"
             ))?
-            .query_row(params![alert.id, event.now], alert_from)?;
+            .query_row(params![alert.id, event.now], touched_from)?;
         return Ok(EventOutcome {
             outcome: "grouped",
             alert: Some(alert),
@@ -444,7 +490,7 @@ pub fn process_event(connection: &Connection, event: &AlertEvent) -> rusqlite::R
             updated_at)
          VALUES (?1, (SELECT COALESCE(MAX(iid), 0) + 1 FROM alerts WHERE project_id = ?1), ?2, ?3, 'triggered',
             ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 1, ?12, ?13, ?12, ?12)
-         RETURNING {ALERT_COLUMNS}"
+         RETURNING {TOUCHED_COLUMNS}"
         ))?
         .query_row(
         params![
@@ -462,10 +508,16 @@ pub fn process_event(connection: &Connection, event: &AlertEvent) -> rusqlite::R
             event.now,
             event.payload_json,
         ],
-        alert_from,
+        touched_from,
     )?;
     if settings.create_incident {
-        enqueue(connection, "create_incident", &alert, &event.now)?;
+        enqueue(
+            connection,
+            "create_incident",
+            alert.project_id,
+            alert.id,
+            &event.now,
+        )?;
     }
     Ok(EventOutcome {
         outcome: "created",
@@ -515,7 +567,7 @@ pub fn alert_set_status(
         && alert.incident_iid.is_some()
         && settings_get(connection, project_id)?.auto_close_incident
     {
-        enqueue(connection, "close_incident", &alert, now)?;
+        enqueue(connection, "close_incident", alert.project_id, alert.id, now)?;
     }
     alert_get(connection, project_id, iid)
 }
@@ -667,7 +719,7 @@ pub fn outbox_done(
         // An alert resolved before its incident existed still gets the incident closed.
         let alert = alert_by_id(connection, alert_id)?;
         if alert.status == "resolved" && settings_get(connection, alert.project_id)?.auto_close_incident {
-            enqueue(connection, "close_incident", &alert, now)?;
+            enqueue(connection, "close_incident", alert.project_id, alert.id, now)?;
         }
     }
     Ok(())

@@ -13,7 +13,7 @@ use std::pin::Pin;
 
 pub use alerts::{
     AlertEvent, AlertPage, AlertQuery, AlertRecord, AlertSettings, EventOutcome, IntegrationRecord,
-    OutboxItem, OutboxState,
+    OutboxItem, OutboxState, TouchedAlert,
 };
 pub use sqlite::SqliteStore;
 pub use usage::{UsageDelta, UsageRow};

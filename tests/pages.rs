@@ -16,34 +16,10 @@ struct Visitor {
     csrf: String,
 }
 
-fn csrf_of(page: &Answer) -> String {
-    let html = String::from_utf8_lossy(&page.body);
-    let start = html.find("name=\"csrf\" value=\"").expect("a CSRF field") + 19;
-    html[start..start + 32].to_owned()
-}
-
 impl Visitor {
     async fn sign_in(world: &AlertWorld, token: &str) -> Self {
         let base = world.gateway.url();
-        let form = send(Method::GET, &format!("{base}/-/svcgate/sign_in"), &[], None).await;
-        let csrf_cookie = form
-            .header("set-cookie")
-            .unwrap()
-            .split(';')
-            .next()
-            .unwrap()
-            .to_owned();
-        let csrf = csrf_of(&form);
-        let signed = send(
-            Method::POST,
-            &format!("{base}/-/svcgate/sign_in"),
-            &[("cookie", &csrf_cookie)],
-            Some((
-                "application/x-www-form-urlencoded",
-                format!("csrf={csrf}&token={token}").into_bytes(),
-            )),
-        )
-        .await;
+        let signed = common::sign_in(&base, token).await;
         assert_eq!(signed.status, StatusCode::SEE_OTHER);
         let set = signed.header("set-cookie").unwrap().to_owned();
         assert!(
@@ -51,7 +27,7 @@ impl Visitor {
             "{set}"
         );
         assert!(!set.contains("Secure"), "plain HTTP: no Secure flag");
-        let cookie = set.split(';').next().unwrap().to_owned();
+        let cookie = signed.cookie();
         let page = send(
             Method::GET,
             &format!("{base}/-/svcgate/projects"),
@@ -60,7 +36,7 @@ impl Visitor {
         )
         .await;
         Visitor {
-            csrf: csrf_of(&page),
+            csrf: page.csrf(),
             base,
             cookie,
         }

@@ -232,36 +232,7 @@ async fn the_usage_page_is_for_admins_and_offers_csv() {
     v3(&gateway, "/projects", &demo.token, "legacy, \"quoted\" agent").await;
     let sign_in = |token: String| {
         let base = gateway.url();
-        async move {
-            let form = send(Method::GET, &format!("{base}/-/svcgate/sign_in"), &[], None).await;
-            let csrf_cookie = form
-                .header("set-cookie")
-                .unwrap()
-                .split(';')
-                .next()
-                .unwrap()
-                .to_owned();
-            let html = String::from_utf8_lossy(&form.body).into_owned();
-            let at = html.find("name=\"csrf\" value=\"").unwrap() + 19;
-            let csrf = html[at..at + 32].to_owned();
-            let signed = send(
-                Method::POST,
-                &format!("{base}/-/svcgate/sign_in"),
-                &[("cookie", &csrf_cookie)],
-                Some((
-                    "application/x-www-form-urlencoded",
-                    format!("csrf={csrf}&token={token}").into_bytes(),
-                )),
-            )
-            .await;
-            signed
-                .header("set-cookie")
-                .unwrap()
-                .split(';')
-                .next()
-                .unwrap()
-                .to_owned()
-        }
+        async move { common::sign_in(&base, &token).await.cookie() }
     };
     let admin = sign_in("root-token".to_owned()).await;
     let page = send(

@@ -113,6 +113,37 @@ impl Answer {
     }
 }
 
+impl Answer {
+    /// The `name=value` part of the `Set-Cookie` header.
+    pub fn cookie(&self) -> String {
+        let set = self.header("set-cookie").expect("a Set-Cookie header");
+        set.split(';').next().unwrap_or(set).to_owned()
+    }
+
+    /// The CSRF token of the page's forms.
+    pub fn csrf(&self) -> String {
+        let html = String::from_utf8_lossy(&self.body);
+        let start = html.find("name=\"csrf\" value=\"").expect("a CSRF field") + 19;
+        html[start..start + 32].to_owned()
+    }
+}
+
+/// Signs in to the pages of the gateway at `base` with `token`: fetches the form (its CSRF cookie and token) and
+/// posts it. The answer is the sign-in's own (a 303 that sets the session cookie when the token is good).
+pub async fn sign_in(base: &str, token: &str) -> Answer {
+    let form = send(Method::GET, &format!("{base}/-/svcgate/sign_in"), &[], None).await;
+    send(
+        Method::POST,
+        &format!("{base}/-/svcgate/sign_in"),
+        &[("cookie", &form.cookie())],
+        Some((
+            "application/x-www-form-urlencoded",
+            format!("csrf={}&token={token}", form.csrf()).into_bytes(),
+        )),
+    )
+    .await
+}
+
 /// Sends one request with optional headers and body and reads the answer whole.
 pub async fn send(
     method: Method,

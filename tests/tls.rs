@@ -95,26 +95,7 @@ async fn an_https_backend_is_trusted_through_the_configured_ca_bundle() {
             .with_no_client_auth()
             .with_single_cert(certs, key)
             .unwrap();
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(server_config));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let acceptor = acceptor.clone();
-            tokio::spawn(async move {
-                let Ok(stream) = acceptor.accept(stream).await else {
-                    return;
-                };
-                let service = service_fn(|request: Request<hyper::body::Incoming>| async move {
-                    let text = format!("secure {}", request.uri().path());
-                    Ok::<_, Infallible>(Response::new(Full::new(Bytes::from(text))))
-                });
-                let _ = auto::Builder::new(TokioExecutor::new())
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
-            });
-        }
-    });
+    let port = tls_backend(server_config, |path| format!("secure {path}")).await;
 
     let trusting = TestGateway::start_with(&format!("https://localhost:{port}"), |raw| {
         raw.backend_ca_bundle = Some(material.cert.clone());
@@ -177,25 +158,7 @@ async fn a_backend_that_requires_a_client_certificate_gets_the_configured_one() 
             svcgate::upstream::read_key("test", &server.key).unwrap(),
         )
         .unwrap();
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(server_config));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let acceptor = acceptor.clone();
-            tokio::spawn(async move {
-                let Ok(stream) = acceptor.accept(stream).await else {
-                    return;
-                };
-                let service = service_fn(|_request: Request<hyper::body::Incoming>| async move {
-                    Ok::<_, Infallible>(Response::new(Full::new(Bytes::from_static(b"client verified"))))
-                });
-                let _ = auto::Builder::new(TokioExecutor::new())
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
-            });
-        }
-    });
+    let port = tls_backend(server_config, |_| "client verified".to_owned()).await;
 
     let with_certificate = TestGateway::start_with(&format!("https://localhost:{port}"), |raw| {
         raw.backend_ca_bundle = Some(server.cert.clone());
@@ -225,4 +188,29 @@ async fn a_backend_that_requires_a_client_certificate_gets_the_configured_one() 
         "the backend refuses a client without a certificate"
     );
     without.stop().await;
+}
+
+/// A TLS backend on 127.0.0.1 with `config`, answering every request with `answer(path)`; its port.
+async fn tls_backend(config: rustls::ServerConfig, answer: fn(&str) -> String) -> u16 {
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let Ok(stream) = acceptor.accept(stream).await else {
+                    return;
+                };
+                let service = service_fn(move |request: Request<hyper::body::Incoming>| async move {
+                    let text = answer(request.uri().path());
+                    Ok::<_, Infallible>(Response::new(Full::new(Bytes::from(text))))
+                });
+                let _ = auto::Builder::new(TokioExecutor::new())
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    port
 }

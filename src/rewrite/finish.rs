@@ -76,10 +76,7 @@ impl Finisher<'_> {
                     }
                     return Ok(answer);
                 }
-                if !self.reads_raw(rule, &prepared) {
-                    let answer = exchange.caller.read_json(response).await?;
-                    (remap(v4_status), answer.headers, answer.body)
-                } else {
+                if self.reads_raw(rule, &prepared) {
                     let (parts, bytes) = exchange.caller.read_bytes(response).await?;
                     if let Some(answer) = self
                         .finish_raw(exchange, remap(v4_status), &parts.headers, &bytes)
@@ -92,6 +89,9 @@ impl Finisher<'_> {
                         parts.headers,
                         super::backend::parse_json(&bytes)?,
                     )
+                } else {
+                    let answer = exchange.caller.read_json(response).await?;
+                    (remap(v4_status), answer.headers, answer.body)
                 }
             }
             Outcome::Json {
@@ -166,9 +166,7 @@ impl Finisher<'_> {
             if fetch.fields.is_empty() {
                 *item = full;
             } else if let Value::Object(item) = item {
-                for field in &fetch.fields {
-                    item.insert(field.clone(), full.get(field).cloned().unwrap_or(Value::Null));
-                }
+                item.extend(fetch.completion(&full));
             }
         }
         Ok(())
@@ -198,17 +196,8 @@ impl Finisher<'_> {
                 match exchange.caller.get_json(path).await {
                     Ok(answer) => {
                         if cacheable {
-                            let kept: Map<String, Value> = fetch
-                                .fields
-                                .iter()
-                                .map(|field| {
-                                    (
-                                        field.clone(),
-                                        answer.body.get(field).cloned().unwrap_or(Value::Null),
-                                    )
-                                })
-                                .collect();
-                            self.item_cache.put(self.caller, path, kept);
+                            self.item_cache
+                                .put(self.caller, path, fetch.completion(&answer.body));
                         }
                         Ok(Some(answer.body))
                     }
@@ -282,11 +271,7 @@ impl Finisher<'_> {
             let fetched = self.fetch_items(exchange, fetch, paths).await?;
             for (fields, full) in given.iter_mut().zip(fetched) {
                 if let Some(full) = full {
-                    *fields = fetch
-                        .fields
-                        .iter()
-                        .map(|field| (field.clone(), full.get(field).cloned().unwrap_or(Value::Null)))
-                        .collect();
+                    *fields = fetch.completion(&full);
                 }
             }
         }

@@ -140,6 +140,21 @@ pub struct ItemFetch {
     pub fields: Vec<String>,
 }
 
+impl ItemFetch {
+    /// The fields this fetch completes, taken from a fetched item (`null` where it has none).
+    pub fn completion(&self, fetched: &serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+        self.fields
+            .iter()
+            .map(|field| {
+                (
+                    field.clone(),
+                    fetched.get(field).cloned().unwrap_or(serde_json::Value::Null),
+                )
+            })
+            .collect()
+    }
+}
+
 /// One fetch whose answer is put into every item (the full V3 project inside environments).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Embed {

@@ -1,13 +1,15 @@
 //! Builds the V3 answer from what the backend answered: status remap, synthesised or pre-fetched bodies,
 //! per-item completion, embedded resources, id learning, entity shapes and pagination headers.
 
+use std::sync::Arc;
+
 use http::header::{HeaderMap, HeaderValue};
 use http::{Response, StatusCode};
 use serde_json::{Map, Value};
 
 use super::exchange::{Exchange, Outcome};
 use super::ids::IdIndex;
-use super::item_cache::ItemCache;
+use super::item_cache::{Fields, ItemCache};
 use super::pagination;
 use super::raw::RawObject;
 use super::rule::{Embed, ItemFetch};
@@ -162,7 +164,9 @@ impl Finisher<'_> {
         for (item, fetched) in items.iter_mut().zip(fetched) {
             match (fetched, item) {
                 (Some(Fetched::Whole(full)), item) => *item = full,
-                (Some(Fetched::Fields(fields)), Value::Object(item)) => item.extend(fields),
+                (Some(Fetched::Fields(fields)), Value::Object(item)) => {
+                    item.extend(fields.iter().map(|(name, value)| (name.clone(), value.clone())))
+                }
                 _ => {}
             }
         }
@@ -180,29 +184,38 @@ impl Finisher<'_> {
     ) -> Result<Vec<Option<Fetched>>, GatewayError> {
         // Only field completions are cached: a whole item (a pipeline) changes too often to reuse.
         let whole = fetch.fields.is_empty();
+        let cached = if whole {
+            vec![None; paths.len()]
+        } else {
+            self.item_cache.get_many(self.caller, &paths)
+        };
         let mut results = Vec::with_capacity(paths.len());
-        for chunk in paths.chunks(self.concurrency.max(1)) {
-            let fetches = chunk.iter().map(|path| async move {
-                let Some(path) = path else {
-                    return Ok(None);
-                };
-                if !whole {
-                    if let Some(fields) = self.item_cache.get(self.caller, path) {
+        let mut pending = paths.iter().zip(cached).peekable();
+        while pending.peek().is_some() {
+            let fetches = pending
+                .by_ref()
+                .take(self.concurrency.max(1))
+                .map(|(path, cached)| async move {
+                    if let Some(fields) = cached {
                         return Ok(Some(Fetched::Fields(fields)));
                     }
-                }
-                match exchange.caller.get_json(path).await {
-                    Ok(answer) if whole => Ok(Some(Fetched::Whole(answer.body))),
-                    Ok(answer) => {
-                        let fields = fetch.completion(&answer.body);
-                        self.item_cache.put(self.caller, path, fields.clone());
-                        Ok(Some(Fetched::Fields(fields)))
+                    let Some(path) = path else {
+                        return Ok(None);
+                    };
+                    match exchange.caller.get_json(path).await {
+                        Ok(answer) if whole => Ok(Some(Fetched::Whole(answer.body))),
+                        Ok(answer) => {
+                            let fields = Arc::new(fetch.completion(&answer.body));
+                            self.item_cache.put(self.caller, path, Arc::clone(&fields));
+                            Ok(Some(Fetched::Fields(fields)))
+                        }
+                        // Gone between the list and the fetch: keep the listed item as it is.
+                        Err(GatewayError::Relay { status, .. }) if status == StatusCode::NOT_FOUND => {
+                            Ok(None)
+                        }
+                        Err(error) => Err(error),
                     }
-                    // Gone between the list and the fetch: keep the listed item as it is.
-                    Err(GatewayError::Relay { status, .. }) if status == StatusCode::NOT_FOUND => Ok(None),
-                    Err(error) => Err(error),
-                }
-            });
+                });
             for fetched in futures_util::future::join_all(fetches).await {
                 results.push(fetched?);
             }
@@ -259,7 +272,9 @@ impl Finisher<'_> {
             _ => return Ok(None),
         };
         // As in the general path, only the items of a list are completed.
-        let mut given = vec![Map::new(); objects.len()];
+        // Items without a completion share one empty set of fields.
+        let none: Fields = Arc::new(Map::new());
+        let mut given = vec![none; objects.len()];
         if let (Some(fetch), false) = (&rule.item_fetch, single) {
             let paths = objects
                 .iter()
@@ -364,8 +379,8 @@ fn item_path(
 
 /// What one per-item fetch gives a list item.
 enum Fetched {
-    /// The fields the rule completes (`item_fetch.fields`).
-    Fields(Map<String, Value>),
+    /// The fields the rule completes (`item_fetch.fields`), shared with the item cache.
+    Fields(Fields),
     /// The whole fetched item, which replaces the listed one.
     Whole(Value),
 }

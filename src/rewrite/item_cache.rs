@@ -6,21 +6,27 @@
 //! their entries at once; a change made elsewhere shows after at most the TTL.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use foldhash::fast::RandomState;
 use serde_json::{Map, Value};
 
 /// The most entries kept (the cache is emptied past it; every entry expires within the TTL anyway).
 const CAPACITY: usize = 50_000;
 
-/// When an item's fields were fetched, and the fields.
-type Completion = (Instant, Map<String, Value>);
+/// The fields one fetch completed, shared by every list answer that reuses them.
+pub type Fields = Arc<Map<String, Value>>;
 
-/// Entries by caller, then by item path (looked up with borrowed keys: no allocation per item).
+/// When an item's fields were fetched, and the fields.
+type Completion = (Instant, Fields);
+
+/// Entries by caller, then by item path (looked up with borrowed keys: no allocation per item). The keys are
+/// gateway-made (a credential hash and a V4 path), and a list of 100 items looks up 100 of them, so the maps use
+/// foldhash's fast hasher (seeded per process) rather than SipHash.
 #[derive(Default)]
 struct Entries {
-    by_caller: HashMap<String, HashMap<String, Completion>>,
+    by_caller: HashMap<String, HashMap<String, Completion, RandomState>, RandomState>,
     count: usize,
 }
 
@@ -39,18 +45,30 @@ impl ItemCache {
         }
     }
 
-    /// The fields fetched for `path` by `caller`, if fresh.
-    pub fn get(&self, caller: &str, path: &str) -> Option<Map<String, Value>> {
+    /// The fields fetched for each of `paths` by `caller`, where fresh (one lock and caller lookup for a list).
+    pub fn get_many(&self, caller: &str, paths: &[Option<String>]) -> Vec<Option<Fields>> {
+        let mut found = vec![None; paths.len()];
         if self.ttl.is_zero() {
-            return None;
+            return found;
         }
-        let entries = self.entries.lock().ok()?;
-        let (at, fields) = entries.by_caller.get(caller)?.get(path)?;
-        (at.elapsed() < self.ttl).then(|| fields.clone())
+        let Ok(entries) = self.entries.lock() else {
+            return found;
+        };
+        let Some(items) = entries.by_caller.get(caller) else {
+            return found;
+        };
+        for (slot, path) in found.iter_mut().zip(paths) {
+            if let Some((at, fields)) = path.as_deref().and_then(|path| items.get(path)) {
+                if at.elapsed() < self.ttl {
+                    *slot = Some(Arc::clone(fields));
+                }
+            }
+        }
+        found
     }
 
     /// Keeps the fields fetched for `path` by `caller`.
-    pub fn put(&self, caller: &str, path: &str, fields: Map<String, Value>) {
+    pub fn put(&self, caller: &str, path: &str, fields: Fields) {
         if self.ttl.is_zero() {
             return;
         }
@@ -88,13 +106,18 @@ mod tests {
         let cache = ItemCache::new(Duration::from_secs(60));
         let mut fields = Map::new();
         fields.insert("subscribed".to_owned(), Value::Bool(true));
-        cache.put("a", "/p/1", fields.clone());
-        assert_eq!(cache.get("a", "/p/1"), Some(fields));
-        assert_eq!(cache.get("b", "/p/1"), None, "per caller");
+        let fields = Arc::new(fields);
+        cache.put("a", "/p/1", Arc::clone(&fields));
+        let paths = [Some("/p/1".to_owned()), None, Some("/p/2".to_owned())];
+        assert_eq!(
+            cache.get_many("a", &paths),
+            vec![Some(Arc::clone(&fields)), None, None]
+        );
+        assert_eq!(cache.get_many("b", &paths), vec![None, None, None], "per caller");
         cache.forget("a");
-        assert_eq!(cache.get("a", "/p/1"), None);
+        assert_eq!(cache.get_many("a", &paths), vec![None, None, None]);
         let off = ItemCache::new(Duration::ZERO);
-        off.put("a", "/p/1", Map::new());
-        assert_eq!(off.get("a", "/p/1"), None);
+        off.put("a", "/p/1", fields);
+        assert_eq!(off.get_many("a", &paths), vec![None, None, None]);
     }
 }

@@ -84,13 +84,17 @@ pub struct Shape {
 /// Every shape, by name.
 #[derive(Debug, Clone, Default)]
 pub struct Shapes {
-    shapes: HashMap<String, Shape>,
+    /// Looked up once per object written (hundreds per list answer), with names from the rule table: a fast
+    /// hasher, not SipHash.
+    shapes: HashMap<String, Shape, foldhash::fast::RandomState>,
 }
 
 impl Shapes {
     /// Builds the set from named shapes.
     pub fn new(shapes: HashMap<String, Shape>) -> Self {
-        Shapes { shapes }
+        Shapes {
+            shapes: shapes.into_iter().collect(),
+        }
     }
 
     /// Whether a shape of this name exists.

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use http::header::{HeaderMap, HeaderValue};
 use http::{Response, StatusCode};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::exchange::{Exchange, Outcome};
@@ -158,7 +159,7 @@ impl Finisher<'_> {
         };
         let paths = items
             .iter()
-            .map(|item| item_path(exchange, &fetch.path, &|field| item.get(field).cloned()))
+            .map(|item| item_path(exchange, &fetch.path, &|field| item.get(field).map(segment_of)))
             .collect();
         let fetched = self.fetch_items(exchange, fetch, paths).await?;
         for (item, fetched) in items.iter_mut().zip(fetched) {
@@ -278,7 +279,11 @@ impl Finisher<'_> {
         if let (Some(fetch), false) = (&rule.item_fetch, single) {
             let paths = objects
                 .iter()
-                .map(|object| item_path(exchange, &fetch.path, &|field| object.value(field)))
+                .map(|object| {
+                    item_path(exchange, &fetch.path, &|field| {
+                        object.get(field).map(raw_segment_of)
+                    })
+                })
                 .collect();
             let fetched = self.fetch_items(exchange, fetch, paths).await?;
             for (fields, fetched) in given.iter_mut().zip(fetched) {
@@ -348,12 +353,12 @@ impl Finisher<'_> {
     }
 }
 
-/// The V4 path of one list item: `{field}` takes the item's field (from `field_of`), `:param` the request's
-/// path parameter.
+/// The V4 path of one list item: `{field}` takes the item's field (as a path segment, from `segment_of_field`),
+/// `:param` the request's path parameter.
 fn item_path(
     exchange: &Exchange<'_>,
     template: &str,
-    field_of: &dyn Fn(&str) -> Option<Value>,
+    segment_of_field: &dyn Fn(&str) -> Option<String>,
 ) -> Option<String> {
     // One string built in place: a list of 100 items builds 100 paths per request.
     let mut path = String::with_capacity(7 + template.len() + 16);
@@ -363,11 +368,7 @@ fn item_path(
             path.push('/');
         }
         if let Some(field) = segment.strip_prefix('{').and_then(|rest| rest.strip_suffix('}')) {
-            match field_of(field)? {
-                Value::String(text) => path.push_str(&super::exchange::encode_segment(&text)),
-                Value::Number(number) => path.push_str(&number.to_string()),
-                other => path.push_str(&other.to_string()),
-            }
+            path.push_str(&segment_of_field(field)?);
         } else if let Some(name) = segment.strip_prefix(':') {
             path.push_str(exchange.raw_param(name)?);
         } else {
@@ -377,10 +378,68 @@ fn item_path(
     Some(path)
 }
 
+/// A field's value as a path segment: a string percent-encoded, anything else as its JSON text.
+fn segment_of(value: &Value) -> String {
+    match value {
+        Value::String(text) => super::exchange::encode_segment(text),
+        other => other.to_string(),
+    }
+}
+
+/// [`segment_of`] from the value's text: an unsigned integer (an `iid`, nearly always) is its own text, unparsed.
+/// Signed ones go the long way: JSON's `-0` reads as the float `-0.0`.
+fn raw_segment_of(raw: &RawValue) -> String {
+    let text = raw.get();
+    if !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_digit()) {
+        return text.to_owned();
+    }
+    segment_of(&serde_json::from_str(text).unwrap_or(Value::Null))
+}
+
 /// What one per-item fetch gives a list item.
 enum Fetched {
     /// The fields the rule completes (`item_fetch.fields`), shared with the item cache.
     Fields(Fields),
     /// The whole fetched item, which replaces the listed one.
     Whole(Value),
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use proptest::prelude::*;
+
+    /// JSON scalars an item field may hold (an `iid`, a `sha`, a path), as text.
+    fn scalar_text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<i64>().prop_map(|number| number.to_string()),
+            any::<u64>().prop_map(|number| number.to_string()),
+            any::<f64>()
+                .prop_filter("finite", |number| number.is_finite())
+                .prop_map(|number| serde_json::to_string(&number).unwrap()),
+            ".*".prop_map(|text| serde_json::to_string(&text).unwrap()),
+            Just("null".to_owned()),
+            Just("true".to_owned()),
+            Just("-0".to_owned()),
+            Just("1e3".to_owned()),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn a_segment_from_the_raw_text_is_the_segment_from_the_parsed_value(text in scalar_text()) {
+            let raw: &RawValue = serde_json::from_str(&text).unwrap();
+            let value: Value = serde_json::from_str(&text).unwrap();
+            prop_assert_eq!(raw_segment_of(raw), segment_of(&value));
+        }
+    }
+
+    #[test]
+    fn strings_are_percent_encoded_and_integers_kept_as_written() {
+        let raw: &RawValue = serde_json::from_str(r#""a/b c""#).unwrap();
+        assert_eq!(raw_segment_of(raw), "a%2Fb%20c");
+        let raw: &RawValue = serde_json::from_str("1042").unwrap();
+        assert_eq!(raw_segment_of(raw), "1042");
+    }
 }

@@ -21,9 +21,9 @@ pub type Fields = Arc<Map<String, Value>>;
 /// When an item's fields were fetched, and the fields.
 type Completion = (Instant, Fields);
 
-/// Entries by caller, then by item path (looked up with borrowed keys: no allocation per item). The keys are
-/// gateway-made (a credential hash and a V4 path), and a list of 100 items looks up 100 of them, so the maps use
-/// foldhash's fast hasher (seeded per process) rather than SipHash.
+/// Entries by caller, then by item path (looked up with borrowed keys: no allocation per item). A list of 100 items
+/// looks up 100 paths, so the maps use foldhash's fast hasher rather than SipHash; it is seeded at random per
+/// process, so paths that clients partly choose cannot be aimed at one bucket.
 #[derive(Default)]
 struct Entries {
     by_caller: HashMap<String, HashMap<String, Completion, RandomState>, RandomState>,

@@ -979,9 +979,10 @@ class Bench:
 
     def run(self):
         runs = (12 + 3 + 1 + 1) * self.reps
-        eta = runs * self.duration + (3 * LATENCY_ROUNDS + 1) * self.duration + 17 * self.warmup + 40
+        open_loop = 3 * max(1, min(LATENCY_ROUNDS, self.reps)) + 1  # latency rounds, then the alerts' run
+        eta = (runs + open_loop) * self.duration + 17 * self.warmup + 40
         log(f"about {eta / 60:.0f} min of measurement ({runs} closed-loop runs of {self.duration} s, "
-            "4 open-loop runs), more if runs are redone")
+            f"{open_loop} open-loop runs), more if runs are redone")
         busy = other_cores(1.0)
         if busy > OTHER_LIMIT:
             log(f"other processes use {busy:.2f} cores: waiting up to {2 * QUIET_WAIT:.0f} s for a quiet machine")

@@ -195,10 +195,7 @@ pub async fn resolve_ids(
     let index = IdIndex::new(store, metrics, 1000, config.id_lookup_max_pages);
     let context = RequestContext::new(
         "translate".to_owned(),
-        ClientInfo {
-            peer: std::net::IpAddr::from([127, 0, 0, 1]),
-            proto: "http",
-        },
+        ClientInfo::new(std::net::IpAddr::from([127, 0, 0, 1]), "http"),
     );
     let mut headers = http::HeaderMap::new();
     headers.insert(

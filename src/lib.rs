@@ -13,6 +13,7 @@ pub mod config;
 pub mod context;
 pub mod error;
 pub mod internal;
+pub mod logformat;
 pub mod logsink;
 pub mod pages;
 pub mod passthrough;

@@ -155,7 +155,7 @@ pub fn init_logging(format: LogFormat, filter: &str) -> std::io::Result<LogFlush
         .with_ansi(std::io::stderr().is_terminal())
         .with_target(false);
     let installed = match format {
-        LogFormat::Text => builder.try_init(),
+        LogFormat::Text => builder.event_format(crate::logformat::TextLine).try_init(),
         LogFormat::Json => builder.json().flatten_event(true).try_init(),
     };
     // A subscriber may already be installed (tests start several gateways in one process); keep the first.

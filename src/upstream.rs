@@ -252,6 +252,21 @@ pub struct ClientInfo {
     pub peer: std::net::IpAddr,
     /// `http` or `https`, as the client reached the gateway.
     pub proto: &'static str,
+    /// The peer's address as a header value, written once per connection rather than once per request.
+    peer_header: HeaderValue,
+}
+
+impl ClientInfo {
+    /// The client at `peer`, reached over `proto` (`http` or `https`).
+    pub fn new(peer: std::net::IpAddr, proto: &'static str) -> Self {
+        let peer_header = HeaderValue::from_maybe_shared(bytes::Bytes::from(peer.to_string()))
+            .unwrap_or_else(|_| HeaderValue::from_static("unknown"));
+        ClientInfo {
+            peer,
+            proto,
+            peer_header,
+        }
+    }
 }
 
 /// Adds `X-Forwarded-For` (appended to any existing chain), `X-Forwarded-Proto`, `X-Forwarded-Host` and
@@ -262,15 +277,16 @@ pub fn add_forwarding_headers(
     original_host: Option<&str>,
     request_id: &str,
 ) {
-    let peer = client.peer.to_string();
     let chain = match headers
         .get(&X_FORWARDED_FOR)
         .and_then(|value| value.to_str().ok())
     {
-        Some(existing) if !existing.trim().is_empty() => format!("{existing}, {peer}"),
-        _ => peer,
+        Some(existing) if !existing.trim().is_empty() => {
+            HeaderValue::from_str(&format!("{existing}, {}", client.peer)).ok()
+        }
+        _ => Some(client.peer_header.clone()),
     };
-    if let Ok(value) = HeaderValue::from_str(&chain) {
+    if let Some(value) = chain {
         headers.insert(X_FORWARDED_FOR, value);
     }
     headers.insert(X_FORWARDED_PROTO, HeaderValue::from_static(client.proto));
@@ -310,10 +326,7 @@ mod tests {
     fn forwarded_for_appends_to_an_existing_chain() {
         let mut headers = HeaderMap::new();
         headers.insert("x-forwarded-for", HeaderValue::from_static("10.0.0.1"));
-        let client = ClientInfo {
-            peer: "127.0.0.1".parse().unwrap(),
-            proto: "https",
-        };
+        let client = ClientInfo::new("127.0.0.1".parse().unwrap(), "https");
         add_forwarding_headers(&mut headers, &client, Some("gate.example"), "abc");
         assert_eq!(headers["x-forwarded-for"], "10.0.0.1, 127.0.0.1");
         assert_eq!(headers["x-forwarded-proto"], "https");

@@ -1,6 +1,7 @@
 //! The alert store's ceiling on this machine, without HTTP or JSON: how many alerts a second the store can make
-//! durable, and how many SQLite itself can, with and without the index that keeps one open alert per
-//! fingerprint. Row 5 of `bench/run` is bounded by these figures; see the README's Performance section.
+//! durable, and how many SQLite itself can, with and without a persistent unique index on the fingerprint (how
+//! svcgate held "one open alert per fingerprint" before the in-memory table of `store/open_alerts.rs`). Row 5 of
+//! `bench/run` is bounded by these figures; see the README's Performance section.
 //!
 //! `cargo run --release --example store_floor [seconds]` (default 5 s per measurement).
 
@@ -33,7 +34,7 @@ fn main() -> anyhow::Result<()> {
         let rate = sqlite_rate(duration, &description, with_index)?;
         let index = if with_index { "with" } else { "without" };
         println!(
-            "SQLite alone, commits of {SENDERS} rows, {index} the one-open-per-fingerprint index: {rate:.0} rows/s"
+            "SQLite alone, commits of {SENDERS} rows, {index} a unique fingerprint index: {rate:.0} rows/s"
         );
     }
     Ok(())

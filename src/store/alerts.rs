@@ -2,8 +2,8 @@
 //!
 //! [`process_event`] is the lifecycle of one incoming alert as one write job, so it runs inside the writer's
 //! group commit: grouping increments the open alert's counter, a resolve closes it, anything else creates a new
-//! alert with the next per-project iid. The partial unique index `alerts_one_open` makes "one open alert per
-//! project and fingerprint" a property of the schema.
+//! alert with the next per-project iid. "One open alert per project and fingerprint" is a constraint of the
+//! database, held by the writer connection's in-memory table (see [`open_alerts`](super::open_alerts)).
 
 use std::collections::BTreeMap;
 
@@ -411,7 +411,8 @@ fn open_alert(
 ) -> rusqlite::Result<Option<TouchedAlert>> {
     connection
         .prepare_cached(&format!(
-            "SELECT {TOUCHED_COLUMNS} FROM alerts WHERE project_id = ?1 AND fingerprint = ?2 AND status != 'resolved'"
+            "SELECT {TOUCHED_COLUMNS} FROM alerts WHERE id = {}",
+            super::open_alerts::OPEN_ALERT_ID
         ))?
         .query_row(params![project_id, fingerprint], touched_from)
         .optional()
@@ -542,7 +543,7 @@ pub fn alert_get(
 
 /// Sets an alert's status: `resolved` sets `ended_at`, any other status clears it. Answers the alert, or
 /// `Ok(None)` when it does not exist. Reopening can collide with a newer open alert of the same fingerprint
-/// (the unique index refuses it).
+/// (the open-alert table's primary key refuses it).
 pub fn alert_set_status(
     connection: &Connection,
     project_id: u64,

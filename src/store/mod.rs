@@ -5,6 +5,7 @@
 
 pub mod alerts;
 mod migrations;
+mod open_alerts;
 mod sqlite;
 pub mod usage;
 

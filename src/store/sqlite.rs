@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use tokio::sync::{mpsc, oneshot};
 
+use super::open_alerts::OpenAlerts;
 use super::{
     alerts, migrations, usage, AlertEvent, AlertPage, AlertQuery, AlertRecord, AlertSettings, EventOutcome,
     IdKind, IdRecord, IntegrationRecord, OutboxItem, OutboxState, Store, StoreError, StoreFuture, UsageDelta,
@@ -91,6 +92,7 @@ impl SqliteStore {
         writer.pragma_update(None, "foreign_keys", "ON")?;
         writer.busy_timeout(std::time::Duration::from_secs(5))?;
         migrations::apply(&mut writer)?;
+        let open_alerts = OpenAlerts::install(&writer)?;
         let mut readers = Vec::with_capacity(READERS);
         for _ in 0..READERS {
             let reader = Connection::open_with_flags(
@@ -106,7 +108,7 @@ impl SqliteStore {
         let (sender, receiver) = mpsc::unbounded_channel();
         std::thread::Builder::new()
             .name("svcgate-store-writer".to_owned())
-            .spawn(move || write_loop(writer, receiver))
+            .spawn(move || write_loop(writer, open_alerts, receiver))
             .map_err(|source| StoreError::DataDir {
                 path: data_dir.display().to_string(),
                 source,
@@ -166,7 +168,16 @@ impl SqliteStore {
     }
 }
 
-fn write_loop(mut connection: Connection, mut receiver: mpsc::UnboundedReceiver<Box<dyn WriteJob>>) {
+fn write_loop(
+    mut connection: Connection,
+    mut open_alerts: OpenAlerts,
+    mut receiver: mpsc::UnboundedReceiver<Box<dyn WriteJob>>,
+) {
+    // Load the open alerts while the gateway starts serving, rather than in the first sender's batch. Should it
+    // fail here, the first batch tries again (and reports to its callers).
+    if let Err(error) = open_alerts.refresh_if_changed(&connection) {
+        tracing::error!(%error, "loading the open alerts failed");
+    }
     while let Some(first) = receiver.blocking_recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -175,7 +186,7 @@ fn write_loop(mut connection: Connection, mut receiver: mpsc::UnboundedReceiver<
                 Err(_) => break,
             }
         }
-        let commit = run_batch(&mut connection, &mut batch);
+        let commit = run_batch(&mut connection, &mut open_alerts, &mut batch);
         if let Err(message) = &commit {
             tracing::error!(error = %message, jobs = batch.len(), "store commit failed");
         }
@@ -185,11 +196,18 @@ fn write_loop(mut connection: Connection, mut receiver: mpsc::UnboundedReceiver<
     }
 }
 
-fn run_batch(connection: &mut Connection, batch: &mut [Box<dyn WriteJob>]) -> Result<(), String> {
+fn run_batch(
+    connection: &mut Connection,
+    open_alerts: &mut OpenAlerts,
+    batch: &mut [Box<dyn WriteJob>],
+) -> Result<(), String> {
     // IMMEDIATE: the write lock is taken before anything is read, so the transaction can never find its
     // snapshot outdated when it comes to write (another connection, such as the sqlite3 shell, may write).
     let transaction = connection
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .map_err(|error| error.to_string())?;
+    open_alerts
+        .refresh_if_changed(&transaction)
         .map_err(|error| error.to_string())?;
     // Each job in its own savepoint; the statements are prepared once and reused, not parsed per job.
     let statement = |sql: &str| -> Result<(), String> {

@@ -90,7 +90,9 @@ impl OpenAlerts {
 }
 
 fn data_version(connection: &Connection) -> rusqlite::Result<i64> {
-    connection.query_row("PRAGMA data_version", [], |row| row.get(0))
+    connection
+        .prepare_cached("PRAGMA data_version")?
+        .query_row([], |row| row.get(0))
 }
 
 /// The open alert of `fingerprint` in a project, as the lookup the lifecycle uses.

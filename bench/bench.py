@@ -620,6 +620,7 @@ class Bench:
         self.rows = []  # (row, measurement, direct, nginx, svcgate, target, result)
         self.notes = []
         self.anomalies = []
+        self.steals = []  # host steal of each closed-loop run, in cores
 
     def row(self, *cells):
         self.rows.append(cells)
@@ -737,10 +738,12 @@ class Bench:
                 samples[name].append({
                     "rps": ok / parsed["seconds"], "per_cpu": ok / cpu if cpu > 0 else None,
                     "cpu_cores": cpu / result["wall"], "origin_cores": result["cpu"]["origin"] / result["wall"],
-                    "other": result["other"], "noisy": result["noisy"], "tries": result["tries"],
+                    "other": result["other"], "steal": result["steal"], "noisy": result["noisy"],
+                    "tries": result["tries"],
                     "requests": ok, "answered": parsed["requests"],
                     "origin_calls": origin_calls,
                 })
+                self.steals.append(result["steal"])
                 if result["noisy"]:
                     self.anomaly(f"{label} {name} #{rep + 1}: other processes used more than "
                                  f"{OTHER_LIMIT} cores in all {MAX_TRIES} tries; the quietest "
@@ -748,11 +751,12 @@ class Bench:
         med = {}
         for name, runs in samples.items():
             med[name] = {k: statistics.median(r[k] for r in runs if r[k] is not None)
-                         for k in ("rps", "per_cpu", "cpu_cores", "origin_cores", "other")}
+                         for k in ("rps", "per_cpu", "cpu_cores", "origin_cores", "other", "steal")}
             med[name]["runs"] = runs
             log(f"  {label} {name}: {med[name]['rps']:,.0f} req/s, "
                 f"{med[name]['per_cpu']:,.0f} req per CPU-s ({med[name]['cpu_cores']:.2f} cores), "
-                f"origin {med[name]['origin_cores']:.2f} cores, other {med[name]['other']:.3f}")
+                f"origin {med[name]['origin_cores']:.2f} cores, other {med[name]['other']:.3f}, "
+                f"steal {med[name]['steal']:.3f}")
         return med
 
     def row1(self):
@@ -1097,6 +1101,11 @@ def main():
               f"* alert payloads: about {bench.alerts['payload_bytes'] if hasattr(bench, 'alerts') else 1000} "
               f"bytes (oha), wrk's script `bench/alerts.lua` about the same; {bench.alerts['rows']:,} alerts "
               "in the store."]
+    if bench.steals:
+        lines += [f"* host steal (time the hypervisor gave these virtual cores to other guests, `/proc/stat`) "
+                  f"during the closed-loop runs: median {statistics.median(bench.steals):.2f}, max "
+                  f"{max(bench.steals):.2f} cores. Near 0 on a quiet host; more slows every competitor unevenly "
+                  "and moves the ratios, so compare runs with similar steal."]
     if bench.anomalies:
         lines += ["", "Anomalies:", ""] + [f"* {a}" for a in bench.anomalies]
     text = "\n".join(lines) + "\n"

@@ -43,11 +43,13 @@ pub enum UpstreamSetupError {
 
 type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
 
-/// The authority of every backend request inside svcgate (never sent: requests go out in origin form, with the
-/// backend's own `Host`). hyper-util's pool keys connections by scheme and authority, and hashes the authority one
-/// byte at a time (SipHash) three times per request: with the backend's real `host:port` that cost about 3 k
-/// instructions, 6 % of a 1 KB passthrough. There is one backend, so requests carry this one-letter name and
-/// [`BackendConnector`] dials the configured backend whatever a request's URI says.
+/// The authority of every request to a cleartext (`http://`) backend inside svcgate. It is never sent: HTTP/1
+/// requests go out in origin form, with the backend's own `Host`. hyper-util's pool keys connections by scheme and
+/// authority, and hashes the authority one byte at a time (SipHash) three times per request: with the backend's
+/// real `host:port` that cost about 3 k instructions, 6 % of a 1 KB passthrough. There is one backend, so requests
+/// carry this one-letter name and [`BackendConnector`] dials the configured backend whatever a request's URI says.
+/// An `https://` backend may speak HTTP/2 (ALPN), whose `:authority` is taken from the URI: its requests keep the
+/// real authority.
 const POOL_AUTHORITY: http::uri::Authority = http::uri::Authority::from_static("b");
 
 /// Connects to the configured backend (TCP, then TLS for `https://` with the backend's server name), whatever URI
@@ -80,7 +82,11 @@ pub struct Upstream {
     client: Client<BackendConnector, Body>,
     scheme: http::uri::Scheme,
     authority: http::uri::Authority,
-    host: HeaderValue,
+    /// The authority of request URIs: [`POOL_AUTHORITY`] for a cleartext backend, the real one for TLS.
+    request_authority: http::uri::Authority,
+    /// The `Host` svcgate sets for a cleartext backend. For TLS, hyper-util writes it from the URI for HTTP/1, and
+    /// HTTP/2 carries `:authority` alone (a second, different `Host` is refused by some servers).
+    host: Option<HeaderValue>,
     path_prefix: String,
     timeout: Duration,
     metrics: Arc<Metrics>,
@@ -124,9 +130,15 @@ impl Upstream {
             });
         let host = HeaderValue::from_str(authority.as_str())
             .map_err(|_| UpstreamSetupError::BadHost(authority.to_string()))?;
+        let (request_authority, host) = if scheme == http::uri::Scheme::HTTPS {
+            (authority.clone(), None)
+        } else {
+            (POOL_AUTHORITY, Some(host))
+        };
         Ok(Upstream {
             client,
             scheme,
+            request_authority,
             host,
             authority,
             path_prefix: base.path().trim_end_matches('/').to_owned(),
@@ -150,7 +162,7 @@ impl Upstream {
         .map_err(|error| GatewayError::BadRequest(format!("request target cannot be forwarded: {error}")))?;
         let mut parts = http::uri::Parts::default();
         parts.scheme = Some(self.scheme.clone());
-        parts.authority = Some(POOL_AUTHORITY);
+        parts.authority = Some(self.request_authority.clone());
         parts.path_and_query = Some(target);
         Uri::from_parts(parts)
             .map_err(|error| GatewayError::BadRequest(format!("request target cannot be forwarded: {error}")))
@@ -158,9 +170,10 @@ impl Upstream {
 
     /// Sends one request, waiting at most the backend timeout for the response head.
     pub async fn send(&self, mut request: Request<Body>) -> Result<Response<Incoming>, GatewayError> {
-        request
-            .headers_mut()
-            .insert(http::header::HOST, self.host.clone());
+        match &self.host {
+            Some(host) => request.headers_mut().insert(http::header::HOST, host.clone()),
+            None => request.headers_mut().remove(http::header::HOST),
+        };
         let started = Instant::now();
         let outcome = tokio::time::timeout(self.timeout, self.client.request(request)).await;
         self.metrics

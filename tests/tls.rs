@@ -95,7 +95,10 @@ async fn an_https_backend_is_trusted_through_the_configured_ca_bundle() {
             .with_no_client_auth()
             .with_single_cert(certs, key)
             .unwrap();
-    let port = tls_backend(server_config, |path| format!("secure {path}")).await;
+    let port = tls_backend(server_config, |request| {
+        format!("secure {}", request.uri().path())
+    })
+    .await;
 
     let trusting = TestGateway::start_with(&format!("https://localhost:{port}"), |raw| {
         raw.backend_ca_bundle = Some(material.cert.clone());
@@ -190,8 +193,62 @@ async fn a_backend_that_requires_a_client_certificate_gets_the_configured_one() 
     without.stop().await;
 }
 
-/// A TLS backend on 127.0.0.1 with `config`, answering every request with `answer(path)`; its port.
-async fn tls_backend(config: rustls::ServerConfig, answer: fn(&str) -> String) -> u16 {
+#[tokio::test]
+async fn an_http2_backend_sees_its_own_authority_and_no_second_host() {
+    let material = self_signed();
+    let certs = svcgate::upstream::read_certs("test", &material.cert).unwrap();
+    let key = svcgate::upstream::read_key("test", &material.key).unwrap();
+    let mut server_config =
+        rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(certs, key)
+            .unwrap();
+    server_config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    let port = tls_backend(server_config, |request| {
+        let hosts: Vec<&str> = request
+            .headers()
+            .get_all("host")
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .collect();
+        format!(
+            "{:?} authority={} host=[{}]",
+            request.version(),
+            request
+                .uri()
+                .authority()
+                .map_or("-", |authority| authority.as_str()),
+            hosts.join(",")
+        )
+    })
+    .await;
+    let gateway = TestGateway::start_with(&format!("https://localhost:{port}"), |raw| {
+        raw.backend_ca_bundle = Some(material.cert.clone());
+    })
+    .await;
+    let answer = common::send(
+        http::Method::GET,
+        &format!("{}/hello", gateway.url()),
+        &[("host", "gate.example")],
+        None,
+    )
+    .await;
+    assert_eq!(answer.status, http::StatusCode::OK);
+    assert_eq!(
+        answer.body,
+        Bytes::from(format!("HTTP/2.0 authority=localhost:{port} host=[]")),
+        "HTTP/2 carries the backend's authority, and neither the client's Host nor a second one"
+    );
+    gateway.stop().await;
+}
+
+/// A TLS backend on 127.0.0.1 with `config`, answering every request with `answer(request)`; its port.
+async fn tls_backend(
+    config: rustls::ServerConfig,
+    answer: fn(&Request<hyper::body::Incoming>) -> String,
+) -> u16 {
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -203,7 +260,7 @@ async fn tls_backend(config: rustls::ServerConfig, answer: fn(&str) -> String) -
                     return;
                 };
                 let service = service_fn(move |request: Request<hyper::body::Incoming>| async move {
-                    let text = answer(request.uri().path());
+                    let text = answer(&request);
                     Ok::<_, Infallible>(Response::new(Full::new(Bytes::from(text))))
                 });
                 let _ = auto::Builder::new(TokioExecutor::new())

@@ -411,7 +411,7 @@ fn open_alert(
 ) -> rusqlite::Result<Option<TouchedAlert>> {
     connection
         .prepare_cached(&format!(
-            "SELECT {TOUCHED_COLUMNS} FROM alerts WHERE id = {}",
+            "SELECT {TOUCHED_COLUMNS} FROM alerts WHERE id = {} AND status != 'resolved'",
             super::open_alerts::OPEN_ALERT_ID
         ))?
         .query_row(params![project_id, fingerprint], touched_from)

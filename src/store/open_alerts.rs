@@ -89,6 +89,14 @@ impl OpenAlerts {
     }
 }
 
+impl OpenAlerts {
+    /// Marks the table stale, so that the next batch fills it again. For a batch whose transaction failed: a
+    /// fill inside it was rolled back with it, though its file version was already noted.
+    pub fn forget(&mut self) {
+        self.data_version = None;
+    }
+}
+
 fn data_version(connection: &Connection) -> rusqlite::Result<i64> {
     connection
         .prepare_cached("PRAGMA data_version")?
@@ -230,5 +238,44 @@ mod tests {
             .unwrap();
         assert_eq!(outcome(&store, firing("from-shell")).await, ("grouped", 2, 2));
         assert_eq!(outcome(&store, firing("first")).await, ("created", 3, 1));
+    }
+}
+
+#[cfg(test)]
+mod refill_tests {
+    #![allow(clippy::unwrap_used)]
+
+    use rusqlite::Connection;
+
+    use super::OpenAlerts;
+
+    fn open_count(connection: &Connection) -> u64 {
+        connection
+            .query_row("SELECT COUNT(*) FROM temp.open_alerts", [], |row| row.get(0))
+            .unwrap()
+    }
+
+    #[test]
+    fn a_fill_rolled_back_with_its_batch_is_done_again_once_forgotten() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut connection = Connection::open(dir.path().join("svcgate.db")).unwrap();
+        crate::store::migrations::apply(&mut connection).unwrap();
+        connection
+            .execute(
+                "INSERT INTO alerts (project_id, iid, fingerprint, status, title, severity, hosts, started_at,
+                    events, last_event_at, payload, created_at, updated_at)
+                 VALUES (1, 1, 'f', 'triggered', 't', 'critical', '[]', 'now', 1, 'now', '{}', 'now', 'now')",
+                [],
+            )
+            .unwrap();
+        let mut open_alerts = OpenAlerts::install(&connection).unwrap();
+        let batch = connection.transaction().unwrap();
+        open_alerts.refresh_if_changed(&batch).unwrap();
+        assert_eq!(open_count(&batch), 1);
+        drop(batch); // the batch's commit failed: everything in it is rolled back, the fill included
+        assert_eq!(open_count(&connection), 0);
+        open_alerts.forget();
+        open_alerts.refresh_if_changed(&connection).unwrap();
+        assert_eq!(open_count(&connection), 1);
     }
 }

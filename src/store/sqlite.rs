@@ -189,6 +189,7 @@ fn write_loop(
         let commit = run_batch(&mut connection, &mut open_alerts, &mut batch);
         if let Err(message) = &commit {
             tracing::error!(error = %message, jobs = batch.len(), "store commit failed");
+            open_alerts.forget();
         }
         for job in batch {
             job.finish(commit.clone());

@@ -53,7 +53,8 @@ where
         event: &Event<'_>,
     ) -> fmt::Result {
         let ansi = writer.has_ansi_escapes();
-        let timestamp = humantime::format_rfc3339_micros(SystemTime::now());
+        // humantime panics on a time before 1970: a clock set that far back is shown as the epoch.
+        let timestamp = humantime::format_rfc3339_micros(SystemTime::now().max(SystemTime::UNIX_EPOCH));
         if ansi {
             write!(writer, "{DIM}{timestamp}{RESET} ")?;
         } else {
@@ -132,9 +133,15 @@ impl<'b> FieldWriter<'_, 'b> {
     }
 }
 
+/// Whether a field is written: not `log.*`, the metadata of a `log` record that the layout has already used
+/// (as the default format skips it).
+fn shown(field: &Field) -> bool {
+    !field.name().starts_with("log.")
+}
+
 impl Visit for FieldWriter<'_, '_> {
     fn record_str(&mut self, field: &Field, value: &str) {
-        if self.result.is_err() {
+        if self.result.is_err() || !shown(field) {
             return;
         }
         if field.name() == "message" {
@@ -157,7 +164,9 @@ impl Visit for FieldWriter<'_, '_> {
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
-        if self.result.is_ok() {
+        if field.name() == "message" {
+            self.record_debug(field, &value);
+        } else if self.result.is_ok() && shown(field) {
             self.result = self
                 .start(field)
                 .and_then(|()| self.writer.write_str(itoa::Buffer::new().format(value)));
@@ -165,7 +174,9 @@ impl Visit for FieldWriter<'_, '_> {
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
-        if self.result.is_ok() {
+        if field.name() == "message" {
+            self.record_debug(field, &value);
+        } else if self.result.is_ok() && shown(field) {
             self.result = self
                 .start(field)
                 .and_then(|()| self.writer.write_str(itoa::Buffer::new().format(value)));
@@ -173,7 +184,9 @@ impl Visit for FieldWriter<'_, '_> {
     }
 
     fn record_bool(&mut self, field: &Field, value: bool) {
-        if self.result.is_ok() {
+        if field.name() == "message" {
+            self.record_debug(field, &value);
+        } else if self.result.is_ok() && shown(field) {
             self.result = self
                 .start(field)
                 .and_then(|()| self.writer.write_str(if value { "true" } else { "false" }));
@@ -181,7 +194,10 @@ impl Visit for FieldWriter<'_, '_> {
     }
 
     fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
-        if self.result.is_err() {
+        if field.name() == "message" {
+            return self.record_debug(field, &format_args!("{value}"));
+        }
+        if self.result.is_err() || !shown(field) {
             return;
         }
         self.result = self.start(field).and_then(|()| {
@@ -193,7 +209,7 @@ impl Visit for FieldWriter<'_, '_> {
             if self.ansi {
                 write!(
                     self.writer,
-                    " {ITALIC}{}.sources{RESET}{DIM}={RESET}[",
+                    " {ITALIC}{}{RESET}{ITALIC}.sources{RESET}{DIM}={RESET}[",
                     field.name()
                 )?;
             } else {
@@ -213,7 +229,7 @@ impl Visit for FieldWriter<'_, '_> {
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        if self.result.is_err() {
+        if self.result.is_err() || !shown(field) {
             return;
         }
         self.result = if field.name() == "message" {
@@ -363,13 +379,20 @@ mod tests {
         );
         tracing::debug!(r#type = "x", "raw name");
         tracing::trace!("no fields");
+        tracing::info!(message = 5u64, flag = false);
+        tracing::info!(message = true);
+        tracing::info!(
+            "log.target" = "rustls::client",
+            "log.line" = 7u64,
+            "from a log record"
+        );
     }
 
     #[test]
     fn text_lines_match_the_default_format_field_for_field() {
         let (default, fast) = both(false, events);
         assert_eq!(without_timestamps(&default), without_timestamps(&fast));
-        assert_eq!(fast.lines().count(), 7);
+        assert_eq!(fast.lines().count(), 10);
     }
 
     #[test]

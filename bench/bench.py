@@ -1103,7 +1103,7 @@ def main():
               "in the store."]
     if bench.steals:
         lines += [f"* host steal (time the hypervisor gave these virtual cores to other guests, `/proc/stat`) "
-                  f"during the closed-loop runs: median {statistics.median(bench.steals):.2f}, max "
+                  f"during the closed-loop cells of rows 1-3 (the try kept of each run): median {statistics.median(bench.steals):.2f}, max "
                   f"{max(bench.steals):.2f} cores. Near 0 on a quiet host; more slows every competitor unevenly "
                   "and moves the ratios, so compare runs with similar steal."]
     if bench.anomalies:

@@ -124,6 +124,17 @@ impl<'b> FieldWriter<'_, 'b> {
         write!(self.escaped(), "{value:?}")
     }
 
+    /// An integer field, written without `Debug` formatting (a message is written bare, as any other message).
+    fn integer<I: itoa::Integer + fmt::Debug>(&mut self, field: &Field, value: I) {
+        if field.name() == "message" {
+            self.record_debug(field, &value);
+        } else if self.result.is_ok() && shown(field) {
+            self.result = self
+                .start(field)
+                .and_then(|()| self.writer.write_str(itoa::Buffer::new().format(value)));
+        }
+    }
+
     /// The writer, escaping terminal controls unless the subscriber was told not to.
     fn escaped(&mut self) -> EscapeControls<'_, 'b> {
         EscapeControls {
@@ -164,23 +175,11 @@ impl Visit for FieldWriter<'_, '_> {
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
-        if field.name() == "message" {
-            self.record_debug(field, &value);
-        } else if self.result.is_ok() && shown(field) {
-            self.result = self
-                .start(field)
-                .and_then(|()| self.writer.write_str(itoa::Buffer::new().format(value)));
-        }
+        self.integer(field, value);
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
-        if field.name() == "message" {
-            self.record_debug(field, &value);
-        } else if self.result.is_ok() && shown(field) {
-            self.result = self
-                .start(field)
-                .and_then(|()| self.writer.write_str(itoa::Buffer::new().format(value)));
-        }
+        self.integer(field, value);
     }
 
     fn record_bool(&mut self, field: &Field, value: bool) {

@@ -86,15 +86,7 @@ async fn clients_get_http2_over_tls_by_alpn() {
 #[tokio::test]
 async fn an_https_backend_is_trusted_through_the_configured_ca_bundle() {
     let material = self_signed();
-    let certs = svcgate::upstream::read_certs("test", &material.cert).unwrap();
-    let key = svcgate::upstream::read_key("test", &material.key).unwrap();
-    let server_config =
-        rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(certs, key)
-            .unwrap();
+    let server_config = backend_server_config(&material);
     let port = tls_backend(server_config, |request| {
         format!("secure {}", request.uri().path())
     })
@@ -196,15 +188,7 @@ async fn a_backend_that_requires_a_client_certificate_gets_the_configured_one() 
 #[tokio::test]
 async fn an_http2_backend_sees_its_own_authority_and_no_second_host() {
     let material = self_signed();
-    let certs = svcgate::upstream::read_certs("test", &material.cert).unwrap();
-    let key = svcgate::upstream::read_key("test", &material.key).unwrap();
-    let mut server_config =
-        rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(certs, key)
-            .unwrap();
+    let mut server_config = backend_server_config(&material);
     server_config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     let port = tls_backend(server_config, |request| {
         let hosts: Vec<&str> = request
@@ -242,6 +226,18 @@ async fn an_http2_backend_sees_its_own_authority_and_no_second_host() {
         "HTTP/2 carries the backend's authority, and neither the client's Host nor a second one"
     );
     gateway.stop().await;
+}
+
+/// A backend's TLS configuration serving `material`'s certificate, without client authentication.
+fn backend_server_config(material: &Material) -> rustls::ServerConfig {
+    let certs = svcgate::upstream::read_certs("test", &material.cert).unwrap();
+    let key = svcgate::upstream::read_key("test", &material.key).unwrap();
+    rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .unwrap()
 }
 
 /// A TLS backend on 127.0.0.1 with `config`, answering every request with `answer(request)`; its port.

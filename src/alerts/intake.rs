@@ -172,8 +172,12 @@ impl Intake {
         let now = time::OffsetDateTime::now_utc();
         let normalized = match integration.kind {
             Kind::Prometheus => payload::normalize_prometheus(&value, now, self.edition()),
-            _ => payload::normalize_generic(&value, now, self.edition(), integration.mapping.as_ref())
-                .map(|alert| vec![alert]),
+            _ => {
+                // The body parsed as JSON, so it is UTF-8 throughout.
+                let text = String::from_utf8_lossy(bytes);
+                payload::normalize_generic(&value, &text, now, self.edition(), integration.mapping.as_ref())
+                    .map(|alert| vec![alert])
+            }
         };
         let alerts = match normalized {
             Ok(alerts) => alerts,

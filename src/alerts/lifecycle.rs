@@ -40,7 +40,7 @@ fn event_of(integration: &Integration, alert: &NormalizedAlert, now: &str) -> Al
         hosts_json: Value::from(alert.hosts.clone()).to_string(),
         environment: alert.environment.clone(),
         started_at: format_time(alert.started_at),
-        payload_json: alert.payload.to_string(),
+        payload_json: alert.payload.clone(),
         now: now.to_owned(),
     }
 }

@@ -95,12 +95,7 @@ impl AlertService {
             .as_deref()
             .and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok())
             .and_then(|value| AttributeMapping::from_json(&value).ok());
-        Integration {
-            record,
-            kind,
-            token,
-            mapping,
-        }
+        Integration::new(record, kind, token, mapping)
     }
 
     fn decrypt(&self, record: IntegrationRecord) -> Result<Integration, (u64, SecretError)> {

@@ -144,8 +144,9 @@ pub struct NormalizedAlert {
     pub fingerprint: Option<String>,
     /// `svc_environment_name`.
     pub environment: Option<String>,
-    /// The raw object as received, shown on the alert's page; for Prometheus the element of `alerts`.
-    pub payload: Value,
+    /// The raw object as JSON text, shown on the alert's page: a generic body as the sender wrote it (without
+    /// surrounding whitespace); for Prometheus the element of `alerts`.
+    pub payload: String,
     /// What was defaulted, truncated or ignored, for the sender.
     pub warnings: Vec<String>,
 }
@@ -670,8 +671,12 @@ fn blank_at(root: &mut Value, path: &[PathSegment]) {
 ///
 /// With a `mapping`, each mapped attribute is read from its path and, when that value is absent, from its default
 /// key. Custom mappings are a Premium feature: the caller passes `None` on Free.
+///
+/// `payload_text` is the text `payload` was parsed from: it is kept as the raw payload, so that what the sender
+/// wrote is what the alert's page shows and no serialising is spent on it.
 pub fn normalize_generic(
     payload: &Value,
+    payload_text: &str,
     received_at: OffsetDateTime,
     edition: Edition,
     mapping: Option<&AttributeMapping>,
@@ -702,7 +707,7 @@ pub fn normalize_generic(
         severity: severity(source.get(Attribute::Severity), "severity", Severity::parse, w),
         fingerprint: source.fingerprint(edition),
         environment: source.text(Attribute::EnvironmentName, usize::MAX, w),
-        payload: payload.clone(),
+        payload: payload_text.trim().to_owned(),
         warnings,
     };
     Ok(alert)
@@ -842,7 +847,7 @@ fn prometheus_alert(
             IGNORED,
             w,
         ),
-        payload: element.clone(),
+        payload: element.to_string(),
         warnings,
     };
     Ok(alert)
@@ -1140,17 +1145,30 @@ mod tests {
 
     const RECEIVED: OffsetDateTime = datetime!(2026-11-22 10:00:00 UTC);
 
+    /// `normalize_generic` of `payload` received as its compact text.
+    fn normalize(
+        payload: &Value,
+        edition: Edition,
+        mapping: Option<&AttributeMapping>,
+    ) -> Result<NormalizedAlert, PayloadError> {
+        normalize_generic(payload, &payload.to_string(), RECEIVED, edition, mapping)
+    }
+
     fn generic(payload: Value) -> NormalizedAlert {
-        normalize_generic(&payload, RECEIVED, Edition::Premium, None).unwrap()
+        normalize(&payload, Edition::Premium, None).unwrap()
     }
 
     fn generic_on(edition: Edition, payload: Value) -> NormalizedAlert {
-        normalize_generic(&payload, RECEIVED, edition, None).unwrap()
+        normalize(&payload, edition, None).unwrap()
     }
 
     fn mapped(mapping: Value, payload: Value) -> NormalizedAlert {
         let mapping = AttributeMapping::from_json(&mapping).unwrap();
-        normalize_generic(&payload, RECEIVED, Edition::Premium, Some(&mapping)).unwrap()
+        normalize(&payload, Edition::Premium, Some(&mapping)).unwrap()
+    }
+
+    fn payload_value(alert: &NormalizedAlert) -> Value {
+        serde_json::from_str(&alert.payload).unwrap()
     }
 
     fn prometheus(alerts: Value) -> Vec<NormalizedAlert> {
@@ -1289,7 +1307,7 @@ mod tests {
             json!(true),
         ] {
             assert_eq!(
-                normalize_generic(&value, RECEIVED, Edition::Premium, None),
+                normalize(&value, Edition::Premium, None),
                 Err(PayloadError::NotAnObject),
                 "for {value}"
             );
@@ -1309,8 +1327,16 @@ mod tests {
         assert!(alert.hosts.is_empty());
         assert_eq!(alert.severity, Severity::Critical);
         assert_eq!(alert.environment, None);
-        assert_eq!(alert.payload, json!({}));
+        assert_eq!(alert.payload, "{}");
         assert!(alert.warnings.is_empty(), "{:?}", alert.warnings);
+    }
+
+    #[test]
+    fn generic_keeps_the_senders_text_as_the_raw_payload() {
+        let text = " {\"title\": \"Disk full\",\n  \"extra\": [1, 2]}\n";
+        let value: Value = serde_json::from_str(text).unwrap();
+        let alert = normalize_generic(&value, text, RECEIVED, Edition::Premium, None).unwrap();
+        assert_eq!(alert.payload, "{\"title\": \"Disk full\",\n  \"extra\": [1, 2]}");
     }
 
     #[test]
@@ -1329,7 +1355,7 @@ mod tests {
         assert_eq!(alert.hosts, ["db1", "db2"]);
         assert_eq!(alert.severity, Severity::Low);
         assert_eq!(alert.environment.as_deref(), Some("production"));
-        assert_eq!(alert.payload, payload, "the raw payload is kept whole");
+        assert_eq!(payload_value(&alert), payload, "the raw payload is kept whole");
         assert!(alert.warnings.is_empty(), "{:?}", alert.warnings);
     }
 
@@ -1437,7 +1463,7 @@ mod tests {
                 let payload = json!({ key: empty });
                 let alert = generic_on(Edition::Free, payload.clone());
                 let want = NormalizedAlert {
-                    payload,
+                    payload: payload.to_string(),
                     ..baseline.clone()
                 };
                 assert_eq!(alert, want, "{key}: {empty}");
@@ -2195,7 +2221,7 @@ mod tests {
             alert.fingerprint,
             Some(fingerprint_of(&json!("5d3c1ad5a2f0a7e2")))
         );
-        assert_eq!(alert.payload, element);
+        assert_eq!(payload_value(&alert), element);
         assert!(alert.warnings.is_empty(), "{:?}", alert.warnings);
     }
 
@@ -2446,10 +2472,10 @@ mod tests {
         #[test]
         fn normalize_generic_never_panics(value in json_value(), mapping in mapping(), premium in any::<bool>()) {
             let edition = if premium { Edition::Premium } else { Edition::Free };
-            match normalize_generic(&value, RECEIVED, edition, mapping.as_ref()) {
+            match normalize(&value, edition, mapping.as_ref()) {
                 Ok(alert) => {
                     prop_assert!(value.is_object());
-                    prop_assert_eq!(&alert.payload, &value);
+                    prop_assert_eq!(payload_value(&alert), value);
                     if premium {
                         prop_assert!(alert.fingerprint.is_some());
                     }
@@ -2465,7 +2491,7 @@ mod tests {
         #[test]
         fn generic_objects_always_normalize(pairs in prop::collection::vec((key(), json_value()), 0..12)) {
             let value = Value::Object(pairs.into_iter().collect());
-            let alert = normalize_generic(&value, RECEIVED, Edition::Premium, None).unwrap();
+            let alert = normalize(&value, Edition::Premium, None).unwrap();
             check_invariants(&alert)?;
         }
 

@@ -138,17 +138,22 @@ def descendants(pid):
 
 
 def cpu_ticks(pid):
-    """utime + stime of one process (all its threads), in clock ticks."""
+    """(utime, stime) of one process (all its threads), in clock ticks."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
-        return 0
+        return 0, 0
     fields = stat[stat.rfind(")") + 2 :].split()
-    return int(fields[11]) + int(fields[12])
+    return int(fields[11]), int(fields[12])
 
 
 def tree_ticks(pid):
-    return sum(cpu_ticks(p) for p in [pid] + descendants(pid))
+    """(utime, stime) of a process and its descendants, in clock ticks."""
+    user = system = 0
+    for p in [pid] + descendants(pid):
+        u, s = cpu_ticks(p)
+        user, system = user + u, system + s
+    return user, system
 
 
 def system_busy_ticks():
@@ -502,7 +507,9 @@ class Run:
         after = {name: tree_ticks(pid) for name, pid in self.watched.items()}
         others1 = others_ticks(ours)
         counted = (self.count() - counted0) if self.count else 0
-        cpu = {name: (after[name] - before[name]) / CLK for name in self.watched}
+        cpu = {name: (sum(after[name]) - sum(before[name])) / CLK for name in self.watched}
+        # The kernel's share (stime): what the proxy's system calls cost, however lean its own code.
+        cpu_sys = {name: (after[name][1] - before[name][1]) / CLK for name in self.watched}
         load_cpu = usage.ru_utime + usage.ru_stime
         # What the processes under test did not use of the cores' busy time (/proc/stat), for the
         # record; the check itself sums the other processes, since softirq time taken on an idle
@@ -512,7 +519,7 @@ class Run:
         text = out_path.read_text(errors="replace")
         if proc.returncode != 0:
             raise RuntimeError(f"{self.label}: {self.argv[0]} failed:\n{text}")
-        result = {"text": text, "wall": wall, "cpu": cpu, "load_cpu": load_cpu, "counted": counted,
+        result = {"text": text, "wall": wall, "cpu": cpu, "cpu_sys": cpu_sys, "load_cpu": load_cpu, "counted": counted,
                   "other": other, "residual": residual, "steal": (steal1 - steal0) / CLK / wall}
         self.attempts.append(result)
         return result
@@ -597,6 +604,25 @@ def write_alert_bodies(path, lines=100_000):
 
 
 # ---------------------------------------------------------------- formatting
+
+
+def cpu_split(cell):
+    """A cell's median CPU per request as "user + kernel" microseconds."""
+    return f"{cell['user_us']:.1f} + {cell['sys_us']:.1f}"
+
+
+def kernel_bound(nginx, gate):
+    """What svcgate's kernel time alone leaves of the 1.25 × target.
+
+    svcgate's system calls per request are the fewest a proxy can make (read the request, write it to
+    the backend, read the answer, write it back), so its kernel time is a floor: even at no user time
+    it would reach nginx's total over that floor, and 1.25 × leaves it the rest as user time.
+    """
+    nginx_total = nginx["user_us"] + nginx["sys_us"]
+    ceiling = nginx_total / gate["sys_us"] if gate["sys_us"] else float("inf")
+    budget = nginx_total / 1.25 - gate["sys_us"]
+    return (f"kernel alone allows ≤ {ceiling:.2f} ×; 1.25 × leaves {budget:.1f} µs user "
+            f"(nginx's own: {nginx['user_us']:.1f})")
 
 
 def fmt_int(x):
@@ -735,9 +761,12 @@ class Bench:
                 self.check_load(f"{label} {name} #{rep + 1}", parsed)
                 ok = parsed["requests"] - parsed["non2xx"]
                 cpu = result["cpu"][cpu_of]
+                cpu_sys = result["cpu_sys"][cpu_of]
                 samples[name].append({
                     "rps": ok / parsed["seconds"], "per_cpu": ok / cpu if cpu > 0 else None,
                     "cpu_cores": cpu / result["wall"], "origin_cores": result["cpu"]["origin"] / result["wall"],
+                    "user_us": (cpu - cpu_sys) / ok * 1e6 if ok else None,
+                    "sys_us": cpu_sys / ok * 1e6 if ok else None,
                     "other": result["other"], "steal": result["steal"], "noisy": result["noisy"],
                     "tries": result["tries"],
                     "requests": ok, "answered": parsed["requests"],
@@ -751,7 +780,8 @@ class Bench:
         med = {}
         for name, runs in samples.items():
             med[name] = {k: statistics.median(r[k] for r in runs if r[k] is not None)
-                         for k in ("rps", "per_cpu", "cpu_cores", "origin_cores", "other", "steal")}
+                         for k in ("rps", "per_cpu", "cpu_cores", "origin_cores", "other", "steal",
+                                   "user_us", "sys_us")}
             med[name]["runs"] = runs
             log(f"  {label} {name}: {med[name]['rps']:,.0f} req/s, "
                 f"{med[name]['per_cpu']:,.0f} req per CPU-s ({med[name]['cpu_cores']:.2f} cores), "
@@ -933,6 +963,9 @@ class Bench:
                   f"{fmt_int(cell['nginx']['per_cpu'])} ({cell['nginx']['cpu_cores']:.2f})",
                   f"{fmt_int(cell['svcgate']['per_cpu'])} ({cell['svcgate']['cpu_cores']:.2f})",
                   "≥ 1.25 × nginx", f"{verdict(ratio >= 1.25)} ({ratio:.2f} ×)")
+                R("1", f"{name}, {conns} conn: proxy CPU per request, user + kernel (µs)",
+                  f"{cpu_split(cell['direct'])} (origin's)", cpu_split(cell["nginx"]), cpu_split(cell["svcgate"]),
+                  "", kernel_bound(cell["nginx"], cell["svcgate"]))
         lat = self.lat
         for pct in ("p50", "p99"):
             added_n = lat["added_nginx"][pct]
@@ -1090,6 +1123,13 @@ def main():
     lines += ["* requests per proxy CPU-second: successful requests divided by the proxy's utime + stime "
               "(`/proc/<pid>/stat`, all threads; nginx: master and worker) over the run; in the direct "
               "column, the origin's own.",
+              "* proxy CPU per request, user + kernel: the same time split into utime and stime, medians. svcgate "
+              "makes the fewest system calls a proxy can (per request: read the request, write it to the backend, "
+              "read the answer, write it back, plus one wait each way on a lone connection; `strace -c` counts "
+              "in the README), so its kernel time is a floor that no user-space work removes. \"kernel alone "
+              "allows\" is nginx's total over that floor: the ratio svcgate would reach at no user time at all; "
+              "\"1.25 × leaves\" is the user time per request the target leaves it, next to what nginx's own "
+              "code takes.",
               "* open-loop latency: oha at a fixed 2,000 requests/s with latency correction, 50 connections, "
               f"{duration} s, in {bench.lat['rounds'] if hasattr(bench, 'lat') else LATENCY_ROUNDS} rounds "
               "interleaved over direct, nginx and svcgate: each percentile is the median over the rounds, and "

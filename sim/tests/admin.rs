@@ -161,17 +161,14 @@ async fn project_and_system_hooks() {
     .await;
     assert_eq!(r.status, StatusCode::CREATED);
     assert_eq!(r.body["event_name"], "project_create");
-    let r = call(&sim, Method::GET, "/api/v4/hooks", t, None).await;
-    assert_eq!(r.status, StatusCode::FORBIDDEN);
-    let r = call(
+    expect_statuses(
         &sim,
-        Method::DELETE,
-        &format!("/api/v4/hooks/{id}"),
-        Some(ROOT),
-        None,
+        vec![
+            ("GET /api/v4/hooks".into(), t, None, 403),
+            (format!("DELETE /api/v4/hooks/{id}"), Some(ROOT), None, 204),
+        ],
     )
     .await;
-    assert_eq!(r.status, StatusCode::NO_CONTENT);
     let r = call(&sim, Method::GET, "/api/v4/hooks", Some(ROOT), None).await;
     assert_eq!(r.body, json!([]));
 }
@@ -283,19 +280,15 @@ async fn user_keys_emails_blocking_and_admin_edits() {
         r.body,
         json!({"message": "403 Forbidden - Your account has been blocked."})
     );
-    let r = call(
+    expect_statuses(
         &sim,
-        Method::POST,
-        &format!("/api/v4/users/{bob}/unblock"),
-        Some(ROOT),
-        None,
+        vec![
+            (format!("POST /api/v4/users/{bob}/unblock"), Some(ROOT), None, 201),
+            ("GET /api/v4/user".into(), b, None, 200),
+            (format!("POST /api/v4/users/{bob}/block"), b, None, 403),
+        ],
     )
     .await;
-    assert_eq!(r.status, StatusCode::CREATED);
-    let r = call(&sim, Method::GET, "/api/v4/user", b, None).await;
-    assert_eq!(r.status, StatusCode::OK);
-    let r = call(&sim, Method::POST, &format!("/api/v4/users/{bob}/block"), b, None).await;
-    assert_eq!(r.status, StatusCode::FORBIDDEN);
 
     // Edit and delete.
     let r = call(
@@ -310,35 +303,21 @@ async fn user_keys_emails_blocking_and_admin_edits() {
     assert_eq!(r.body["name"], "Robert");
     assert_eq!(r.body["bio"], "Builds things");
     assert_eq!(r.body["projects_limit"], 5);
-    let r = call(
+    expect_statuses(
         &sim,
-        Method::PUT,
-        &format!("/api/v4/users/{bob}"),
-        Some(ROOT),
-        Some(json!({"username": "root"})),
+        vec![
+            (
+                format!("PUT /api/v4/users/{bob}"),
+                Some(ROOT),
+                Some(json!({"username": "root"})),
+                409,
+            ),
+            (format!("DELETE /api/v4/users/{bob}"), Some(ROOT), None, 204),
+            (format!("GET /api/v4/users/{bob}"), Some(ROOT), None, 404),
+            ("GET /api/v4/user".into(), b, None, 401),
+        ],
     )
     .await;
-    assert_eq!(r.status, StatusCode::CONFLICT);
-    let r = call(
-        &sim,
-        Method::DELETE,
-        &format!("/api/v4/users/{bob}"),
-        Some(ROOT),
-        None,
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::NO_CONTENT);
-    let r = call(
-        &sim,
-        Method::GET,
-        &format!("/api/v4/users/{bob}"),
-        Some(ROOT),
-        None,
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::NOT_FOUND);
-    let r = call(&sim, Method::GET, "/api/v4/user", b, None).await;
-    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
 }
 
 #[tokio::test]
@@ -384,26 +363,30 @@ async fn services_and_slash_commands() {
     assert_eq!(r.status, StatusCode::NOT_FOUND);
 
     let trigger = format!("/api/v4/projects/{pid}/services/mattermost_slash_commands/trigger");
-    let r = call(&sim, Method::POST, &trigger, None, Some(json!({"token": "tok"}))).await;
-    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
-    let r = call(
+    expect_statuses(
         &sim,
-        Method::PUT,
-        &format!("/api/v4/projects/{pid}/services/mattermost-slash-commands"),
-        t,
-        Some(json!({"token": "tok"})),
+        vec![
+            (
+                format!("POST {trigger}"),
+                None,
+                Some(json!({"token": "tok"})),
+                401,
+            ),
+            (
+                format!("PUT /api/v4/projects/{pid}/services/mattermost-slash-commands"),
+                t,
+                Some(json!({"token": "tok"})),
+                200,
+            ),
+            (
+                format!("POST {trigger}"),
+                None,
+                Some(json!({"token": "wrong"})),
+                401,
+            ),
+        ],
     )
     .await;
-    assert_eq!(r.status, StatusCode::OK);
-    let r = call(
-        &sim,
-        Method::POST,
-        &trigger,
-        None,
-        Some(json!({"token": "wrong"})),
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
     let r = call(
         &sim,
         Method::POST,
@@ -545,28 +528,26 @@ async fn application_settings_and_broadcast_messages() {
     assert_eq!(r.body["starts_at"], "2000-01-01T00:00:00.000Z");
     let r = call(&sim, Method::GET, "/api/v4/broadcast_messages", b, None).await;
     assert_eq!(r.body.as_array().unwrap().len(), 1);
-    let r = call(
+    expect_statuses(
         &sim,
-        Method::POST,
-        "/api/v4/broadcast_messages",
-        b,
-        Some(json!({"message": "x"})),
+        vec![
+            (
+                "POST /api/v4/broadcast_messages".into(),
+                b,
+                Some(json!({"message": "x"})),
+                403,
+            ),
+            (
+                "POST /api/v4/broadcast_messages".into(),
+                Some(ROOT),
+                Some(json!({})),
+                400,
+            ),
+            (format!("DELETE {one}"), Some(ROOT), None, 204),
+            (format!("GET {one}"), Some(ROOT), None, 404),
+        ],
     )
     .await;
-    assert_eq!(r.status, StatusCode::FORBIDDEN);
-    let r = call(
-        &sim,
-        Method::POST,
-        "/api/v4/broadcast_messages",
-        Some(ROOT),
-        Some(json!({})),
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::BAD_REQUEST);
-    let r = call(&sim, Method::DELETE, &one, Some(ROOT), None).await;
-    assert_eq!(r.status, StatusCode::NO_CONTENT);
-    let r = call(&sim, Method::GET, &one, Some(ROOT), None).await;
-    assert_eq!(r.status, StatusCode::NOT_FOUND);
 }
 
 #[tokio::test]
@@ -673,42 +654,26 @@ async fn runners_shared_and_specific() {
     .await;
     assert_eq!(r.status, StatusCode::CREATED);
     assert_eq!(r.body["id"], specific);
-    let r = call(
+    expect_statuses(
         &sim,
-        Method::POST,
-        &format!("/api/v4/projects/{other}/runners"),
-        t,
-        Some(json!({"runner_id": shared})),
+        vec![
+            (
+                format!("POST /api/v4/projects/{other}/runners"),
+                t,
+                Some(json!({"runner_id": shared})),
+                403,
+            ),
+            (
+                format!("DELETE /api/v4/projects/{pid}/runners/{specific}"),
+                t,
+                None,
+                204,
+            ),
+            (format!("DELETE /api/v4/runners/{specific}"), t, None, 204),
+            (format!("GET /api/v4/runners/{specific}"), Some(ROOT), None, 404),
+        ],
     )
     .await;
-    assert_eq!(r.status, StatusCode::FORBIDDEN);
-    let r = call(
-        &sim,
-        Method::DELETE,
-        &format!("/api/v4/projects/{pid}/runners/{specific}"),
-        t,
-        None,
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::NO_CONTENT);
-    let r = call(
-        &sim,
-        Method::DELETE,
-        &format!("/api/v4/runners/{specific}"),
-        t,
-        None,
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::NO_CONTENT);
-    let r = call(
-        &sim,
-        Method::GET,
-        &format!("/api/v4/runners/{specific}"),
-        Some(ROOT),
-        None,
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::NOT_FOUND);
 }
 
 #[tokio::test]
@@ -790,18 +755,19 @@ async fn boards_labels_and_milestones() {
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
     let r = call(&sim, Method::GET, &lists, t, None).await;
     assert_eq!(r.body.as_array().unwrap().len(), 1);
-    let r = call(
+    expect_statuses(
         &sim,
-        Method::GET,
-        &format!("/api/v4/projects/{pid}/boards/{}/lists", board + 1),
-        t,
-        None,
+        vec![
+            (
+                format!("GET /api/v4/projects/{pid}/boards/{}/lists", board + 1),
+                t,
+                None,
+                404,
+            ),
+            (format!("DELETE {labels}?name=defect"), t, None, 204),
+        ],
     )
     .await;
-    assert_eq!(r.status, StatusCode::NOT_FOUND);
-
-    let r = call(&sim, Method::DELETE, &format!("{labels}?name=defect"), t, None).await;
-    assert_eq!(r.status, StatusCode::NO_CONTENT);
     let r = call(&sim, Method::DELETE, &format!("{labels}?name=defect"), t, None).await;
     assert_eq!(r.body, json!({"message": "404 Label Not Found"}));
     let r = call(&sim, Method::GET, &lists, t, None).await;
@@ -846,17 +812,19 @@ async fn boards_labels_and_milestones() {
     assert_eq!(r.body[0]["iid"], 1);
     let r = call(&sim, Method::GET, &format!("{ms}/{m1}/merge_requests"), t, None).await;
     assert_eq!(r.body, json!([]));
-    let r = call(
+    expect_statuses(
         &sim,
-        Method::PUT,
-        &format!("{ms}/{m1}"),
-        t,
-        Some(json!({"state_event": "explode"})),
+        vec![
+            (
+                format!("PUT {ms}/{m1}"),
+                t,
+                Some(json!({"state_event": "explode"})),
+                400,
+            ),
+            (format!("GET {ms}/999999/issues"), t, None, 404),
+        ],
     )
     .await;
-    assert_eq!(r.status, StatusCode::BAD_REQUEST);
-    let r = call(&sim, Method::GET, &format!("{ms}/999999/issues"), t, None).await;
-    assert_eq!(r.status, StatusCode::NOT_FOUND);
 }
 
 #[tokio::test]
@@ -890,8 +858,12 @@ async fn notification_settings() {
     assert_eq!(r.status, StatusCode::OK);
     assert_eq!(r.body["events"]["new_issue"], true);
     assert_eq!(r.body["events"]["new_note"], false);
-    let r = call(&sim, Method::PUT, &p, t, Some(json!({"level": "loud"}))).await;
-    assert_eq!(r.status, StatusCode::BAD_REQUEST);
-    let r = call(&sim, Method::GET, "/api/v4/notification_settings", None, None).await;
-    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+    expect_statuses(
+        &sim,
+        vec![
+            (format!("PUT {p}"), t, Some(json!({"level": "loud"})), 400),
+            ("GET /api/v4/notification_settings".into(), None, None, 401),
+        ],
+    )
+    .await;
 }

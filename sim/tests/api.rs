@@ -147,24 +147,19 @@ async fn projects_visibility_star_and_delete() {
     .await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
     assert_eq!(r.body["message"], "404 Project Not Found");
-    let r = call(
+    expect_statuses(
         &sim,
-        Method::GET,
-        &format!("/api/v4/projects/{secret}"),
-        Some(ROOT),
-        None,
+        vec![
+            (format!("GET /api/v4/projects/{secret}"), Some(ROOT), None, 200),
+            (
+                "POST /api/v4/projects".into(),
+                Some(&other),
+                Some(json!({"name": "x", "visibility": "secret"})),
+                400,
+            ),
+        ],
     )
     .await;
-    assert_eq!(r.status, StatusCode::OK);
-    let r = call(
-        &sim,
-        Method::POST,
-        "/api/v4/projects",
-        Some(&other),
-        Some(json!({"name": "x", "visibility": "secret"})),
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::BAD_REQUEST);
 
     let r = call(&sim, Method::GET, "/api/v4/projects?per_page=1", None, None).await;
     assert_eq!(header(&r, "x-total"), "1");
@@ -387,36 +382,21 @@ async fn issues_and_notes() {
     .await;
     assert_eq!(r.body[0]["body"], "I can reproduce this on main.");
     let (_, outsider) = sim.create_user("outsider", false);
-    let r = call(
+    expect_statuses(
         &sim,
-        Method::PUT,
-        &format!("{notes}/{note_id}"),
-        Some(&outsider),
-        Some(json!({"body": "x"})),
+        vec![
+            (
+                format!("PUT {notes}/{note_id}"),
+                Some(&outsider),
+                Some(json!({"body": "x"})),
+                403,
+            ),
+            (format!("DELETE {notes}/{note_id}"), Some(&demo.token), None, 204),
+            (format!("DELETE {base}/1"), Some(&outsider), None, 403),
+            (format!("DELETE {base}/1"), Some(&demo.token), None, 204),
+        ],
     )
     .await;
-    assert_eq!(r.status, StatusCode::FORBIDDEN);
-    let r = call(
-        &sim,
-        Method::DELETE,
-        &format!("{notes}/{note_id}"),
-        Some(&demo.token),
-        None,
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::NO_CONTENT);
-
-    let r = call(&sim, Method::DELETE, &format!("{base}/1"), Some(&outsider), None).await;
-    assert_eq!(r.status, StatusCode::FORBIDDEN);
-    let r = call(
-        &sim,
-        Method::DELETE,
-        &format!("{base}/1"),
-        Some(&demo.token),
-        None,
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::NO_CONTENT);
     let r = call(&sim, Method::GET, &format!("{base}/1"), Some(&demo.token), None).await;
     assert_eq!(r.body, json!({"message": "404 Issue Not Found"}));
 }

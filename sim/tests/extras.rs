@@ -89,24 +89,19 @@ async fn issue_extras_time_awards_subscriptions_and_todos() {
     let r = call(&sim, Method::GET, &format!("{base}/award_emoji"), t, None).await;
     assert_eq!(r.body.as_array().unwrap().len(), 1);
     assert_eq!(header(&r, "x-total"), "1");
-    let r = call(
+    expect_statuses(
         &sim,
-        Method::DELETE,
-        &format!("{base}/award_emoji/{award}"),
-        Some(&bob_token),
-        None,
+        vec![
+            (
+                format!("DELETE {base}/award_emoji/{award}"),
+                Some(&bob_token),
+                None,
+                401,
+            ),
+            (format!("DELETE {base}/award_emoji/{award}"), t, None, 204),
+        ],
     )
     .await;
-    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
-    let r = call(
-        &sim,
-        Method::DELETE,
-        &format!("{base}/award_emoji/{award}"),
-        t,
-        None,
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::NO_CONTENT);
     let r = call(&sim, Method::GET, &format!("{base}/award_emoji/{award}"), t, None).await;
     assert_eq!(r.body, json!({"message": "404 Award Emoji Not Found"}));
     let notes = call(&sim, Method::GET, &format!("{base}/notes"), t, None).await;
@@ -155,33 +150,37 @@ async fn issue_extras_time_awards_subscriptions_and_todos() {
     assert_eq!(r.body["action_name"], "marked");
     assert_eq!(r.body["target_type"], "Issue");
     assert_eq!(r.body["target"]["iid"], 1);
-    let r = call(&sim, Method::POST, &format!("{base}/todo"), t, None).await;
-    assert_eq!(r.status, StatusCode::NOT_MODIFIED);
-    let r = call(&sim, Method::PUT, &base, t, Some(json!({"assignee_ids": [bob]}))).await;
-    assert_eq!(r.status, StatusCode::OK);
+    expect_statuses(
+        &sim,
+        vec![
+            (format!("POST {base}/todo"), t, None, 304),
+            (
+                format!("PUT {base}"),
+                t,
+                Some(json!({"assignee_ids": [bob]})),
+                200,
+            ),
+        ],
+    )
+    .await;
     let r = call(&sim, Method::GET, "/api/v4/todos", Some(&bob_token), None).await;
     assert_eq!(r.body.as_array().unwrap().len(), 1);
     assert_eq!(r.body[0]["action_name"], "assigned");
     assert_eq!(r.body[0]["author"]["username"], "demo");
     let todo = r.body[0]["id"].as_u64().unwrap();
-    let r = call(
+    expect_statuses(
         &sim,
-        Method::GET,
-        "/api/v4/todos?action=bogus",
-        Some(&bob_token),
-        None,
+        vec![
+            (
+                "GET /api/v4/todos?action=bogus".into(),
+                Some(&bob_token),
+                None,
+                400,
+            ),
+            (format!("POST /api/v4/todos/{todo}/mark_as_done"), t, None, 404),
+        ],
     )
     .await;
-    assert_eq!(r.status, StatusCode::BAD_REQUEST);
-    let r = call(
-        &sim,
-        Method::POST,
-        &format!("/api/v4/todos/{todo}/mark_as_done"),
-        t,
-        None,
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::NOT_FOUND);
     let r = call(
         &sim,
         Method::POST,
@@ -316,11 +315,19 @@ async fn merge_request_extras() {
     let r = call(&sim, Method::GET, &format!("{base}/versions/{version}"), t, None).await;
     assert_eq!(r.body["commits"].as_array().unwrap().len(), 1);
     assert_eq!(r.body["diffs"].as_array().unwrap().len(), 1);
-    let r = call(&sim, Method::GET, &format!("{base}/versions/1"), t, None).await;
-    assert_eq!(r.status, StatusCode::NOT_FOUND);
-
-    let r = call(&sim, Method::PUT, &base, t, Some(json!({"state_event": "merge"}))).await;
-    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    expect_statuses(
+        &sim,
+        vec![
+            (format!("GET {base}/versions/1"), t, None, 404),
+            (
+                format!("PUT {base}"),
+                t,
+                Some(json!({"state_event": "merge"})),
+                400,
+            ),
+        ],
+    )
+    .await;
     let r = call(
         &sim,
         Method::POST,
@@ -443,35 +450,26 @@ async fn repository_tags_tree_blobs_files_and_commits() {
     .await;
     assert_eq!(r.status, StatusCode::CREATED);
     assert_eq!(r.body, json!({"tag_name": "v1.0", "description": "Notes"}));
-    let r = call(
+    expect_statuses(
         &sim,
-        Method::POST,
-        &format!("{repo}/tags/v1.0/release"),
-        t,
-        Some(json!({"description": "Again"})),
+        vec![
+            (
+                format!("POST {repo}/tags/v1.0/release"),
+                t,
+                Some(json!({"description": "Again"})),
+                409,
+            ),
+            (
+                format!("PUT {repo}/tags/v1.0/release"),
+                t,
+                Some(json!({"description": "Better"})),
+                200,
+            ),
+            (format!("GET {repo}/tags/release%2F0.9"), t, None, 200),
+            (format!("DELETE {repo}/tags/release%2F0.9"), t, None, 204),
+        ],
     )
     .await;
-    assert_eq!(r.status, StatusCode::CONFLICT);
-    let r = call(
-        &sim,
-        Method::PUT,
-        &format!("{repo}/tags/v1.0/release"),
-        t,
-        Some(json!({"description": "Better"})),
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::OK);
-    let r = call(&sim, Method::GET, &format!("{repo}/tags/release%2F0.9"), t, None).await;
-    assert_eq!(r.status, StatusCode::OK);
-    let r = call(
-        &sim,
-        Method::DELETE,
-        &format!("{repo}/tags/release%2F0.9"),
-        t,
-        None,
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::NO_CONTENT);
     let r = call(&sim, Method::GET, &format!("{repo}/tags/release%2F0.9"), t, None).await;
     assert_eq!(r.body, json!({"message": "404 Tag Not Found"}));
 
@@ -557,46 +555,36 @@ async fn repository_tags_tree_blobs_files_and_commits() {
     .await;
     assert_eq!(r.status, StatusCode::CREATED);
     assert_eq!(r.body, json!({"file_path": "docs/new.md", "branch": "main"}));
-    let r = call(
+    expect_statuses(
         &sim,
-        Method::POST,
-        &files,
-        t,
-        Some(json!({"branch": "main", "content": "x", "commit_message": "Add"})),
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::BAD_REQUEST);
-    let r = call(
-        &sim,
-        Method::PUT,
-        &files,
-        t,
-        Some(
+        vec![
+            (format!("POST {files}"), t, Some(json!({"branch": "main", "content": "x", "commit_message": "Add"})), 400),
+            (format!("PUT {files}"), t, Some(
             json!({"branch": "main", "content": "bmV3ZXIK", "encoding": "base64", "commit_message": "Edit"}),
-        ),
+        ), 200),
+        ],
     )
     .await;
-    assert_eq!(r.status, StatusCode::OK);
     let r = call(&sim, Method::GET, &format!("{files}/raw?ref=main"), t, None).await;
     assert_eq!(r.raw, b"newer\n");
-    let r = call(
+    expect_statuses(
         &sim,
-        Method::PUT,
-        &format!("{repo}/files/missing.md"),
-        t,
-        Some(json!({"branch": "main", "content": "x", "commit_message": "Edit"})),
+        vec![
+            (
+                format!("PUT {repo}/files/missing.md"),
+                t,
+                Some(json!({"branch": "main", "content": "x", "commit_message": "Edit"})),
+                400,
+            ),
+            (
+                format!("DELETE {files}"),
+                t,
+                Some(json!({"branch": "main", "commit_message": "Remove"})),
+                204,
+            ),
+        ],
     )
     .await;
-    assert_eq!(r.status, StatusCode::BAD_REQUEST);
-    let r = call(
-        &sim,
-        Method::DELETE,
-        &files,
-        t,
-        Some(json!({"branch": "main", "commit_message": "Remove"})),
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::NO_CONTENT);
 
     // Commit diff, comments, statuses, cherry-pick, compare, contributors.
     let r = call(&sim, Method::GET, &format!("{repo}/commits/main/diff"), t, None).await;
@@ -796,10 +784,14 @@ async fn repository_tags_tree_blobs_files_and_commits() {
     let r = call(&sim, Method::DELETE, &format!("{repo}/merged_branches"), t, None).await;
     assert_eq!(r.status, StatusCode::ACCEPTED);
     assert_eq!(r.body, json!({"message": "202 Accepted"}));
-    let r = call(&sim, Method::GET, &format!("{repo}/branches/merged"), t, None).await;
-    assert_eq!(r.status, StatusCode::NOT_FOUND);
-    let r = call(&sim, Method::GET, &format!("{repo}/branches/old"), t, None).await;
-    assert_eq!(r.status, StatusCode::OK);
+    expect_statuses(
+        &sim,
+        vec![
+            (format!("GET {repo}/branches/merged"), t, None, 404),
+            (format!("GET {repo}/branches/old"), t, None, 200),
+        ],
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -838,42 +830,36 @@ async fn project_extras_forks_share_uploads_events() {
     )
     .await;
     assert_eq!(r.body.as_array().unwrap().len(), 3);
-    let r = call(
+    expect_statuses(
         &sim,
-        Method::DELETE,
-        &format!("/api/v4/projects/{fork}/fork"),
-        Some(&bob_token),
-        None,
+        vec![
+            (
+                format!("DELETE /api/v4/projects/{fork}/fork"),
+                Some(&bob_token),
+                None,
+                204,
+            ),
+            (
+                format!("DELETE /api/v4/projects/{fork}/fork"),
+                Some(&bob_token),
+                None,
+                304,
+            ),
+            (
+                format!("POST /api/v4/projects/{fork}/fork/{pid}"),
+                Some(&bob_token),
+                None,
+                403,
+            ),
+            (
+                format!("POST /api/v4/projects/{fork}/fork/{pid}"),
+                Some(ROOT),
+                None,
+                201,
+            ),
+        ],
     )
     .await;
-    assert_eq!(r.status, StatusCode::NO_CONTENT);
-    let r = call(
-        &sim,
-        Method::DELETE,
-        &format!("/api/v4/projects/{fork}/fork"),
-        Some(&bob_token),
-        None,
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::NOT_MODIFIED);
-    let r = call(
-        &sim,
-        Method::POST,
-        &format!("/api/v4/projects/{fork}/fork/{pid}"),
-        Some(&bob_token),
-        None,
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::FORBIDDEN);
-    let r = call(
-        &sim,
-        Method::POST,
-        &format!("/api/v4/projects/{fork}/fork/{pid}"),
-        Some(ROOT),
-        None,
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::CREATED);
     let r = call(
         &sim,
         Method::POST,
@@ -921,24 +907,24 @@ async fn project_extras_forks_share_uploads_events() {
     .await;
     assert_eq!(r.status, StatusCode::CREATED);
     assert_eq!(r.body["group_access"], 30);
-    let r = call(
+    expect_statuses(
         &sim,
-        Method::POST,
-        &format!("{p}/share"),
-        t,
-        Some(json!({"group_id": gid, "group_access": 30})),
+        vec![
+            (
+                format!("POST {p}/share"),
+                t,
+                Some(json!({"group_id": gid, "group_access": 30})),
+                409,
+            ),
+            (
+                format!("POST {p}/share"),
+                t,
+                Some(json!({"group_id": gid, "group_access": 31})),
+                400,
+            ),
+        ],
     )
     .await;
-    assert_eq!(r.status, StatusCode::CONFLICT);
-    let r = call(
-        &sim,
-        Method::POST,
-        &format!("{p}/share"),
-        t,
-        Some(json!({"group_id": gid, "group_access": 31})),
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::BAD_REQUEST);
     let r = call(&sim, Method::GET, &p, t, None).await;
     assert_eq!(r.body["shared_with_groups"][0]["group_id"], gid);
     let r = call(&sim, Method::GET, &format!("{p}/users"), t, None).await;
@@ -950,10 +936,14 @@ async fn project_extras_forks_share_uploads_events() {
         .map(|u| u["username"].as_str().unwrap())
         .collect();
     assert!(names.contains(&"bob") && names.contains(&"demo"));
-    let r = call(&sim, Method::DELETE, &format!("{p}/share/{gid}"), t, None).await;
-    assert_eq!(r.status, StatusCode::NO_CONTENT);
-    let r = call(&sim, Method::DELETE, &format!("{p}/share/{gid}"), t, None).await;
-    assert_eq!(r.status, StatusCode::NOT_FOUND);
+    expect_statuses(
+        &sim,
+        vec![
+            (format!("DELETE {p}/share/{gid}"), t, None, 204),
+            (format!("DELETE {p}/share/{gid}"), t, None, 404),
+        ],
+    )
+    .await;
 
     // Uploads (multipart).
     let body = b"--BOUND\r\nContent-Disposition: form-data; name=\"file\"; filename=\"shot.png\"\r\nContent-Type: image/png\r\n\r\n\x89PNG data\r\n--BOUND--\r\n".to_vec();
@@ -1133,28 +1123,21 @@ async fn ci_pipelines_jobs_triggers_variables_environments() {
     let r = call(&sim, Method::GET, &format!("{p}/jobs/{build}/trace"), t, None).await;
     assert!(String::from_utf8_lossy(&r.raw).contains("Job succeeded"));
     assert!(header(&r, "content-type").starts_with("text/plain"));
-    let r = call(&sim, Method::GET, &format!("{p}/jobs/{build}/artifacts"), t, None).await;
-    assert_eq!(r.status, StatusCode::OK);
-    let r = call(&sim, Method::GET, &format!("{p}/jobs/{test}/artifacts"), t, None).await;
-    assert_eq!(r.status, StatusCode::NOT_FOUND);
-    let r = call(
+    expect_statuses(
         &sim,
-        Method::GET,
-        &format!("{p}/jobs/artifacts/main/download?job=build"),
-        t,
-        None,
+        vec![
+            (format!("GET {p}/jobs/{build}/artifacts"), t, None, 200),
+            (format!("GET {p}/jobs/{test}/artifacts"), t, None, 404),
+            (
+                format!("GET {p}/jobs/artifacts/main/download?job=build"),
+                t,
+                None,
+                200,
+            ),
+            (format!("POST {p}/jobs/{build}/artifacts/keep"), t, None, 200),
+        ],
     )
     .await;
-    assert_eq!(r.status, StatusCode::OK);
-    let r = call(
-        &sim,
-        Method::POST,
-        &format!("{p}/jobs/{build}/artifacts/keep"),
-        t,
-        None,
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::OK);
     let r = call(
         &sim,
         Method::POST,
@@ -1228,24 +1211,24 @@ async fn ci_pipelines_jobs_triggers_variables_environments() {
     )
     .await;
     assert_eq!(r.body, json!([{"key": "DEPLOY", "value": "yes"}]));
-    let r = call(
+    expect_statuses(
         &sim,
-        Method::POST,
-        &format!("{p}/ref/main/trigger/pipeline?token=wrong"),
-        None,
-        None,
+        vec![
+            (
+                format!("POST {p}/ref/main/trigger/pipeline?token=wrong"),
+                None,
+                None,
+                404,
+            ),
+            (
+                format!("POST {p}/ref/main/trigger/pipeline"),
+                None,
+                Some(json!({"token": token, "variables": {"A": "1"}})),
+                201,
+            ),
+        ],
     )
     .await;
-    assert_eq!(r.status, StatusCode::NOT_FOUND);
-    let r = call(
-        &sim,
-        Method::POST,
-        &format!("{p}/ref/main/trigger/pipeline"),
-        None,
-        Some(json!({"token": token, "variables": {"A": "1"}})),
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::CREATED);
     let r = call(&sim, Method::GET, &format!("{p}/triggers/{trigger}"), t, None).await;
     assert!(r.body["last_used"].is_string());
     let r = call(

@@ -204,7 +204,7 @@ pub fn integration_json(integration: &Integration, origin: &str, with_secrets: b
         if let Value::Object(fields) = &mut value {
             if let Some(path) = integration.path() {
                 fields.insert("url".to_owned(), Value::from(format!("{origin}{path}")));
-                fields.insert("token".to_owned(), Value::from(integration.token.clone()));
+                fields.insert("token".to_owned(), Value::from(integration.token()));
             }
         }
     }
@@ -468,7 +468,7 @@ async fn update_integration(
     let mut record = integration.record.clone();
     apply_fields(&mut record, integration.kind, body, false)?;
     check_exclusivity(service, &record, integration.kind)?;
-    save(service, request, record, integration.token.clone()).await
+    save(service, request, record, integration.token().to_owned()).await
 }
 
 /// Stores a changed integration, puts it in the registry and answers it with its address and key.

@@ -75,8 +75,8 @@ pub struct Integration {
     pub record: IntegrationRecord,
     /// The kind.
     pub kind: Kind,
-    /// The token (32 hex digits).
-    pub token: String,
+    /// The token (32 hex digits); private so that it cannot change apart from `token_digest`.
+    token: String,
     /// The custom mapping (http).
     pub mapping: Option<AttributeMapping>,
     /// SHA-256 of `token`, computed once: every alert's key check compares against it.
@@ -114,6 +114,11 @@ impl Integration {
             )),
             Kind::Opsgenie => None,
         }
+    }
+
+    /// The token in the clear (32 hex digits).
+    pub fn token(&self) -> &str {
+        &self.token
     }
 
     /// Whether `given` is this integration's token, compared in constant time.

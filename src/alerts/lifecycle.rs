@@ -11,12 +11,12 @@ use crate::store::{AlertEvent, EventOutcome, Store, StoreError};
 pub async fn process(
     store: &dyn Store,
     integration: &Integration,
-    alerts: Vec<NormalizedAlert>,
+    mut alerts: Vec<NormalizedAlert>,
     now: time::OffsetDateTime,
 ) -> Result<Vec<Value>, StoreError> {
     let now = format_time(now);
     let writes = alerts
-        .iter()
+        .iter_mut()
         .map(|alert| store.alert_event(event_of(integration, alert, &now)));
     let outcomes = futures_util::future::join_all(writes).await;
     alerts
@@ -26,7 +26,8 @@ pub async fn process(
         .collect()
 }
 
-fn event_of(integration: &Integration, alert: &NormalizedAlert, now: &str) -> AlertEvent {
+/// The store's event for `alert`; its payload text moves into the event (the answer does not show it).
+fn event_of(integration: &Integration, alert: &mut NormalizedAlert, now: &str) -> AlertEvent {
     AlertEvent {
         project_id: integration.record.project_id,
         integration_id: integration.record.id,
@@ -40,7 +41,7 @@ fn event_of(integration: &Integration, alert: &NormalizedAlert, now: &str) -> Al
         hosts_json: Value::from(alert.hosts.clone()).to_string(),
         environment: alert.environment.clone(),
         started_at: format_time(alert.started_at),
-        payload_json: alert.payload.clone(),
+        payload_json: std::mem::take(&mut alert.payload),
         now: now.to_owned(),
     }
 }

@@ -118,7 +118,7 @@ impl AlertService {
             .into_iter()
             .find(|integration| integration.kind == Kind::Generic)
         {
-            return Ok((existing.path().unwrap_or_default(), existing.token.clone()));
+            return Ok((existing.path().unwrap_or_default(), existing.token().to_owned()));
         }
         let token = secret::random_hex(16)?;
         let (nonce, ciphertext) = self.secret.seal(&token)?;

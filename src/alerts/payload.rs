@@ -144,8 +144,9 @@ pub struct NormalizedAlert {
     pub fingerprint: Option<String>,
     /// `svc_environment_name`.
     pub environment: Option<String>,
-    /// The raw object as JSON text, shown on the alert's page: a generic body as the sender wrote it (without
-    /// surrounding whitespace); for Prometheus the element of `alerts`.
+    /// The raw object as JSON text, stored with the alert: a generic body as the sender wrote it (without
+    /// surrounding whitespace; a key the sender repeated is kept twice), for Prometheus the element of `alerts`.
+    /// The alert's page and the management API show it parsed again (a repeated key once, its last value).
     pub payload: String,
     /// What was defaulted, truncated or ignored, for the sender.
     pub warnings: Vec<String>,
@@ -672,8 +673,8 @@ fn blank_at(root: &mut Value, path: &[PathSegment]) {
 /// With a `mapping`, each mapped attribute is read from its path and, when that value is absent, from its default
 /// key. Custom mappings are a Premium feature: the caller passes `None` on Free.
 ///
-/// `payload_text` is the text `payload` was parsed from: it is kept as the raw payload, so that what the sender
-/// wrote is what the alert's page shows and no serialising is spent on it.
+/// `payload_text` must be the text `payload` was parsed from: it is stored as the raw payload as received, so no
+/// serialising is spent on it.
 pub fn normalize_generic(
     payload: &Value,
     payload_text: &str,

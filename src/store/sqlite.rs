@@ -408,6 +408,23 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
+    #[test]
+    fn sqlite_is_built_without_memory_statistics() {
+        // `.cargo/config.toml` passes SQLITE_DEFAULT_MEMSTATUS=0 to the bundled SQLite's build; a build that does
+        // not read it (run from outside the checkout, `cargo install --git`) loses it, and this says so.
+        let connection = Connection::open_in_memory().unwrap();
+        let mut statement = connection.prepare("PRAGMA compile_options").unwrap();
+        let options: Vec<String> = statement
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(
+            options.iter().any(|option| option == "DEFAULT_MEMSTATUS=0"),
+            "{options:?}"
+        );
+    }
+
     fn record(id: u64, iid: u64) -> IdRecord {
         IdRecord {
             kind: IdKind::Issue,

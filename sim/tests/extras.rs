@@ -555,13 +555,14 @@ async fn repository_tags_tree_blobs_files_and_commits() {
     .await;
     assert_eq!(r.status, StatusCode::CREATED);
     assert_eq!(r.body, json!({"file_path": "docs/new.md", "branch": "main"}));
+    let again = json!({"branch": "main", "content": "x", "commit_message": "Add"});
+    let edit =
+        json!({"branch": "main", "content": "bmV3ZXIK", "encoding": "base64", "commit_message": "Edit"});
     expect_statuses(
         &sim,
         vec![
-            (format!("POST {files}"), t, Some(json!({"branch": "main", "content": "x", "commit_message": "Add"})), 400),
-            (format!("PUT {files}"), t, Some(
-            json!({"branch": "main", "content": "bmV3ZXIK", "encoding": "base64", "commit_message": "Edit"}),
-        ), 200),
+            (format!("POST {files}"), t, Some(again), 400),
+            (format!("PUT {files}"), t, Some(edit), 200),
         ],
     )
     .await;

@@ -89,13 +89,19 @@ pub async fn call(
 /// One step of a sequence checked by status alone: `"METHOD /path"`, token, JSON body, the status expected.
 pub type Step<'a> = (String, Option<&'a str>, Option<Value>, u16);
 
-/// Sends `steps` in order and checks that each answers its status; a failure names the step and the body.
+/// Sends `steps` in order and checks that each answers its status; a failure names the step (its place in the
+/// table, request and token) and the answer's body.
 pub async fn expect_statuses(sim: &SimHandle, steps: Vec<Step<'_>>) {
-    for (request, token, body, status) in steps {
+    for (index, (request, token, body, status)) in steps.into_iter().enumerate() {
         let (method, path) = request.split_once(' ').expect("a step is \"METHOD /path\"");
         let method = Method::from_bytes(method.as_bytes()).expect("a step's method");
         let r = call(sim, method, path, token, body).await;
-        assert_eq!(r.status.as_u16(), status, "{request}: {}", r.body);
+        assert_eq!(
+            r.status.as_u16(),
+            status,
+            "step {index}: {request} with token {token:?}: {}",
+            r.body
+        );
     }
 }
 

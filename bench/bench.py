@@ -606,23 +606,34 @@ def write_alert_bodies(path, lines=100_000):
 # ---------------------------------------------------------------- formatting
 
 
+def median_of(values):
+    """The median of the values that are not None; None when there are none."""
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
 def cpu_split(cell):
-    """A cell's median CPU per request as "user + kernel" microseconds."""
+    """A cell's CPU per request as "user + kernel" microseconds."""
+    if cell["user_us"] is None or cell["sys_us"] is None:
+        return "n/a"
     return f"{cell['user_us']:.1f} + {cell['sys_us']:.1f}"
 
 
 def kernel_bound(nginx, gate):
     """What svcgate's kernel time alone leaves of the 1.25 × target.
 
-    svcgate's system calls per request are the fewest a proxy can make (read the request, write it to
-    the backend, read the answer, write it back), so its kernel time is a floor: even at no user time
-    it would reach nginx's total over that floor, and 1.25 × leaves it the rest as user time.
+    svcgate makes the system calls an event-driven proxy needs per request (read the request, write it
+    to the backend, read the answer, write it back, and a wait each way on a lone connection), fewer
+    than nginx. Taking its kernel time as fixed, no user time at all would reach nginx's total over it,
+    and 1.25 × leaves it the rest as user time.
     """
+    if None in (nginx["user_us"], nginx["sys_us"], gate["sys_us"]):
+        return ""
     nginx_total = nginx["user_us"] + nginx["sys_us"]
     ceiling = nginx_total / gate["sys_us"] if gate["sys_us"] else float("inf")
     budget = nginx_total / 1.25 - gate["sys_us"]
-    return (f"kernel alone allows ≤ {ceiling:.2f} ×; 1.25 × leaves {budget:.1f} µs user "
-            f"(nginx's own: {nginx['user_us']:.1f})")
+    left = f"{budget:.1f} µs user" if budget > 0 else "no user time (the kernel time alone is over it)"
+    return f"kernel alone allows ≤ {ceiling:.2f} ×; 1.25 × leaves {left} (nginx's own: {nginx['user_us']:.1f})"
 
 
 def fmt_int(x):
@@ -779,9 +790,17 @@ class Bench:
                                  f"({result['other']:.2f}) was kept")
         med = {}
         for name, runs in samples.items():
-            med[name] = {k: statistics.median(r[k] for r in runs if r[k] is not None)
-                         for k in ("rps", "per_cpu", "cpu_cores", "origin_cores", "other", "steal",
-                                   "user_us", "sys_us")}
+            if not any(r["requests"] for r in runs):
+                raise RuntimeError(f"{label}: {name} answered no request with a 2xx in any repetition "
+                                   "(see bench/.work/logs/)")
+            med[name] = {k: median_of(r[k] for r in runs)
+                         for k in ("rps", "per_cpu", "cpu_cores", "origin_cores", "other", "steal")}
+            # The user + kernel split of the run whose CPU per request is the median one, so that the two parts
+            # add up to the per-CPU figure (their own medians need not).
+            timed = [r for r in runs if r["per_cpu"] is not None and r["user_us"] is not None]
+            middle = sorted(timed, key=lambda r: r["per_cpu"])[len(timed) // 2] if timed else {}
+            med[name]["user_us"] = middle.get("user_us")
+            med[name]["sys_us"] = middle.get("sys_us")
             med[name]["runs"] = runs
             log(f"  {label} {name}: {med[name]['rps']:,.0f} req/s, "
                 f"{med[name]['per_cpu']:,.0f} req per CPU-s ({med[name]['cpu_cores']:.2f} cores), "
@@ -1123,13 +1142,13 @@ def main():
     lines += ["* requests per proxy CPU-second: successful requests divided by the proxy's utime + stime "
               "(`/proc/<pid>/stat`, all threads; nginx: master and worker) over the run; in the direct "
               "column, the origin's own.",
-              "* proxy CPU per request, user + kernel: the same time split into utime and stime, medians. svcgate "
-              "makes the fewest system calls a proxy can (per request: read the request, write it to the backend, "
-              "read the answer, write it back, plus one wait each way on a lone connection; `strace -c` counts "
-              "in the README), so its kernel time is a floor that no user-space work removes. \"kernel alone "
-              "allows\" is nginx's total over that floor: the ratio svcgate would reach at no user time at all; "
-              "\"1.25 × leaves\" is the user time per request the target leaves it, next to what nginx's own "
-              "code takes.",
+              "* proxy CPU per request, user + kernel: the same time split into utime and stime, from the "
+              "repetition with the median CPU per request. svcgate makes the system calls an event-driven proxy "
+              "needs (per request: read the request, write it to the backend, read the answer, write it back, "
+              "plus one wait each way on a lone connection), fewer than nginx (`strace -c` counts in the README), "
+              "and its kernel time per request is about nginx's. \"kernel alone allows\" is nginx's total over "
+              "svcgate's kernel time: the ratio svcgate would reach at no user time at all; \"1.25 × leaves\" is "
+              "the user time per request the target leaves it, next to what nginx's own code takes.",
               "* open-loop latency: oha at a fixed 2,000 requests/s with latency correction, 50 connections, "
               f"{duration} s, in {bench.lat['rounds'] if hasattr(bench, 'lat') else LATENCY_ROUNDS} rounds "
               "interleaved over direct, nginx and svcgate: each percentile is the median over the rounds, and "

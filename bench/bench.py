@@ -636,6 +636,28 @@ def kernel_bound(nginx, gate):
     return f"kernel alone allows ≤ {ceiling:.2f} ×; 1.25 × leaves {left} (nginx's own: {nginx['user_us']:.1f})"
 
 
+def fsync_latency(directory, count=200):
+    """Median and 99th percentile, in seconds, of writing 4 KiB to a file in `directory` and fsyncing it.
+
+    The alert row's durable commits wait on this; how fast the host's disk is that minute moves its p99.
+    """
+    path = Path(directory) / "fsync-probe"
+    times = []
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        block = b"\0" * 4096
+        for _ in range(count):
+            started = time.perf_counter()
+            os.write(fd, block)
+            os.fsync(fd)
+            times.append(time.perf_counter() - started)
+    finally:
+        os.close(fd)
+        path.unlink(missing_ok=True)
+    times.sort()
+    return statistics.median(times), times[min(len(times) - 1, int(len(times) * 0.99))]
+
+
 def fmt_int(x):
     return "–" if x is None else f"{x:,.0f}"
 
@@ -907,6 +929,8 @@ class Bench:
         assert status == 201, (status, body)
         project = json.loads(body)
         data_dir = WORK / "data" / "alerts"
+        self.fsync = fsync_latency(WORK / "data")
+        log(f"  disk: 4 KiB write + fsync, median {fmt_ms(self.fsync[0])}, p99 {fmt_ms(self.fsync[1])}")
         self.alert_gate, _ = start_gate("svcgate-alerts", P_ALERTS, f"http://{HOST}:{P_SIM}", data_dir)
         status, _, body = call("POST", P_ALERTS, f"/-/svcgate/api/projects/{project['id']}/integrations",
                                {"type": "generic", "name": "bench", "active": True}, root)
@@ -1165,6 +1189,10 @@ def main():
                   f"during the closed-loop cells of rows 1-3 (the try kept of each run): median {statistics.median(bench.steals):.2f}, max "
                   f"{max(bench.steals):.2f} cores. Near 0 on a quiet host; more slows every competitor unevenly "
                   "and moves the ratios, so compare runs with similar steal."]
+    if hasattr(bench, "fsync"):
+        lines += [f"* disk, measured just before row 5: a 4 KiB write and fsync in the data directory took "
+                  f"{fmt_ms(bench.fsync[0])} (median of 200) and {fmt_ms(bench.fsync[1])} at p99. Durable alert "
+                  "commits wait on it, so the alert row's p99 moves with it."]
     if bench.anomalies:
         lines += ["", "Anomalies:", ""] + [f"* {a}" for a in bench.anomalies]
     text = "\n".join(lines) + "\n"

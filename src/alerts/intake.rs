@@ -165,19 +165,15 @@ impl Intake {
 
     /// Parses, checks, rate-limits and stores a payload already authorised (also used by test alerts).
     pub async fn accept(&self, integration: &Integration, bytes: &[u8]) -> Response<Body> {
-        let value = match payload::parse_json(bytes, self.config.max_depth) {
-            Ok(value) => value,
+        let (value, text) = match payload::parse_json(bytes, self.config.max_depth) {
+            Ok(parsed) => parsed,
             Err(error) => return alert_error(StatusCode::BAD_REQUEST, "invalid_json", &error.to_string()),
         };
         let now = time::OffsetDateTime::now_utc();
         let normalized = match integration.kind {
             Kind::Prometheus => payload::normalize_prometheus(&value, now, self.edition()),
-            _ => {
-                // The body parsed as JSON, so it is UTF-8 throughout.
-                let text = String::from_utf8_lossy(bytes);
-                payload::normalize_generic(&value, &text, now, self.edition(), integration.mapping.as_ref())
-                    .map(|alert| vec![alert])
-            }
+            _ => payload::normalize_generic(&value, text, now, self.edition(), integration.mapping.as_ref())
+                .map(|alert| vec![alert]),
         };
         let alerts = match normalized {
             Ok(alerts) => alerts,

@@ -208,13 +208,29 @@ impl PayloadError {
 
 /// Parses a request body as JSON, refusing it when arrays and objects nest more than `max_depth` levels
 /// (`{"a":[1]}` nests two). `serde_json` itself stops at [`PARSER_MAX_DEPTH`], so a larger limit is capped to it.
-pub fn parse_json(bytes: &[u8], max_depth: usize) -> Result<Value, PayloadError> {
+/// Answers the value and the body as text: JSON is UTF-8 throughout, so a body that parses is text.
+pub fn parse_json(bytes: &[u8], max_depth: usize) -> Result<(Value, &str), PayloadError> {
     let limit = max_depth.min(PARSER_MAX_DEPTH);
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| json_error(&e, limit))?;
+    // One UTF-8 check of the whole body, then `from_str`, which need not check each string again.
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        // Not UTF-8: `from_slice` tells where, as a JSON error with its line and column.
+        Err(not_utf8) => {
+            return Err(match serde_json::from_slice::<Value>(bytes) {
+                Err(error) => json_error(&error, limit),
+                Ok(_) => PayloadError::InvalidJson {
+                    line: 1,
+                    column: not_utf8.valid_up_to() + 1,
+                    message: "invalid UTF-8".to_owned(),
+                },
+            })
+        }
+    };
+    let value: Value = serde_json::from_str(text).map_err(|e| json_error(&e, limit))?;
     if nesting_depth(&value) > limit {
         return Err(PayloadError::TooDeep { limit });
     }
-    Ok(value)
+    Ok((value, text))
 }
 
 fn json_error(error: &serde_json::Error, limit: usize) -> PayloadError {
@@ -1106,6 +1122,10 @@ fn limit_hosts(hosts: Vec<String>, mut budget: usize) -> (Vec<String>, bool) {
 
 /// The first `max` characters of `text`, and whether anything was cut.
 fn truncate_chars(text: &str, max: usize) -> (String, bool) {
+    // No character is shorter than a byte: a text of at most `max` bytes has at most `max` characters.
+    if text.len() <= max {
+        return (text.to_owned(), false);
+    }
     match text.char_indices().nth(max) {
         Some((byte, _)) => (text[..byte].to_owned(), true),
         None => (text.to_owned(), false),
@@ -1195,7 +1215,7 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(
                 parse_json(text.as_bytes(), DEFAULT_MAX_DEPTH).unwrap(),
-                want,
+                (want, text),
                 "for {text}"
             );
         }
@@ -1203,15 +1223,18 @@ mod tests {
 
     #[test]
     fn parse_json_reports_line_and_column() {
-        let cases: [(&str, usize, usize); 5] = [
-            ("{\n  \"a\": }", 2, 8),
-            ("", 1, 0),
-            ("{\"a\": 1} x", 1, 10),
-            ("{'a': 1}", 1, 2),
-            ("[1,\n2,\n", 3, 0),
+        let cases: [(&[u8], usize, usize); 7] = [
+            (b"{\n  \"a\": }", 2, 8),
+            (b"", 1, 0),
+            (b"{\"a\": 1} x", 1, 10),
+            (b"{'a': 1}", 1, 2),
+            (b"[1,\n2,\n", 3, 0),
+            // Bytes that are not UTF-8, in a string and outside one.
+            (b"{\"a\": \"\xff\"}", 1, 8),
+            (b"{\"a\": 1}\n\xff", 2, 1),
         ];
         for (text, line, column) in cases {
-            match parse_json(text.as_bytes(), DEFAULT_MAX_DEPTH) {
+            match parse_json(text, DEFAULT_MAX_DEPTH) {
                 Err(PayloadError::InvalidJson {
                     line: l,
                     column: c,
@@ -2523,9 +2546,35 @@ mod tests {
         }
 
         #[test]
+        fn parse_json_accepts_exactly_what_serde_json_reads_from_bytes(
+            bytes in prop_oneof![
+                prop::collection::vec(any::<u8>(), 0..64),
+                "[\\[\\]{}\":,0-9a-z \\\\\u{e9}\u{1f600}\n]{0,200}".prop_map(String::into_bytes),
+                "[\\[\\]{}\":,0-9a-z]{0,100}".prop_map(|text| {
+                    let mut bytes = text.into_bytes();
+                    bytes.insert(bytes.len() / 2, 0xff);
+                    bytes
+                }),
+            ]
+        ) {
+            let from_bytes = serde_json::from_slice::<Value>(&bytes);
+            match parse_json(&bytes, PARSER_MAX_DEPTH) {
+                Ok((value, text)) => {
+                    prop_assert_eq!(Some(value), from_bytes.ok());
+                    prop_assert_eq!(text.as_bytes(), &bytes[..]);
+                }
+                Err(PayloadError::InvalidJson { line, column, .. }) => {
+                    let error = from_bytes.err();
+                    prop_assert_eq!(error.as_ref().map(|e| (e.line(), e.column())), Some((line, column)));
+                }
+                Err(other) => prop_assert!(false, "unexpected {:?}", other),
+            }
+        }
+
+        #[test]
         fn parse_json_never_panics_on_json_like_bytes(text in "[\\[\\]{}\":,0-9a-z \\\\\n]{0,400}", limit in 0usize..200) {
             match parse_json(text.as_bytes(), limit) {
-                Ok(value) => prop_assert!(nesting_depth(&value) <= limit),
+                Ok((value, _)) => prop_assert!(nesting_depth(&value) <= limit),
                 Err(PayloadError::InvalidJson { line, .. }) => prop_assert!(line >= 1),
                 Err(PayloadError::TooDeep { limit: l }) => prop_assert_eq!(l, limit.min(PARSER_MAX_DEPTH)),
                 Err(other) => prop_assert!(false, "unexpected {:?}", other),
@@ -2534,14 +2583,15 @@ mod tests {
 
         #[test]
         fn parse_json_depth_limit_is_exact(depth in 1usize..140, limit in 1usize..140) {
-            let got = parse_json(nested_arrays(depth).as_bytes(), limit);
+            let text = nested_arrays(depth);
+            let got = parse_json(text.as_bytes(), limit);
             prop_assert_eq!(got.is_ok(), depth <= limit.min(PARSER_MAX_DEPTH));
         }
 
         #[test]
         fn parse_json_reads_what_serde_json_writes(value in json_value()) {
             let text = serde_json::to_vec(&value).unwrap();
-            prop_assert_eq!(parse_json(&text, DEFAULT_MAX_DEPTH).unwrap(), value);
+            prop_assert_eq!(parse_json(&text, DEFAULT_MAX_DEPTH).unwrap().0, value);
         }
 
         #[test]

@@ -26,7 +26,8 @@ pub async fn process(
         .collect()
 }
 
-/// The store's event for `alert`; its payload text moves into the event (the answer does not show it).
+/// The store's event for `alert`. What the answer does not show (payload, description, service, tool, hosts,
+/// environment) moves into the event; the title and fingerprint are copied.
 fn event_of(integration: &Integration, alert: &mut NormalizedAlert, now: &str) -> AlertEvent {
     AlertEvent {
         project_id: integration.record.project_id,
@@ -34,12 +35,12 @@ fn event_of(integration: &Integration, alert: &mut NormalizedAlert, now: &str) -
         fingerprint: alert.fingerprint.clone(),
         ended_at: alert.ended_at.map(format_time),
         title: alert.title.clone(),
-        description: alert.description.clone(),
+        description: alert.description.take(),
         severity: alert.severity.as_str().to_owned(),
-        service: alert.service.clone(),
-        monitoring_tool: alert.monitoring_tool.clone(),
-        hosts_json: Value::from(alert.hosts.clone()).to_string(),
-        environment: alert.environment.clone(),
+        service: alert.service.take(),
+        monitoring_tool: alert.monitoring_tool.take(),
+        hosts_json: Value::from(std::mem::take(&mut alert.hosts)).to_string(),
+        environment: alert.environment.take(),
         started_at: format_time(alert.started_at),
         payload_json: std::mem::take(&mut alert.payload),
         now: now.to_owned(),

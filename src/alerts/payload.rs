@@ -276,6 +276,37 @@ pub fn from_epoch_millis(millis: i64) -> Option<OffsetDateTime> {
 /// RFC 3339 in UTC with milliseconds, e.g. `2026-11-22T10:00:00.000Z`.
 pub fn format_time(t: OffsetDateTime) -> String {
     let utc = t.checked_to_offset(UtcOffset::UTC).unwrap_or(t);
+    let Ok(year) = u32::try_from(utc.year()) else {
+        return format_time_general(t);
+    };
+    if !utc.offset().is_utc() || year > 9999 {
+        return format_time_general(t);
+    }
+    // The digits are written directly: every alert formats two or three times, and `format!` with padded
+    // integers cost about 2 k instructions each.
+    let mut text = String::with_capacity(24);
+    let fields = [
+        (year, 4, '-'),
+        (u32::from(u8::from(utc.month())), 2, '-'),
+        (u32::from(utc.day()), 2, 'T'),
+        (u32::from(utc.hour()), 2, ':'),
+        (u32::from(utc.minute()), 2, ':'),
+        (u32::from(utc.second()), 2, '.'),
+        (u32::from(utc.millisecond()), 3, 'Z'),
+    ];
+    for (value, width, after) in fields {
+        for place in (0..width).rev() {
+            text.push(char::from_digit(value / 10u32.pow(place) % 10, 10).unwrap_or('0'));
+        }
+        text.push(after);
+    }
+    text
+}
+
+/// [`format_time`] through `format!`, for every time: years outside 0–9999, and an offset kept when the time cannot
+/// be moved to UTC.
+fn format_time_general(t: OffsetDateTime) -> String {
+    let utc = t.checked_to_offset(UtcOffset::UTC).unwrap_or(t);
     let offset = utc.offset();
     let zone = if offset.is_utc() {
         "Z".to_owned()
@@ -1709,6 +1740,13 @@ mod tests {
     }
 
     #[test]
+    fn format_time_outside_four_digit_years_keeps_the_general_form() {
+        let t = datetime!(-0001-06-01 00:00:00 UTC);
+        assert_eq!(format_time(t), format_time_general(t));
+        assert!(format_time(t).starts_with("-001-06-01T"));
+    }
+
+    #[test]
     fn format_time_and_parse_time_round_trip() {
         let t = datetime!(2026-11-22 10:00:00.123 UTC);
         assert_eq!(parse_time(&format_time(t)), Some(t));
@@ -2586,6 +2624,17 @@ mod tests {
             let text = nested_arrays(depth);
             let got = parse_json(text.as_bytes(), limit);
             prop_assert_eq!(got.is_ok(), depth <= limit.min(PARSER_MAX_DEPTH));
+        }
+
+        #[test]
+        fn format_time_writes_what_format_writes(
+            seconds in 0i64..253_402_300_799,
+            nanos in 0u32..1_000_000_000,
+            offset_minutes in -1439i32..1439,
+        ) {
+            let offset = UtcOffset::from_whole_seconds(offset_minutes * 60).unwrap();
+            let t = OffsetDateTime::from_unix_timestamp(seconds).unwrap().replace_nanosecond(nanos).unwrap().to_offset(offset);
+            prop_assert_eq!(format_time(t), format_time_general(t));
         }
 
         #[test]

@@ -6,6 +6,7 @@
 //! database, held by the writer connection's in-memory table (see [`open_alerts`](super::open_alerts)).
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
@@ -409,11 +410,14 @@ fn open_alert(
     project_id: u64,
     fingerprint: &str,
 ) -> rusqlite::Result<Option<TouchedAlert>> {
-    connection
-        .prepare_cached(&format!(
+    static SQL: LazyLock<String> = LazyLock::new(|| {
+        format!(
             "SELECT {TOUCHED_COLUMNS} FROM alerts WHERE id = {} AND status != 'resolved'",
             super::open_alerts::OPEN_ALERT_ID
-        ))?
+        )
+    });
+    connection
+        .prepare_cached(&SQL)?
         .query_row(params![project_id, fingerprint], touched_from)
         .optional()
 }
@@ -422,9 +426,9 @@ fn open_alert(
 /// the same statement, but SQLite gathers its rows in a temporary table it creates and drops per statement: about
 /// 15 k instructions per alert, more than this second, cached statement.)
 fn touched_by_id(connection: &Connection, id: u64) -> rusqlite::Result<TouchedAlert> {
-    connection
-        .prepare_cached(&format!("SELECT {TOUCHED_COLUMNS} FROM alerts WHERE id = ?1"))?
-        .query_row([id], touched_from)
+    static SQL: LazyLock<String> =
+        LazyLock::new(|| format!("SELECT {TOUCHED_COLUMNS} FROM alerts WHERE id = ?1"));
+    connection.prepare_cached(&SQL)?.query_row([id], touched_from)
 }
 
 fn alert_by_id(connection: &Connection, id: u64) -> rusqlite::Result<AlertRecord> {

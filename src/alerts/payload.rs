@@ -218,12 +218,21 @@ pub fn parse_json(bytes: &[u8], max_depth: usize) -> Result<(Value, &str), Paylo
         Err(not_utf8) => {
             return Err(match serde_json::from_slice::<Value>(bytes) {
                 Err(error) => json_error(&error, limit),
-                Ok(_) => PayloadError::InvalidJson {
-                    line: 1,
-                    column: not_utf8.valid_up_to() + 1,
-                    message: "invalid UTF-8".to_owned(),
-                },
-            })
+                // serde_json refuses bytes that are not UTF-8 inside and outside strings; should it ever read
+                // them, the body is refused all the same, at the first such byte.
+                Ok(_) => {
+                    let valid = &bytes[..not_utf8.valid_up_to()];
+                    let line_start = valid
+                        .iter()
+                        .rposition(|&byte| byte == b'\n')
+                        .map_or(0, |at| at + 1);
+                    PayloadError::InvalidJson {
+                        line: 1 + valid.iter().filter(|&&byte| byte == b'\n').count(),
+                        column: valid.len() - line_start + 1,
+                        message: "invalid UTF-8".to_owned(),
+                    }
+                }
+            });
         }
     };
     let value: Value = serde_json::from_str(text).map_err(|e| json_error(&e, limit))?;

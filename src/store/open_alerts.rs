@@ -70,8 +70,8 @@ impl OpenAlerts {
     }
 
     /// Fills the table on the first call, and again whenever another connection has committed since; call
-    /// inside the batch's transaction, before its jobs.
-    pub fn refresh_if_changed(&mut self, connection: &Connection) -> rusqlite::Result<()> {
+    /// inside the batch's transaction, before its jobs. Answers whether it filled the table.
+    pub fn refresh_if_changed(&mut self, connection: &Connection) -> rusqlite::Result<bool> {
         let now = data_version(connection)?;
         if self.data_version != Some(now) {
             let started = std::time::Instant::now();
@@ -84,8 +84,9 @@ impl OpenAlerts {
                 "open alerts loaded"
             );
             self.data_version = Some(now);
+            return Ok(true);
         }
-        Ok(())
+        Ok(false)
     }
 }
 
@@ -176,6 +177,27 @@ mod tests {
         insert_open(&store, "other", 2).await.unwrap();
         assert_eq!(outcome(&store, resolving("f")).await, ("resolved", 1, 2));
         assert_eq!(outcome(&store, firing("f")).await, ("created", 3, 1));
+    }
+
+    #[tokio::test]
+    async fn a_failing_neighbour_in_the_batch_leaves_the_open_alerts_as_they_were() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path()).unwrap();
+        assert_eq!(outcome(&store, firing("f")).await, ("created", 1, 1));
+        // Hold the writer so that the next three jobs share a batch; the failing one rolls the batch back once.
+        let hold = store.write(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            Ok(())
+        });
+        let grouped = outcome(&store, firing("f"));
+        let bad = store.write(|connection| connection.execute("INSERT INTO no_such_table VALUES (1)", []));
+        let created = outcome(&store, firing("g"));
+        let (hold, grouped, bad, created) = tokio::join!(hold, grouped, bad, created);
+        hold.unwrap();
+        assert!(bad.is_err());
+        assert_eq!((grouped, created), (("grouped", 1, 2), ("created", 2, 1)));
+        assert_eq!(outcome(&store, firing("g")).await, ("grouped", 2, 2));
+        assert_eq!(outcome(&store, firing("f")).await, ("grouped", 1, 3));
     }
 
     #[tokio::test]
@@ -270,7 +292,14 @@ mod refill_tests {
             .unwrap();
         let mut open_alerts = OpenAlerts::install(&connection).unwrap();
         let batch = connection.transaction().unwrap();
-        open_alerts.refresh_if_changed(&batch).unwrap();
+        assert!(
+            open_alerts.refresh_if_changed(&batch).unwrap(),
+            "the first call fills"
+        );
+        assert!(
+            !open_alerts.refresh_if_changed(&batch).unwrap(),
+            "nothing changed since"
+        );
         assert_eq!(open_count(&batch), 1);
         drop(batch); // the batch's commit failed: everything in it is rolled back, the fill included
         assert_eq!(open_count(&connection), 0);

@@ -14,7 +14,7 @@ use super::item_cache::{Fields, ItemCache};
 use super::pagination;
 use super::raw::RawObject;
 use super::rule::{Embed, ItemFetch};
-use super::shape::Shapes;
+use super::shape::{MemberHints, Shapes};
 use crate::body::{self, Body};
 use crate::config::ShapeMode;
 use crate::error::GatewayError;
@@ -307,15 +307,18 @@ impl Finisher<'_> {
             self.ids.learn_records(records);
         }
         let mut out = Vec::with_capacity(bytes.len());
+        let mut hints = MemberHints::default();
         if single {
-            self.shapes.write_raw(entity, &objects[0], &given[0], &mut out);
+            self.shapes
+                .write_raw(entity, &objects[0], &given[0], &mut hints, &mut out);
         } else {
             out.push(b'[');
             for (index, (object, fields)) in objects.iter().zip(&given).enumerate() {
                 if index > 0 {
                     out.push(b',');
                 }
-                self.shapes.write_raw(entity, object, fields, &mut out);
+                self.shapes
+                    .write_raw(entity, object, fields, &mut hints, &mut out);
             }
             out.push(b']');
         }

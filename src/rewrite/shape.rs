@@ -87,13 +87,85 @@ pub struct Shapes {
     /// Looked up once per object written (hundreds per list answer), with names from the rule table: a fast
     /// hasher, not SipHash.
     shapes: HashMap<String, Shape, foldhash::fast::RandomState>,
+    /// The raw writer's form of each shape, by index; `written_index` maps names to it.
+    written: Vec<WrittenShape>,
+    written_index: HashMap<String, usize, foldhash::fast::RandomState>,
+}
+
+/// A shape as the raw writer uses it: each field's name as JSON text and nested shapes by index.
+#[derive(Debug, Clone)]
+struct WrittenShape {
+    /// The shape itself.
+    shape: Shape,
+    /// Each field's `,"name":`; the first field written leaves out the comma.
+    keys: Vec<Box<[u8]>>,
+    /// Each field's nested shape, when it names one that exists.
+    entities: Vec<Option<usize>>,
+}
+
+/// Where [`Shapes::write_raw`] found each field of each shape in the last object it wrote: the items of one list
+/// share their member order, so the next item's members are found at once. One per answer.
+#[derive(Debug, Default)]
+pub struct MemberHints {
+    /// Per written shape, per field: a member position.
+    positions: Vec<Vec<usize>>,
+}
+
+impl MemberHints {
+    fn for_shape(&mut self, index: usize, fields: usize) -> &mut Vec<usize> {
+        if self.positions.len() <= index {
+            self.positions.resize_with(index + 1, Vec::new);
+        }
+        let positions = &mut self.positions[index];
+        if positions.len() < fields {
+            positions.resize(fields, 0);
+        }
+        positions
+    }
 }
 
 impl Shapes {
     /// Builds the set from named shapes.
     pub fn new(shapes: HashMap<String, Shape>) -> Self {
+        let shapes: HashMap<String, Shape, foldhash::fast::RandomState> = shapes.into_iter().collect();
+        let written_index: HashMap<String, usize, foldhash::fast::RandomState> = shapes
+            .keys()
+            .enumerate()
+            .map(|(index, name)| (name.clone(), index))
+            .collect();
+        let mut written: Vec<Option<WrittenShape>> = vec![None; shapes.len()];
+        for (name, shape) in &shapes {
+            let keys = shape
+                .fields
+                .iter()
+                .map(|field| {
+                    let mut key = vec![b','];
+                    write_name(&mut key, &field.name);
+                    key.into_boxed_slice()
+                })
+                .collect();
+            let entities = shape
+                .fields
+                .iter()
+                .map(|field| {
+                    field
+                        .entity
+                        .as_ref()
+                        .and_then(|entity| written_index.get(entity).copied())
+                })
+                .collect();
+            if let Some(&index) = written_index.get(name) {
+                written[index] = Some(WrittenShape {
+                    shape: shape.clone(),
+                    keys,
+                    entities,
+                });
+            }
+        }
         Shapes {
-            shapes: shapes.into_iter().collect(),
+            shapes,
+            written: written.into_iter().flatten().collect(),
+            written_index,
         }
     }
 
@@ -175,28 +247,46 @@ enum Found<'a> {
 
 impl Shapes {
     /// Writes the strict V3 form of one V4 object to `out` as JSON text. `given` holds fields that take the
-    /// place of the object's own (completions fetched per item). The same result as [`Shapes::apply`] in
-    /// strict mode, without parsing the values it only copies.
+    /// place of the object's own (completions fetched per item); `hints` carries member positions from one
+    /// object of an answer to the next. The same result as [`Shapes::apply`] in strict mode, without parsing the
+    /// values it only copies.
     pub fn write_raw(
         &self,
         name: &str,
         object: &RawObject<'_>,
         given: &Map<String, Value>,
+        hints: &mut MemberHints,
         out: &mut Vec<u8>,
     ) {
-        let Some(shape) = self.shapes.get(name) else {
-            // No shape: the object as it came (members in order, the given fields in their place).
-            let mut map = object.to_map();
-            map.extend(given.iter().map(|(key, value)| (key.clone(), value.clone())));
-            write_value(out, &Value::Object(map));
-            return;
-        };
+        match self.written_index.get(name) {
+            Some(&index) => self.write_shape(index, object, given, hints, out),
+            None => {
+                // No shape: the object as it came (members in order, the given fields in their place).
+                let mut map = object.to_map();
+                map.extend(given.iter().map(|(key, value)| (key.clone(), value.clone())));
+                write_value(out, &Value::Object(map));
+            }
+        }
+    }
+
+    /// [`Shapes::write_raw`] for the written shape at `index`.
+    fn write_shape(
+        &self,
+        index: usize,
+        object: &RawObject<'_>,
+        given: &Map<String, Value>,
+        hints: &mut MemberHints,
+        out: &mut Vec<u8>,
+    ) {
+        let written = &self.written[index];
+        let shape = &written.shape;
         out.push(b'{');
         let mut first = true;
-        for field in &shape.fields {
-            let lookup = |key: &str| match given.get(key) {
+        for (position, field) in shape.fields.iter().enumerate() {
+            let hint = &mut hints.for_shape(index, shape.fields.len())[position];
+            let mut lookup = |key: &str| match given_field(given, key) {
                 Some(value) => Some(Found::Given(value)),
-                None => object.get(key).map(Found::Raw),
+                None => object.get_hinted(key, hint).map(Found::Raw),
             };
             let found = match &field.source {
                 Source::Same => lookup(&field.name),
@@ -215,37 +305,31 @@ impl Shapes {
             if found.is_none() && field.optional {
                 continue;
             }
-            if !first {
-                out.push(b',');
-            }
+            let key = &written.keys[position];
+            out.extend_from_slice(if first { &key[1..] } else { key });
             first = false;
-            write_name(out, &field.name);
-            match (found, &field.entity) {
+            match (found, written.entities[position]) {
                 (None, _) => out.extend_from_slice(b"null"),
                 (Some(Found::Raw(raw)), Some(entity)) if !is_null(raw) => {
-                    self.write_raw_entity(entity, raw, out)
+                    self.write_raw_entity(entity, raw, hints, out)
                 }
                 (Some(Found::Raw(raw)), _) => out.extend_from_slice(raw.get().as_bytes()),
-                (Some(Found::Given(value)), entity) => {
-                    self.write_computed(entity.as_deref(), value.clone(), out)
+                (Some(Found::Given(value)), _) => {
+                    self.write_computed(field.entity.as_deref(), value.clone(), out)
                 }
-                (Some(Found::Computed(value)), entity) => self.write_computed(entity.as_deref(), value, out),
+                (Some(Found::Computed(value)), _) => self.write_computed(field.entity.as_deref(), value, out),
             }
         }
         out.push(b'}');
     }
 
     /// A nested entity from the V4 text: an object, or an array of them; anything else as it is.
-    fn write_raw_entity(&self, entity: &str, raw: &RawValue, out: &mut Vec<u8>) {
+    fn write_raw_entity(&self, entity: usize, raw: &RawValue, hints: &mut MemberHints, out: &mut Vec<u8>) {
         let text = raw.get();
         let empty = Map::new();
-        if !self.shapes.contains_key(entity) {
-            out.extend_from_slice(text.as_bytes());
-            return;
-        }
         if text.starts_with('{') {
             if let Ok(object) = serde_json::from_str::<RawObject>(text) {
-                return self.write_raw(entity, &object, &empty, out);
+                return self.write_shape(entity, &object, &empty, hints, out);
             }
         } else if let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(text) {
             out.push(b'[');
@@ -254,7 +338,7 @@ impl Shapes {
                     out.push(b',');
                 }
                 match serde_json::from_str::<RawObject>(item.get()) {
-                    Ok(object) => self.write_raw(entity, &object, &empty, out),
+                    Ok(object) => self.write_shape(entity, &object, &empty, hints, out),
                     // Not an object (null, or anything else): as it is, like `apply` leaves it.
                     Err(_) => out.extend_from_slice(item.get().as_bytes()),
                 }
@@ -272,6 +356,18 @@ impl Shapes {
             }
             _ => write_value(out, &value),
         }
+    }
+}
+
+/// A given field by name: most items are given one or two fields, fewer than hashing a name costs to look up.
+fn given_field<'v>(given: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
+    if given.len() <= 4 {
+        given
+            .iter()
+            .find(|(name, _)| name.as_str() == key)
+            .map(|(_, value)| value)
+    } else {
+        given.get(key)
     }
 }
 
@@ -358,7 +454,7 @@ mod tests {
         let text = serde_json::to_string(v4).unwrap();
         let object: RawObject = serde_json::from_str(&text).unwrap();
         let mut out = Vec::new();
-        shapes.write_raw(name, &object, given, &mut out);
+        shapes.write_raw(name, &object, given, &mut MemberHints::default(), &mut out);
         serde_json::from_slice(&out).unwrap()
     }
 
@@ -370,7 +466,7 @@ mod tests {
         let text = serde_json::to_string(&v4).unwrap();
         let object: RawObject = serde_json::from_str(&text).unwrap();
         let mut out = Vec::new();
-        shapes().write_raw("thing", &object, &given, &mut out);
+        shapes().write_raw("thing", &object, &given, &mut MemberHints::default(), &mut out);
         assert_eq!(
             String::from_utf8(out).unwrap(),
             r#"{"id":99,"visibility_level":10,"flag?":false,"missing":null,"child":[{"id":4,"visibility_level":20,"flag?":false,"missing":null},null]}"#
@@ -423,6 +519,26 @@ mod tests {
             merged.extend(given.clone());
             let expected = shapes().apply("thing", Value::Object(merged), ShapeMode::Strict);
             prop_assert_eq!(written(&shapes(), "thing", &Value::Object(v4), &given), expected);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn a_list_written_with_shared_hints_answers_what_strict_apply_answers_item_by_item(
+            items in prop::collection::vec(prop::collection::vec((key(), json_value()), 0..8), 1..5),
+        ) {
+            let shapes = shapes();
+            let mut hints = MemberHints::default();
+            let given = Map::new();
+            for pairs in items {
+                let v4: Map<String, Value> = pairs.into_iter().collect();
+                let expected = shapes.apply("thing", Value::Object(v4.clone()), ShapeMode::Strict);
+                let text = serde_json::to_string(&v4).unwrap();
+                let object: RawObject = serde_json::from_str(&text).unwrap();
+                let mut out = Vec::new();
+                shapes.write_raw("thing", &object, &given, &mut hints, &mut out);
+                prop_assert_eq!(serde_json::from_slice::<Value>(&out).unwrap(), expected);
+            }
         }
     }
 

@@ -190,6 +190,18 @@ impl Finisher<'_> {
         } else {
             self.item_cache.get_many(self.caller, &paths)
         };
+        // Every item completed from the cache (or needing no fetch): nothing to wait for.
+        if !whole
+            && paths
+                .iter()
+                .zip(&cached)
+                .all(|(path, cached)| cached.is_some() || path.is_none())
+        {
+            return Ok(cached
+                .into_iter()
+                .map(|fields| fields.map(Fetched::Fields))
+                .collect());
+        }
         let mut results = Vec::with_capacity(paths.len());
         let mut pending = paths.iter().zip(cached).peekable();
         while pending.peek().is_some() {

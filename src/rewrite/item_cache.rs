@@ -57,9 +57,11 @@ impl ItemCache {
         let Some(items) = entries.by_caller.get(caller) else {
             return found;
         };
+        // One clock reading for the whole list.
+        let now = Instant::now();
         for (slot, path) in found.iter_mut().zip(paths) {
             if let Some((at, fields)) = path.as_deref().and_then(|path| items.get(path)) {
-                if at.elapsed() < self.ttl {
+                if now.saturating_duration_since(*at) < self.ttl {
                     *slot = Some(Arc::clone(fields));
                 }
             }

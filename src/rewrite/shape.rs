@@ -542,6 +542,51 @@ mod tests {
         }
     }
 
+    /// A member name as JSON text, sometimes with its first character written as a `\u` escape (which svcgate
+    /// reads as an owned name rather than a borrowed one).
+    fn written_key(name: &str, escaped: bool) -> String {
+        match name.chars().next() {
+            Some(first) if escaped && u32::from(first) < 0x10000 => {
+                let rest: String = serde_json::to_string(&name[first.len_utf8()..]).unwrap();
+                format!("\"\\u{:04x}{}", u32::from(first), &rest[1..])
+            }
+            _ => serde_json::to_string(name).unwrap(),
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn repeated_and_escaped_member_names_and_many_given_fields_answer_what_strict_apply_answers(
+            items in prop::collection::vec(
+                prop::collection::vec((key(), any::<bool>(), json_value()), 0..10),
+                1..4,
+            ),
+            given in prop::collection::vec((key(), json_value()), 0..7),
+        ) {
+            let shapes = shapes();
+            let mut hints = MemberHints::default();
+            let given: Map<String, Value> = given.into_iter().collect();
+            for members in items {
+                // Written by hand, so that names may repeat (the last one wins) and be escaped.
+                let text = format!(
+                    "{{{}}}",
+                    members
+                        .iter()
+                        .map(|(name, escaped, value)| format!("{}:{}", written_key(name, *escaped), value))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                );
+                let mut merged: Map<String, Value> = serde_json::from_str(&text).unwrap();
+                merged.extend(given.clone());
+                let expected = shapes.apply("thing", Value::Object(merged), ShapeMode::Strict);
+                let object: RawObject = serde_json::from_str(&text).unwrap();
+                let mut out = Vec::new();
+                shapes.write_raw("thing", &object, &given, &mut hints, &mut out);
+                prop_assert_eq!(serde_json::from_slice::<Value>(&out).unwrap(), expected);
+            }
+        }
+    }
+
     #[test]
     fn unknown_shapes_and_non_objects_pass_unchanged() {
         assert_eq!(

@@ -23,16 +23,17 @@ pub struct RawObject<'a> {
 impl<'a> RawObject<'a> {
     /// The raw value of member `name`; the last one when the name repeats (as a parser keeping one would).
     pub fn get(&self, name: &str) -> Option<&'a RawValue> {
+        self.position_of(name).map(|position| self.members[position].1)
+    }
+
+    /// Where the last member called `name` is.
+    fn position_of(&self, name: &str) -> Option<usize> {
         // Lengths and first bytes rule out almost every member before a full comparison.
         let wanted = name.as_bytes();
-        self.members
-            .iter()
-            .rev()
-            .find(|(member, _)| {
-                let member = member.as_bytes();
-                member.len() == wanted.len() && member.first() == wanted.first() && member == wanted
-            })
-            .map(|(_, value)| *value)
+        self.members.iter().rposition(|(member, _)| {
+            let member = member.as_bytes();
+            member.len() == wanted.len() && member.first() == wanted.first() && member == wanted
+        })
     }
 
     /// [`RawObject::get`], looking first at position `hint` and leaving there the position it found `name` at.
@@ -40,18 +41,14 @@ impl<'a> RawObject<'a> {
     /// The items of a V4 list have their members in the same order, so a hint carried from one item to the next
     /// finds each member at once instead of comparing it with every name.
     pub fn get_hinted(&self, name: &str, hint: &mut usize) -> Option<&'a RawValue> {
-        let wanted = name.as_bytes();
         if self.unique {
             if let Some((member, value)) = self.members.get(*hint) {
-                if member.as_bytes() == wanted {
+                if member == name {
                     return Some(*value);
                 }
             }
         }
-        let position = self.members.iter().rposition(|(member, _)| {
-            let member = member.as_bytes();
-            member.len() == wanted.len() && member.first() == wanted.first() && member == wanted
-        })?;
+        let position = self.position_of(name)?;
         *hint = position;
         Some(self.members[position].1)
     }

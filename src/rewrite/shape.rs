@@ -84,17 +84,16 @@ pub struct Shape {
 /// Every shape, by name.
 #[derive(Debug, Clone, Default)]
 pub struct Shapes {
-    /// Looked up once per object written (hundreds per list answer), with names from the rule table: a fast
-    /// hasher, not SipHash.
-    shapes: HashMap<String, Shape, foldhash::fast::RandomState>,
-    /// The raw writer's form of each shape, by index; `written_index` maps names to it.
-    written: Vec<WrittenShape>,
-    written_index: HashMap<String, usize, foldhash::fast::RandomState>,
+    /// Each name's place in `shapes`. Looked up once per answer and per object the general path reshapes, with
+    /// names from the rule table: a fast hasher, not SipHash.
+    index: HashMap<String, usize, foldhash::fast::RandomState>,
+    /// The shapes, with what the raw writer needs of each prepared.
+    shapes: Vec<PreparedShape>,
 }
 
-/// A shape as the raw writer uses it: each field's name as JSON text and nested shapes by index.
+/// A shape with what the raw writer needs of it: each field's name as JSON text and nested shapes by index.
 #[derive(Debug, Clone)]
-struct WrittenShape {
+struct PreparedShape {
     /// The shape itself.
     shape: Shape,
     /// Each field's `,"name":`; the first field written leaves out the comma.
@@ -103,95 +102,104 @@ struct WrittenShape {
     entities: Vec<Option<usize>>,
 }
 
+impl PreparedShape {
+    fn new(shape: Shape, index: &HashMap<String, usize, foldhash::fast::RandomState>) -> Self {
+        let keys = shape
+            .fields
+            .iter()
+            .map(|field| {
+                let mut key = vec![b','];
+                write_name(&mut key, &field.name);
+                key.into_boxed_slice()
+            })
+            .collect();
+        let entities = shape
+            .fields
+            .iter()
+            .map(|field| {
+                field
+                    .entity
+                    .as_ref()
+                    .and_then(|entity| index.get(entity).copied())
+            })
+            .collect();
+        PreparedShape {
+            shape,
+            keys,
+            entities,
+        }
+    }
+}
+
 /// Where [`Shapes::write_raw`] found each field of each shape in the last object it wrote: the items of one list
 /// share their member order, so the next item's members are found at once. One per answer.
 #[derive(Debug, Default)]
 pub struct MemberHints {
-    /// Per written shape, per field: a member position.
+    /// Per shape, per field: a member position.
     positions: Vec<Vec<usize>>,
 }
 
 impl MemberHints {
-    fn for_shape(&mut self, index: usize, fields: usize) -> &mut Vec<usize> {
+    /// Takes out the positions of shape `index`, at least `fields` of them; [`MemberHints::put_back`] returns them.
+    /// A shape nested in itself so starts its own.
+    fn take(&mut self, index: usize, fields: usize) -> Vec<usize> {
         if self.positions.len() <= index {
             self.positions.resize_with(index + 1, Vec::new);
         }
-        let positions = &mut self.positions[index];
+        let mut positions = std::mem::take(&mut self.positions[index]);
         if positions.len() < fields {
             positions.resize(fields, 0);
         }
         positions
+    }
+
+    fn put_back(&mut self, index: usize, positions: Vec<usize>) {
+        self.positions[index] = positions;
     }
 }
 
 impl Shapes {
     /// Builds the set from named shapes.
     pub fn new(shapes: HashMap<String, Shape>) -> Self {
-        let shapes: HashMap<String, Shape, foldhash::fast::RandomState> = shapes.into_iter().collect();
-        let written_index: HashMap<String, usize, foldhash::fast::RandomState> = shapes
-            .keys()
+        let named: Vec<(String, Shape)> = shapes.into_iter().collect();
+        let index = named
+            .iter()
             .enumerate()
-            .map(|(index, name)| (name.clone(), index))
+            .map(|(position, (name, _))| (name.clone(), position))
             .collect();
-        let mut written: Vec<Option<WrittenShape>> = vec![None; shapes.len()];
-        for (name, shape) in &shapes {
-            let keys = shape
-                .fields
-                .iter()
-                .map(|field| {
-                    let mut key = vec![b','];
-                    write_name(&mut key, &field.name);
-                    key.into_boxed_slice()
-                })
-                .collect();
-            let entities = shape
-                .fields
-                .iter()
-                .map(|field| {
-                    field
-                        .entity
-                        .as_ref()
-                        .and_then(|entity| written_index.get(entity).copied())
-                })
-                .collect();
-            if let Some(&index) = written_index.get(name) {
-                written[index] = Some(WrittenShape {
-                    shape: shape.clone(),
-                    keys,
-                    entities,
-                });
-            }
-        }
-        Shapes {
-            shapes,
-            written: written.into_iter().flatten().collect(),
-            written_index,
-        }
+        let shapes = named
+            .into_iter()
+            .map(|(_, shape)| PreparedShape::new(shape, &index))
+            .collect();
+        Shapes { index, shapes }
+    }
+
+    fn get(&self, name: &str) -> Option<&Shape> {
+        self.index.get(name).map(|&position| &self.shapes[position].shape)
     }
 
     /// Whether a shape of this name exists.
     pub fn contains(&self, name: &str) -> bool {
-        self.shapes.contains_key(name)
+        self.index.contains_key(name)
     }
 
     /// The V3 field names of a shape, in order.
     pub fn field_names(&self, name: &str) -> Vec<&str> {
-        self.shapes
-            .get(name)
+        self.get(name)
             .map(|shape| shape.fields.iter().map(|field| field.name.as_str()).collect())
             .unwrap_or_default()
     }
 
     /// The shape names, sorted.
     pub fn names(&self) -> Vec<&str> {
-        let mut names: Vec<&str> = self.shapes.keys().map(String::as_str).collect();
+        let mut names: Vec<&str> = self.index.keys().map(String::as_str).collect();
         names.sort_unstable();
         names
     }
 
     /// Reshapes a V4 value (an object, or an array of objects) into the V3 entity `name`.
     pub fn apply(&self, name: &str, value: Value, mode: ShapeMode) -> Value {
-        let Some(shape) = self.shapes.get(name) else {
+        let Some(shape) = self.get(name) else {
             return value;
         };
         match value {
@@ -258,7 +266,7 @@ impl Shapes {
         hints: &mut MemberHints,
         out: &mut Vec<u8>,
     ) {
-        match self.written_index.get(name) {
+        match self.index.get(name) {
             Some(&index) => self.write_shape(index, object, given, hints, out),
             None => {
                 // No shape: the object as it came (members in order, the given fields in their place).
@@ -269,7 +277,7 @@ impl Shapes {
         }
     }
 
-    /// [`Shapes::write_raw`] for the written shape at `index`.
+    /// [`Shapes::write_raw`] for the shape at `index`.
     fn write_shape(
         &self,
         index: usize,
@@ -278,12 +286,13 @@ impl Shapes {
         hints: &mut MemberHints,
         out: &mut Vec<u8>,
     ) {
-        let written = &self.written[index];
-        let shape = &written.shape;
+        let prepared = &self.shapes[index];
+        let shape = &prepared.shape;
+        let mut positions = hints.take(index, shape.fields.len());
         out.push(b'{');
         let mut first = true;
         for (position, field) in shape.fields.iter().enumerate() {
-            let hint = &mut hints.for_shape(index, shape.fields.len())[position];
+            let hint = &mut positions[position];
             let mut lookup = |key: &str| match given_field(given, key) {
                 Some(value) => Some(Found::Given(value)),
                 None => object.get_hinted(key, hint).map(Found::Raw),
@@ -305,10 +314,10 @@ impl Shapes {
             if found.is_none() && field.optional {
                 continue;
             }
-            let key = &written.keys[position];
+            let key = &prepared.keys[position];
             out.extend_from_slice(if first { &key[1..] } else { key });
             first = false;
-            match (found, written.entities[position]) {
+            match (found, prepared.entities[position]) {
                 (None, _) => out.extend_from_slice(b"null"),
                 (Some(Found::Raw(raw)), Some(entity)) if !is_null(raw) => {
                     self.write_raw_entity(entity, raw, hints, out)
@@ -321,6 +330,7 @@ impl Shapes {
             }
         }
         out.push(b'}');
+        hints.put_back(index, positions);
     }
 
     /// A nested entity from the V4 text: an object, or an array of them; anything else as it is.

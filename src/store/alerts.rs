@@ -452,6 +452,11 @@ fn enqueue(
 }
 
 /// The lifecycle of one incoming alert (section 5 of the alert contract), as one write job.
+///
+/// Its writes that fire the open-alert triggers say `OR FAIL`: a failed constraint stops the statement without
+/// undoing what it wrote before, which is safe because a failing job is always undone whole (the writer rolls back
+/// its batch, or its savepoint). With the default `ABORT`, SQLite keeps a statement journal for every statement
+/// that writes through a trigger, copying each page it is about to change: about 9.5 k instructions per new alert.
 pub fn process_event(connection: &Connection, event: &AlertEvent) -> rusqlite::Result<EventOutcome> {
     let settings = settings_get(connection, event.project_id)?;
     let open = match &event.fingerprint {
@@ -467,7 +472,7 @@ pub fn process_event(connection: &Connection, event: &AlertEvent) -> rusqlite::R
         };
         connection
             .prepare_cached(
-                "UPDATE alerts SET status = 'resolved', ended_at = ?2, updated_at = ?3 WHERE id = ?1",
+                "UPDATE OR FAIL alerts SET status = 'resolved', ended_at = ?2, updated_at = ?3 WHERE id = ?1",
             )?
             .execute(params![alert.id, ended_at, event.now])?;
         let alert = touched_by_id(connection, alert.id)?;
@@ -499,7 +504,7 @@ pub fn process_event(connection: &Connection, event: &AlertEvent) -> rusqlite::R
     }
     connection
         .prepare_cached(
-            "INSERT INTO alerts (project_id, iid, integration_id, fingerprint, status, title, description, severity,
+            "INSERT OR FAIL INTO alerts (project_id, iid, integration_id, fingerprint, status, title, description, severity,
             service, monitoring_tool, hosts, environment, started_at, events, last_event_at, payload, created_at,
             updated_at)
          VALUES (?1, (SELECT COALESCE(MAX(iid), 0) + 1 FROM alerts WHERE project_id = ?1), ?2, ?3, 'triggered',

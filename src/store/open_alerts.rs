@@ -235,6 +235,33 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_new_alert_refused_by_the_trigger_leaves_no_row_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path()).unwrap();
+        // An open-alert entry naming no alert: the lifecycle finds no open alert of "f", writes a new row, and
+        // the trigger's insert then fails. `INSERT OR FAIL` leaves the row written so far; the job's failure must
+        // undo it with the rest of the batch.
+        let refused = store
+            .write(|connection| {
+                connection.execute(
+                    "INSERT INTO temp.open_alerts (project_id, fingerprint, alert_id) VALUES (1, 'f', 999)",
+                    [],
+                )?;
+                crate::store::alerts::process_event(connection, &firing("f"))
+            })
+            .await;
+        assert!(refused.unwrap_err().is_conflict());
+        assert_eq!(outcome(&store, firing("f")).await, ("created", 1, 1));
+        let rows = store
+            .write(|connection| {
+                connection.query_row("SELECT COUNT(*) FROM alerts", [], |row| row.get::<_, u64>(0))
+            })
+            .await
+            .unwrap();
+        assert_eq!(rows, 1);
+    }
+
+    #[tokio::test]
     async fn open_alerts_are_found_again_after_a_restart() {
         let dir = tempfile::tempdir().unwrap();
         {

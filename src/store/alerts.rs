@@ -422,15 +422,6 @@ fn open_alert(
         .optional()
 }
 
-/// The columns an event's answer needs of alert `id`, read after the write. (A `RETURNING` clause would do it in
-/// the same statement, but SQLite gathers its rows in a temporary table it creates and drops per statement: about
-/// 15 k instructions per alert, more than this second, cached statement.)
-fn touched_by_id(connection: &Connection, id: u64) -> rusqlite::Result<TouchedAlert> {
-    static SQL: LazyLock<String> =
-        LazyLock::new(|| format!("SELECT {TOUCHED_COLUMNS} FROM alerts WHERE id = ?1"));
-    connection.prepare_cached(&SQL)?.query_row([id], touched_from)
-}
-
 fn alert_by_id(connection: &Connection, id: u64) -> rusqlite::Result<AlertRecord> {
     connection
         .prepare_cached(&format!("SELECT {ALERT_COLUMNS} FROM alerts WHERE id = ?1"))?
@@ -458,25 +449,27 @@ fn enqueue(
 /// its batch, or its savepoint). With the default `ABORT`, SQLite keeps a statement journal for every statement
 /// that writes through a trigger, copying each page it is about to change: about 9.5 k instructions per new alert.
 pub fn process_event(connection: &Connection, event: &AlertEvent) -> rusqlite::Result<EventOutcome> {
-    let settings = settings_get(connection, event.project_id)?;
+    // The answer's columns come from the open-alert lookup, or from the values just written: no row is read
+    // back after a write (a cached read by id cost about 7 k instructions per alert).
     let open = match &event.fingerprint {
         Some(fingerprint) => open_alert(connection, event.project_id, fingerprint)?,
         None => None,
     };
     if let Some(ended_at) = &event.ended_at {
-        let Some(alert) = open else {
+        let Some(mut alert) = open else {
             return Ok(EventOutcome {
                 outcome: "no_open_alert",
                 alert: None,
             });
         };
-        connection
+        let changed = connection
             .prepare_cached(
                 "UPDATE OR FAIL alerts SET status = 'resolved', ended_at = ?2, updated_at = ?3 WHERE id = ?1",
             )?
             .execute(params![alert.id, ended_at, event.now])?;
-        let alert = touched_by_id(connection, alert.id)?;
-        if alert.incident_iid.is_some() && settings.auto_close_incident {
+        one_row_changed(changed)?;
+        alert.status = "resolved".to_owned();
+        if alert.incident_iid.is_some() && settings_get(connection, event.project_id)?.auto_close_incident {
             enqueue(
                 connection,
                 "close_incident",
@@ -490,29 +483,32 @@ pub fn process_event(connection: &Connection, event: &AlertEvent) -> rusqlite::R
             alert: Some(alert),
         });
     }
-    if let Some(alert) = open {
-        connection
+    if let Some(mut alert) = open {
+        let changed = connection
             .prepare_cached(
                 "UPDATE alerts SET events = events + 1, last_event_at = ?2, updated_at = ?2 WHERE id = ?1",
             )?
             .execute(params![alert.id, event.now])?;
-        let alert = touched_by_id(connection, alert.id)?;
+        one_row_changed(changed)?;
+        alert.events += 1;
         return Ok(EventOutcome {
             outcome: "grouped",
             alert: Some(alert),
         });
     }
+    let iid: u64 = connection
+        .prepare_cached("SELECT COALESCE(MAX(iid), 0) + 1 FROM alerts WHERE project_id = ?1")?
+        .query_row([event.project_id], |row| row.get(0))?;
     connection
         .prepare_cached(
-            "INSERT OR FAIL INTO alerts (project_id, iid, integration_id, fingerprint, status, title, description, severity,
-            service, monitoring_tool, hosts, environment, started_at, events, last_event_at, payload, created_at,
-            updated_at)
-         VALUES (?1, (SELECT COALESCE(MAX(iid), 0) + 1 FROM alerts WHERE project_id = ?1), ?2, ?3, 'triggered',
-            ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 1, ?12, ?13, ?12, ?12)",
+            "INSERT OR FAIL INTO alerts (project_id, iid, integration_id, fingerprint, status, title, description,
+            severity, service, monitoring_tool, hosts, environment, started_at, events, last_event_at, payload,
+            created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, 'triggered', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 1, ?13, ?14, ?13, ?13)",
         )?
-        .execute(
-        params![
+        .execute(params![
             event.project_id,
+            iid,
             event.integration_id,
             event.fingerprint,
             event.title,
@@ -528,8 +524,16 @@ pub fn process_event(connection: &Connection, event: &AlertEvent) -> rusqlite::R
         ])?;
     // The row's id: the trigger that records an open alert inserts too, but `last_insert_rowid` goes back to the
     // outer insert's row when the trigger ends.
-    let alert = touched_by_id(connection, connection.last_insert_rowid() as u64)?;
-    if settings.create_incident {
+    let alert = TouchedAlert {
+        id: connection.last_insert_rowid() as u64,
+        project_id: event.project_id,
+        iid,
+        status: "triggered".to_owned(),
+        title: event.title.clone(),
+        events: 1,
+        incident_iid: None,
+    };
+    if settings_get(connection, event.project_id)?.create_incident {
         enqueue(
             connection,
             "create_incident",
@@ -542,6 +546,14 @@ pub fn process_event(connection: &Connection, event: &AlertEvent) -> rusqlite::R
         outcome: "created",
         alert: Some(alert),
     })
+}
+
+/// An update by id that found its row (it was read in the same transaction) changed exactly one.
+fn one_row_changed(changed: usize) -> rusqlite::Result<()> {
+    match changed {
+        1 => Ok(()),
+        _ => Err(rusqlite::Error::QueryReturnedNoRows),
+    }
 }
 
 /// One alert by its per-project iid.

@@ -235,6 +235,42 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn each_answer_of_the_lifecycle_shows_the_alert_as_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path()).unwrap();
+        outcome(&store, firing("older")).await;
+        for (event, expected) in [
+            (firing("f"), "created"),
+            (firing("f"), "grouped"),
+            (resolving("f"), "resolved"),
+        ] {
+            let answer = store.alert_event(event).await.unwrap();
+            assert_eq!(answer.outcome, expected);
+            let touched = answer.alert.unwrap();
+            let stored = store.alert(1, touched.iid).await.unwrap().unwrap();
+            assert_eq!(
+                (
+                    touched.id,
+                    touched.project_id,
+                    touched.status,
+                    touched.title,
+                    touched.events,
+                    touched.incident_iid,
+                ),
+                (
+                    stored.id,
+                    stored.project_id,
+                    stored.status,
+                    stored.title,
+                    stored.events,
+                    stored.incident_iid,
+                ),
+                "{expected}"
+            );
+        }
+    }
+
+    #[tokio::test]
     async fn a_new_alert_refused_by_the_trigger_leaves_no_row_behind() {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::open(dir.path()).unwrap();

@@ -3,7 +3,8 @@
 //! A persistent unique index on `(project_id, fingerprint)` put a random key (a SHA-256) into a B-tree for every
 //! new alert, so every commit wrote one 4 KiB index page per alert, and the checkpoint wrote it again: that index
 //! alone capped durable intake at about 17k alerts/s on the bench machine (`examples/store_floor.rs`). Instead,
-//! the writer connection keeps a TEMP table (in memory) keyed by `(project_id, fingerprint)`. TEMP triggers keep
+//! the writer connection keeps a table in memory (a private attached database, see [`INSTALL`]) keyed by
+//! `(project_id, fingerprint)`. TEMP triggers keep
 //! it in step with every insert, status change and delete of `alerts` in the same statement, so its primary key
 //! refuses a second open alert exactly as the index did (`UNIQUE constraint failed`), and a rolled-back job or
 //! batch takes its entries back with it. The writer fills it before its first batch (not before the gateway is
@@ -16,10 +17,20 @@
 
 use rusqlite::Connection;
 
-/// Creates the table and its triggers. `temp_store = MEMORY` keeps the TEMP schema off disk.
+/// Creates the table and its triggers.
+///
+/// The table lives in a private in-memory database attached through SQLite's `memdb` VFS rather than in the TEMP
+/// schema. A TEMP table with `temp_store = MEMORY` keeps every page in its page cache, and SQLite scans that whole
+/// cache at the end of any transaction in which a B-tree page split swapped page numbers (`balance_nonroot`
+/// renumbers through the pending-byte page, which pushes the cache's largest key past its end): with 300,000 open
+/// alerts that scan was 16 % of the writer thread's time, growing with every open alert. A `memdb` database is
+/// an ordinary file to the pager, so its cache is bounded by `cache_size` and the scan with it; pages outside the
+/// cache are copied from memory. Its rollback journal is kept in memory, so a rolled-back batch or savepoint takes
+/// its entries back as before. The TEMP triggers find the table by its plain name, as TEMP triggers may.
 const INSTALL: &str = "
-PRAGMA temp_store = MEMORY;
-CREATE TEMP TABLE IF NOT EXISTS open_alerts (
+ATTACH DATABASE 'file:svcgate-open-alerts?vfs=memdb' AS open_alert_set;
+PRAGMA open_alert_set.journal_mode = MEMORY;
+CREATE TABLE IF NOT EXISTS open_alert_set.open_alerts (
     project_id INTEGER NOT NULL,
     fingerprint TEXT NOT NULL,
     alert_id INTEGER NOT NULL,
@@ -48,8 +59,8 @@ END;
 /// Fills the table from the file. Should another program have stored two open alerts of one fingerprint, the
 /// older one is the one grouped into.
 const FILL: &str = "
-DELETE FROM open_alerts;
-INSERT OR IGNORE INTO open_alerts (project_id, fingerprint, alert_id)
+DELETE FROM open_alert_set.open_alerts;
+INSERT OR IGNORE INTO open_alert_set.open_alerts (project_id, fingerprint, alert_id)
     SELECT project_id, fingerprint, id FROM main.alerts INDEXED BY alerts_open
     WHERE status != 'resolved' AND fingerprint IS NOT NULL ORDER BY id;
 ";
@@ -77,7 +88,9 @@ impl OpenAlerts {
             let started = std::time::Instant::now();
             connection.execute_batch(FILL)?;
             let open: u64 =
-                connection.query_row("SELECT COUNT(*) FROM temp.open_alerts", [], |row| row.get(0))?;
+                connection.query_row("SELECT COUNT(*) FROM open_alert_set.open_alerts", [], |row| {
+                    row.get(0)
+                })?;
             tracing::info!(
                 open_alerts = open,
                 elapsed_ms = started.elapsed().as_millis() as u64,
@@ -106,7 +119,7 @@ fn data_version(connection: &Connection) -> rusqlite::Result<i64> {
 
 /// The open alert of `fingerprint` in a project, as the lookup the lifecycle uses.
 pub const OPEN_ALERT_ID: &str =
-    "(SELECT alert_id FROM temp.open_alerts WHERE project_id = ?1 AND fingerprint = ?2)";
+    "(SELECT alert_id FROM open_alert_set.open_alerts WHERE project_id = ?1 AND fingerprint = ?2)";
 
 #[cfg(test)]
 mod tests {
@@ -280,7 +293,7 @@ mod tests {
         let refused = store
             .write(|connection| {
                 connection.execute(
-                    "INSERT INTO temp.open_alerts (project_id, fingerprint, alert_id) VALUES (1, 'f', 999)",
+                    "INSERT INTO open_alert_set.open_alerts (project_id, fingerprint, alert_id) VALUES (1, 'f', 999)",
                     [],
                 )?;
                 crate::store::alerts::process_event(connection, &firing("f"))
@@ -336,7 +349,9 @@ mod refill_tests {
 
     fn open_count(connection: &Connection) -> u64 {
         connection
-            .query_row("SELECT COUNT(*) FROM temp.open_alerts", [], |row| row.get(0))
+            .query_row("SELECT COUNT(*) FROM open_alert_set.open_alerts", [], |row| {
+                row.get(0)
+            })
             .unwrap()
     }
 

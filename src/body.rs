@@ -34,7 +34,10 @@ where
 }
 
 /// A JSON response with the given status.
-pub fn json_response(status: http::StatusCode, value: &serde_json::Value) -> http::Response<Body> {
+pub fn json_response<T: serde::Serialize + ?Sized>(
+    status: http::StatusCode,
+    value: &T,
+) -> http::Response<Body> {
     let bytes = serde_json::to_vec(value).unwrap_or_else(|_| b"null".to_vec());
     let mut response = http::Response::new(full(bytes));
     *response.status_mut() = status;

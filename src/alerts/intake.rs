@@ -11,7 +11,7 @@ use http::header::{HeaderMap, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::integrations::{Address, Integration, Kind, Registry};
 use super::lifecycle;
@@ -206,7 +206,7 @@ impl Intake {
                     Kind::Prometheus => StatusCode::CREATED,
                     _ => StatusCode::OK,
                 };
-                json_response(status, &Value::Array(entries))
+                json_response(status, &entries)
             }
             Err(error) => {
                 tracing::error!(%error, integration = integration.record.id, "alert not committed");

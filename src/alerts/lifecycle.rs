@@ -1,11 +1,31 @@
 //! From normalised alerts to stored outcomes: each alert becomes one lifecycle write (created, grouped,
 //! resolved, or no open alert), all of one request committed together by the store's group commit.
 
-use serde_json::{json, Value};
+use serde::Serialize;
 
 use super::integrations::Integration;
 use super::payload::{format_time, NormalizedAlert};
 use crate::store::{AlertEvent, EventOutcome, Store, StoreError};
+
+/// The answer entry for one alert: svc's `iid` and `title`, plus what svcgate did. Serialized as it is (fields
+/// in this order), not through a `serde_json::Value`, whose map would hash every key of every answer.
+#[derive(Debug, Serialize)]
+pub struct AnswerEntry {
+    /// The alert's per-project number; `null` when no alert was touched.
+    iid: Option<u64>,
+    /// The stored alert's title, else the received one.
+    title: String,
+    /// The stored alert's status; `null` when no alert was touched.
+    status: Option<String>,
+    /// Events grouped into the alert.
+    events: u64,
+    /// `created`, `grouped`, `resolved` or `no_open_alert`.
+    outcome: &'static str,
+    /// The hashed fingerprint the alert was grouped by.
+    fingerprint: Option<String>,
+    /// What was ignored or cut in the payload.
+    warnings: Vec<String>,
+}
 
 /// Applies `alerts` received through `integration`, answering one entry per alert in order.
 pub async fn process(
@@ -13,16 +33,16 @@ pub async fn process(
     integration: &Integration,
     mut alerts: Vec<NormalizedAlert>,
     now: time::OffsetDateTime,
-) -> Result<Vec<Value>, StoreError> {
+) -> Result<Vec<AnswerEntry>, StoreError> {
     let now = format_time(now);
     let writes = alerts
         .iter_mut()
         .map(|alert| store.alert_event(event_of(integration, alert, &now)));
     let outcomes = futures_util::future::join_all(writes).await;
     alerts
-        .iter()
+        .into_iter()
         .zip(outcomes)
-        .map(|(alert, outcome)| outcome.map(|outcome| entry(alert, &outcome)))
+        .map(|(alert, outcome)| outcome.map(|outcome| entry(alert, outcome)))
         .collect()
 }
 
@@ -39,7 +59,7 @@ fn event_of(integration: &Integration, alert: &mut NormalizedAlert, now: &str) -
         severity: alert.severity.as_str().to_owned(),
         service: alert.service.take(),
         monitoring_tool: alert.monitoring_tool.take(),
-        hosts_json: Value::from(std::mem::take(&mut alert.hosts)).to_string(),
+        hosts_json: hosts_json(&alert.hosts),
         environment: alert.environment.take(),
         started_at: format_time(alert.started_at),
         payload_json: std::mem::take(&mut alert.payload),
@@ -47,16 +67,85 @@ fn event_of(integration: &Integration, alert: &mut NormalizedAlert, now: &str) -
     }
 }
 
-/// The answer entry for one alert: svc's `iid` and `title`, plus what svcgate did.
-fn entry(alert: &NormalizedAlert, outcome: &EventOutcome) -> Value {
-    let stored = outcome.alert.as_ref();
-    json!({
-        "iid": stored.map(|alert| alert.iid),
-        "title": stored.map_or(alert.title.as_str(), |alert| alert.title.as_str()),
-        "status": stored.map(|alert| alert.status.as_str()),
-        "events": stored.map_or(0, |alert| alert.events),
-        "outcome": outcome.outcome,
-        "fingerprint": alert.fingerprint,
-        "warnings": alert.warnings,
-    })
+/// The hosts as the JSON array the store keeps.
+fn hosts_json(hosts: &[String]) -> String {
+    // A list of strings always serializes; the fallback is never taken.
+    serde_json::to_string(hosts).unwrap_or_else(|_| "[]".to_owned())
+}
+
+/// The answer entry for one alert.
+fn entry(alert: NormalizedAlert, outcome: EventOutcome) -> AnswerEntry {
+    let (iid, title, status, events) = match outcome.alert {
+        Some(stored) => (Some(stored.iid), stored.title, Some(stored.status), stored.events),
+        None => (None, alert.title, None, 0),
+    };
+    AnswerEntry {
+        iid,
+        title,
+        status,
+        events,
+        outcome: outcome.outcome,
+        fingerprint: alert.fingerprint,
+        warnings: alert.warnings,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::alerts::payload::{normalize_generic, Edition};
+    use crate::store::TouchedAlert;
+
+    fn received(text: &str, edition: Edition) -> NormalizedAlert {
+        let payload: serde_json::Value = serde_json::from_str(text).unwrap();
+        let now = time::macros::datetime!(2026-11-22 10:00:00 UTC);
+        normalize_generic(&payload, text, now, edition, None).unwrap()
+    }
+
+    #[test]
+    fn an_answer_entry_shows_the_stored_alert_with_its_keys_in_order() {
+        let alert = received(
+            r#"{"title":"Disk full","fingerprint":"f","severity":"loud"}"#,
+            Edition::Premium,
+        );
+        let fingerprint = alert.fingerprint.clone().unwrap();
+        let stored = TouchedAlert {
+            id: 7,
+            project_id: 1,
+            iid: 3,
+            status: "triggered".to_owned(),
+            title: "Disk full (first)".to_owned(),
+            events: 2,
+            incident_iid: None,
+        };
+        let outcome = EventOutcome {
+            outcome: "grouped",
+            alert: Some(stored),
+        };
+        let text = serde_json::to_string(&entry(alert, outcome)).unwrap();
+        assert_eq!(
+            text,
+            format!(
+                r#"{{"iid":3,"title":"Disk full (first)","status":"triggered","events":2,"outcome":"grouped","fingerprint":"{fingerprint}","warnings":["severity 'loud' is not known; critical was used"]}}"#
+            )
+        );
+    }
+
+    #[test]
+    fn an_answer_entry_without_a_stored_alert_shows_the_received_title() {
+        let alert = received(
+            r#"{"title":"Disk full","end_time":"2026-11-22T10:00:00Z"}"#,
+            Edition::Free,
+        );
+        let outcome = EventOutcome {
+            outcome: "no_open_alert",
+            alert: None,
+        };
+        let text = serde_json::to_string(&entry(alert, outcome)).unwrap();
+        assert_eq!(
+            text,
+            r#"{"iid":null,"title":"Disk full","status":null,"events":0,"outcome":"no_open_alert","fingerprint":null,"warnings":[]}"#
+        );
+    }
 }

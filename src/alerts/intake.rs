@@ -165,15 +165,19 @@ impl Intake {
 
     /// Parses, checks, rate-limits and stores a payload already authorised (also used by test alerts).
     pub async fn accept(&self, integration: &Integration, bytes: &[u8]) -> Response<Body> {
-        let (value, text) = match payload::parse_json(bytes, self.config.max_depth) {
-            Ok(parsed) => parsed,
-            Err(error) => return alert_error(StatusCode::BAD_REQUEST, "invalid_json", &error.to_string()),
-        };
         let now = time::OffsetDateTime::now_utc();
+        let max_depth = self.config.max_depth;
         let normalized = match integration.kind {
-            Kind::Prometheus => payload::normalize_prometheus(&value, now, self.edition()),
-            _ => payload::normalize_generic(&value, text, now, self.edition(), integration.mapping.as_ref())
-                .map(|alert| vec![alert]),
+            Kind::Prometheus => payload::parse_json(bytes, max_depth)
+                .and_then(|(value, _)| payload::normalize_prometheus(&value, now, self.edition())),
+            _ => payload::read_generic(
+                bytes,
+                max_depth,
+                now,
+                self.edition(),
+                integration.mapping.as_ref(),
+            )
+            .map(|alert| vec![alert]),
         };
         let alerts = match normalized {
             Ok(alerts) => alerts,

@@ -11,6 +11,7 @@ pub mod fingerprint;
 pub mod intake;
 pub mod integrations;
 pub mod lifecycle;
+pub mod members;
 pub mod outbox;
 pub mod payload;
 pub mod ratelimit;

@@ -14,6 +14,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+use super::members;
 use time::format_description::well_known::{Iso8601, Rfc3339};
 use time::{OffsetDateTime, PrimitiveDateTime, UtcOffset};
 
@@ -242,7 +244,8 @@ pub fn parse_json(bytes: &[u8], max_depth: usize) -> Result<(Value, &str), Paylo
     Ok((value, text))
 }
 
-fn json_error(error: &serde_json::Error, limit: usize) -> PayloadError {
+/// A serde_json error as the payload error it means (`TooDeep` for its recursion limit).
+pub(super) fn json_error(error: &serde_json::Error, limit: usize) -> PayloadError {
     let full = error.to_string();
     if full.starts_with("recursion limit exceeded") {
         return PayloadError::TooDeep { limit };
@@ -258,7 +261,7 @@ fn json_error(error: &serde_json::Error, limit: usize) -> PayloadError {
 
 /// How many arrays and objects nest at the deepest point; values from `serde_json` nest at most 128 levels, so
 /// the recursion is bounded.
-fn nesting_depth(value: &Value) -> usize {
+pub(super) fn nesting_depth(value: &Value) -> usize {
     match value {
         Value::Array(items) => 1 + items.iter().map(nesting_depth).max().unwrap_or(0),
         Value::Object(map) => 1 + map.values().map(nesting_depth).max().unwrap_or(0),
@@ -740,10 +743,47 @@ pub fn normalize_generic(
 ) -> Result<NormalizedAlert, PayloadError> {
     let object = payload.as_object().ok_or(PayloadError::NotAnObject)?;
     let source = Source {
-        payload,
+        payload: Some(payload),
         by_key: Source::by_key(object),
         mapping,
     };
+    Ok(normalize_source(&source, payload_text, received_at, edition))
+}
+
+/// Reads and normalizes a generic payload from the request body: [`parse_json`] then [`normalize_generic`], with
+/// the same answers. Without a custom mapping, and unless Premium must hash a payload that has no fingerprint,
+/// only the attributes' values are built as `Value`s (see [`super::members`]).
+pub fn read_generic(
+    bytes: &[u8],
+    max_depth: usize,
+    received_at: OffsetDateTime,
+    edition: Edition,
+    mapping: Option<&AttributeMapping>,
+) -> Result<NormalizedAlert, PayloadError> {
+    if let (None, Ok(text)) = (mapping, std::str::from_utf8(bytes)) {
+        if let Some(by_key) = members::read(text, max_depth)? {
+            let source = Source {
+                payload: None,
+                by_key: by_key.each_ref().map(Option::as_ref),
+                mapping: None,
+            };
+            if edition == Edition::Free || source.get(Attribute::Fingerprint).is_some() {
+                return Ok(normalize_source(&source, text, received_at, edition));
+            }
+        }
+    }
+    // A mapping reads paths anywhere in the payload, and Premium hashes a payload without a fingerprint whole;
+    // a body that is not UTF-8 or not an object gets its answer here.
+    let (value, text) = parse_json(bytes, max_depth)?;
+    normalize_generic(&value, text, received_at, edition, mapping)
+}
+
+fn normalize_source(
+    source: &Source<'_>,
+    payload_text: &str,
+    received_at: OffsetDateTime,
+    edition: Edition,
+) -> NormalizedAlert {
     let mut warnings = Vec::new();
     let w = &mut warnings;
     let title = text(
@@ -753,7 +793,7 @@ pub fn normalize_generic(
         TITLE_FALLBACK,
         w,
     );
-    let alert = NormalizedAlert {
+    NormalizedAlert {
         title: title.unwrap_or_else(|| DEFAULT_TITLE.to_owned()),
         description: source.text(Attribute::Description, DESCRIPTION_MAX_CHARS, w),
         started_at: start_time(source.get(Attribute::StartTime), "start_time", received_at, w),
@@ -766,13 +806,13 @@ pub fn normalize_generic(
         environment: source.text(Attribute::EnvironmentName, usize::MAX, w),
         payload: payload_text.trim().to_owned(),
         warnings,
-    };
-    Ok(alert)
+    }
 }
 
 /// The payload of one generic alert, with its mapping.
 struct Source<'a> {
-    payload: &'a Value,
+    /// The whole payload; `None` when only its attributes' values were read (no mapping, a fingerprint present).
+    payload: Option<&'a Value>,
     /// The value under each attribute's default key, indexed by `Attribute as usize`.
     by_key: [Option<&'a Value>; Attribute::ALL.len()],
     mapping: Option<&'a AttributeMapping>,
@@ -804,7 +844,7 @@ impl<'a> Source<'a> {
 
     fn mapped(&self, attribute: Attribute) -> Option<&'a Value> {
         let mapped = self.mapping?.get(attribute)?;
-        present(value_at(self.payload, &mapped.path))
+        present(value_at(self.payload?, &mapped.path))
     }
 
     /// The sender's fingerprint hashed; without one, on Premium, the hash of the payload without the fields that
@@ -815,19 +855,19 @@ impl<'a> Source<'a> {
         }
         match edition {
             Edition::Free => None,
-            Edition::Premium => Some(fingerprint_of(&self.grouping_view())),
+            Edition::Premium => self.grouping_view().map(|view| fingerprint_of(&view)),
         }
     }
 
-    fn grouping_view(&self) -> Value {
-        let mut view = self.payload.clone();
+    fn grouping_view(&self) -> Option<Value> {
+        let mut view = self.payload?.clone();
         for attribute in [Attribute::StartTime, Attribute::EndTime, Attribute::Hosts] {
             blank_at(&mut view, &[PathSegment::Key(attribute.key().to_owned())]);
             if let Some(mapped) = self.mapping.and_then(|m| m.get(attribute)) {
                 blank_at(&mut view, &mapped.path);
             }
         }
-        view
+        Some(view)
     }
 }
 
@@ -2099,6 +2139,25 @@ mod tests {
     }
 
     #[test]
+    fn read_generic_measures_the_depth_of_members_it_does_not_keep() {
+        let text = r#"{"labels":{"a":{"b":[1]}},"fingerprint":"x"}"#;
+        assert_eq!(
+            read_generic(text.as_bytes(), 3, RECEIVED, Edition::Premium, None),
+            Err(PayloadError::TooDeep { limit: 3 })
+        );
+        let alert = read_generic(text.as_bytes(), 4, RECEIVED, Edition::Premium, None).unwrap();
+        assert_eq!(alert.payload, text);
+        // A number out of range inside a member it does not keep is refused where the whole read refuses it.
+        let out_of_range = br#"{"title":"t","x":[1e400]}"#;
+        let refused = read_generic(out_of_range, 4, RECEIVED, Edition::Free, None).unwrap_err();
+        assert!(
+            matches!(refused, PayloadError::InvalidJson { line: 1, .. }),
+            "{refused:?}"
+        );
+        assert_eq!(Err(refused), parse_json(out_of_range, 4).map(drop));
+    }
+
+    #[test]
     fn each_attribute_is_read_from_its_own_key_and_the_last_duplicate_wins() {
         // `ALL` lists the attributes in declaration order, so `attribute as usize` is its place in `ALL`.
         for (place, attribute) in Attribute::ALL.into_iter().enumerate() {
@@ -2614,6 +2673,24 @@ mod tests {
                 prop_assert!(alert.fingerprint.is_some());
                 check_invariants(alert)?;
             }
+        }
+
+        #[test]
+        fn read_generic_answers_as_parse_json_then_normalize_generic(
+            bytes in prop_oneof![
+                json_value().prop_map(|value| value.to_string().into_bytes()),
+                prop::collection::vec((key(), json_value()), 0..12)
+                    .prop_map(|pairs| Value::Object(pairs.into_iter().collect()).to_string().into_bytes()),
+                "[\\[\\]{}\":,0-9a-z \\\\\n]{0,200}".prop_map(String::into_bytes),
+                prop::collection::vec(any::<u8>(), 0..64),
+            ],
+            limit in 0usize..8,
+            premium in any::<bool>(),
+        ) {
+            let edition = if premium { Edition::Premium } else { Edition::Free };
+            let whole = parse_json(&bytes, limit)
+                .and_then(|(value, text)| normalize_generic(&value, text, RECEIVED, edition, None));
+            prop_assert_eq!(read_generic(&bytes, limit, RECEIVED, edition, None), whole);
         }
 
         #[test]

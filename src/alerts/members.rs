@@ -16,6 +16,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::payload::{json_error, nesting_depth, Attribute, PayloadError, PARSER_MAX_DEPTH};
+use super::plain_value::PlainValue;
 
 /// The values under the attributes' default keys, indexed by `Attribute as usize`; the last duplicate wins.
 pub type ByKey = [Option<Value>; Attribute::ALL.len()];
@@ -64,7 +65,7 @@ impl<'de> Visitor<'de> for TopVisitor {
         while let Some(Key(attribute)) = map.next_key()? {
             match attribute {
                 Some(attribute) => {
-                    let value: Value = map.next_value()?;
+                    let PlainValue(value) = map.next_value()?;
                     depth = depth.max(nesting_depth(&value));
                     by_key[attribute as usize] = Some(value);
                 }
@@ -160,6 +161,7 @@ impl<'de> Visitor<'de> for DepthVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Depth, A::Error> {
         let mut deepest = 0;
+        // Keys may be `IgnoredAny`: serde_json reads every key as a string, whatever the type asks.
         while let Some((IgnoredAny, Depth(depth))) = map.next_entry()? {
             deepest = deepest.max(depth);
         }

@@ -15,7 +15,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::members;
+use super::{members, plain_value};
 use time::format_description::well_known::{Iso8601, Rfc3339};
 use time::{OffsetDateTime, PrimitiveDateTime, UtcOffset};
 
@@ -218,7 +218,7 @@ pub fn parse_json(bytes: &[u8], max_depth: usize) -> Result<(Value, &str), Paylo
         Ok(text) => text,
         // Not UTF-8: `from_slice` tells where, as a JSON error with its line and column.
         Err(not_utf8) => {
-            return Err(match serde_json::from_slice::<Value>(bytes) {
+            return Err(match plain_value::from_slice(bytes) {
                 Err(error) => json_error(&error, limit),
                 // serde_json refuses bytes that are not UTF-8 inside and outside strings; should it ever read
                 // them, the body is refused all the same, at the first such byte.
@@ -237,7 +237,7 @@ pub fn parse_json(bytes: &[u8], max_depth: usize) -> Result<(Value, &str), Paylo
             });
         }
     };
-    let value: Value = serde_json::from_str(text).map_err(|e| json_error(&e, limit))?;
+    let value = plain_value::from_str(text).map_err(|e| json_error(&e, limit))?;
     if nesting_depth(&value) > limit {
         return Err(PayloadError::TooDeep { limit });
     }
@@ -259,8 +259,9 @@ pub(super) fn json_error(error: &serde_json::Error, limit: usize) -> PayloadErro
     }
 }
 
-/// How many arrays and objects nest at the deepest point; values from `serde_json` nest at most 128 levels, so
-/// the recursion is bounded.
+/// How many arrays and objects nest at the deepest point. Payload values are read by [`plain_value`], so they nest
+/// at most 128 levels (serde_json's recursion limit, which its own `Value` reader lets a `RawValue` token escape)
+/// and the recursion is bounded.
 pub(super) fn nesting_depth(value: &Value) -> usize {
     match value {
         Value::Array(items) => 1 + items.iter().map(nesting_depth).max().unwrap_or(0),
@@ -811,7 +812,7 @@ fn normalize_source(
 
 /// The payload of one generic alert, with its mapping.
 struct Source<'a> {
-    /// The whole payload; `None` when only its attributes' values were read (no mapping, a fingerprint present).
+    /// The whole payload; `None` when only its attributes' values were read (see [`read_generic`]).
     payload: Option<&'a Value>,
     /// The value under each attribute's default key, indexed by `Attribute as usize`.
     by_key: [Option<&'a Value>; Attribute::ALL.len()],
@@ -1282,7 +1283,7 @@ mod tests {
     }
 
     fn payload_value(alert: &NormalizedAlert) -> Value {
-        serde_json::from_str(&alert.payload).unwrap()
+        plain_value::from_str(&alert.payload).unwrap()
     }
 
     fn prometheus(alerts: Value) -> Vec<NormalizedAlert> {
@@ -2158,6 +2159,27 @@ mod tests {
     }
 
     #[test]
+    fn a_payload_means_what_it_spells_even_with_serde_jsons_raw_value_key() {
+        let token = "$serde_json::private::RawValue";
+        // serde_json's own reader would take the string for the document (title "x"), or refuse the comma after it.
+        let embedded = format!(r#"{{"{token}":"{{\"title\":\"x\"}}"}}"#);
+        let followed = format!(r#"{{"{token}":"1","fingerprint":"f","title":"Disk full"}}"#);
+        for (text, title) in [(embedded, DEFAULT_TITLE), (followed, "Disk full")] {
+            for edition in [Edition::Free, Edition::Premium] {
+                let lean = read_generic(text.as_bytes(), 8, RECEIVED, edition, None).unwrap();
+                let (value, whole) = parse_json(text.as_bytes(), 8).unwrap();
+                // The key stays a member like any other.
+                assert!(value[token].is_string());
+                assert_eq!(
+                    lean,
+                    normalize_generic(&value, whole, RECEIVED, edition, None).unwrap()
+                );
+                assert_eq!(lean.title, title);
+            }
+        }
+    }
+
+    #[test]
     fn each_attribute_is_read_from_its_own_key_and_the_last_duplicate_wins() {
         // `ALL` lists the attributes in declaration order, so `attribute as usize` is its place in `ALL`.
         for (place, attribute) in Attribute::ALL.into_iter().enumerate() {
@@ -2584,6 +2606,8 @@ mod tests {
                 "endsAt",
                 "instance",
                 "alertname",
+                // serde_json's own `Value` reader gives this key a meaning; payloads must not.
+                "$serde_json::private::RawValue",
             ])
             .collect();
         prop_oneof![prop::sample::select(known).prop_map(str::to_owned), "[a-z]{0,4}"]

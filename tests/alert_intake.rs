@@ -395,3 +395,27 @@ async fn an_http_endpoint_reads_fields_through_its_custom_mapping() {
     .await;
     assert_eq!(bad.status, StatusCode::BAD_REQUEST);
 }
+
+#[tokio::test]
+async fn a_payload_holding_serde_jsons_raw_value_key_is_read_and_shown_as_spelled() {
+    let world = AlertWorld::new().await;
+    let (url, key) = generic(&world).await;
+    // serde_json's own reader takes an object whose first key is this token for the document in its string.
+    let token = "$serde_json::private::RawValue";
+    let payload = json!({token: "{\"title\": \"not this\"}", "title": "Disk full", "fingerprint": "f"});
+    let answer = post_alert(&url, &key, &payload).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    let entries = answer.json();
+    assert_eq!(entries[0]["title"], json!("Disk full"));
+    let detail = common::get(
+        &world.api(&format!("/alerts/{}", entries[0]["iid"])),
+        &world.developer,
+    )
+    .await;
+    // Read back without the token's meaning too: the answer holds the payload as an object.
+    let detail = svcgate::alerts::plain_value::from_slice(&detail.body).unwrap();
+    assert_eq!(
+        detail["payload"], payload,
+        "the stored payload is shown as it was sent"
+    );
+}

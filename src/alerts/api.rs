@@ -734,7 +734,8 @@ pub async fn alert_detail(service: &AlertService, alert: &AlertRecord, project_p
     if let Value::Object(fields) = &mut value {
         fields.insert(
             "payload".to_owned(),
-            serde_json::from_str::<Value>(&alert.payload_json).unwrap_or(Value::Null),
+            // Read as the intake read it: serde_json's own reader would unwrap its `RawValue` token.
+            super::plain_value::from_str(&alert.payload_json).unwrap_or(Value::Null),
         );
         let incident = json!({
             "iid": alert.incident_iid,

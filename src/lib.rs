@@ -17,6 +17,7 @@ pub mod logformat;
 pub mod logsink;
 pub mod pages;
 pub mod passthrough;
+pub mod plain_value;
 pub mod rewrite;
 pub mod server;
 pub mod store;

@@ -267,7 +267,7 @@ impl Gateway {
         let body = if bytes.iter().all(u8::is_ascii_whitespace) {
             serde_json::Value::Null
         } else {
-            match serde_json::from_slice(&bytes) {
+            match crate::plain_value::from_slice(&bytes) {
                 Ok(value) => value,
                 Err(error) => {
                     return crate::body::error_response(

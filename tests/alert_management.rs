@@ -402,3 +402,13 @@ async fn alert_lists_filter_sort_paginate_and_count_by_status() {
     assert_eq!(environments[0]["environment"], json!("prod"));
     assert_eq!(environments[0]["open_alerts"][0]["title"], json!("b"));
 }
+
+#[tokio::test]
+async fn a_management_body_holding_serde_jsons_raw_value_key_is_read_as_spelled() {
+    let world = AlertWorld::new().await;
+    // serde_json's own reader would take "1" for the whole body and then refuse the comma after it.
+    let body =
+        json!({"$serde_json::private::RawValue": "1", "type": "generic", "name": "Spelled", "active": true});
+    let made = world.integration(body).await;
+    assert_eq!(made["name"], json!("Spelled"));
+}

@@ -735,7 +735,7 @@ pub async fn alert_detail(service: &AlertService, alert: &AlertRecord, project_p
         fields.insert(
             "payload".to_owned(),
             // Read as the intake read it: serde_json's own reader would unwrap its `RawValue` token.
-            super::plain_value::from_str(&alert.payload_json).unwrap_or(Value::Null),
+            crate::plain_value::from_str(&alert.payload_json).unwrap_or(Value::Null),
         );
         let incident = json!({
             "iid": alert.incident_iid,

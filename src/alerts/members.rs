@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::payload::{json_error, nesting_depth, Attribute, PayloadError, PARSER_MAX_DEPTH};
-use super::plain_value::PlainValue;
+use crate::plain_value::PlainValue;
 
 /// The values under the attributes' default keys, indexed by `Attribute as usize`; the last duplicate wins.
 pub type ByKey = [Option<Value>; Attribute::ALL.len()];

@@ -14,7 +14,6 @@ pub mod lifecycle;
 pub mod members;
 pub mod outbox;
 pub mod payload;
-pub mod plain_value;
 pub mod ratelimit;
 pub mod secret;
 

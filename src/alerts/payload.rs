@@ -15,7 +15,8 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{members, plain_value};
+use super::members;
+use crate::plain_value;
 use time::format_description::well_known::{Iso8601, Rfc3339};
 use time::{OffsetDateTime, PrimitiveDateTime, UtcOffset};
 

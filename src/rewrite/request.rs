@@ -111,7 +111,7 @@ impl V3Request {
         } else if bytes.iter().all(u8::is_ascii_whitespace) {
             V3Body::Empty
         } else {
-            match serde_json::from_slice::<Value>(&bytes) {
+            match crate::plain_value::from_slice(&bytes) {
                 Ok(Value::Object(object)) => {
                     V3Body::Json(convert_json(object, conversions).map_err(bad_param)?)
                 }

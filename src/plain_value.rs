@@ -1,10 +1,11 @@
-//! Alert payloads read into `serde_json::Value`s exactly as they are spelled.
+//! JSON from clients (alert payloads, V3 request bodies, management API bodies) read into `serde_json::Value`s
+//! exactly as it is spelled.
 //!
 //! svcgate builds serde_json with its `raw_value` feature (the V3 rewrite keeps member texts as `RawValue`s).
 //! With it, serde_json's own `Value` reader treats an object whose first key is `$serde_json::private::RawValue`
 //! as an embedded document: it parses that member's string as new JSON, with a fresh recursion limit, and puts
-//! the result in the object's place. A sender could so make a payload mean something other than what it says,
-//! and nest values past the parser's depth limit, one fresh limit per level of string. This reader is serde_json's
+//! the result in the object's place. A client could so make a body mean something other than what it says, and
+//! nest values past the parser's depth limit, one fresh limit per level of string. This reader is serde_json's
 //! `Value` reader without that token: every key is a key.
 
 use std::fmt;

@@ -14,11 +14,11 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use time::format_description::well_known::{Iso8601, Rfc3339};
+use time::{OffsetDateTime, PrimitiveDateTime, UtcOffset};
 
 use super::members;
 use crate::plain_value;
-use time::format_description::well_known::{Iso8601, Rfc3339};
-use time::{OffsetDateTime, PrimitiveDateTime, UtcOffset};
 
 pub use super::fingerprint::fingerprint_of;
 
@@ -811,19 +811,22 @@ fn normalize_source(
     }
 }
 
+/// The value under each attribute's default key, indexed by `Attribute as usize`.
+type Slots<'a> = [Option<&'a Value>; Attribute::ALL.len()];
+
 /// The payload of one generic alert, with its mapping.
 struct Source<'a> {
     /// The whole payload; `None` when only its attributes' values were read (see [`read_generic`]).
     payload: Option<&'a Value>,
-    /// The value under each attribute's default key, indexed by `Attribute as usize`.
-    by_key: [Option<&'a Value>; Attribute::ALL.len()],
+    /// The value under each attribute's default key.
+    by_key: Slots<'a>,
     mapping: Option<&'a AttributeMapping>,
 }
 
 impl<'a> Source<'a> {
     /// The values under the attributes' default keys, found in one pass over the payload's keys: ten lookups
     /// in the map would each hash a key (SipHash), several times what comparing the keys costs.
-    fn by_key(object: &'a Map<String, Value>) -> [Option<&'a Value>; Attribute::ALL.len()] {
+    fn by_key(object: &'a Map<String, Value>) -> Slots<'a> {
         let mut by_key = [None; Attribute::ALL.len()];
         for (key, value) in object {
             if let Some(attribute) = Attribute::from_key(key) {

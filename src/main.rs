@@ -164,8 +164,8 @@ fn translate(args: TranslateArgs) -> ExitCode {
         Err(error) => return fail(error.to_string()),
     };
     let body = match (&args.body, args.form.is_empty()) {
-        (Some(text), _) => match serde_json::from_str(text) {
-            Ok(value) => Some(BodyInput::Json(value)),
+        (Some(text), _) => match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(_) => Some(BodyInput::json(text)),
             Err(error) => return fail(format!("--body is not JSON: {error}")),
         },
         (None, false) => {
@@ -176,7 +176,7 @@ fn translate(args: TranslateArgs) -> ExitCode {
                     None => return fail(format!("--form {field:?} is not name=value")),
                 }
             }
-            Some(BodyInput::Form(pairs))
+            Some(BodyInput::form(&pairs))
         }
         (None, true) => None,
     };

@@ -59,6 +59,44 @@ fn rules_check_reports_file_and_line() {
 }
 
 #[test]
+fn rules_check_catches_each_kind_of_mistake_with_file_and_line() {
+    let rule = |lines: &str| format!("release = \"9.0\"\n\n[[rule]]\nsection = \"1\"\n{lines}\n");
+    for (text, expected) in [
+        (
+            rule("v3 = \"GETT /x\""),
+            "bad.toml:3: v3: \"GETT\" is not an HTTP method",
+        ),
+        (
+            rule("v3 = \"GET /x/:id\"\nv4 = \"GET /y/:id/:other\""),
+            "bad.toml:3: v4: parameter \"other\" is not in the V3 path",
+        ),
+        (
+            rule("v3 = \"GET /x/:id\"\nids = { issue_id = \"issue\" }"),
+            "bad.toml:3: ids: the V3 path has no parameter \"issue_id\"",
+        ),
+        (
+            "[entity.thing]\nfields = [\"id\", { name = \"owner\", entity = \"nobody\" }]\n".to_owned(),
+            "bad.toml:1: field \"owner\": unknown entity \"nobody\"",
+        ),
+        (
+            "[entity.thing]\nextends = \"nothing\"\nfields = [\"id\"]\n".to_owned(),
+            "bad.toml:1: entity \"thing\" extends unknown \"nothing\"",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("bad.toml"), &text).unwrap();
+        let output = svcgate()
+            .args(["rules", "check", "--rules"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(!output.status.success(), "{text}");
+        let error = String::from_utf8(output.stderr).unwrap();
+        assert!(error.contains(expected), "{text}\n{error}");
+    }
+}
+
+#[test]
 fn a_wrong_option_is_one_line_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("svcgate.toml");

@@ -84,6 +84,8 @@ async fn world() -> World {
     let t = demo.token.clone();
     let p = demo.project_id;
     world.set("p", &json!(p));
+    // The demo project named by its namespaced path, as V3 clients may (`demo-group%2Fdemo-project`).
+    world.set("pp", &json!(demo.project_path.replace('/', "%2F")));
     world.set("g", &json!(demo.group_id));
     world.set("demo", &json!(demo.user_id));
 
@@ -459,6 +461,11 @@ fn cases() -> Vec<Case> {
         ("POST /projects/{p}/share", Some(r#"{"group_id": {g}, "group_access": 30}"#), &["POST /projects/{p}/share"], 201),
         ("DELETE /projects/{p}/share/{g}", None, &["DELETE /projects/{p}/share/{g}"], 204),
         ("GET /projects/{p}/users", None, &["GET /projects/{p}/users"], 200),
+        // A project named by its namespaced path goes to V4 as it came, percent-encoding kept.
+        ("GET /projects/{pp}", None, &["GET /projects/{pp}"], 200),
+        ("GET /projects/{pp}/issues/{issue}", None, &["GET /projects/{pp}/issues/{issue_iid}"], 200),
+        ("PUT /projects/{pp}/issues/{issue}", Some("labels=x&description=named"), &["PUT /projects/{pp}/issues/{issue_iid}"], 200),
+        ("GET /projects/{pp}/repository/branches", None, &["GET /projects/{pp}/repository/branches?per_page=100&page=1"], 200),
         // Issues (2.2)
         ("GET /issues?labels=a,b", None, &["GET /issues", "GET /issues"], 200),
         ("GET /groups/{g}/issues", None, &["GET /groups/{g}/issues"], 200),
@@ -728,6 +735,75 @@ fn cases() -> Vec<Case> {
     ]
 }
 
+/// The calls `svcgate translate` plans for a request line (`METHOD /path`) and body, with its global ids
+/// resolved on the world's backend as `translate --backend --token` resolves them.
+async fn plan_of(
+    world: &World,
+    line: &str,
+    body: Option<&(&str, Vec<u8>)>,
+    token: &str,
+) -> Vec<svcgate::rewrite::plan::Call> {
+    use svcgate::rewrite::explain::{explain, ids_needed, BodyInput};
+    let (method, path) = line.split_once(' ').unwrap();
+    let request_line = format!("{method} /api/v3{path}");
+    let table = svcgate::rewrite::table::RuleTable::builtin().unwrap();
+    let needed = ids_needed(&table, &request_line).unwrap();
+    let resolved = if needed.is_empty() {
+        Vec::new()
+    } else {
+        svcgate::app::resolve_ids(&world.sim.url(), token, &needed)
+            .await
+            .unwrap_or_else(|error| panic!("{line}: resolving ids: {error:#}"))
+    };
+    let body = body.map(|(content_type, bytes)| BodyInput {
+        content_type: http::HeaderValue::from_str(content_type).unwrap(),
+        bytes: bytes::Bytes::from(bytes.clone()),
+    });
+    explain(&table, &request_line, body, &resolved)
+        .unwrap_or_else(|error| panic!("{line}: translate: {error}"))
+        .calls
+}
+
+/// Whether the planned calls are among the backend's received requests, in order, each with the same method,
+/// path and query, and the same body where the plan has one. When the gateway answered an error, the calls after
+/// the one that failed were rightly never made.
+fn plan_matches(
+    planned: &[svcgate::rewrite::plan::Call],
+    received: &[svc_sim::RecordedRequest],
+    answered_error: bool,
+) -> Result<(), String> {
+    let mut remaining = received.iter();
+    for (index, call) in planned.iter().enumerate() {
+        let found = remaining.find(|request| {
+            let target = match &request.query {
+                Some(query) if !query.is_empty() => format!("{}?{query}", request.path),
+                _ => request.path.clone(),
+            };
+            request.method == call.method.as_str() && target == call.target
+        });
+        let Some(request) = found else {
+            if answered_error && index > 0 {
+                return Ok(());
+            }
+            return Err(format!(
+                "translate planned {} {}, which the backend did not receive (in that order)",
+                call.method, call.target
+            ));
+        };
+        if let Some((_, text)) = &call.body {
+            if request.body != text.as_bytes() {
+                return Err(format!(
+                    "{} {}: translate planned the body {text:?}, the backend received {:?}",
+                    call.method,
+                    call.target,
+                    String::from_utf8_lossy(&request.body)
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Whether `expected` lines appear in `received` in order (other lines may come between).
 fn in_order(received: &[String], expected: &[String]) -> bool {
     let mut remaining = expected.iter().peekable();
@@ -750,6 +826,7 @@ fn in_order(received: &[String], expected: &[String]) -> bool {
 async fn every_rule_sends_the_v4_requests_of_its_row_and_answers_the_v3_status() {
     let world = world().await;
     let mut failures = Vec::new();
+    let mut plan_failures = Vec::new();
     for (request, body, v4, status) in cases() {
         let line = world.fill(request);
         let (method, path) = line.split_once(' ').unwrap();
@@ -767,7 +844,6 @@ async fn every_rule_sends_the_v4_requests_of_its_row_and_answers_the_v3_status()
                 ("application/x-www-form-urlencoded", body.into_bytes())
             }
         });
-        world.sim.clear_requests();
         let admin_only = [
             "/users",
             "/projects/user/",
@@ -784,6 +860,9 @@ async fn every_rule_sends_the_v4_requests_of_its_row_and_answers_the_v3_status()
         } else {
             world.token.as_str()
         };
+        // What `svcgate translate` plans for the same request, its ids resolved on the same backend first.
+        let planned = plan_of(&world, &line, body.as_ref(), token).await;
+        world.sim.clear_requests();
         let headers: Vec<(&str, &str)> = if token.is_empty() {
             vec![]
         } else {
@@ -815,6 +894,10 @@ async fn every_rule_sends_the_v4_requests_of_its_row_and_answers_the_v3_status()
                 }
             })
             .collect();
+        if let Err(difference) = plan_matches(&planned, &world.sim.requests(), answer.status.as_u16() >= 400)
+        {
+            plan_failures.push(format!("{line}\n    {difference}"));
+        }
         if !in_order(&received, &expected) || answer.status.as_u16() != status {
             failures.push(format!(
                 "{line}\n    expected {status} and V4 {expected:?}\n    got {} {}\n    V4 received {received:?}",
@@ -833,11 +916,13 @@ async fn every_rule_sends_the_v4_requests_of_its_row_and_answers_the_v3_status()
         .filter(|name| !text.contains(&format!("rule=\"{name}\"")))
         .collect();
     assert!(
-        failures.is_empty() && unused.is_empty(),
-        "{} failing cases:\n{}\n\n{} rules without a case:\n{}",
+        failures.is_empty() && unused.is_empty() && plan_failures.is_empty(),
+        "{} failing cases:\n{}\n\n{} rules without a case:\n{}\n\n{} cases where translate's plan differs from what the gateway sent:\n{}",
         failures.len(),
         failures.join("\n"),
         unused.len(),
-        unused.join("\n")
+        unused.join("\n"),
+        plan_failures.len(),
+        plan_failures.join("\n")
     );
 }

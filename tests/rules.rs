@@ -9,10 +9,10 @@ use http::{Method, StatusCode};
 use serde_json::{json, Value};
 use svc_sim::SimHandle;
 
-/// The V3 field names of a fixture body (shared/fixtures/v3-responses), sorted.
+/// The V3 field names of a fixture body (tests/fixtures/v3-responses, real bodies of the last V3 release), sorted.
 fn fixture_keys(name: &str) -> Vec<String> {
     let path = format!(
-        "{}/../shared/fixtures/v3-responses/{name}.json",
+        "{}/tests/fixtures/v3-responses/{name}.json",
         env!("CARGO_MANIFEST_DIR")
     );
     let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{path}: {error}"));
@@ -706,4 +706,105 @@ async fn tolerant_mode_keeps_the_v4_fields_and_adds_the_v3_ones() {
     assert!(answer.json().get("visibility").is_none());
     gateway.stop().await;
     strict.stop().await;
+}
+
+#[tokio::test]
+async fn an_empty_v3_post_still_carries_the_parameters_its_rule_adds() {
+    let world = World::new().await;
+    let url = world.v3(&format!("/projects/{}/triggers", world.project));
+    // No body at all, `Content-Length: 0`, and an empty form: each reaches V4 with the rule's `description`.
+    for headers in [
+        vec![("private-token", world.token.as_str())],
+        vec![("private-token", world.token.as_str()), ("content-length", "0")],
+        vec![
+            ("private-token", world.token.as_str()),
+            ("content-type", "application/x-www-form-urlencoded"),
+            ("content-length", "0"),
+        ],
+    ] {
+        world.sim.clear_requests();
+        let answer = send(Method::POST, &url, &headers, None).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::CREATED,
+            "{headers:?}: {:?}",
+            answer.body
+        );
+        let body: Value = serde_json::from_slice(&last_body(&world.sim)).unwrap();
+        assert_eq!(
+            body["description"],
+            json!("created through the V3 API"),
+            "{headers:?}"
+        );
+    }
+}
+
+/// Asserts that an error body (`error` or `message` text) names `v3` and never the V4 name `v4` as a word.
+fn assert_names_only(body: &Value, v3: &str, v4: &str) {
+    let text = body["error"]
+        .as_str()
+        .or_else(|| body["message"].as_str())
+        .unwrap_or_else(|| panic!("an error text in {body}"));
+    let words: Vec<&str> = text
+        .split(|character: char| !(character.is_ascii_alphanumeric() || character == '_'))
+        .collect();
+    assert!(words.contains(&v3), "{text:?} does not name {v3}");
+    assert!(!words.contains(&v4), "{text:?} names the V4 {v4}");
+}
+
+#[tokio::test]
+async fn a_v4_parameter_error_names_the_v3_parameter_the_client_sent() {
+    let world = World::new().await;
+    // V3 `branch_name` is V4 `branch`: V4's "branch is missing" reaches the V3 client as V3 said it.
+    let answer = common::send_json(
+        Method::POST,
+        &world.v3(&format!("/projects/{}/repository/branches", world.project)),
+        &world.token,
+        json!({"ref": "main"}),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+    assert_names_only(&answer.json(), "branch_name", "branch");
+    // V3 `note` is V4 `body` on merge request comments.
+    let branch = common::send_json(
+        Method::POST,
+        &world.v4(&format!("/projects/{}/repository/branches", world.project)),
+        &world.token,
+        json!({"branch": "named", "ref": "main"}),
+    )
+    .await;
+    assert!(branch.status.is_success(), "{:?}", branch.body);
+    let mr = common::send_json(
+        Method::POST,
+        &world.v4(&format!("/projects/{}/merge_requests", world.project)),
+        &world.token,
+        json!({"title": "named", "source_branch": "named", "target_branch": "main"}),
+    )
+    .await;
+    assert!(mr.status.is_success(), "{:?}", mr.body);
+    let answer = common::send_json(
+        Method::POST,
+        &world.v3(&format!(
+            "/projects/{}/merge_requests/{}/comments",
+            world.project,
+            mr.json()["id"]
+        )),
+        &world.token,
+        json!({}),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+    assert_names_only(&answer.json(), "note", "body");
+    // A value svcgate itself cannot convert is named as sent too.
+    let answer = common::send_json(
+        Method::POST,
+        &world.v3("/projects"),
+        &world.token,
+        json!({"name": "levels", "visibility_level": 5}),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+    let message = answer.json()["message"].as_str().unwrap_or_default().to_owned();
+    assert!(message.contains("visibility_level"), "{message}");
+    assert!(!message.contains("visibility "), "{message}");
 }

@@ -53,6 +53,8 @@ pub struct Exchange<'a> {
     pub v4_path: String,
     /// The V4 query pairs.
     pub query: Vec<(String, String)>,
+    /// `(V4 name, V3 name)` of the parameters the rule renames, to name them as the client did in errors.
+    pub v3_names: Vec<(String, String)>,
     /// The cap on whole collections.
     pub max_collected: usize,
 }
@@ -81,14 +83,7 @@ impl Exchange<'_> {
 
     /// `/api/v4` + a rule path template whose `:param`s are this request's path parameters.
     pub fn fill_path(&self, template: &str) -> String {
-        let filled: Vec<String> = template
-            .split('/')
-            .map(|segment| match segment.strip_prefix(':') {
-                Some(name) => self.raw_param(name).unwrap_or_default().to_owned(),
-                None => segment.to_owned(),
-            })
-            .collect();
-        format!("/api/v4{}", filled.join("/"))
+        super::plan::fill_path(template, &self.params)
     }
 
     /// Sends the translated request with the client's body.
@@ -110,17 +105,10 @@ impl Exchange<'_> {
         path: &str,
         query: &[(String, String)],
     ) -> Result<Vec<Value>, GatewayError> {
-        let mut pairs: Vec<(String, String)> = query
-            .iter()
-            .filter(|(name, _)| name != "page" && name != "per_page")
-            .cloned()
-            .collect();
-        pairs.push(("per_page".to_owned(), "100".to_owned()));
         let mut items = Vec::new();
         let mut page = 1;
         loop {
-            pairs.retain(|(name, _)| name != "page");
-            pairs.push(("page".to_owned(), page.to_string()));
+            let pairs = super::plan::page_query(query, page);
             let answer = self.caller.get_json(&with_query(path, &pairs)).await?;
             let Value::Array(batch) = answer.body else {
                 return Err(GatewayError::BadBackendAnswer(

@@ -1,25 +1,44 @@
 //! `svcgate translate`: what the gateway would do with one V3 request, without doing it.
 //!
-//! The same rule table, conversions and path building as the live pipeline, run on a request given on the
-//! command line; ids that need the index or the backend are named, or resolved when the caller provides them.
+//! It prints the [`plan`](super::plan) that the live pipeline carries out, built by the same function from a
+//! request given on the command line; ids that need the index or the backend are named, or resolved when the
+//! caller provides them.
 
-use http::Method;
-use serde_json::Value;
+use bytes::Bytes;
+use http::{HeaderValue, Method};
 
-use super::exchange::{decode, encode_segment};
-use super::params::{convert_json, convert_pairs, encode_pairs, parse_pairs};
+use super::plan::{plan, Call};
+use super::request::V3Request;
 use super::rule::{Procedure, Rule};
 use super::table::RuleTable;
-use super::{fold_empty_segments, is_github_compat, v4_path, v4_query, V3_PREFIX};
+use super::{fold_empty_segments, is_github_compat, V3_PREFIX};
 use crate::store::IdKind;
 
-/// A request body given on the command line.
+/// A request body given on the command line: its content type and bytes, as a client would send them.
 #[derive(Debug, Clone)]
-pub enum BodyInput {
-    /// `--body JSON`.
-    Json(Value),
-    /// `--form k=v …`.
-    Form(Vec<(String, String)>),
+pub struct BodyInput {
+    /// The `Content-Type`.
+    pub content_type: HeaderValue,
+    /// The body.
+    pub bytes: Bytes,
+}
+
+impl BodyInput {
+    /// `--body JSON`: the text as given, sent as `application/json`.
+    pub fn json(text: &str) -> Self {
+        BodyInput {
+            content_type: HeaderValue::from_static("application/json"),
+            bytes: Bytes::from(text.to_owned()),
+        }
+    }
+
+    /// `--form name=value …`: the pairs form-encoded.
+    pub fn form(pairs: &[(String, String)]) -> Self {
+        BodyInput {
+            content_type: HeaderValue::from_static("application/x-www-form-urlencoded"),
+            bytes: Bytes::from(super::params::encode_pairs(pairs)),
+        }
+    }
 }
 
 /// A global id the request names, which must become an iid.
@@ -42,6 +61,8 @@ pub struct Explanation {
     pub matched: bool,
     /// The explanation, line by line.
     pub lines: Vec<String>,
+    /// The V4 calls of the plan (empty when no rule matched).
+    pub calls: Vec<Call>,
 }
 
 /// Why a request cannot be explained.
@@ -196,7 +217,11 @@ pub fn explain(
     )];
     if is_github_compat(&path) {
         lines.push("GitHub-compatibility route: forwarded to the backend's /api/v3 unchanged".to_owned());
-        return Ok(Explanation { matched: true, lines });
+        return Ok(Explanation {
+            matched: true,
+            lines,
+            calls: Vec::new(),
+        });
     }
     let Some(matched) = table.find(&method, &path) else {
         lines.push("no rule: the request passes through with the prefix change".to_owned());
@@ -211,6 +236,7 @@ pub fn explain(
         return Ok(Explanation {
             matched: false,
             lines,
+            calls: Vec::new(),
         });
     };
     let rule = matched.rule;
@@ -249,86 +275,17 @@ pub fn explain(
             }
         }
     }
-    let mut v3_query = convert_pairs(parse_pairs(query.as_bytes()), &rule.conversions)
+    let body = body.map(|body| (body.content_type, body.bytes));
+    let request = V3Request::given(&query, body, &rule.conversions, rule.reads_body())
         .map_err(|error| ExplainError::BadParameter(error.to_string()))?;
-    v3_query.retain(|(name, value)| {
-        !rule
-            .drop_if
-            .iter()
-            .any(|(drop, unwanted)| drop == name && unwanted == value)
-    });
-    let mut body = match body {
-        Some(BodyInput::Json(Value::Object(object))) => Some(BodyInput::Json(Value::Object(
-            convert_json(object, &rule.conversions)
-                .map_err(|error| ExplainError::BadParameter(error.to_string()))?,
-        ))),
-        Some(BodyInput::Form(pairs)) => Some(BodyInput::Form(
-            convert_pairs(pairs, &rule.conversions)
-                .map_err(|error| ExplainError::BadParameter(error.to_string()))?,
-        )),
-        other => other,
-    };
-    for name in &rule.path_from_request {
-        let from_body = match &mut body {
-            Some(BodyInput::Json(Value::Object(object))) => object.remove(name).map(|value| match value {
-                Value::String(text) => text,
-                other => other.to_string(),
-            }),
-            Some(BodyInput::Form(pairs)) => pairs
-                .iter()
-                .position(|(key, _)| key == name)
-                .map(|at| pairs.remove(at).1),
-            _ => None,
-        };
-        let from_query = v3_query
-            .iter()
-            .position(|(key, _)| key == name)
-            .map(|at| v3_query.remove(at).1);
-        let value = from_body
-            .or(from_query)
-            .ok_or_else(|| ExplainError::BadParameter(format!("\"{name}\" is missing")))?;
-        params.push((name.clone(), encode_segment(&value)));
-    }
-    if !rule.add_body.is_empty() {
-        let object = match &mut body {
-            Some(BodyInput::Json(Value::Object(object))) => Some(object),
-            None => {
-                body = Some(BodyInput::Json(Value::Object(serde_json::Map::new())));
-                match &mut body {
-                    Some(BodyInput::Json(Value::Object(object))) => Some(object),
-                    _ => None,
-                }
-            }
-            _ => None,
-        };
-        if let Some(object) = object {
-            for (name, value) in &rule.add_body {
-                object.entry(name.clone()).or_insert_with(|| value.clone());
-            }
-        }
-    }
-    let path_v4 = v4_path(rule, &params);
-    let query_v4 = encode_pairs(&v4_query(rule, &v3_query, &params));
+    let plan = plan(rule, params, request).map_err(|error| ExplainError::BadParameter(error.to_string()))?;
+    let calls = plan.calls();
     lines.push("V4 request(s):".to_owned());
-    let prefetched = rule.prefetch.then(|| match &rule.prefetch_path {
-        Some(template) => {
-            let filled: Vec<String> = template
-                .split('/')
-                .map(|segment| match segment.strip_prefix(':') {
-                    Some(name) => params
-                        .iter()
-                        .find(|(key, _)| key == name)
-                        .map(|(_, value)| decode(value))
-                        .unwrap_or_default(),
-                    None => segment.to_owned(),
-                })
-                .collect();
-            format!("/api/v4{}", filled.join("/"))
+    let mut listed = calls.iter();
+    if plan.prefetch.is_some() {
+        if let Some(call) = listed.next() {
+            lines.push(format!("  {} {}  (pre-fetch)", call.method, call.target));
         }
-        None => path_v4.clone(),
-    });
-    if let Some(path) = &prefetched {
-        lines.push(format!("  GET {path}  (pre-fetch)"));
     }
     if let Some(procedure) = rule.procedure {
         lines.push(format!(
@@ -337,36 +294,28 @@ pub fn explain(
             procedure_text(procedure)
         ));
     }
-    if rule.collect_all_pages {
-        lines.push(format!(
-            "  GET {path_v4}?{}per_page=100&page=1, 2, … until the last page",
-            if query_v4.is_empty() {
-                String::new()
-            } else {
-                format!("{query_v4}&")
-            }
-        ));
-    } else {
-        lines.push(format!(
-            "  {} {path_v4}{}",
-            rule.v4.method,
-            if query_v4.is_empty() {
-                String::new()
-            } else {
-                format!("?{query_v4}")
-            }
-        ));
+    for call in listed {
+        if rule.collect_all_pages {
+            lines.push(format!(
+                "  {} {}, then page 2, 3, … until the last page",
+                call.method, call.target
+            ));
+        } else {
+            lines.push(format!("  {} {}", call.method, call.target));
+        }
+        match &call.body {
+            Some(("", text)) => lines.push(format!("  body: {text}")),
+            Some((content_type, text)) => lines.push(format!("  body ({content_type}): {text}")),
+            None => {}
+        }
     }
-    match &body {
-        Some(BodyInput::Json(value)) => lines.push(format!("  body (application/json): {value}")),
-        Some(BodyInput::Form(pairs)) => lines.push(format!(
-            "  body (application/x-www-form-urlencoded): {}",
-            encode_pairs(pairs)
-        )),
-        None => {}
-    }
-    answer_lines(rule, table, prefetched.as_deref(), &mut lines);
-    Ok(Explanation { matched: true, lines })
+    let prefetched = plan.prefetch.as_ref().map(|prefetch| prefetch.path.as_str());
+    answer_lines(rule, table, prefetched, &mut lines);
+    Ok(Explanation {
+        matched: true,
+        lines,
+        calls,
+    })
 }
 
 #[cfg(test)]
@@ -398,7 +347,7 @@ mod tests {
         let cases: Vec<Case> = vec![
             (
                 "PUT /api/v3/projects/5/issues/1234",
-                Some(BodyInput::Json(json!({"title": "x"}))),
+                Some(BodyInput::json(r#"{"title": "x"}"#)),
                 vec![],
                 true,
                 vec![
@@ -424,7 +373,7 @@ mod tests {
             ),
             (
                 "POST /api/v3/projects",
-                Some(BodyInput::Form(vec![
+                Some(BodyInput::form(&[
                     ("name".into(), "x".into()),
                     ("visibility_level".into(), "10".into()),
                 ])),
@@ -457,7 +406,7 @@ mod tests {
                 None,
                 vec![],
                 true,
-                vec!["per_page=100&page=1, 2, …", "every V4 page gathered"],
+                vec!["per_page=100&page=1, then page 2, 3, …", "every V4 page gathered"],
             ),
             (
                 "DELETE /api/v3/projects/1/issues/9",
@@ -503,7 +452,7 @@ mod tests {
         let bad = explain(
             &table(),
             "POST /api/v3/projects",
-            Some(BodyInput::Json(json!({"visibility_level": 3}))),
+            Some(BodyInput::json(r#"{"visibility_level": 3}"#)),
             &[],
         );
         assert!(matches!(bad, Err(ExplainError::BadParameter(_))));

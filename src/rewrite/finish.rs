@@ -12,6 +12,7 @@ use super::exchange::{Exchange, Outcome};
 use super::ids::IdIndex;
 use super::item_cache::{Fields, ItemCache};
 use super::pagination;
+use super::param_names::rename_in_error;
 use super::raw::RawObject;
 use super::rule::{Embed, ItemFetch};
 use super::shape::{MemberHints, Shapes};
@@ -71,6 +72,22 @@ impl Finisher<'_> {
         let (status, headers, body) = match outcome {
             Outcome::Stream(response) => {
                 let v4_status = response.status();
+                let json_error = v4_status.is_client_error()
+                    && response
+                        .headers()
+                        .get(http::header::CONTENT_TYPE)
+                        .and_then(|value| value.to_str().ok())
+                        .is_some_and(|value| value.contains("json"));
+                if json_error && !exchange.v3_names.is_empty() {
+                    let (parts, bytes) = exchange.caller.read_bytes(response).await?;
+                    let body = match crate::plain_value::from_slice(&bytes) {
+                        Ok(body) => {
+                            serde_json::to_vec(&rename_in_error(body, &exchange.v3_names)).unwrap_or_default()
+                        }
+                        Err(_) => bytes.to_vec(),
+                    };
+                    return Ok(self.respond_bytes(remap(v4_status), parts.headers, body));
+                }
                 if !v4_status.is_success() || !rule.rebuilds_answer() {
                     let mut answer = stream_back(response);
                     *answer.status_mut() = remap(v4_status);
@@ -103,6 +120,7 @@ impl Finisher<'_> {
                 body,
             } => {
                 if !status.is_success() {
+                    let body = rename_in_error(body, &exchange.v3_names);
                     return Ok(self.respond(remap(status), headers, body));
                 }
                 (remap(status), headers, body)

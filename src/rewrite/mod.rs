@@ -4,9 +4,10 @@
 //! 1. [`sessions`]: a token issued by `POST /session` becomes the backend's bearer token.
 //! 2. [`table`]: find the rule for the method and path; none → pass through with the prefix change.
 //! 3. [`ids`]: translate global issue and merge request ids to iids.
-//! 4. [`request`] and [`params`]: read what the rule must rewrite; build the V4 path, query and body.
-//! 5. pre-fetch when the rule says so; then send, gather every page, or run a named [`procedures`] entry
-//!    ([`exchange`] holds the translated request and the calls).
+//! 4. [`request`] and [`params`]: read what the rule must rewrite; [`plan`]: decide the V4 path, query and body
+//!    (the same plan `svcgate translate` prints, [`explain`]).
+//! 5. carry the plan out: pre-fetch when it says so; then send, gather every page, or run a named [`procedures`]
+//!    entry ([`exchange`] holds the translated request and the calls).
 //! 6. [`finish`]: remap the status, complete and reshape the body with [`shape`], rewrite [`pagination`].
 
 pub mod backend;
@@ -17,7 +18,9 @@ pub mod ids;
 pub mod item_cache;
 pub mod loader;
 pub mod pagination;
+pub mod param_names;
 pub mod params;
+pub mod plan;
 pub mod procedures;
 pub mod raw;
 pub mod request;
@@ -34,12 +37,12 @@ use hyper::body::Incoming;
 use serde_json::Value;
 
 use self::backend::Caller;
-use self::exchange::{decode, encode_segment, Exchange, Outcome};
+use self::exchange::{Exchange, Outcome};
 use self::finish::{Finisher, Prepared};
 use self::ids::IdIndex;
 use self::procedures::ProcedureEnv;
 use self::request::V3Request;
-use self::rule::{Rule, Segment};
+use self::rule::Rule;
 use self::sessions::Sessions;
 use self::table::RuleTable;
 use crate::body::Body;
@@ -94,89 +97,6 @@ pub struct Rewriter {
     item_cache: item_cache::ItemCache,
     upstream: Arc<Upstream>,
     settings: RewriteSettings,
-}
-
-/// Builds the V4 path from the rule's template and the (translated) parameters, percent-encoding kept.
-pub(crate) fn v4_path(rule: &Rule, params: &[(String, String)]) -> String {
-    let value = |name: &str| {
-        params
-            .iter()
-            .find(|(key, _)| key == name)
-            .map_or("", |(_, value)| value.as_str())
-            .to_owned()
-    };
-    let mut path = String::from("/api/v4");
-    for segment in &rule.v4.segments {
-        path.push('/');
-        match segment {
-            Segment::Literal(text) => path.push_str(text),
-            Segment::Param(name) => path.push_str(&value(name)),
-            // V3 allowed raw slashes here; V4 wants the segment URL-encoded (section 5.7).
-            Segment::Rest(name) => path.push_str(&value(name).replace('/', "%2F")),
-        }
-    }
-    path
-}
-
-/// The V4 query: the converted V3 pairs less the path parameters V3 clients repeat in the query (a global id
-/// there would contradict the iid in the path), the rule's added parameters (`:param` takes a path parameter),
-/// and the page moved to V4's base.
-pub(crate) fn v4_query(
-    rule: &Rule,
-    v3_query: &[(String, String)],
-    params: &[(String, String)],
-) -> Vec<(String, String)> {
-    let mut pairs: Vec<(String, String)> = v3_query
-        .iter()
-        .filter(|(name, _)| !rule.v3.params().any(|param| param == name))
-        .cloned()
-        .collect();
-    for (name, value) in &rule.add_query {
-        if pairs.iter().any(|(key, _)| key == name) {
-            continue;
-        }
-        let value = match value.strip_prefix(':') {
-            Some(param) => params
-                .iter()
-                .find(|(key, _)| key == param)
-                .map(|(_, raw)| decode(raw))
-                .unwrap_or_default(),
-            None => value.clone(),
-        };
-        pairs.push((name.clone(), value));
-    }
-    if rule.page_base == 0 {
-        for (name, value) in pairs.iter_mut() {
-            if name == "page" {
-                if let Ok(page) = value.trim().parse::<u64>() {
-                    *value = (page + 1).to_string();
-                }
-            }
-        }
-    }
-    pairs
-}
-
-/// A synthesised answer: string values `:name` take the path parameter (decoded) or the request parameter.
-fn fill_answer(template: &Value, params: &[(String, String)], request: &V3Request) -> Value {
-    match template {
-        Value::String(text) => match text.strip_prefix(':') {
-            Some(name) => params
-                .iter()
-                .find(|(key, _)| key == name)
-                .map(|(_, raw)| Value::from(decode(raw)))
-                .or_else(|| request.param(name).map(Value::from))
-                .unwrap_or(Value::Null),
-            None => template.clone(),
-        },
-        Value::Object(fields) => Value::Object(
-            fields
-                .iter()
-                .map(|(key, value)| (key.clone(), fill_answer(value, params, request)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
 }
 
 /// Folds empty path segments (`/issues//1` → `/issues/1`), which V3 clients produce and V3 accepted.
@@ -304,60 +224,49 @@ impl Rewriter {
             params.push((Rule::iid_param(param), record.iid.to_string()));
         }
 
-        let mut v3 = V3Request::read(
+        let v3 = V3Request::read(
             &parts.headers,
             parts.uri.query(),
             incoming,
             &rule.conversions,
-            rule.rewrites_params() || rule.procedure.is_some() || rule.answer.is_some(),
+            rule.reads_body(),
             self.settings.max_body,
         )
         .await?;
-        v3.drop_if(&rule.drop_if);
-        v3.add_body(&rule.add_body);
-        for name in &rule.path_from_request {
-            let value = v3
-                .take_param(name)
-                .filter(|value| !value.is_empty())
-                .ok_or_else(|| GatewayError::BadRequest(format!("\"{name}\" is missing")))?;
-            params.push((name.clone(), encode_segment(&value)));
-        }
-        let answer = rule
-            .answer
-            .as_ref()
-            .map(|template| fill_answer(template, &params, &v3));
+        let plan =
+            plan::plan(rule, params, v3).map_err(|error| GatewayError::BadRequest(error.to_string()))?;
         let exchange = Exchange {
             rule,
             caller,
-            v4_path: v4_path(rule, &params),
-            query: v4_query(rule, &v3.query, &params),
-            params,
+            v4_path: plan.v4_path,
+            query: plan.query,
+            params: plan.params,
+            v3_names: param_names::v3_names(rule, &plan.request.renamed),
             max_collected: self.settings.max_collected,
         };
+        let v3 = plan.request;
+        let answer = plan.answer;
 
-        let prefetched = if rule.prefetch {
-            let path = match &rule.prefetch_path {
-                Some(template) => exchange.fill_path(template),
-                None => exchange.v4_path.clone(),
-            };
-            let fetched = exchange.caller.get_json(&path).await?.body;
-            match &rule.prefetch_find {
-                Some(param) => {
-                    let wanted = exchange.param(param).unwrap_or_default();
-                    let found = fetched.as_array().and_then(|items| {
-                        items
-                            .iter()
-                            .find(|item| item.get("id").map(|id| id.to_string()) == Some(wanted.clone()))
-                    });
-                    match found {
-                        Some(item) => Some(item.clone()),
-                        None => return Err(GatewayError::NotFound("Key")),
+        let prefetched = match &plan.prefetch {
+            Some(prefetch) => {
+                let fetched = exchange.caller.get_json(&prefetch.path).await?.body;
+                match &prefetch.find {
+                    Some(param) => {
+                        let wanted = exchange.param(param).unwrap_or_default();
+                        let found = fetched.as_array().and_then(|items| {
+                            items
+                                .iter()
+                                .find(|item| item.get("id").map(|id| id.to_string()) == Some(wanted.clone()))
+                        });
+                        match found {
+                            Some(item) => Some(item.clone()),
+                            None => return Err(GatewayError::NotFound("Key")),
+                        }
                     }
+                    None => Some(fetched),
                 }
-                None => Some(fetched),
             }
-        } else {
-            None
+            None => None,
         };
         let outcome = match rule.procedure {
             Some(procedure) => {

@@ -34,6 +34,27 @@ pub struct V3Request {
     pub query: Vec<(String, String)>,
     /// The body.
     pub body: V3Body,
+    /// `(V4 name, V3 name)` of each parameter the client sent under a name the rule renames, so that a V4 error
+    /// about `visibility` can name the `visibility_level` the client sent.
+    pub renamed: Vec<(String, String)>,
+}
+
+/// The `(V4 name, V3 name)` pairs of the renaming conversions whose V3 name is among `sent` (JSON keys are matched
+/// without their `[]` suffix).
+fn renames_sent<'a>(
+    conversions: &[Conversion],
+    sent: impl Iterator<Item = &'a str> + Clone,
+) -> Vec<(String, String)> {
+    conversions
+        .iter()
+        .filter(|conversion| conversion.from != conversion.to)
+        .filter(|conversion| {
+            let from = conversion.from.strip_suffix("[]").unwrap_or(&conversion.from);
+            sent.clone()
+                .any(|name| name.strip_suffix("[]").unwrap_or(name) == from)
+        })
+        .map(|conversion| (conversion.to.clone(), conversion.from.clone()))
+        .collect()
 }
 
 fn is_json(content_type: Option<&HeaderValue>) -> bool {
@@ -58,6 +79,59 @@ fn is_form(content_type: Option<&HeaderValue>) -> bool {
         })
 }
 
+/// Whether the gateway reads a body of this content type when its rule needs it: JSON, a form, or none given.
+fn is_readable(content_type: Option<&HeaderValue>) -> bool {
+    content_type.is_none() || is_json(content_type) || is_form(content_type)
+}
+
+/// The query pairs, converted, and the renames among them.
+fn read_query(
+    query: Option<&str>,
+    conversions: &[Conversion],
+) -> Result<(Vec<(String, String)>, Vec<(String, String)>), GatewayError> {
+    let pairs = parse_pairs(query.unwrap_or("").as_bytes());
+    let renamed = renames_sent(conversions, pairs.iter().map(|(name, _)| name.as_str()));
+    let pairs = convert_pairs(pairs, conversions).map_err(bad_param)?;
+    Ok((pairs, renamed))
+}
+
+/// A body read whole: a JSON object or form converted by the rule (its renames added to `renamed`); blank is no
+/// body; anything else is sent on as it came.
+fn parse_body(
+    content_type: Option<HeaderValue>,
+    bytes: Bytes,
+    conversions: &[Conversion],
+    renamed: &mut Vec<(String, String)>,
+) -> Result<V3Body, GatewayError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(V3Body::Empty);
+    }
+    if is_form(content_type.as_ref()) {
+        let pairs = parse_pairs(&bytes);
+        renamed.extend(renames_sent(
+            conversions,
+            pairs.iter().map(|(name, _)| name.as_str()),
+        ));
+        return Ok(V3Body::Form(
+            convert_pairs(pairs, conversions).map_err(bad_param)?,
+        ));
+    }
+    if content_type.is_none() {
+        // Neither JSON nor form by its headers: sent on as it came.
+        return Ok(V3Body::Raw(None, bytes));
+    }
+    match crate::plain_value::from_slice(&bytes) {
+        Ok(Value::Object(object)) => {
+            renamed.extend(renames_sent(conversions, object.keys().map(String::as_str)));
+            Ok(V3Body::Json(
+                convert_json(object, conversions).map_err(bad_param)?,
+            ))
+        }
+        Ok(_) => Ok(V3Body::Raw(content_type, bytes)),
+        Err(error) => Err(GatewayError::BadRequest(format!("invalid JSON body: {error}"))),
+    }
+}
+
 fn take_pair(pairs: &mut Vec<(String, String)>, name: &str) -> Option<String> {
     let position = pairs.iter().position(|(key, _)| key == name)?;
     let (_, value) = pairs.remove(position);
@@ -70,7 +144,30 @@ fn bad_param(error: ParamError) -> GatewayError {
 }
 
 impl V3Request {
+    /// A request given whole (`svcgate translate`): read as [`V3Request::read`] reads one that arrived with these
+    /// query, content type and body bytes.
+    pub fn given(
+        query: &str,
+        body: Option<(HeaderValue, Bytes)>,
+        conversions: &[Conversion],
+        read_body: bool,
+    ) -> Result<Self, GatewayError> {
+        let (query, mut renamed) = read_query(Some(query), conversions)?;
+        let body = match body {
+            None => V3Body::Empty,
+            Some((_, bytes)) if bytes.is_empty() => V3Body::Empty,
+            Some((content_type, bytes)) if !read_body || !is_readable(Some(&content_type)) => {
+                V3Body::Raw(Some(content_type), bytes)
+            }
+            Some((content_type, bytes)) => parse_body(Some(content_type), bytes, conversions, &mut renamed)?,
+        };
+        Ok(V3Request { query, body, renamed })
+    }
+
     /// Reads the parts of a request a rule needs; `read_body` says whether its body must be read.
+    ///
+    /// A body announced as empty (`Content-Length: 0`) is no body: a rule's added parameters then make one. A
+    /// body without a content type is read too when the rule needs it, so that an empty one counts as none.
     pub async fn read(
         headers: &HeaderMap,
         query: Option<&str>,
@@ -79,22 +176,26 @@ impl V3Request {
         read_body: bool,
         max_body: usize,
     ) -> Result<Self, GatewayError> {
-        let query =
-            convert_pairs(parse_pairs(query.unwrap_or("").as_bytes()), conversions).map_err(bad_param)?;
+        let (query, mut renamed) = read_query(query, conversions)?;
         let content_type = headers.get(http::header::CONTENT_TYPE).cloned();
-        let has_body = headers.contains_key(http::header::CONTENT_LENGTH)
-            || headers.contains_key(http::header::TRANSFER_ENCODING);
-        let readable = is_json(content_type.as_ref()) || is_form(content_type.as_ref());
+        let announced_empty = headers
+            .get(http::header::CONTENT_LENGTH)
+            .is_some_and(|length| length.as_bytes() == b"0");
+        let has_body = !announced_empty
+            && (headers.contains_key(http::header::CONTENT_LENGTH)
+                || headers.contains_key(http::header::TRANSFER_ENCODING));
         if !has_body {
             return Ok(V3Request {
                 query,
                 body: V3Body::Empty,
+                renamed,
             });
         }
-        if !read_body || !readable {
+        if !read_body || !is_readable(content_type.as_ref()) {
             return Ok(V3Request {
                 query,
                 body: V3Body::Stream(content_type, incoming),
+                renamed,
             });
         }
         let bytes = Limited::new(incoming, max_body)
@@ -106,20 +207,8 @@ impl V3Request {
                 ))
             })?
             .to_bytes();
-        let body = if is_form(content_type.as_ref()) {
-            V3Body::Form(convert_pairs(parse_pairs(&bytes), conversions).map_err(bad_param)?)
-        } else if bytes.iter().all(u8::is_ascii_whitespace) {
-            V3Body::Empty
-        } else {
-            match crate::plain_value::from_slice(&bytes) {
-                Ok(Value::Object(object)) => {
-                    V3Body::Json(convert_json(object, conversions).map_err(bad_param)?)
-                }
-                Ok(_) => V3Body::Raw(content_type, bytes),
-                Err(error) => return Err(GatewayError::BadRequest(format!("invalid JSON body: {error}"))),
-            }
-        };
-        Ok(V3Request { query, body })
+        let body = parse_body(content_type, bytes, conversions, &mut renamed)?;
+        Ok(V3Request { query, body, renamed })
     }
 
     /// A parameter's value from the body, else the query.

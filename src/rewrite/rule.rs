@@ -35,9 +35,21 @@ impl Route {
             .trim()
             .split_once(' ')
             .ok_or_else(|| format!("{text:?} is not `METHOD /path`"))?;
-        let method: Method = method
-            .parse()
-            .map_err(|_| format!("{method:?} is not an HTTP method"))?;
+        // Only the methods an API route can have: `GETT` is a typo, never an extension method.
+        let method = match method {
+            "GET" => Method::GET,
+            "HEAD" => Method::HEAD,
+            "POST" => Method::POST,
+            "PUT" => Method::PUT,
+            "PATCH" => Method::PATCH,
+            "DELETE" => Method::DELETE,
+            "OPTIONS" => Method::OPTIONS,
+            _ => {
+                return Err(format!(
+                    "{method:?} is not an HTTP method (GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS)"
+                ))
+            }
+        };
         let template = template.trim();
         if !template.starts_with('/') {
             return Err(format!("path {template:?} must start with /"));
@@ -307,6 +319,12 @@ impl Rule {
             || !self.add_body.is_empty()
             || !self.drop_if.is_empty()
             || !self.path_from_request.is_empty()
+    }
+
+    /// Whether the request body is read (to rewrite its parameters, or because a procedure or answer uses them)
+    /// rather than streamed on unread.
+    pub fn reads_body(&self) -> bool {
+        self.rewrites_params() || self.procedure.is_some() || self.answer.is_some()
     }
 
     /// Whether the answer is read and rebuilt rather than streamed back.

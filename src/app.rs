@@ -36,7 +36,8 @@ pub struct Running {
 
 /// Prepares everything `serve` needs, binding the listener, without serving yet.
 pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
-    let table = RuleTable::load(config.rules_dir.as_deref()).context("rules")?;
+    crate::identifier::set(&config.identifier_word).context("identifier_word")?;
+    let table = RuleTable::load(config.rules_dir.as_deref(), &config.identifier_word).context("rules")?;
     let (backend, simulator, demo) = match &config.backend.url {
         Some(url) => (url.clone(), None, None),
         None => {

@@ -82,6 +82,8 @@ pub struct RawConfig {
     pub log_level: Option<String>,
     /// Directory of rule files replacing the built-in table.
     pub rules_dir: Option<PathBuf>,
+    /// The server's brand word in route and field names.
+    pub identifier_word: Option<String>,
     /// `strict` or `tolerant` V3 response shapes.
     pub response_shapes: Option<String>,
     /// Largest whole collection gathered from V4 pages.
@@ -201,6 +203,7 @@ impl RawConfig {
             log_format,
             log_level,
             rules_dir,
+            identifier_word,
             response_shapes,
             max_collected_items,
             max_rewrite_body_bytes,
@@ -249,6 +252,7 @@ const OPTIONS: &[(&str, Kind)] = &[
     ("log_format", Kind::Text),
     ("log_level", Kind::Text),
     ("rules_dir", Kind::Text),
+    ("identifier_word", Kind::Text),
     ("response_shapes", Kind::Text),
     ("max_collected_items", Kind::Number),
     ("max_rewrite_body_bytes", Kind::Number),
@@ -363,6 +367,8 @@ pub struct Config {
     pub log_level: String,
     /// Rule directory replacing the built-in table.
     pub rules_dir: Option<PathBuf>,
+    /// The server's brand word in route and field names (`svc` in `svc_ci_ymls`).
+    pub identifier_word: String,
     /// Response shaping mode.
     pub shapes: ShapeMode,
     /// Cap on whole collections gathered from pages.
@@ -475,6 +481,11 @@ impl Config {
             }
             None => None,
         };
+        let identifier_word = raw
+            .identifier_word
+            .unwrap_or_else(|| crate::identifier::DEFAULT_WORD.to_owned());
+        crate::identifier::check(&identifier_word)
+            .map_err(|error| invalid("identifier_word", &error.to_string()))?;
         let log_format = match raw.log_format.as_deref().unwrap_or("text") {
             "text" => LogFormat::Text,
             "json" => LogFormat::Json,
@@ -512,6 +523,7 @@ impl Config {
             log_format,
             log_level: raw.log_level.unwrap_or_else(|| "info".to_owned()),
             rules_dir: raw.rules_dir,
+            identifier_word,
             shapes,
             max_collected_items: positive("max_collected_items", raw.max_collected_items, 10_000)?,
             max_rewrite_body_bytes: positive("max_rewrite_body_bytes", raw.max_rewrite_body_bytes, 64 << 20)?,

@@ -12,6 +12,7 @@ pub mod body;
 pub mod config;
 pub mod context;
 pub mod error;
+pub mod identifier;
 pub mod internal;
 pub mod logformat;
 pub mod logsink;

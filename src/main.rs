@@ -58,6 +58,9 @@ struct TranslateArgs {
     /// Directory of rule files (default: the built-in table).
     #[arg(long)]
     rules: Option<PathBuf>,
+    /// The server's brand word in route and field names (default svc).
+    #[arg(long, env = "SVCGATE_IDENTIFIER_WORD", default_value = svcgate::identifier::DEFAULT_WORD)]
+    identifier_word: String,
 }
 
 #[derive(Args)]
@@ -101,12 +104,18 @@ enum RulesAction {
         /// Directory of rule files (default: the built-in table).
         #[arg(long)]
         rules: Option<PathBuf>,
+        /// The server's brand word in route and field names (default svc).
+        #[arg(long, env = "SVCGATE_IDENTIFIER_WORD", default_value = svcgate::identifier::DEFAULT_WORD)]
+        identifier_word: String,
     },
     /// Print the rule table: V3 → V4, since, section.
     List {
         /// Directory of rule files (default: the built-in table).
         #[arg(long)]
         rules: Option<PathBuf>,
+        /// The server's brand word in route and field names (default svc).
+        #[arg(long, env = "SVCGATE_IDENTIFIER_WORD", default_value = svcgate::identifier::DEFAULT_WORD)]
+        identifier_word: String,
     },
 }
 
@@ -124,11 +133,17 @@ fn main() -> ExitCode {
 }
 
 fn rules(action: RulesAction) -> ExitCode {
-    let (dir, list) = match action {
-        RulesAction::Check { rules } => (rules, false),
-        RulesAction::List { rules } => (rules, true),
+    let (dir, word, list) = match action {
+        RulesAction::Check {
+            rules,
+            identifier_word,
+        } => (rules, identifier_word, false),
+        RulesAction::List {
+            rules,
+            identifier_word,
+        } => (rules, identifier_word, true),
     };
-    match RuleTable::load(dir.as_deref()) {
+    match RuleTable::load(dir.as_deref(), &word) {
         Ok(table) => {
             if list {
                 for rule in table.rules() {
@@ -159,7 +174,7 @@ fn translate(args: TranslateArgs) -> ExitCode {
         eprintln!("svcgate translate: {message}");
         ExitCode::FAILURE
     };
-    let table = match RuleTable::load(args.rules.as_deref()) {
+    let table = match RuleTable::load(args.rules.as_deref(), &args.identifier_word) {
         Ok(table) => table,
         Err(error) => return fail(error.to_string()),
     };

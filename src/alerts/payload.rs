@@ -400,7 +400,8 @@ impl Attribute {
             Attribute::Hosts => "hosts",
             Attribute::Severity => "severity",
             Attribute::Fingerprint => "fingerprint",
-            Attribute::EnvironmentName => "svc_environment_name",
+            // `svc_environment_name` under the default identifier word.
+            Attribute::EnvironmentName => crate::identifier::names().environment_name.as_str(),
         }
     }
 
@@ -956,8 +957,8 @@ fn prometheus_alert(
         ),
         fingerprint: Some(prometheus_fingerprint(object, labels, w)),
         environment: text(
-            field(labels, "svc_environment_name"),
-            "labels.svc_environment_name",
+            field(labels, Attribute::EnvironmentName.key()),
+            &format!("labels.{}", Attribute::EnvironmentName.key()),
             usize::MAX,
             IGNORED,
             w,

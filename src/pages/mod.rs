@@ -865,7 +865,7 @@ impl Pages {
             "hosts",
             "severity",
             "fingerprint",
-            "svc_environment_name",
+            crate::alerts::payload::Attribute::EnvironmentName.key(),
         ];
         let custom = payload
             .as_object()
@@ -1299,6 +1299,7 @@ impl Pages {
                 notice: None,
                 error: None,
                 groups,
+                environment_field: crate::alerts::payload::Attribute::EnvironmentName.key(),
             },
         )
     }

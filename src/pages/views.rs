@@ -351,6 +351,8 @@ pub struct Environments {
     pub error: Option<String>,
     /// Groups.
     pub groups: Vec<EnvironmentGroup>,
+    /// The alert field that names an environment (`svc_environment_name`).
+    pub environment_field: &'static str,
 }
 
 /// A page with a heading and a sentence (forbidden, not found, errors).

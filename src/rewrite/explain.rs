@@ -304,7 +304,7 @@ pub fn explain(
             lines.push(format!("  {} {}", call.method, call.target));
         }
         match &call.body {
-            Some(("", text)) => lines.push(format!("  body: {text}")),
+            Some((content_type, text)) if content_type.is_empty() => lines.push(format!("  body: {text}")),
             Some((content_type, text)) => lines.push(format!("  body ({content_type}): {text}")),
             None => {}
         }
@@ -322,7 +322,6 @@ pub fn explain(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use serde_json::json;
 
     /// A request, its body, the ids already resolved, whether a rule matches, and what the text must say.
     type Case = (

@@ -94,8 +94,8 @@ pub struct Call {
     pub method: http::Method,
     /// Path and query (`/api/v4/…?…`), percent-encoded as sent.
     pub target: String,
-    /// The body as sent, with its content type.
-    pub body: Option<(&'static str, String)>,
+    /// The body as sent, with its content type (empty when the client gave none).
+    pub body: Option<(String, String)>,
 }
 
 impl Plan<'_> {
@@ -123,11 +123,21 @@ impl Plan<'_> {
         }
         let body = match &self.request.body {
             V3Body::Json(object) => Some((
-                "application/json",
+                "application/json".to_owned(),
                 serde_json::to_string(object).unwrap_or_default(),
             )),
-            V3Body::Form(pairs) => Some(("application/x-www-form-urlencoded", encode_pairs(pairs))),
-            V3Body::Raw(_, bytes) => Some(("", String::from_utf8_lossy(bytes).into_owned())),
+            V3Body::Form(pairs) => Some((
+                "application/x-www-form-urlencoded".to_owned(),
+                encode_pairs(pairs),
+            )),
+            V3Body::Raw(content_type, bytes) => Some((
+                content_type
+                    .as_ref()
+                    .and_then(|value| value.to_str().ok())
+                    .unwrap_or_default()
+                    .to_owned(),
+                String::from_utf8_lossy(bytes).into_owned(),
+            )),
             V3Body::Empty | V3Body::Stream(..) => None,
         };
         calls.push(Call {

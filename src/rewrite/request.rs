@@ -84,11 +84,11 @@ fn is_readable(content_type: Option<&HeaderValue>) -> bool {
     content_type.is_none() || is_json(content_type) || is_form(content_type)
 }
 
+/// `(name, value)` pairs of a query or form, or `(V4 name, V3 name)` pairs of renames.
+type Pairs = Vec<(String, String)>;
+
 /// The query pairs, converted, and the renames among them.
-fn read_query(
-    query: Option<&str>,
-    conversions: &[Conversion],
-) -> Result<(Vec<(String, String)>, Vec<(String, String)>), GatewayError> {
+fn read_query(query: Option<&str>, conversions: &[Conversion]) -> Result<(Pairs, Pairs), GatewayError> {
     let pairs = parse_pairs(query.unwrap_or("").as_bytes());
     let renamed = renames_sent(conversions, pairs.iter().map(|(name, _)| name.as_str()));
     let pairs = convert_pairs(pairs, conversions).map_err(bad_param)?;

@@ -36,9 +36,13 @@ pub struct Matched<'a> {
 }
 
 impl RuleTable {
-    /// Compiles `(name, contents)` rule files.
-    pub fn from_sources(sources: &[(String, String)]) -> Result<Self, LoadError> {
-        let (rules, shapes) = compile(sources)?;
+    /// Compiles `(name, contents)` rule files, their `{identifier}` placeholders replaced by `identifier_word`.
+    pub fn from_sources(sources: &[(String, String)], identifier_word: &str) -> Result<Self, LoadError> {
+        let sources: Vec<(String, String)> = sources
+            .iter()
+            .map(|(name, text)| (name.clone(), crate::identifier::substitute(text, identifier_word)))
+            .collect();
+        let (rules, shapes) = compile(&sources)?;
         let mut routers: HashMap<Method, matchit::Router<usize>> = HashMap::new();
         let mut errors = Vec::new();
         for (index, rule) in rules.iter().enumerate() {
@@ -60,17 +64,22 @@ impl RuleTable {
         })
     }
 
-    /// The built-in table.
+    /// The built-in table, for a server whose identifier word is the default one.
     pub fn builtin() -> Result<Self, LoadError> {
+        Self::builtin_for(crate::identifier::DEFAULT_WORD)
+    }
+
+    /// The built-in table for a server whose identifier word is `identifier_word`.
+    pub fn builtin_for(identifier_word: &str) -> Result<Self, LoadError> {
         let sources: Vec<(String, String)> = BUILTIN
             .iter()
             .map(|(name, text)| ((*name).to_owned(), (*text).to_owned()))
             .collect();
-        Self::from_sources(&sources)
+        Self::from_sources(&sources, identifier_word)
     }
 
     /// Every `*.toml` file of `dir`, in name order.
-    pub fn from_dir(dir: &Path) -> Result<Self, LoadError> {
+    pub fn from_dir(dir: &Path, identifier_word: &str) -> Result<Self, LoadError> {
         let entries =
             std::fs::read_dir(dir).map_err(|error| LoadError(vec![format!("{}: {error}", dir.display())]))?;
         let mut paths: Vec<_> = entries
@@ -91,14 +100,14 @@ impl RuleTable {
                 dir.display()
             )]));
         }
-        Self::from_sources(&sources)
+        Self::from_sources(&sources, identifier_word)
     }
 
-    /// The table from `dir`, or the built-in one.
-    pub fn load(dir: Option<&Path>) -> Result<Self, LoadError> {
+    /// The table from `dir`, or the built-in one, for a server whose identifier word is `identifier_word`.
+    pub fn load(dir: Option<&Path>, identifier_word: &str) -> Result<Self, LoadError> {
         match dir {
-            Some(dir) => Self::from_dir(dir),
-            None => Self::builtin(),
+            Some(dir) => Self::from_dir(dir, identifier_word),
+            None => Self::builtin_for(identifier_word),
         }
     }
 

@@ -68,6 +68,25 @@ where
     }
 }
 
+/// Creates the data directory (0700) and the database file (0600) private to svcgate's user. SQLite gives the
+/// log and shared-memory files (`-wal`, `-shm`) the database file's mode, so they are private too. An existing
+/// database file is made private as well; an existing directory is left as its owner set it.
+fn create_private(data_dir: &Path, database: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+    if !data_dir.is_dir() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(data_dir)?;
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(database)?;
+    std::fs::set_permissions(database, std::fs::Permissions::from_mode(0o600))
+}
+
 fn clone_error(error: &rusqlite::Error) -> rusqlite::Error {
     rusqlite::Error::ToSqlConversionFailure(error.to_string().into())
 }
@@ -83,11 +102,12 @@ pub struct SqliteStore {
 impl SqliteStore {
     /// Opens (creating if needed) the store in `data_dir`, applies migrations and starts the writer thread.
     pub fn open(data_dir: &Path) -> Result<Self, StoreError> {
-        std::fs::create_dir_all(data_dir).map_err(|source| StoreError::DataDir {
+        let data_dir_error = |source| StoreError::DataDir {
             path: data_dir.display().to_string(),
             source,
-        })?;
+        };
         let path = data_dir.join("svcgate.db");
+        create_private(data_dir, &path).map_err(data_dir_error)?;
         let mut writer = Connection::open(&path)?;
         writer.pragma_update(None, "journal_mode", "WAL")?;
         writer.pragma_update(None, "synchronous", "FULL")?;
@@ -455,6 +475,26 @@ impl SqliteStore {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn the_data_directory_and_the_store_files_are_private_to_their_user() {
+        use std::os::unix::fs::PermissionsExt;
+        let parent = tempfile::tempdir().unwrap();
+        let data_dir = parent.path().join("data");
+        let store = SqliteStore::open(&data_dir).unwrap();
+        let mode = |name: &str| {
+            std::fs::metadata(data_dir.join(name))
+                .unwrap_or_else(|error| panic!("{name}: {error}"))
+                .permissions()
+                .mode()
+                & 0o777
+        };
+        assert_eq!(mode(""), 0o700);
+        for file in ["svcgate.db", "svcgate.db-wal", "svcgate.db-shm"] {
+            assert_eq!(mode(file), 0o600, "{file}");
+        }
+        drop(store);
+    }
 
     #[test]
     fn sqlite_is_built_without_memory_statistics() {

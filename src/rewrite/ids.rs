@@ -120,7 +120,9 @@ impl IdIndex {
             IdKind::Issue => "Issue",
             IdKind::MergeRequest => "Merge Request",
         });
-        let Ok(id) = raw_id.parse::<u64>() else {
+        // Ids are 64-bit signed integers (the store's and the service's): a larger number names nothing, and is
+        // answered at once, without a lookup.
+        let Some(id) = raw_id.parse::<i64>().ok().and_then(|id| u64::try_from(id).ok()) else {
             return Err(not_found);
         };
         let in_project = |record: IdRecord| match project.parse::<u64>() {

@@ -99,6 +99,15 @@ pub struct Rewriter {
     settings: RewriteSettings,
 }
 
+/// Whether a path has a `.` or `..` segment, plain or percent-encoded (`%2e%2E`): the backend or a proxy in front
+/// of it could resolve one to another route than the rule matched, so such a V3 path is refused, never forwarded.
+pub(crate) fn has_dot_segment(path: &str) -> bool {
+    path.split('/').any(|segment| {
+        let decoded = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
+        decoded == "." || decoded == ".."
+    })
+}
+
 /// Folds empty path segments (`/issues//1` → `/issues/1`), which V3 clients produce and V3 accepted.
 pub(crate) fn fold_empty_segments(path: &str) -> String {
     let mut folded = String::with_capacity(path.len());
@@ -166,6 +175,11 @@ impl Rewriter {
         }
         let path = request.uri().path();
         let v3_path = fold_empty_segments(path.strip_prefix(V3_PREFIX).unwrap_or(path));
+        if has_dot_segment(&v3_path) {
+            return Err(GatewayError::BadRequest(
+                "a path segment may not be . or .. (plain or percent-encoded)".to_owned(),
+            ));
+        }
         if is_github_compat(&v3_path) {
             context.route = "github-compat".to_owned();
             return forward_to(&self.upstream, request, context, None).await;
@@ -350,6 +364,28 @@ mod tests {
         }
         for path in ["/users/1/keys", "/user", "/projects/1/repository", "/orgs/acme"] {
             assert!(!is_github_compat(path), "{path}");
+        }
+    }
+
+    #[test]
+    fn dot_segments_are_found_plain_and_percent_encoded() {
+        for path in [
+            "/projects/..",
+            "/projects/./1",
+            "/%2e%2E/x",
+            "/projects/1/%2E",
+            "/a/.%2e/b",
+        ] {
+            assert!(has_dot_segment(path), "{path}");
+        }
+        for path in [
+            "/projects/1",
+            "/projects/a.b",
+            "/projects/...",
+            "/projects/.hidden",
+            "/x/%2e%2e%2e",
+        ] {
+            assert!(!has_dot_segment(path), "{path}");
         }
     }
 

@@ -175,7 +175,7 @@ impl Upstream {
         })
     }
 
-    /// The backend's `host[:port]`, sent as `Host` on every forwarded request.
+    /// The backend's `host[:port]`: the `Host` of requests to it, unless forwarded with `preserve_host`.
     pub fn authority(&self) -> &http::uri::Authority {
         &self.authority
     }

@@ -235,7 +235,7 @@ async fn an_upgrade_carries_the_clients_host_with_preserve_host() {
 }
 
 #[tokio::test]
-async fn svcgates_own_routes_and_v3_do_not_upgrade() {
+async fn svcgates_own_routes_do_not_upgrade() {
     let (backend, _seen) = websocket_backend().await;
     let gateway = TestGateway::start(&format!("http://{backend}")).await;
     let url = format!("ws://{}/-/svcgate/health", gateway.address);
@@ -283,5 +283,81 @@ async fn a_websocket_reaches_an_https_backend_that_offers_http2_over_http1() {
         format!("localhost:{}", backend.port())
     );
     socket.close(None).await.unwrap();
+    gateway.stop().await;
+}
+
+/// Reads one response (head and a `Content-Length` body) from a raw connection: its head and body.
+async fn read_response(stream: &mut tokio::net::TcpStream) -> (String, Vec<u8>) {
+    use tokio::io::AsyncReadExt;
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let mut byte = [0u8; 1];
+        let read = within(5, "a response head", stream.read(&mut byte))
+            .await
+            .unwrap();
+        assert_eq!(read, 1, "closed after {:?}", String::from_utf8_lossy(&head));
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8(head).unwrap();
+    let length: usize = head
+        .lines()
+        .find_map(|line| {
+            line.to_ascii_lowercase()
+                .strip_prefix("content-length:")
+                .map(|v| v.trim().parse().unwrap())
+        })
+        .expect("a Content-Length");
+    let mut body = vec![0u8; length];
+    within(5, "a response body", stream.read_exact(&mut body))
+        .await
+        .unwrap();
+    (head, body)
+}
+
+#[tokio::test]
+async fn an_upgrade_answered_without_101_leaves_the_connection_to_plain_http_and_v3_never_upgrades() {
+    use tokio::io::AsyncWriteExt;
+    let origin = common::origin::Origin::start().await;
+    let gateway = TestGateway::start(&origin.url()).await;
+    let mut stream = tokio::net::TcpStream::connect(gateway.address).await.unwrap();
+    stream
+        .write_all(
+            b"GET /-/cable HTTP/1.1\r\nHost: gate.example\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\
+              Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+        )
+        .await
+        .unwrap();
+    let (head, body) = read_response(&mut stream).await;
+    assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+    let echo: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(echo["headers"]["upgrade"], "websocket");
+    assert_eq!(echo["headers"]["connection"], "upgrade");
+    assert_eq!(echo["headers"]["sec-websocket-version"], "13");
+
+    // The same connection goes on with the next request.
+    stream
+        .write_all(b"GET /api/v4/version HTTP/1.1\r\nHost: gate.example\r\n\r\n")
+        .await
+        .unwrap();
+    let (head, body) = read_response(&mut stream).await;
+    assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+    let echo: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(echo["target"], "/api/v4/version");
+    assert!(echo["headers"].get("upgrade").is_none(), "{echo}");
+
+    // A V3 route is never upgraded: forwarded with the prefix changed, it loses both headers.
+    stream
+        .write_all(
+            b"GET /api/v3/no/such/route HTTP/1.1\r\nHost: gate.example\r\nConnection: Upgrade\r\n\
+              Upgrade: websocket\r\n\r\n",
+        )
+        .await
+        .unwrap();
+    let (head, body) = read_response(&mut stream).await;
+    assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+    let echo: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(echo["target"], "/api/v4/no/such/route");
+    assert!(echo["headers"].get("upgrade").is_none(), "{echo}");
+    assert!(echo["headers"].get("connection").is_none(), "{echo}");
     gateway.stop().await;
 }

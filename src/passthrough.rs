@@ -86,20 +86,19 @@ fn prepare(
 
 /// The protocol an HTTP/1.1 request asks to switch to: its `Upgrade` header, when `Connection` names `upgrade`.
 fn upgrade_protocol(request: &Request<Incoming>) -> Option<HeaderValue> {
+    // `Upgrade` first: it is rare, so most requests cost one lookup here.
+    let protocol = request.headers().get(UPGRADE)?;
     if request.version() != Version::HTTP_11 {
         return None;
     }
-    let asked = request
+    request
         .headers()
         .get_all(CONNECTION)
         .iter()
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(','))
-        .any(|token| token.trim().eq_ignore_ascii_case("upgrade"));
-    if !asked {
-        return None;
-    }
-    request.headers().get(UPGRADE).cloned()
+        .any(|token| token.trim().eq_ignore_ascii_case("upgrade"))
+        .then(|| protocol.clone())
 }
 
 /// Forwards an upgrade request with its `Connection: upgrade` and `Upgrade`. A 101 from the backend is passed on

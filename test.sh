@@ -23,6 +23,13 @@ if [ ! -x /usr/bin/prometheus-alertmanager ]; then
     $sudo systemctl disable --now prometheus-alertmanager >/dev/null 2>&1 || true
 fi
 
+# git itself (tests/git_http.rs) clones and pushes through svcgate to `git http-backend`, which is part of git.
+if ! command -v git >/dev/null 2>&1 || [ ! -x "$(git --exec-path)/git-http-backend" ]; then
+    if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+    $sudo apt-get update
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends git
+fi
+
 # The browser tests (tests/browser.rs): Debian's headless Chromium and its WebDriver.
 if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
     if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi

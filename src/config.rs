@@ -74,6 +74,10 @@ pub struct RawConfig {
     pub backend_timeout: Option<String>,
     /// How long idle backend connections are kept in the pool.
     pub backend_pool_idle_timeout: Option<String>,
+    /// Send the client's `Host` to the backend instead of the backend's own authority.
+    pub preserve_host: Option<bool>,
+    /// How long an upgraded connection (WebSocket) may carry no bytes before it is closed.
+    pub upgrade_idle_timeout: Option<String>,
     /// Grace period for in-flight requests at shutdown.
     pub shutdown_grace: Option<String>,
     /// `text` or `json` log lines.
@@ -199,6 +203,8 @@ impl RawConfig {
             backend_connect_timeout,
             backend_timeout,
             backend_pool_idle_timeout,
+            preserve_host,
+            upgrade_idle_timeout,
             shutdown_grace,
             log_format,
             log_level,
@@ -248,6 +254,8 @@ const OPTIONS: &[(&str, Kind)] = &[
     ("backend_connect_timeout", Kind::Text),
     ("backend_timeout", Kind::Text),
     ("backend_pool_idle_timeout", Kind::Text),
+    ("preserve_host", Kind::Flag),
+    ("upgrade_idle_timeout", Kind::Text),
     ("shutdown_grace", Kind::Text),
     ("log_format", Kind::Text),
     ("log_level", Kind::Text),
@@ -342,6 +350,10 @@ pub struct BackendConfig {
     pub timeout: Duration,
     /// Idle time before a pooled connection is closed.
     pub pool_idle_timeout: Duration,
+    /// Whether forwarded requests carry the client's `Host` rather than the backend's authority.
+    pub preserve_host: bool,
+    /// How long an upgraded connection may carry no bytes in either direction before it is closed.
+    pub upgrade_idle_timeout: Duration,
 }
 
 /// The validated configuration the gateway runs with.
@@ -514,6 +526,12 @@ impl Config {
                     raw.backend_pool_idle_timeout,
                     "90s",
                 )?,
+                preserve_host: raw.preserve_host.unwrap_or(false),
+                upgrade_idle_timeout: nonzero_duration(
+                    "upgrade_idle_timeout",
+                    raw.upgrade_idle_timeout,
+                    "10m",
+                )?,
             },
             data_dir: raw.data_dir,
             public_url,
@@ -625,6 +643,18 @@ fn duration(option: &'static str, value: Option<String>, default: &str) -> Resul
         .map_err(|_| invalid(option, &format!("{text:?} is not a duration like 30s or 500ms")))
 }
 
+fn nonzero_duration(
+    option: &'static str,
+    value: Option<String>,
+    default: &str,
+) -> Result<Duration, ConfigError> {
+    let parsed = duration(option, value, default)?;
+    if parsed.is_zero() {
+        return Err(invalid(option, "must be longer than 0s"));
+    }
+    Ok(parsed)
+}
+
 fn positive(option: &'static str, value: Option<u64>, default: u64) -> Result<usize, ConfigError> {
     let number = value.unwrap_or(default);
     if number == 0 {
@@ -712,6 +742,8 @@ mod tests {
             ("backend_timeout = \"soon\"", "backend_timeout"),
             ("response_shapes = \"loose\"", "response_shapes"),
             ("max_collected_items = 0", "max_collected_items"),
+            ("upgrade_idle_timeout = \"0s\"", "upgrade_idle_timeout"),
+            ("upgrade_idle_timeout = \"forever\"", "upgrade_idle_timeout"),
             ("tls_cert = \"/c.pem\"", "tls_key"),
         ];
         for (text, option) in cases {
@@ -749,6 +781,26 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.starts_with("option `dev`"), "{error}");
+    }
+
+    #[test]
+    fn passthrough_options_default_and_parse() {
+        let config = Config::from_raw(RawConfig {
+            dev: Some(true),
+            ..RawConfig::default()
+        })
+        .unwrap();
+        assert!(!config.backend.preserve_host);
+        assert_eq!(config.backend.upgrade_idle_timeout, Duration::from_secs(600));
+        let raw = RawConfig::from_env(env(&[
+            ("SVCGATE_DEV", "1"),
+            ("SVCGATE_PRESERVE_HOST", "true"),
+            ("SVCGATE_UPGRADE_IDLE_TIMEOUT", "90s"),
+        ]))
+        .unwrap();
+        let config = Config::from_raw(raw).unwrap();
+        assert!(config.backend.preserve_host);
+        assert_eq!(config.backend.upgrade_idle_timeout, Duration::from_secs(90));
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! svcgate: a V3 → V4 compatibility gateway and alert intake in front of an svc server.
 //!
 //! Request flow: [`server`] accepts and dispatches; [`rewrite`] translates `/api/v3` requests by the rule table;
-//! [`passthrough`] streams everything else to the backend through [`upstream`]; [`store`] keeps durable state;
-//! [`alerts`] terminates alert webhooks and serves their management API, asking [`access`] what callers may do;
-//! [`telemetry`] logs and counts. [`config`] builds the one validated configuration, [`app`] wires it all up.
+//! [`passthrough`] streams everything else to the backend through [`upstream`], and [`tunnel`] carries the
+//! connections it upgrades; [`store`] keeps durable state; [`alerts`] terminates alert webhooks and serves their
+//! management API, asking [`access`] what callers may do; [`telemetry`] logs and counts. [`config`] builds the one validated configuration, [`app`] wires it all up.
 
 pub mod access;
 pub mod alerts;
@@ -23,5 +23,6 @@ pub mod rewrite;
 pub mod server;
 pub mod store;
 pub mod telemetry;
+pub mod tunnel;
 pub mod upstream;
 pub mod usage;

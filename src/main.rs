@@ -83,6 +83,9 @@ struct ServeArgs {
     /// Run against the built-in simulator with demo data.
     #[arg(long)]
     dev: bool,
+    /// Send the client's Host header to the backend instead of the backend's own host.
+    #[arg(long)]
+    preserve_host: bool,
     /// Directory of rule files replacing the built-in table.
     #[arg(long)]
     rules: Option<PathBuf>,
@@ -235,6 +238,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         data_dir: args.data_dir,
         public_url: args.public_url,
         dev: args.dev.then_some(true),
+        preserve_host: args.preserve_host.then_some(true),
         rules_dir: args.rules,
         log_format: args.log_format,
         edition: args.edition,

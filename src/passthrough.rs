@@ -3,22 +3,34 @@
 //! Method, path and query go to the backend byte for byte (percent-encoding preserved), headers less the
 //! hop-by-hop ones plus the forwarding headers; both bodies are streamed frame by frame and never collected, so a
 //! multi-gigabyte clone or download costs a few buffers of memory.
+//!
+//! An HTTP/1.1 protocol upgrade (`Connection: upgrade`, `Upgrade: websocket`: the web interface's live updates
+//! and terminal) keeps those two headers; when the backend switches protocols, so does the client's connection,
+//! and [`tunnel`](crate::tunnel) carries the bytes from then on. Upgrades over HTTP/2 (extended CONNECT) are not
+//! forwarded: such a request is passed on as an ordinary one.
 
-use http::{Request, Response, Version};
+use http::header::{HeaderValue, CONNECTION, EXPECT, UPGRADE};
+use http::{Request, Response, StatusCode, Version};
 use hyper::body::Incoming;
+use tracing::Instrument;
 
 use crate::body::{self, Body};
 use crate::context::RequestContext;
 use crate::error::GatewayError;
+use crate::tunnel::{self, TunnelEnd};
 use crate::upstream::{add_forwarding_headers, strip_hop_by_hop, Upstream};
 
-/// Forwards `request` unchanged to the backend and streams the answer back.
+/// Forwards `request` unchanged to the backend and streams the answer back; a protocol upgrade the backend
+/// accepts becomes a tunnel between the client and the backend.
 pub async fn forward(
     upstream: &Upstream,
     request: Request<Incoming>,
     context: &RequestContext,
 ) -> Result<Response<Body>, GatewayError> {
-    forward_to(upstream, request, context, None).await
+    match upgrade_protocol(&request) {
+        Some(protocol) => forward_upgrade(upstream, request, context, protocol).await,
+        None => forward_to(upstream, request, context, None).await,
+    }
 }
 
 /// Forwards `request` to `target` (a path and query; the request's own when `None`), streaming both ways.
@@ -29,10 +41,37 @@ pub async fn forward_to(
     target: Option<&str>,
 ) -> Result<Response<Body>, GatewayError> {
     let (mut parts, incoming) = request.into_parts();
-    let target = target.unwrap_or_else(|| parts.uri.path_and_query().map_or("/", |target| target.as_str()));
-    let uri = upstream.uri(target)?;
-    let original_host = original_host(&parts);
+    let client_host = prepare(upstream, &mut parts, context, target)?;
+    context.count_backend_call();
+    let response = upstream
+        .forward(
+            Request::from_parts(parts, body::stream(incoming)),
+            client_host.as_deref(),
+        )
+        .await?;
+    Ok(stream_back(response))
+}
+
+/// Readies a client's request head for the backend: its target, less the hop-by-hop headers and `Expect`, plus
+/// the forwarding headers. Answers the host the client addressed.
+fn prepare(
+    upstream: &Upstream,
+    parts: &mut http::request::Parts,
+    context: &RequestContext,
+    target: Option<&str>,
+) -> Result<Option<String>, GatewayError> {
+    let uri = upstream
+        .uri(target.unwrap_or_else(|| parts.uri.path_and_query().map_or("/", |target| target.as_str())))?;
+    let original_host = original_host(parts);
     strip_hop_by_hop(&mut parts.headers);
+    // `Expect: 100-continue` (curl sends it before a large body, git before a large push to a server that offers
+    // Negotiate authentication) is answered here, not forwarded. hyper sends the client its `100 Continue` when
+    // the body is first read, which is once a backend connection is ready and the request head has been written
+    // to it: a waiting client learns of an unreachable backend (502) before it sends its body, and otherwise
+    // starts sending as soon as the backend can take it. hyper's client never waits for a backend's own
+    // `100 Continue`, so forwarding the expectation would only make the backend send an interim answer that
+    // nobody reads (or a 417 from a server that takes no expectations).
+    parts.headers.remove(EXPECT);
     add_forwarding_headers(
         &mut parts.headers,
         &context.client,
@@ -42,11 +81,78 @@ pub async fn forward_to(
     parts.uri = uri;
     // The backend connection picks its own protocol; the client's HTTP/2 must not leak into an HTTP/1.1 pool.
     parts.version = Version::HTTP_11;
+    Ok(original_host)
+}
+
+/// The protocol an HTTP/1.1 request asks to switch to: its `Upgrade` header, when `Connection` names `upgrade`.
+fn upgrade_protocol(request: &Request<Incoming>) -> Option<HeaderValue> {
+    // `Upgrade` first: it is rare, so most requests cost one lookup here.
+    let protocol = request.headers().get(UPGRADE)?;
+    if request.version() != Version::HTTP_11 {
+        return None;
+    }
+    request
+        .headers()
+        .get_all(CONNECTION)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .any(|token| token.trim().eq_ignore_ascii_case("upgrade"))
+        .then(|| protocol.clone())
+}
+
+/// Forwards an upgrade request with its `Connection: upgrade` and `Upgrade`. A 101 from the backend is passed on
+/// with the backend's headers (`Upgrade`, `Sec-WebSocket-Accept`, …) and both connections are joined by a
+/// tunnel; any other answer is streamed back like an ordinary one.
+async fn forward_upgrade(
+    upstream: &Upstream,
+    mut request: Request<Incoming>,
+    context: &RequestContext,
+    protocol: HeaderValue,
+) -> Result<Response<Body>, GatewayError> {
+    let client_upgrade = hyper::upgrade::on(&mut request);
+    let (mut parts, incoming) = request.into_parts();
+    let client_host = prepare(upstream, &mut parts, context, None)?;
+    parts
+        .headers
+        .insert(CONNECTION, HeaderValue::from_static("upgrade"));
+    parts.headers.insert(UPGRADE, protocol);
     context.count_backend_call();
-    let response = upstream
-        .send(Request::from_parts(parts, body::stream(incoming)))
+    let mut response = upstream
+        .forward_upgrade(
+            Request::from_parts(parts, body::stream(incoming)),
+            client_host.as_deref(),
+        )
         .await?;
-    Ok(stream_back(response))
+    if response.status() != StatusCode::SWITCHING_PROTOCOLS {
+        return Ok(stream_back(response));
+    }
+    let backend_upgrade = hyper::upgrade::on(&mut response);
+    let (mut parts, _) = response.into_parts();
+    let switched_to = parts.headers.get(UPGRADE).cloned();
+    strip_hop_by_hop(&mut parts.headers);
+    parts
+        .headers
+        .insert(CONNECTION, HeaderValue::from_static("upgrade"));
+    if let Some(switched_to) = switched_to {
+        parts.headers.insert(UPGRADE, switched_to);
+    }
+    let idle = upstream.upgrade_idle_timeout();
+    // The tunnel outlives this request: it runs on its own task, and ends with its log line.
+    tokio::spawn(
+        async move {
+            match tunnel::run(client_upgrade, backend_upgrade, idle).await {
+                Ok(TunnelEnd::Closed {
+                    from_client,
+                    from_backend,
+                }) => tracing::debug!(from_client, from_backend, "upgraded connection closed"),
+                Ok(TunnelEnd::Idle) => tracing::debug!(?idle, "upgraded connection idle; closed"),
+                Err(error) => tracing::debug!(%error, "upgraded connection failed"),
+            }
+        }
+        .instrument(tracing::debug_span!("upgraded", request_id = %context.request_id)),
+    );
+    Ok(Response::from_parts(parts, body::empty()))
 }
 
 /// Turns a backend response into a client response with the body still streaming.

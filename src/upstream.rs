@@ -3,6 +3,9 @@
 //! One [`Upstream`] is shared by every request. It keeps a keep-alive pool (never a connection per request),
 //! speaks `http://` or `https://` (rustls with the system's roots plus an optional CA bundle and client
 //! certificate), and maps transport failures to the gateway's errors: unreachable → 502, slow → 504.
+//!
+//! Requests forwarded for a client may be addressed by the client's own `Host` (`preserve_host`), and protocol
+//! upgrades (WebSocket) always go over HTTP/1.1, the only version whose connection can be upgraded.
 
 use std::io::BufReader;
 use std::sync::Arc;
@@ -80,6 +83,11 @@ impl tower_service::Service<Uri> for BackendConnector {
 /// The shared backend client.
 pub struct Upstream {
     client: Client<BackendConnector, Body>,
+    /// A client that speaks HTTP/1.1 only: the same as `client` for a cleartext backend (which is never offered
+    /// HTTP/2), its own pool for TLS, where ALPN could otherwise choose HTTP/2. Protocol upgrades need HTTP/1.1;
+    /// requests with the client's `Host` use it too, so that HTTP/2's `:authority` (taken from the URI, which is
+    /// also the pool's key) never has to carry a name each client chooses.
+    http1: Client<BackendConnector, Body>,
     scheme: http::uri::Scheme,
     authority: http::uri::Authority,
     /// The authority of request URIs: [`POOL_AUTHORITY`] for a cleartext backend, the real one for TLS.
@@ -89,6 +97,8 @@ pub struct Upstream {
     host: Option<HeaderValue>,
     path_prefix: String,
     timeout: Duration,
+    preserve_host: bool,
+    upgrade_idle_timeout: Duration,
     metrics: Arc<Metrics>,
 }
 
@@ -105,11 +115,11 @@ impl Upstream {
         http.set_connect_timeout(Some(config.connect_timeout));
         http.set_nodelay(true);
         let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
+            .with_tls_config(tls.clone())
             .https_or_http()
             .enable_http1()
             .enable_http2()
-            .wrap_connector(http);
+            .wrap_connector(http.clone());
         let scheme = base.scheme().cloned().unwrap_or(http::uri::Scheme::HTTP);
         let authority = base
             .authority()
@@ -121,13 +131,28 @@ impl Upstream {
             .path_and_query("/")
             .build()
             .map_err(|_| UpstreamSetupError::BadHost(authority.to_string()))?;
-        let client = Client::builder(TokioExecutor::new())
+        let mut builder = Client::builder(TokioExecutor::new());
+        builder
             .pool_idle_timeout(config.pool_idle_timeout)
-            .pool_timer(TokioTimer::new())
-            .build(BackendConnector {
+            .pool_timer(TokioTimer::new());
+        let client = builder.build(BackendConnector {
+            inner: connector,
+            backend: backend.clone(),
+        });
+        let http1 = if scheme == http::uri::Scheme::HTTPS {
+            // Without HTTP/2 enabled the connector offers no ALPN protocol, and the server keeps to HTTP/1.1.
+            let connector = hyper_rustls::HttpsConnectorBuilder::new()
+                .with_tls_config(tls)
+                .https_or_http()
+                .enable_http1()
+                .wrap_connector(http);
+            builder.build(BackendConnector {
                 inner: connector,
                 backend,
-            });
+            })
+        } else {
+            client.clone()
+        };
         let host = HeaderValue::from_str(authority.as_str())
             .map_err(|_| UpstreamSetupError::BadHost(authority.to_string()))?;
         let (request_authority, host) = if scheme == http::uri::Scheme::HTTPS {
@@ -137,17 +162,20 @@ impl Upstream {
         };
         Ok(Upstream {
             client,
+            http1,
             scheme,
             request_authority,
             host,
             authority,
             path_prefix: base.path().trim_end_matches('/').to_owned(),
             timeout: config.timeout,
+            preserve_host: config.preserve_host,
+            upgrade_idle_timeout: config.upgrade_idle_timeout,
             metrics,
         })
     }
 
-    /// The backend's `host[:port]`, sent as `Host` on every forwarded request.
+    /// The backend's `host[:port]`: the `Host` of requests to it, unless forwarded with `preserve_host`.
     pub fn authority(&self) -> &http::uri::Authority {
         &self.authority
     }
@@ -168,14 +196,81 @@ impl Upstream {
             .map_err(|error| GatewayError::BadRequest(format!("request target cannot be forwarded: {error}")))
     }
 
-    /// Sends one request, waiting at most the backend timeout for the response head.
+    /// How long an upgraded connection may carry no bytes before svcgate closes it.
+    pub fn upgrade_idle_timeout(&self) -> Duration {
+        self.upgrade_idle_timeout
+    }
+
+    /// Sends one request addressed to the backend by its own name, waiting at most the backend timeout for the
+    /// response head.
     pub async fn send(&self, mut request: Request<Body>) -> Result<Response<Incoming>, GatewayError> {
+        self.address_backend(request.headers_mut());
+        self.exchange(&self.client, request).await
+    }
+
+    /// Sends a request forwarded for a client that addressed svcgate as `client_host` (its `Host`, or the
+    /// authority of an HTTP/2 request). With `preserve_host` the backend sees that name as `Host`; otherwise, or
+    /// when the client named no host, the backend's own.
+    pub async fn forward(
+        &self,
+        mut request: Request<Body>,
+        client_host: Option<&str>,
+    ) -> Result<Response<Incoming>, GatewayError> {
+        match self.preserved_host(client_host)? {
+            Some(host) => {
+                request.headers_mut().insert(http::header::HOST, host);
+                self.exchange(&self.http1, request).await
+            }
+            None => self.send(request).await,
+        }
+    }
+
+    /// Sends a protocol upgrade request (`Connection: upgrade`) forwarded for a client, over HTTP/1.1 on a
+    /// connection that, if the backend answers 101, leaves the pool and carries the upgraded protocol.
+    pub async fn forward_upgrade(
+        &self,
+        mut request: Request<Body>,
+        client_host: Option<&str>,
+    ) -> Result<Response<Incoming>, GatewayError> {
+        match self.preserved_host(client_host)? {
+            Some(host) => {
+                request.headers_mut().insert(http::header::HOST, host);
+            }
+            None => self.address_backend(request.headers_mut()),
+        }
+        self.exchange(&self.http1, request).await
+    }
+
+    /// Sets the `Host` of a request addressed to the backend by its own name.
+    fn address_backend(&self, headers: &mut HeaderMap) {
         match &self.host {
-            Some(host) => request.headers_mut().insert(http::header::HOST, host.clone()),
-            None => request.headers_mut().remove(http::header::HOST),
+            Some(host) => headers.insert(http::header::HOST, host.clone()),
+            None => headers.remove(http::header::HOST),
         };
+    }
+
+    /// The client's host as the `Host` to send, with `preserve_host`. A name that is not a host (and port) is the
+    /// client's error: it must not reach the backend's virtual hosting as something else.
+    fn preserved_host(&self, client_host: Option<&str>) -> Result<Option<HeaderValue>, GatewayError> {
+        let Some(host) = client_host.filter(|_| self.preserve_host) else {
+            return Ok(None);
+        };
+        http::uri::Authority::try_from(host)
+            .ok()
+            .filter(|authority| !authority.as_str().contains('@'))
+            .and_then(|authority| HeaderValue::from_str(authority.as_str()).ok())
+            .map(Some)
+            .ok_or_else(|| GatewayError::BadRequest(format!("Host {host:?} is not a host name")))
+    }
+
+    /// Sends a request whose `Host` is set on `client`, waiting at most the backend timeout for the response head.
+    async fn exchange(
+        &self,
+        client: &Client<BackendConnector, Body>,
+        request: Request<Body>,
+    ) -> Result<Response<Incoming>, GatewayError> {
         let started = Instant::now();
-        let outcome = tokio::time::timeout(self.timeout, self.client.request(request)).await;
+        let outcome = tokio::time::timeout(self.timeout, client.request(request)).await;
         self.metrics
             .backend_duration
             .observe(started.elapsed().as_secs_f64());

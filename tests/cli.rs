@@ -125,6 +125,28 @@ fn a_wrong_option_is_one_line_naming_it() {
 }
 
 #[test]
+fn preserve_host_is_a_flag_and_a_zero_upgrade_idle_timeout_is_refused() {
+    let output = svcgate()
+        .args([
+            "serve",
+            "--preserve-host",
+            "--backend",
+            "http://127.0.0.1:1",
+            "--data-dir",
+            "/tmp",
+        ])
+        .env("SVCGATE_UPGRADE_IDLE_TIMEOUT", "0s")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let error = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(
+        error.trim_end(),
+        "svcgate: option `upgrade_idle_timeout`: must be longer than 0s"
+    );
+}
+
+#[test]
 fn flags_override_environment_which_overrides_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("svcgate.toml");

@@ -272,3 +272,133 @@ async fn shutdown_lets_an_in_flight_request_finish_and_refuses_new_connections()
     assert_eq!(answer.body, Bytes::from_static(b"late"));
     within(10, "shutdown", stopping).await.unwrap();
 }
+
+#[tokio::test]
+async fn the_backend_sees_its_own_authority_as_host_unless_preserve_host_is_on() {
+    let origin = Origin::start().await;
+    for (preserve, expected) in [
+        (false, origin.address.to_string()),
+        (true, "gate.example:8443".to_owned()),
+    ] {
+        let gateway = TestGateway::start_with(&origin.url(), |raw| raw.preserve_host = Some(preserve)).await;
+        let answer = send(
+            Method::GET,
+            &format!("{}/group/project", gateway.url()),
+            &[("host", "gate.example:8443")],
+            None,
+        )
+        .await;
+        assert_eq!(answer.status, StatusCode::OK);
+        let echo = answer.json();
+        assert_eq!(
+            echo["headers"]["host"],
+            expected.as_str(),
+            "preserve_host = {preserve}"
+        );
+        assert_eq!(echo["headers"]["x-forwarded-host"], "gate.example:8443");
+        gateway.stop().await;
+    }
+}
+
+#[tokio::test]
+async fn preserve_host_sends_the_authority_of_an_http2_request_and_refuses_a_host_that_is_no_host() {
+    let origin = Origin::start().await;
+    let gateway = TestGateway::start_with(&origin.url(), |raw| raw.preserve_host = Some(true)).await;
+    let client: Client<_, http_body_util::Empty<Bytes>> = Client::builder(TokioExecutor::new())
+        .http2_only(true)
+        .build_http();
+    let response = client
+        .request(
+            Request::get(format!("{}/group/project", gateway.url()))
+                .body(http_body_util::Empty::new())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.version(), http::Version::HTTP_2);
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    let echo: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(echo["headers"]["host"], gateway.address.to_string());
+
+    let answer = send(
+        Method::GET,
+        &format!("{}/group/project", gateway.url()),
+        &[("host", "gate.example/elsewhere")],
+        None,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+    gateway.stop().await;
+}
+
+/// Reads one response head (up to the blank line) from a raw connection.
+async fn read_head(stream: &mut tokio::net::TcpStream) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let mut byte = [0u8; 1];
+        let read = within(10, "a response head", stream.read(&mut byte))
+            .await
+            .unwrap();
+        assert_eq!(
+            read,
+            1,
+            "connection closed after {:?}",
+            String::from_utf8_lossy(&head)
+        );
+        head.push(byte[0]);
+    }
+    String::from_utf8(head).unwrap()
+}
+
+fn expect_request_head(length: usize) -> String {
+    format!(
+        "POST /group/project.git/git-receive-pack HTTP/1.1\r\nHost: gate.example\r\n\
+         Content-Type: application/x-git-receive-pack-request\r\nContent-Length: {length}\r\n\
+         Expect: 100-continue\r\nConnection: close\r\n\r\n"
+    )
+}
+
+#[tokio::test]
+async fn expect_100_continue_is_answered_by_svcgate_and_the_body_then_streams_to_the_backend() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let origin = Origin::start().await;
+    let gateway = TestGateway::start(&origin.url()).await;
+    let body = vec![b'z'; 4 << 20];
+    let mut stream = tokio::net::TcpStream::connect(gateway.address).await.unwrap();
+    stream
+        .write_all(expect_request_head(body.len()).as_bytes())
+        .await
+        .unwrap();
+    // Nothing of the body is sent before the interim answer, as a waiting client does.
+    let interim = read_head(&mut stream).await;
+    assert!(interim.starts_with("HTTP/1.1 100 Continue\r\n"), "{interim}");
+    stream.write_all(&body).await.unwrap();
+    let head = read_head(&mut stream).await;
+    assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+    let mut rest = Vec::new();
+    within(10, "the answer's body", stream.read_to_end(&mut rest))
+        .await
+        .unwrap();
+    let echo: serde_json::Value = serde_json::from_slice(&rest).unwrap();
+    assert_eq!(echo["method"], "POST");
+    assert_eq!(echo["body"].as_str().unwrap().len(), body.len());
+    assert!(echo["headers"].get("expect").is_none(), "Expect is not forwarded");
+    assert_eq!(echo["headers"]["content-length"], body.len().to_string());
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn expect_100_continue_with_an_unreachable_backend_gets_the_502_before_sending_the_body() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = closed.local_addr().unwrap();
+    drop(closed);
+    let gateway = TestGateway::start(&format!("http://{address}")).await;
+    let mut stream = tokio::net::TcpStream::connect(gateway.address).await.unwrap();
+    tokio::io::AsyncWriteExt::write_all(&mut stream, expect_request_head(1 << 20).as_bytes())
+        .await
+        .unwrap();
+    let head = read_head(&mut stream).await;
+    assert!(head.starts_with("HTTP/1.1 502 Bad Gateway\r\n"), "{head}");
+    gateway.stop().await;
+}

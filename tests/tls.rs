@@ -228,6 +228,42 @@ async fn an_http2_backend_sees_its_own_authority_and_no_second_host() {
     gateway.stop().await;
 }
 
+#[tokio::test]
+async fn with_preserve_host_an_http2_capable_backend_gets_http1_and_the_clients_host() {
+    let material = self_signed();
+    let mut server_config = backend_server_config(&material);
+    server_config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    let port = tls_backend(server_config, |request| {
+        let hosts: Vec<&str> = request
+            .headers()
+            .get_all("host")
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .collect();
+        format!("{:?} host=[{}]", request.version(), hosts.join(","))
+    })
+    .await;
+    let gateway = TestGateway::start_with(&format!("https://localhost:{port}"), |raw| {
+        raw.backend_ca_bundle = Some(material.cert.clone());
+        raw.preserve_host = Some(true);
+    })
+    .await;
+    let answer = common::send(
+        http::Method::GET,
+        &format!("{}/hello", gateway.url()),
+        &[("host", "gate.example")],
+        None,
+    )
+    .await;
+    assert_eq!(answer.status, http::StatusCode::OK);
+    assert_eq!(
+        answer.body,
+        Bytes::from_static(b"HTTP/1.1 host=[gate.example]"),
+        "the client's Host, once, over HTTP/1.1 (HTTP/2 would carry the backend's authority)"
+    );
+    gateway.stop().await;
+}
+
 /// A backend's TLS configuration serving `material`'s certificate, without client authentication.
 fn backend_server_config(material: &Material) -> rustls::ServerConfig {
     let certs = svcgate::upstream::read_certs("test", &material.cert).unwrap();

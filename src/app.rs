@@ -208,6 +208,7 @@ pub async fn resolve_ids(
         headers,
         context: &context,
         max_body: config.max_rewrite_body_bytes,
+        max_calls: config.max_backend_calls_per_request,
     };
     let mut resolved = Vec::new();
     for id in needed {

@@ -92,6 +92,8 @@ pub struct RawConfig {
     pub response_shapes: Option<String>,
     /// Largest whole collection gathered from V4 pages.
     pub max_collected_items: Option<u64>,
+    /// Cap on the backend calls one client request may cause.
+    pub max_backend_calls_per_request: Option<u64>,
     /// Largest V4 response body buffered for reshaping.
     pub max_rewrite_body_bytes: Option<u64>,
     /// Entries of the in-memory id ↔ iid cache.
@@ -212,6 +214,7 @@ impl RawConfig {
             identifier_word,
             response_shapes,
             max_collected_items,
+            max_backend_calls_per_request,
             max_rewrite_body_bytes,
             id_cache_entries,
             id_lookup_max_pages,
@@ -263,6 +266,7 @@ const OPTIONS: &[(&str, Kind)] = &[
     ("identifier_word", Kind::Text),
     ("response_shapes", Kind::Text),
     ("max_collected_items", Kind::Number),
+    ("max_backend_calls_per_request", Kind::Number),
     ("max_rewrite_body_bytes", Kind::Number),
     ("id_cache_entries", Kind::Number),
     ("id_lookup_max_pages", Kind::Number),
@@ -385,6 +389,8 @@ pub struct Config {
     pub shapes: ShapeMode,
     /// Cap on whole collections gathered from pages.
     pub max_collected_items: usize,
+    /// Cap on the backend calls one client request may cause (labels, item completion, pages, id lookups).
+    pub max_backend_calls_per_request: u32,
     /// Cap on a buffered V4 body that is being reshaped.
     pub max_rewrite_body_bytes: usize,
     /// Entries of the in-memory id cache.
@@ -544,6 +550,14 @@ impl Config {
             identifier_word,
             shapes,
             max_collected_items: positive("max_collected_items", raw.max_collected_items, 10_000)?,
+            // A full V3 page (100 items) each completed by one call, plus the list itself and a few lookups: a
+            // lower cap would refuse ordinary lists.
+            max_backend_calls_per_request: u32::try_from(positive(
+                "max_backend_calls_per_request",
+                raw.max_backend_calls_per_request,
+                110,
+            )?)
+            .map_err(|_| invalid("max_backend_calls_per_request", "is too large"))?,
             max_rewrite_body_bytes: positive("max_rewrite_body_bytes", raw.max_rewrite_body_bytes, 64 << 20)?,
             id_cache_entries: positive("id_cache_entries", raw.id_cache_entries, 100_000)?,
             id_lookup_max_pages: u32::try_from(positive("id_lookup_max_pages", raw.id_lookup_max_pages, 50)?)

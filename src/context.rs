@@ -39,10 +39,11 @@ impl RequestContext {
 }
 
 impl RequestContext {
-    /// Counts one call to the backend.
-    pub fn count_backend_call(&self) {
+    /// Counts one call to the backend; answers how many this request has made with it.
+    pub fn count_backend_call(&self) -> u32 {
         self.backend_calls
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            .saturating_add(1)
     }
 
     /// Backend calls made so far.

@@ -29,6 +29,14 @@ pub enum GatewayError {
     /// The client sent something the gateway cannot translate.
     #[error("{0}")]
     BadRequest(String),
+    /// The request would cause more backend calls than `max_backend_calls_per_request`.
+    #[error("more than {limit} backend calls")]
+    TooManyBackendCalls {
+        /// The cap.
+        limit: u32,
+        /// The parameter that asked for them, when one did (`labels`).
+        param: Option<String>,
+    },
     /// The backend's own answer to a call the gateway made, relayed to the client as it is.
     #[error("backend answered {status}")]
     Relay {
@@ -52,7 +60,7 @@ impl GatewayError {
             GatewayError::CollectionTooLarge(_) => StatusCode::BAD_GATEWAY,
             GatewayError::BackendTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
             GatewayError::NotFound(_) => StatusCode::NOT_FOUND,
-            GatewayError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            GatewayError::BadRequest(_) | GatewayError::TooManyBackendCalls { .. } => StatusCode::BAD_REQUEST,
             GatewayError::Relay { status, .. } => *status,
             GatewayError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -76,6 +84,17 @@ impl GatewayError {
             ),
             GatewayError::NotFound(what) => format!("404 {what} Not Found"),
             GatewayError::BadRequest(message) => format!("400 (Bad request) {message}"),
+            GatewayError::TooManyBackendCalls {
+                limit,
+                param: Some(param),
+            } => format!(
+                "400 (Bad request) {param} is too long: svcgate asks the backend once per value, and one request may \
+                 cause at most {limit} backend calls (max_backend_calls_per_request)"
+            ),
+            GatewayError::TooManyBackendCalls { limit, param: None } => format!(
+                "400 (Bad request) this request needs more than {limit} backend calls \
+                 (max_backend_calls_per_request); ask for a smaller page (per_page)"
+            ),
             GatewayError::Relay { status, .. } => status.to_string(),
             GatewayError::Internal(_) => "500 Internal Server Error".to_owned(),
         }

@@ -100,6 +100,7 @@ impl Gateway {
                 id_cache_entries: config.id_cache_entries,
                 id_lookup_max_pages: config.id_lookup_max_pages,
                 public_url: config.public_url.clone(),
+                max_backend_calls: config.max_backend_calls_per_request,
             },
             secret,
         );

@@ -55,3 +55,81 @@ async fn an_issue_id_beyond_64_bits_is_not_found_at_once() {
         assert!(sim.requests().is_empty(), "{id} caused a backend call");
     }
 }
+
+#[tokio::test]
+async fn a_labels_filter_past_the_call_budget_is_refused_before_any_backend_call() {
+    let (sim, gateway, token) = sim_and_gateway().await;
+    let labels: Vec<String> = (0..500).map(|n| format!("l{n}")).collect();
+    sim.clear_requests();
+    let answer = get(
+        &format!("{}/api/v3/issues?labels={}", gateway.url(), labels.join(",")),
+        &token,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+    let message = answer.json()["message"].as_str().unwrap().to_owned();
+    assert!(message.contains("labels is too long"), "{message}");
+    assert!(message.contains("max_backend_calls_per_request"), "{message}");
+    assert!(
+        !sim.requests()
+            .iter()
+            .any(|request| request.path.ends_with("/issues")),
+        "the filter reached the backend"
+    );
+}
+
+#[tokio::test]
+async fn every_fan_out_counts_against_the_call_budget() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let sim = svc_sim::spawn(listener, "root-token").await.unwrap();
+    let demo = sim.seed_demo();
+    let gateway =
+        TestGateway::start_with(&sim.url(), |raw| raw.max_backend_calls_per_request = Some(3)).await;
+    for n in 0..5 {
+        let created = common::send_json(
+            http::Method::POST,
+            &format!("{}/api/v4/projects/{}/issues", sim.url(), demo.project_id),
+            &demo.token,
+            serde_json::json!({"title": format!("fan-out {n}")}),
+        )
+        .await;
+        assert!(created.status.is_success());
+    }
+    // A labels filter of four: one list read per label.
+    let answer = get(
+        &format!("{}/api/v3/issues?labels=a,b,c,d", gateway.url()),
+        &demo.token,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+    assert!(answer.json()["message"]
+        .as_str()
+        .unwrap()
+        .contains("labels is too long"));
+    // Item completion: the list plus one call per issue is more than three calls.
+    let answer = get(
+        &format!(
+            "{}/api/v3/projects/{}/issues?per_page=20",
+            gateway.url(),
+            demo.project_id
+        ),
+        &demo.token,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{:?}", answer.body);
+    assert!(answer.json()["message"]
+        .as_str()
+        .unwrap()
+        .contains("more than 3 backend calls"));
+    // A request within the budget still works.
+    let answer = get(
+        &format!(
+            "{}/api/v3/projects/{}/issues?per_page=1",
+            gateway.url(),
+            demo.project_id
+        ),
+        &demo.token,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+}

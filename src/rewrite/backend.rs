@@ -34,6 +34,8 @@ pub struct Caller<'a> {
     pub context: &'a RequestContext,
     /// The largest body read into memory.
     pub max_body: usize,
+    /// The most backend calls the client request may cause (`max_backend_calls_per_request`).
+    pub max_calls: u32,
 }
 
 impl Caller<'_> {
@@ -55,7 +57,12 @@ impl Caller<'_> {
                 .insert(http::header::CONTENT_TYPE, content_type);
             *request.body_mut() = payload;
         }
-        self.context.count_backend_call();
+        if self.context.count_backend_call() > self.max_calls {
+            return Err(GatewayError::TooManyBackendCalls {
+                limit: self.max_calls,
+                param: None,
+            });
+        }
         self.upstream.send(request).await
     }
 

@@ -87,6 +87,8 @@ pub struct RewriteSettings {
     pub id_lookup_max_pages: u32,
     /// The gateway's public base URL for `Link` headers, else taken from the request.
     pub public_url: Option<String>,
+    /// The most backend calls one client request may cause.
+    pub max_backend_calls: u32,
 }
 
 /// The V3 translator shared by all requests.
@@ -221,6 +223,7 @@ impl Rewriter {
             headers: backend_headers(&parts, context),
             context,
             max_body: self.settings.max_body,
+            max_calls: self.settings.max_backend_calls,
         };
 
         let project = params

@@ -122,15 +122,24 @@ fn query_value<'a>(query: &'a [(String, String)], name: &str) -> Option<&'a str>
 /// V3 issue lists matched any of several labels; V4 matches all. One V4 query per label (every page), merged by
 /// id, sorted as asked, and paginated here.
 async fn labels_or(exchange: &Exchange<'_>, request: V3Request) -> Result<Outcome, GatewayError> {
-    let labels: Vec<String> = query_value(&exchange.query, "labels")
+    let mut labels: Vec<String> = query_value(&exchange.query, "labels")
         .unwrap_or("")
         .split(',')
         .map(str::trim)
         .filter(|label| !label.is_empty())
         .map(str::to_owned)
         .collect();
+    labels.sort();
+    labels.dedup();
     if labels.len() < 2 {
         return exchange.send(request).await;
+    }
+    // One list read per label at least: refuse at once a filter that cannot fit the call budget.
+    if labels.len() > exchange.caller.max_calls as usize {
+        return Err(GatewayError::TooManyBackendCalls {
+            limit: exchange.caller.max_calls,
+            param: Some("labels".to_owned()),
+        });
     }
     let mut merged: HashMap<u64, Value> = HashMap::new();
     for label in &labels {

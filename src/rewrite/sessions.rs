@@ -115,6 +115,7 @@ impl Sessions {
             headers,
             context: exchange.caller.context,
             max_body: exchange.caller.max_body,
+            max_calls: exchange.caller.max_calls,
         };
         let mut user = caller.get_json("/api/v4/user").await?.body;
         let token = new_token()?;

@@ -386,6 +386,30 @@ async fn world() -> World {
         )
         .await;
     world.set("system_hook", &system_hook["id"]);
+    let system_hook2 = world
+        .v4(
+            Method::POST,
+            "/hooks",
+            ADMIN,
+            json!({"url": "https://hooks.example/doomed"}),
+        )
+        .await;
+    world.set("system_hook2", &system_hook2["id"]);
+    let email = world
+        .v4(
+            Method::POST,
+            &format!("/users/{}/emails", demo.user_id),
+            ADMIN,
+            json!({"email": "second@example.com"}),
+        )
+        .await;
+    world.set("email", &email["id"]);
+    let email2 = world
+        .v4(Method::POST, "/user/emails", &t, json!({"email": "third@example.com"}))
+        .await;
+    world.set("email2", &email2["id"]);
+    let (goner, _) = world.sim.create_user("goner", false);
+    world.set("goner", &json!(goner));
     for name in ["user_key", "user_key2"] {
         let made = world
             .v4(
@@ -425,6 +449,23 @@ async fn world() -> World {
         .v4(Method::GET, &format!("/projects/{p}/boards"), &t, json!({}))
         .await;
     world.set("board", &boards[0]["id"]);
+    let board_label = world
+        .v4(
+            Method::POST,
+            &format!("/projects/{p}/labels"),
+            &t,
+            json!({"name": "on-board", "color": "#00ff00"}),
+        )
+        .await;
+    let board_list = world
+        .v4(
+            Method::POST,
+            &format!("/projects/{p}/boards/{}/lists", boards[0]["id"]),
+            &t,
+            json!({"label_id": board_label["id"]}),
+        )
+        .await;
+    world.set("board_list", &board_list["id"]);
     let (member, _) = world.sim.create_user("member", false);
     world.set("user", &json!(member));
     let (leaver, _) = world.sim.create_user("leaver", false);
@@ -729,6 +770,11 @@ fn cases() -> Vec<Case> {
         ("DELETE /user/keys/{user_key2}", None, &["GET /user/keys/{user_key2}", "DELETE /user/keys/{user_key2}"], 200),
         ("DELETE /projects/{p}/runners/{runner}", None, &["GET /runners/{runner}", "DELETE /projects/{p}/runners/{runner}"], 403),
         ("DELETE /runners/{runner}", None, &["GET /runners/{runner}", "DELETE /runners/{runner}"], 200),
+        ("DELETE /hooks/{system_hook2}", None, &["GET /hooks", "DELETE /hooks/{system_hook2}"], 200),
+        ("DELETE /projects/{p}/boards/{board}/lists/{board_list}", None, &["GET /projects/{p}/boards/{board}/lists/{board_list}", "DELETE /projects/{p}/boards/{board}/lists/{board_list}"], 200),
+        ("DELETE /users/{demo}/emails/{email}", None, &["DELETE /users/{demo}/emails/{email}"], 200),
+        ("DELETE /user/emails/{email2}", None, &["DELETE /user/emails/{email2}"], 200),
+        ("DELETE /users/{goner}", None, &["GET /users/{goner}", "DELETE /users/{goner}"], 200),
         ("DELETE /broadcast_messages/{message}", None, &["GET /broadcast_messages/{message}", "DELETE /broadcast_messages/{message}"], 200),
         ("DELETE /projects/{doomed}", None, &["DELETE /projects/{doomed}"], 200),
         ("DELETE /groups/{g}", None, &["GET /groups/{g}", "DELETE /groups/{g}"], 200),

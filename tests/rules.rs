@@ -808,3 +808,46 @@ async fn a_v4_parameter_error_names_the_v3_parameter_the_client_sent() {
     assert!(message.contains("visibility_level"), "{message}");
     assert!(!message.contains("visibility "), "{message}");
 }
+
+#[tokio::test]
+async fn deleting_a_user_or_a_system_hook_answers_200_with_what_was_deleted() {
+    let world = World::new().await;
+    let (user_id, _) = world.sim.create_user("leaving", false);
+    let answer = send(
+        Method::DELETE,
+        &world.v3(&format!("/users/{user_id}")),
+        &[("private-token", "root-token")],
+        None,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    assert_eq!(answer.json()["username"], json!("leaving"));
+    let gone = common::get(&world.v4(&format!("/users/{user_id}")), "root-token").await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND);
+
+    let hook = common::send_json(
+        Method::POST,
+        &world.v4("/hooks"),
+        "root-token",
+        json!({"url": "https://hooks.example/leaving"}),
+    )
+    .await
+    .json();
+    let answer = send(
+        Method::DELETE,
+        &world.v3(&format!("/hooks/{}", hook["id"])),
+        &[("private-token", "root-token")],
+        None,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    assert_eq!(answer.json()["url"], json!("https://hooks.example/leaving"));
+    let again = send(
+        Method::DELETE,
+        &world.v3(&format!("/hooks/{}", hook["id"])),
+        &[("private-token", "root-token")],
+        None,
+    )
+    .await;
+    assert_eq!(again.status, StatusCode::NOT_FOUND);
+}

@@ -122,7 +122,15 @@ impl Running {
             None => None,
         };
         let usage = Arc::clone(&self.gateway.usage);
-        server::serve(self.listener, tls, self.gateway, shutdown, config.shutdown_grace).await;
+        server::serve(
+            self.listener,
+            tls,
+            self.gateway,
+            shutdown,
+            config.shutdown_grace,
+            config.connection_limits,
+        )
+        .await;
         self.outbox_task.abort();
         self.usage_task.abort();
         // Counts gathered since the last batch are written before the gateway exits.

@@ -80,6 +80,12 @@ pub struct RawConfig {
     pub upgrade_idle_timeout: Option<String>,
     /// Grace period for in-flight requests at shutdown.
     pub shutdown_grace: Option<String>,
+    /// Most client connections open at once.
+    pub max_connections: Option<u64>,
+    /// Time a new connection has to send its first complete request head.
+    pub client_header_timeout: Option<String>,
+    /// Time a connection may stay open with no request in progress.
+    pub client_idle_timeout: Option<String>,
     /// `text` or `json` log lines.
     pub log_format: Option<String>,
     /// Log filter in `tracing` syntax.
@@ -208,6 +214,9 @@ impl RawConfig {
             preserve_host,
             upgrade_idle_timeout,
             shutdown_grace,
+            max_connections,
+            client_header_timeout,
+            client_idle_timeout,
             log_format,
             log_level,
             rules_dir,
@@ -260,6 +269,9 @@ const OPTIONS: &[(&str, Kind)] = &[
     ("preserve_host", Kind::Flag),
     ("upgrade_idle_timeout", Kind::Text),
     ("shutdown_grace", Kind::Text),
+    ("max_connections", Kind::Number),
+    ("client_header_timeout", Kind::Text),
+    ("client_idle_timeout", Kind::Text),
     ("log_format", Kind::Text),
     ("log_level", Kind::Text),
     ("rules_dir", Kind::Text),
@@ -377,6 +389,8 @@ pub struct Config {
     pub tls: Option<ServerTls>,
     /// Grace period for in-flight requests at shutdown.
     pub shutdown_grace: Duration,
+    /// Bounds on client connections: how many, and how long one may send nothing.
+    pub connection_limits: crate::connections::Limits,
     /// Log format.
     pub log_format: LogFormat,
     /// Log filter.
@@ -519,6 +533,11 @@ impl Config {
                 ))
             }
         };
+        let connection_limits = connection_limits(
+            raw.max_connections,
+            raw.client_header_timeout.clone(),
+            raw.client_idle_timeout.clone(),
+        )?;
         Ok(Config {
             listen,
             backend: BackendConfig {
@@ -544,6 +563,7 @@ impl Config {
             dev,
             tls,
             shutdown_grace: duration("shutdown_grace", raw.shutdown_grace, "30s")?,
+            connection_limits,
             log_format,
             log_level: raw.log_level.unwrap_or_else(|| "info".to_owned()),
             rules_dir: raw.rules_dir,
@@ -667,6 +687,35 @@ fn nonzero_duration(
         return Err(invalid(option, "must be longer than 0s"));
     }
     Ok(parsed)
+}
+
+/// The client connection limits; `max_connections` must stay below the process's open-file limit, which it
+/// shares with backend connections and the store.
+fn connection_limits(
+    max_connections: Option<u64>,
+    header_timeout: Option<String>,
+    idle_timeout: Option<String>,
+) -> Result<crate::connections::Limits, ConfigError> {
+    let max_connections = match max_connections {
+        Some(0) => return Err(invalid("max_connections", "must be greater than 0")),
+        Some(cap) => {
+            if let Some(limit) = crate::connections::open_file_limit() {
+                if cap >= limit {
+                    return Err(invalid(
+                        "max_connections",
+                        &format!("{cap} must be below this process's open-file limit ({limit}); raise `ulimit -n` or lower it"),
+                    ));
+                }
+            }
+            usize::try_from(cap).map_err(|_| invalid("max_connections", "is too large"))?
+        }
+        None => crate::connections::default_max_connections(),
+    };
+    Ok(crate::connections::Limits {
+        max_connections,
+        header_timeout: nonzero_duration("client_header_timeout", header_timeout, "30s")?,
+        idle_timeout: nonzero_duration("client_idle_timeout", idle_timeout, "60s")?,
+    })
 }
 
 fn positive(option: &'static str, value: Option<u64>, default: u64) -> Result<usize, ConfigError> {

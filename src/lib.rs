@@ -10,6 +10,7 @@ pub mod alerts;
 pub mod app;
 pub mod body;
 pub mod config;
+pub mod connections;
 pub mod context;
 pub mod error;
 pub mod identifier;

@@ -27,6 +27,7 @@ use crate::alerts::secret::SecretBox;
 use crate::alerts::AlertService;
 use crate::body::Body;
 use crate::config::{Config, ServerTls};
+use crate::connections::{Limits, Registry, TrackedBody};
 use crate::context::RequestContext;
 use crate::pages::Pages;
 use crate::rewrite::table::RuleTable;
@@ -40,9 +41,6 @@ use http_body_util::BodyExt;
 
 /// The V3 usage report of the management API.
 const V3_USAGE_API: &str = "/-/svcgate/api/v3-usage";
-
-/// Time a client has to send a request head, and to finish a TLS handshake.
-const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Everything a request may need, shared by all connections.
 pub struct Gateway {
@@ -344,36 +342,50 @@ pub fn tls_acceptor(tls: &ServerTls) -> anyhow::Result<TlsAcceptor> {
 }
 
 /// Serves `gateway` on `listener` until `shutdown` completes, then lets in-flight requests finish for at most
-/// `grace` before returning.
+/// `grace` before returning. `limits` bound how many connections may be open and how long one may send nothing
+/// ([`connections`](crate::connections)).
 pub async fn serve(
     listener: TcpListener,
     tls: Option<TlsAcceptor>,
     gateway: Arc<Gateway>,
     shutdown: impl Future<Output = ()>,
     grace: Duration,
+    limits: Limits,
 ) {
     let graceful = GracefulShutdown::new();
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_TIMEOUT)
+        .header_read_timeout(limits.header_timeout)
         .keep_alive(true);
     builder.http2().timer(TokioTimer::new());
     let builder = Arc::new(builder);
+    let registry = Registry::new(limits);
+    let mut accept_backoff = AcceptBackoff::default();
     tokio::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
+                Ok(accepted) => {
+                    accept_backoff.reset();
+                    accepted
+                }
                 Err(error) => {
                     // Out of file descriptors and the like: back off instead of spinning.
-                    tracing::warn!(%error, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    let pause = accept_backoff.next();
+                    tracing::warn!(%error, ?pause, "accept failed");
+                    tokio::time::sleep(pause).await;
                     continue;
                 }
             },
             () = &mut shutdown => break,
+        };
+        let Some(admitted) = registry.admit() else {
+            // Every open connection has a request in progress: refuse this one at once.
+            gateway.metrics.connection_closed("refused");
+            drop(stream);
+            continue;
         };
         // Nagle's delay would hold back small responses; failure to set it is harmless.
         drop(stream.set_nodelay(true));
@@ -385,30 +397,44 @@ pub async fn serve(
             async move {
                 let proto = if tls.is_some() { "https" } else { "http" };
                 let client = ClientInfo::new(peer.ip(), proto);
+                let connection = Arc::clone(admitted.connection());
+                let metrics = Arc::clone(&gateway.metrics);
                 let service = service_fn(move |request| {
                     let gateway = Arc::clone(&gateway);
                     let client = client.clone();
-                    async move { Ok::<_, Infallible>(gateway.handle(request, client).await) }
+                    let in_progress = connection.request_started();
+                    async move {
+                        let response = gateway.handle(request, client).await;
+                        Ok::<_, Infallible>(response.map(|body| TrackedBody::new(body, in_progress)))
+                    }
                 });
-                let result = match tls {
-                    Some(acceptor) => {
-                        match tokio::time::timeout(HEADER_TIMEOUT, acceptor.accept(stream)).await {
-                            Ok(Ok(stream)) => {
+                let served = async {
+                    match tls {
+                        Some(acceptor) => match acceptor.accept(stream).await {
+                            Ok(stream) => {
                                 let connection =
                                     builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
                                 watcher.watch(connection.into_owned()).await
                             }
-                            Ok(Err(error)) => {
+                            Err(error) => {
                                 tracing::debug!(%error, "TLS handshake failed");
-                                return;
+                                Ok(())
                             }
-                            Err(_) => return,
+                        },
+                        None => {
+                            let connection =
+                                builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+                            watcher.watch(connection.into_owned()).await
                         }
                     }
-                    None => {
-                        let connection =
-                            builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-                        watcher.watch(connection.into_owned()).await
+                };
+                // The TLS handshake counts as part of the first request head's time.
+                let result = tokio::select! {
+                    result = served => result,
+                    reason = admitted.closed_by_limits() => {
+                        tracing::debug!(reason = reason.label(), "closing connection");
+                        metrics.connection_closed(reason.label());
+                        Ok(())
                     }
                 };
                 if let Err(error) = result {
@@ -426,6 +452,24 @@ pub async fn serve(
     tokio::select! {
         () = graceful.shutdown() => tracing::info!("all connections closed"),
         () = tokio::time::sleep(grace) => tracing::warn!(?grace, "grace period over; closing remaining connections"),
+    }
+}
+
+/// Pauses between failed `accept` calls: 10 ms doubling to 1 s, back to 10 ms after a success.
+#[derive(Default)]
+struct AcceptBackoff {
+    failures: u32,
+}
+
+impl AcceptBackoff {
+    fn next(&mut self) -> Duration {
+        let pause = Duration::from_millis(10u64 << self.failures.min(7)).min(Duration::from_secs(1));
+        self.failures = self.failures.saturating_add(1);
+        pause
+    }
+
+    fn reset(&mut self) {
+        self.failures = 0;
     }
 }
 
@@ -456,4 +500,18 @@ pub async fn shutdown_signal() {
 /// Binds the configured address.
 pub async fn bind(address: SocketAddr) -> std::io::Result<TcpListener> {
     TcpListener::bind(address).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failed_accepts_back_off_from_10_ms_to_1_s_and_start_over_after_a_success() {
+        let mut backoff = AcceptBackoff::default();
+        let pauses: Vec<u64> = (0..9).map(|_| backoff.next().as_millis() as u64).collect();
+        assert_eq!(pauses, [10, 20, 40, 80, 160, 320, 640, 1000, 1000]);
+        backoff.reset();
+        assert_eq!(backoff.next(), Duration::from_millis(10));
+    }
 }

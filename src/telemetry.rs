@@ -28,6 +28,8 @@ pub mod names {
     pub const ID_INDEX_LOOKUPS: &str = "svcgate_id_index_lookups";
     /// V3 requests by route template, the rule's release and status class.
     pub const V3_REQUESTS: &str = "svcgate_v3_requests";
+    /// Client connections closed or refused by the connection limits, by reason.
+    pub const CONNECTIONS_CLOSED: &str = "svcgate_client_connections_closed";
 }
 
 /// Labels of the V3 request counter: bounded by the rule table (no user, no raw path).
@@ -59,6 +61,13 @@ pub struct KindLabels {
     pub kind: &'static str,
 }
 
+/// Labels of the closed-connection counter.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ClosedLabels {
+    /// `refused`, `no_request`, `idle` or `evicted`.
+    pub reason: &'static str,
+}
+
 /// Labels of the id index counter.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct LookupLabels {
@@ -85,6 +94,8 @@ pub struct Metrics {
     pub id_lookups: Family<LookupLabels, Counter>,
     /// V3 requests.
     pub v3_requests: Family<V3Labels, Counter>,
+    /// Client connections closed or refused by the limits.
+    pub connections_closed: Family<ClosedLabels, Counter>,
 }
 
 impl Metrics {
@@ -117,14 +128,28 @@ impl Metrics {
             "V3 requests by route template, the release of its rule, and status class",
             v3_requests.clone(),
         );
+        let connections_closed = Family::<ClosedLabels, Counter>::default();
+        registry.register(
+            names::CONNECTIONS_CLOSED,
+            "Client connections closed or refused by the connection limits, by reason",
+            connections_closed.clone(),
+        );
         Arc::new(Metrics {
             registry,
+            connections_closed,
             requests,
             request_duration,
             backend_duration,
             id_lookups,
             v3_requests,
         })
+    }
+
+    /// Counts one connection closed or refused by the limits.
+    pub fn connection_closed(&self, reason: &'static str) {
+        self.connections_closed
+            .get_or_create(&ClosedLabels { reason })
+            .inc();
     }
 
     /// Counts one id lookup.

@@ -133,3 +133,96 @@ async fn every_fan_out_counts_against_the_call_budget() {
     .await;
     assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
 }
+
+/// Reads from `stream` until the server closes it; panics if it stays open past `within`.
+async fn closed_by_server(stream: &mut tokio::net::TcpStream, within: std::time::Duration) {
+    use tokio::io::AsyncReadExt;
+    let mut buffer = [0u8; 1024];
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        match tokio::time::timeout_at(deadline, stream.read(&mut buffer)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return,
+            Ok(Ok(_)) => continue,
+            Err(_) => panic!("the connection was still open after {within:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn silent_connections_past_the_cap_cannot_lock_out_the_health_check_and_are_closed() {
+    use std::time::Duration;
+    use tokio::io::AsyncWriteExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let sim = svc_sim::spawn(listener, "root-token").await.unwrap();
+    let gateway = TestGateway::start_with(&sim.url(), |raw| {
+        raw.max_connections = Some(40);
+        raw.client_header_timeout = Some("2s".to_owned());
+        raw.client_idle_timeout = Some("3s".to_owned());
+    })
+    .await;
+    let mut silent = Vec::new();
+    for n in 0..70 {
+        let mut stream = tokio::net::TcpStream::connect(gateway.address).await.unwrap();
+        if n % 7 == 0 {
+            // Only the HTTP/2 preface and an empty SETTINGS frame, then nothing.
+            stream
+                .write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0")
+                .await
+                .unwrap();
+        } else if n % 7 == 1 {
+            // One byte of a request head, then nothing.
+            stream.write_all(b"G").await.unwrap();
+        }
+        silent.push(stream);
+    }
+    let health = common::within(1, "health past the connection cap", async {
+        get(&format!("{}/-/svcgate/health", gateway.url()), "").await
+    })
+    .await;
+    assert_eq!(health.status, StatusCode::OK);
+    for stream in &mut silent {
+        closed_by_server(stream, Duration::from_secs(4)).await;
+    }
+    let metrics = get(&format!("{}/-/svcgate/metrics", gateway.url()), "").await;
+    let text = String::from_utf8_lossy(&metrics.body).into_owned();
+    assert!(
+        text.contains("svcgate_client_connections_closed_total{reason=\"evicted\"}"),
+        "{text}"
+    );
+    assert!(
+        text.contains("svcgate_client_connections_closed_total{reason=\"no_request\"}"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn an_http2_connection_with_no_open_stream_is_closed_after_the_idle_timeout() {
+    use std::time::{Duration, Instant};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let sim = svc_sim::spawn(listener, "root-token").await.unwrap();
+    let gateway = TestGateway::start_with(&sim.url(), |raw| {
+        raw.client_idle_timeout = Some("1s".to_owned());
+    })
+    .await;
+    let stream = tokio::net::TcpStream::connect(gateway.address).await.unwrap();
+    let (mut sender, connection) = hyper::client::conn::http2::handshake(
+        hyper_util::rt::TokioExecutor::new(),
+        hyper_util::rt::TokioIo::new(stream),
+    )
+    .await
+    .unwrap();
+    let driven = tokio::spawn(connection);
+    let request = http::Request::get(format!("{}/-/svcgate/health", gateway.url()))
+        .body(http_body_util::Empty::<bytes::Bytes>::new())
+        .unwrap();
+    let answer = sender.send_request(request).await.unwrap();
+    assert_eq!(answer.status(), StatusCode::OK);
+    drop(answer);
+    let idle_from = Instant::now();
+    let ended = tokio::time::timeout(Duration::from_secs(5), driven).await;
+    assert!(ended.is_ok(), "the idle HTTP/2 connection stayed open");
+    assert!(
+        idle_from.elapsed() >= Duration::from_millis(900),
+        "closed before the idle timeout"
+    );
+}

@@ -405,7 +405,12 @@ async fn world() -> World {
         .await;
     world.set("email", &email["id"]);
     let email2 = world
-        .v4(Method::POST, "/user/emails", &t, json!({"email": "third@example.com"}))
+        .v4(
+            Method::POST,
+            "/user/emails",
+            &t,
+            json!({"email": "third@example.com"}),
+        )
         .await;
     world.set("email2", &email2["id"]);
     let (goner, _) = world.sim.create_user("goner", false);

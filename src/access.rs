@@ -10,7 +10,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
-use http_body_util::{BodyExt, Limited};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -191,11 +190,11 @@ impl AccessChecker {
             .await
             .map_err(|error| AccessError::Backend(error.to_string()))?;
         let status = response.status();
-        let bytes = Limited::new(response.into_body(), 1 << 20)
-            .collect()
+        let bytes = self
+            .upstream
+            .read_body(response.into_body(), 1 << 20)
             .await
-            .map_err(|error| AccessError::Backend(error.to_string()))?
-            .to_bytes();
+            .map_err(|error| AccessError::Backend(error.to_string()))?;
         Ok((status, serde_json::from_slice(&bytes).unwrap_or(Value::Null)))
     }
 

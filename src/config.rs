@@ -86,6 +86,8 @@ pub struct RawConfig {
     pub client_header_timeout: Option<String>,
     /// Time a connection may stay open with no request in progress.
     pub client_idle_timeout: Option<String>,
+    /// Time a write to a client may make no progress.
+    pub client_write_timeout: Option<String>,
     /// `text` or `json` log lines.
     pub log_format: Option<String>,
     /// Log filter in `tracing` syntax.
@@ -217,6 +219,7 @@ impl RawConfig {
             max_connections,
             client_header_timeout,
             client_idle_timeout,
+            client_write_timeout,
             log_format,
             log_level,
             rules_dir,
@@ -272,6 +275,7 @@ const OPTIONS: &[(&str, Kind)] = &[
     ("max_connections", Kind::Number),
     ("client_header_timeout", Kind::Text),
     ("client_idle_timeout", Kind::Text),
+    ("client_write_timeout", Kind::Text),
     ("log_format", Kind::Text),
     ("log_level", Kind::Text),
     ("rules_dir", Kind::Text),
@@ -537,6 +541,7 @@ impl Config {
             raw.max_connections,
             raw.client_header_timeout.clone(),
             raw.client_idle_timeout.clone(),
+            raw.client_write_timeout.clone(),
         )?;
         Ok(Config {
             listen,
@@ -695,6 +700,7 @@ fn connection_limits(
     max_connections: Option<u64>,
     header_timeout: Option<String>,
     idle_timeout: Option<String>,
+    write_timeout: Option<String>,
 ) -> Result<crate::connections::Limits, ConfigError> {
     let max_connections = match max_connections {
         Some(0) => return Err(invalid("max_connections", "must be greater than 0")),
@@ -715,6 +721,7 @@ fn connection_limits(
         max_connections,
         header_timeout: nonzero_duration("client_header_timeout", header_timeout, "30s")?,
         idle_timeout: nonzero_duration("client_idle_timeout", idle_timeout, "60s")?,
+        write_timeout: nonzero_duration("client_write_timeout", write_timeout, "60s")?,
     })
 }
 

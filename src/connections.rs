@@ -10,10 +10,13 @@
 //!   connection has a request in progress, the new one is refused at once.
 //!
 //! A request is in progress from its complete head until its response body has been sent ([`TrackedBody`]).
+//! A client that stops reading is bounded too: a write to it that makes no progress for `client_write_timeout`
+//! fails and closes the connection ([`WriteStallLimit`]); a slow reader that keeps reading is never cut.
 //! A connection upgraded to another protocol (a WebSocket) leaves the registry once its 101 is sent; its tunnel
 //! is bounded by `upgrade_idle_timeout` instead.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -36,6 +39,8 @@ pub struct Limits {
     pub header_timeout: Duration,
     /// How long a connection may stay open with no request in progress.
     pub idle_timeout: Duration,
+    /// How long a write to the client may make no progress.
+    pub write_timeout: Duration,
 }
 
 /// Why the registry closed a connection.
@@ -248,6 +253,92 @@ impl HttpBody for TrackedBody {
     }
 }
 
+/// A client stream whose writes must make progress: a write (or flush) that stays blocked for the limit, the
+/// client having stopped reading, fails with `TimedOut`, which ends the connection. It costs one branch per
+/// write while the client reads, and a timer only while a write is blocked.
+pub struct WriteStallLimit<S> {
+    inner: S,
+    limit: Duration,
+    stalled: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<S> WriteStallLimit<S> {
+    /// Wraps `inner`; a write blocked for `limit` fails.
+    pub fn new(inner: S, limit: Duration) -> Self {
+        WriteStallLimit {
+            inner,
+            limit,
+            stalled: None,
+        }
+    }
+
+    /// Called with a write's outcome: a ready one clears the stall timer, a pending one starts it (once) and
+    /// fails when it has run out.
+    fn check<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        outcome: Poll<std::io::Result<T>>,
+    ) -> Poll<std::io::Result<T>> {
+        if outcome.is_ready() {
+            self.stalled = None;
+            return outcome;
+        }
+        let limit = self.limit;
+        let timer = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+        match timer.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the client read nothing for client_write_timeout",
+            ))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl<S: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for WriteStallLimit<S> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for WriteStallLimit<S> {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let outcome = Pin::new(&mut this.inner).poll_write(cx, buf);
+        this.check(cx, outcome)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let outcome = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
+        this.check(cx, outcome)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let outcome = Pin::new(&mut this.inner).poll_flush(cx);
+        this.check(cx, outcome)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+}
+
 /// The soft limit on open files of this process, from `/proc/self/limits` (Linux); `None` where it cannot be
 /// read.
 pub fn open_file_limit() -> Option<u64> {
@@ -288,6 +379,7 @@ mod tests {
             max_connections,
             header_timeout: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(60),
+            write_timeout: Duration::from_secs(60),
         }
     }
 

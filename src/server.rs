@@ -27,7 +27,7 @@ use crate::alerts::secret::SecretBox;
 use crate::alerts::AlertService;
 use crate::body::Body;
 use crate::config::{Config, ServerTls};
-use crate::connections::{Limits, Registry, TrackedBody};
+use crate::connections::{Limits, Registry, TrackedBody, WriteStallLimit};
 use crate::context::RequestContext;
 use crate::pages::Pages;
 use crate::rewrite::table::RuleTable;
@@ -389,6 +389,7 @@ pub async fn serve(
         };
         // Nagle's delay would hold back small responses; failure to set it is harmless.
         drop(stream.set_nodelay(true));
+        let stream = WriteStallLimit::new(stream, limits.write_timeout);
         let watcher = graceful.watcher();
         let builder = Arc::clone(&builder);
         let gateway = Arc::clone(&gateway);

@@ -196,6 +196,31 @@ impl Upstream {
             .map_err(|error| GatewayError::BadRequest(format!("request target cannot be forwarded: {error}")))
     }
 
+    /// How long the backend may take to send a response head, and to send a body svcgate reads whole.
+    pub fn backend_timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Reads a backend answer's body whole: at most `max_bytes`, within the backend timeout (a backend that sends
+    /// its head and stalls does not hold the caller).
+    pub async fn read_body(
+        &self,
+        body: hyper::body::Incoming,
+        max_bytes: usize,
+    ) -> Result<bytes::Bytes, GatewayError> {
+        use http_body_util::BodyExt;
+        let collected = tokio::time::timeout(
+            self.timeout,
+            http_body_util::Limited::new(body, max_bytes).collect(),
+        )
+        .await
+        .map_err(|_| GatewayError::BackendTimeout(self.timeout))?
+        .map_err(|error| {
+            GatewayError::BadBackendAnswer(format!("body unreadable or over {max_bytes} bytes: {error}"))
+        })?;
+        Ok(collected.to_bytes())
+    }
+
     /// How long an upgraded connection may carry no bytes before svcgate closes it.
     pub fn upgrade_idle_timeout(&self) -> Duration {
         self.upgrade_idle_timeout

@@ -226,3 +226,87 @@ async fn an_http2_connection_with_no_open_stream_is_closed_after_the_idle_timeou
         "closed before the idle timeout"
     );
 }
+
+/// A backend that answers every request with a JSON head, one byte of body, and then nothing.
+async fn stalling_backend() -> std::net::SocketAddr {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut buffer = [0u8; 4096];
+                while !head.windows(4).any(|window| window == b"\r\n\r\n") {
+                    match stream.read(&mut buffer).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(read) => head.extend_from_slice(&buffer[..read]),
+                    }
+                }
+                let answer =
+                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n[";
+                if stream.write_all(answer).await.is_ok() {
+                    tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+                }
+            });
+        }
+    });
+    address
+}
+
+#[tokio::test]
+async fn a_backend_that_stalls_inside_a_body_being_reshaped_is_a_timeout_not_a_hang() {
+    let backend = stalling_backend().await;
+    let gateway = TestGateway::start_with(&format!("http://{backend}"), |raw| {
+        raw.backend_timeout = Some("1s".to_owned());
+    })
+    .await;
+    let started = std::time::Instant::now();
+    let answer = common::within(5, "the V3 answer", async {
+        get(&format!("{}/api/v3/projects", gateway.url()), "a-token").await
+    })
+    .await;
+    assert_eq!(answer.status, StatusCode::GATEWAY_TIMEOUT, "{:?}", answer.body);
+    assert!(answer.json()["message"].as_str().is_some());
+    assert!(started.elapsed() < std::time::Duration::from_secs(4));
+}
+
+#[tokio::test]
+async fn a_client_that_stops_reading_is_disconnected_after_the_write_timeout() {
+    use std::time::Duration;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let origin = common::origin::Origin::start().await;
+    let gateway = TestGateway::start_with(&origin.url(), |raw| {
+        raw.client_write_timeout = Some("1s".to_owned());
+    })
+    .await;
+    let total: u64 = 256 << 20;
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut stream = socket.connect(gateway.address).await.unwrap();
+    stream
+        .write_all(format!("GET /bytes?n={total} HTTP/1.1\r\nhost: svcgate\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    // Read nothing for longer than the write timeout.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let mut received: u64 = 0;
+    let mut buffer = vec![0u8; 1 << 16];
+    let ended = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            match stream.read(&mut buffer).await {
+                Ok(0) | Err(_) => break,
+                Ok(read) => received += read as u64,
+            }
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the connection stayed open");
+    assert!(
+        received < total,
+        "the whole body arrived: the stalled client was not cut"
+    );
+}

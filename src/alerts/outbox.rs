@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use http::{HeaderValue, Method, Request};
-use http_body_util::{BodyExt, Limited};
 use serde_json::{json, Value};
 
 use super::payload::format_time;
@@ -100,11 +99,11 @@ impl Outbox {
             .await
             .map_err(|error| error.to_string())?;
         let status = response.status();
-        let bytes = Limited::new(response.into_body(), 1 << 20)
-            .collect()
+        let bytes = self
+            .upstream
+            .read_body(response.into_body(), 1 << 20)
             .await
-            .map_err(|error| error.to_string())?
-            .to_bytes();
+            .map_err(|error| error.to_string())?;
         if !status.is_success() {
             return Err(format!(
                 "the backend answered {status}: {}",

@@ -4,7 +4,6 @@
 use bytes::Bytes;
 use http::header::{HeaderMap, HeaderValue};
 use http::{Method, Request, Response, StatusCode, Version};
-use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use serde_json::Value;
 
@@ -66,22 +65,24 @@ impl Caller<'_> {
         self.upstream.send(request).await
     }
 
-    /// Reads a response body whole, refusing one larger than the cap.
+    /// Reads a response body whole, refusing one larger than the cap or slower than the backend timeout (a
+    /// backend that sends its head and stalls does not hold the client).
     pub async fn read_bytes(
         &self,
         response: Response<Incoming>,
     ) -> Result<(http::response::Parts, Bytes), GatewayError> {
         let (parts, incoming) = response.into_parts();
-        let collected = Limited::new(incoming, self.max_body)
-            .collect()
+        let bytes = self
+            .upstream
+            .read_body(incoming, self.max_body)
             .await
-            .map_err(|error| {
-                GatewayError::BadBackendAnswer(format!(
-                    "body unreadable or over max_rewrite_body_bytes ({}): {error}",
-                    self.max_body
-                ))
+            .map_err(|error| match error {
+                GatewayError::BadBackendAnswer(detail) => {
+                    GatewayError::BadBackendAnswer(format!("{detail} (max_rewrite_body_bytes)"))
+                }
+                other => other,
             })?;
-        Ok((parts, collected.to_bytes()))
+        Ok((parts, bytes))
     }
 
     /// Reads a response as JSON.

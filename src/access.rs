@@ -194,7 +194,8 @@ impl AccessChecker {
             .upstream
             .read_body(response.into_body(), 1 << 20)
             .await
-            .map_err(|error| AccessError::Backend(error.to_string()))?;
+            .map_err(|error| AccessError::Backend(error.to_string()))?
+            .0;
         Ok((status, serde_json::from_slice(&bytes).unwrap_or(Value::Null)))
     }
 

@@ -88,6 +88,8 @@ pub struct RawConfig {
     pub client_idle_timeout: Option<String>,
     /// Time a write to a client may make no progress.
     pub client_write_timeout: Option<String>,
+    /// Time a body read whole may take to arrive.
+    pub body_read_timeout: Option<String>,
     /// `text` or `json` log lines.
     pub log_format: Option<String>,
     /// Log filter in `tracing` syntax.
@@ -104,6 +106,8 @@ pub struct RawConfig {
     pub max_backend_calls_per_request: Option<u64>,
     /// Largest V4 response body buffered for reshaping.
     pub max_rewrite_body_bytes: Option<u64>,
+    /// Bytes of V3 request bodies and V4 answers held in memory at once, all requests together.
+    pub rewrite_memory_budget_bytes: Option<u64>,
     /// Entries of the in-memory id ↔ iid cache.
     pub id_cache_entries: Option<u64>,
     /// Pages the id ↔ iid lookup may read from the backend on a miss.
@@ -120,6 +124,12 @@ pub struct RawConfig {
     pub secret_key: Option<String>,
     /// Largest alert payload.
     pub alert_max_body_bytes: Option<u64>,
+    /// Bytes of alert bodies held in memory at once, all requests together.
+    pub alert_memory_budget_bytes: Option<u64>,
+    /// Alert requests read at once, all integrations together.
+    pub alert_max_concurrent: Option<u64>,
+    /// Alert requests read at once for one integration.
+    pub alert_max_concurrent_per_integration: Option<u64>,
     /// Deepest JSON nesting of an alert payload.
     pub alert_max_depth: Option<u64>,
     /// Alerts per second one integration may send (0: no limit).
@@ -220,6 +230,7 @@ impl RawConfig {
             client_header_timeout,
             client_idle_timeout,
             client_write_timeout,
+            body_read_timeout,
             log_format,
             log_level,
             rules_dir,
@@ -228,6 +239,7 @@ impl RawConfig {
             max_collected_items,
             max_backend_calls_per_request,
             max_rewrite_body_bytes,
+            rewrite_memory_budget_bytes,
             id_cache_entries,
             id_lookup_max_pages,
             item_fetch_concurrency,
@@ -236,6 +248,9 @@ impl RawConfig {
             edition,
             secret_key,
             alert_max_body_bytes,
+            alert_memory_budget_bytes,
+            alert_max_concurrent,
+            alert_max_concurrent_per_integration,
             alert_max_depth,
             alert_rate_limit,
             alert_rate_burst,
@@ -276,6 +291,7 @@ const OPTIONS: &[(&str, Kind)] = &[
     ("client_header_timeout", Kind::Text),
     ("client_idle_timeout", Kind::Text),
     ("client_write_timeout", Kind::Text),
+    ("body_read_timeout", Kind::Text),
     ("log_format", Kind::Text),
     ("log_level", Kind::Text),
     ("rules_dir", Kind::Text),
@@ -284,6 +300,7 @@ const OPTIONS: &[(&str, Kind)] = &[
     ("max_collected_items", Kind::Number),
     ("max_backend_calls_per_request", Kind::Number),
     ("max_rewrite_body_bytes", Kind::Number),
+    ("rewrite_memory_budget_bytes", Kind::Number),
     ("id_cache_entries", Kind::Number),
     ("id_lookup_max_pages", Kind::Number),
     ("item_fetch_concurrency", Kind::Number),
@@ -292,6 +309,9 @@ const OPTIONS: &[(&str, Kind)] = &[
     ("edition", Kind::Text),
     ("secret_key", Kind::Text),
     ("alert_max_body_bytes", Kind::Number),
+    ("alert_memory_budget_bytes", Kind::Number),
+    ("alert_max_concurrent", Kind::Number),
+    ("alert_max_concurrent_per_integration", Kind::Number),
     ("alert_max_depth", Kind::Number),
     ("alert_rate_limit", Kind::Number),
     ("alert_rate_burst", Kind::Number),
@@ -374,6 +394,8 @@ pub struct BackendConfig {
     pub preserve_host: bool,
     /// How long an upgraded connection may carry no bytes in either direction before it is closed.
     pub upgrade_idle_timeout: Duration,
+    /// Bytes of V3 request bodies and backend answers held in memory at once, all requests together.
+    pub memory_budget_bytes: usize,
 }
 
 /// The validated configuration the gateway runs with.
@@ -409,6 +431,8 @@ pub struct Config {
     pub max_collected_items: usize,
     /// Cap on the backend calls one client request may cause (labels, item completion, pages, id lookups).
     pub max_backend_calls_per_request: u32,
+    /// Time a client body read whole may take to arrive.
+    pub body_read_timeout: Duration,
     /// Cap on a buffered V4 body that is being reshaped.
     pub max_rewrite_body_bytes: usize,
     /// Entries of the in-memory id cache.
@@ -459,6 +483,14 @@ pub struct AlertConfig {
     pub rate_burst: u32,
     /// How long access answers are reused.
     pub access_cache_ttl: Duration,
+    /// Bytes of alert bodies held at once, all requests together.
+    pub memory_budget_bytes: usize,
+    /// Alert requests read at once, all integrations together.
+    pub max_concurrent: usize,
+    /// Alert requests read at once for one integration.
+    pub max_concurrent_per_integration: usize,
+    /// Time an alert body may take to arrive.
+    pub body_read_timeout: Duration,
 }
 
 impl Config {
@@ -537,6 +569,7 @@ impl Config {
                 ))
             }
         };
+        let body_read_timeout = nonzero_duration("body_read_timeout", raw.body_read_timeout.clone(), "30s")?;
         let connection_limits = connection_limits(
             raw.max_connections,
             raw.client_header_timeout.clone(),
@@ -557,6 +590,11 @@ impl Config {
                     "90s",
                 )?,
                 preserve_host: raw.preserve_host.unwrap_or(false),
+                memory_budget_bytes: positive(
+                    "rewrite_memory_budget_bytes",
+                    raw.rewrite_memory_budget_bytes,
+                    256 << 20,
+                )?,
                 upgrade_idle_timeout: nonzero_duration(
                     "upgrade_idle_timeout",
                     raw.upgrade_idle_timeout,
@@ -584,6 +622,7 @@ impl Config {
             )?)
             .map_err(|_| invalid("max_backend_calls_per_request", "is too large"))?,
             max_rewrite_body_bytes: positive("max_rewrite_body_bytes", raw.max_rewrite_body_bytes, 64 << 20)?,
+            body_read_timeout,
             id_cache_entries: positive("id_cache_entries", raw.id_cache_entries, 100_000)?,
             id_lookup_max_pages: u32::try_from(positive("id_lookup_max_pages", raw.id_lookup_max_pages, 50)?)
                 .map_err(|_| invalid("id_lookup_max_pages", "is too large"))?,
@@ -611,6 +650,18 @@ impl Config {
                 rate_burst: u32::try_from(positive("alert_rate_burst", raw.alert_rate_burst, 50)?)
                     .map_err(|_| invalid("alert_rate_burst", "is too large"))?,
                 access_cache_ttl: duration("access_cache_ttl", raw.access_cache_ttl, "60s")?,
+                memory_budget_bytes: positive(
+                    "alert_memory_budget_bytes",
+                    raw.alert_memory_budget_bytes,
+                    64 << 20,
+                )?,
+                max_concurrent: positive("alert_max_concurrent", raw.alert_max_concurrent, 256)?,
+                max_concurrent_per_integration: positive(
+                    "alert_max_concurrent_per_integration",
+                    raw.alert_max_concurrent_per_integration,
+                    16,
+                )?,
+                body_read_timeout,
             },
             session_ttl: duration("session_ttl", raw.session_ttl, "8h")?,
             usage_flush_interval: duration("usage_flush_interval", raw.usage_flush_interval, "10s")?,

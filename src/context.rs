@@ -2,6 +2,7 @@
 
 use std::time::Instant;
 
+use crate::budget::Held;
 use crate::upstream::ClientInfo;
 
 /// What every stage knows about the request in hand, and what it records for the log line.
@@ -21,6 +22,8 @@ pub struct RequestContext {
     pub since: String,
     /// How many calls to the backend the request cost.
     pub backend_calls: std::sync::atomic::AtomicU32,
+    /// Bytes of bodies read whole for this request, counted in the body budget until the request is answered.
+    held: std::sync::Mutex<Vec<Held>>,
 }
 
 impl RequestContext {
@@ -34,6 +37,7 @@ impl RequestContext {
             route: String::new(),
             since: String::new(),
             backend_calls: std::sync::atomic::AtomicU32::new(0),
+            held: std::sync::Mutex::new(Vec::new()),
         }
     }
 }
@@ -44,6 +48,16 @@ impl RequestContext {
         self.backend_calls
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             .saturating_add(1)
+    }
+
+    /// Keeps `held` bytes counted in their budget until this request is answered.
+    pub fn hold(&self, held: Held) {
+        if held.bytes() > 0 {
+            self.held
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(held);
+        }
     }
 
     /// Backend calls made so far.

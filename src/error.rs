@@ -37,6 +37,12 @@ pub enum GatewayError {
         /// The parameter that asked for them, when one did (`labels`).
         param: Option<String>,
     },
+    /// A shared limit (a memory budget) is spent for now; the client should retry shortly.
+    #[error("busy: {0}")]
+    Busy(String),
+    /// The client's body did not arrive within `body_read_timeout`.
+    #[error("request body too slow")]
+    BodyTimeout(std::time::Duration),
     /// The backend's own answer to a call the gateway made, relayed to the client as it is.
     #[error("backend answered {status}")]
     Relay {
@@ -63,6 +69,8 @@ impl GatewayError {
             GatewayError::BadRequest(_) | GatewayError::TooManyBackendCalls { .. } => StatusCode::BAD_REQUEST,
             GatewayError::Relay { status, .. } => *status,
             GatewayError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            GatewayError::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
+            GatewayError::BodyTimeout(_) => StatusCode::REQUEST_TIMEOUT,
         }
     }
 
@@ -97,6 +105,10 @@ impl GatewayError {
             ),
             GatewayError::Relay { status, .. } => status.to_string(),
             GatewayError::Internal(_) => "500 Internal Server Error".to_owned(),
+            GatewayError::Busy(message) => format!("503 Service Unavailable: {message}"),
+            GatewayError::BodyTimeout(after) => {
+                format!("408 Request Timeout: the body did not arrive within {after:?} (body_read_timeout)")
+            }
         }
     }
 
@@ -117,6 +129,14 @@ impl GatewayError {
         ) {
             tracing::error!(error = %self, "request failed");
         }
-        error_response(self.status(), &self.client_message())
+        let busy = matches!(self, GatewayError::Busy(_));
+        let mut response = error_response(self.status(), &self.client_message());
+        if busy {
+            response.headers_mut().insert(
+                http::header::RETRY_AFTER,
+                http::HeaderValue::from(crate::budget::RETRY_AFTER_SECONDS),
+            );
+        }
+        response
     }
 }

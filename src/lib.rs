@@ -9,6 +9,7 @@ pub mod access;
 pub mod alerts;
 pub mod app;
 pub mod body;
+pub mod budget;
 pub mod config;
 pub mod connections;
 pub mod context;

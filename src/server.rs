@@ -99,6 +99,7 @@ impl Gateway {
                 id_lookup_max_pages: config.id_lookup_max_pages,
                 public_url: config.public_url.clone(),
                 max_backend_calls: config.max_backend_calls_per_request,
+                body_read_timeout: config.body_read_timeout,
             },
             secret,
         );

@@ -19,6 +19,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use crate::body::Body;
+use crate::budget::{BodyBudget, BudgetError, Held};
 use crate::config::BackendConfig;
 use crate::error::GatewayError;
 use crate::telemetry::Metrics;
@@ -97,6 +98,8 @@ pub struct Upstream {
     host: Option<HeaderValue>,
     path_prefix: String,
     timeout: Duration,
+    /// Bytes of bodies held whole, all requests together.
+    body_budget: BodyBudget,
     preserve_host: bool,
     upgrade_idle_timeout: Duration,
     metrics: Arc<Metrics>,
@@ -169,6 +172,7 @@ impl Upstream {
             authority,
             path_prefix: base.path().trim_end_matches('/').to_owned(),
             timeout: config.timeout,
+            body_budget: BodyBudget::new(config.memory_budget_bytes, config.timeout),
             preserve_host: config.preserve_host,
             upgrade_idle_timeout: config.upgrade_idle_timeout,
             metrics,
@@ -201,24 +205,30 @@ impl Upstream {
         self.timeout
     }
 
+    /// The budget of bytes held for bodies read whole (`rewrite_memory_budget_bytes`), its reads bounded by the
+    /// backend timeout.
+    pub fn body_budget(&self) -> &BodyBudget {
+        &self.body_budget
+    }
+
     /// Reads a backend answer's body whole: at most `max_bytes`, within the backend timeout (a backend that sends
-    /// its head and stalls does not hold the caller).
+    /// its head and stalls does not hold the caller), its bytes counted in the body budget while `Held`.
     pub async fn read_body(
         &self,
         body: hyper::body::Incoming,
         max_bytes: usize,
-    ) -> Result<bytes::Bytes, GatewayError> {
-        use http_body_util::BodyExt;
-        let collected = tokio::time::timeout(
-            self.timeout,
-            http_body_util::Limited::new(body, max_bytes).collect(),
-        )
-        .await
-        .map_err(|_| GatewayError::BackendTimeout(self.timeout))?
-        .map_err(|error| {
-            GatewayError::BadBackendAnswer(format!("body unreadable or over {max_bytes} bytes: {error}"))
-        })?;
-        Ok(collected.to_bytes())
+    ) -> Result<(bytes::Bytes, Held), GatewayError> {
+        self.body_budget
+            .read(body, None, max_bytes)
+            .await
+            .map_err(|error| match error {
+                BudgetError::TimedOut(after) => GatewayError::BackendTimeout(after),
+                BudgetError::Exhausted { budget } => GatewayError::Busy(format!(
+                    "svcgate holds {budget} bytes of bodies already (rewrite_memory_budget_bytes); retry shortly"
+                )),
+                BudgetError::TooLarge { max } => GatewayError::BadBackendAnswer(format!("body over {max} bytes")),
+                BudgetError::Unreadable(detail) => GatewayError::BadBackendAnswer(detail),
+            })
     }
 
     /// How long an upgraded connection may carry no bytes before svcgate closes it.

@@ -310,3 +310,93 @@ async fn a_client_that_stops_reading_is_disconnected_after_the_write_timeout() {
         "the whole body arrived: the stalled client was not cut"
     );
 }
+
+/// The resident memory of this process (the test and the gateway it runs), in bytes.
+fn resident_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|line| line.starts_with("VmRSS:")).unwrap();
+    let kilobytes: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kilobytes * 1024
+}
+
+#[tokio::test]
+async fn alert_bodies_held_by_one_key_stay_within_the_budget_and_other_senders_get_through() {
+    use std::time::Duration;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let world = common::alerts::AlertWorld::with(|raw| {
+        // One key holds at most 16 requests × 1 MiB: half of this budget.
+        raw.alert_memory_budget_bytes = Some(32 << 20);
+        raw.body_read_timeout = Some("4s".to_owned());
+        // Premium: several HTTP integrations on one project.
+        raw.edition = Some("premium".to_owned());
+    })
+    .await;
+    let attacked = world
+        .integration(serde_json::json!({"type": "http", "name": "Attacked", "active": true}))
+        .await;
+    let other = world
+        .integration(serde_json::json!({"type": "http", "name": "Other", "active": true}))
+        .await;
+    let target = attacked["url"].as_str().unwrap().to_owned();
+    let path = target.splitn(4, '/').nth(3).unwrap().to_owned();
+    let key = attacked["token"].as_str().unwrap().to_owned();
+    let before = resident_bytes();
+    // 400 connections each announce 1 MiB and send half of it, then hold the connection open.
+    let mut held = Vec::new();
+    let mut refused = 0;
+    let half = vec![b' '; 512 << 10];
+    for _ in 0..400 {
+        let mut stream = tokio::net::TcpStream::connect(world.gateway.address)
+            .await
+            .unwrap();
+        let head = format!(
+            "POST /{path} HTTP/1.1\r\nhost: svcgate\r\nauthorization: Bearer {key}\r\n\
+             content-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            1 << 20
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        if stream.write_all(&half).await.is_err() {
+            refused += 1;
+            continue;
+        }
+        held.push(stream);
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let grown = resident_bytes().saturating_sub(before);
+    // One key's share (16 MiB) plus buffers and bookkeeping for 400 connections; 400 half bodies would be 200 MiB.
+    assert!(grown < 64 << 20, "resident memory grew by {} MiB", grown >> 20);
+    // Another integration's sender gets through while the attack holds its share.
+    let answer = common::alerts::post_alert(
+        other["url"].as_str().unwrap(),
+        other["token"].as_str().unwrap(),
+        &serde_json::json!({"title": "real trouble"}),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    // Past the read timeout every stalled request has its answer: 408 for the bodies being read, 503 with
+    // Retry-After (in the intake's shape) for those that waited for a slot; their bytes are given back.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let (mut timed_out, mut busy) = (0, 0);
+    for stream in &mut held {
+        let mut answer = vec![0u8; 4096];
+        if let Ok(Ok(read)) = tokio::time::timeout(Duration::from_millis(50), stream.read(&mut answer)).await
+        {
+            let text = String::from_utf8_lossy(&answer[..read]).to_lowercase();
+            if text.starts_with("http/1.1 408") {
+                timed_out += 1;
+            } else if text.starts_with("http/1.1 503") {
+                assert!(text.contains("retry-after: 1"), "{text}");
+                assert!(text.contains("\"error\":\"busy\""), "{text}");
+                busy += 1;
+            }
+        }
+    }
+    assert!(timed_out >= 16, "{timed_out} bodies timed out");
+    assert!(
+        busy + refused >= 300,
+        "only {busy} answered 503 and {refused} were refused"
+    );
+    drop(held);
+    let answer = common::alerts::post_alert(&target, &key, &serde_json::json!({"title": "after"})).await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+}

@@ -4,12 +4,12 @@
 //! 5 size (from `Content-Length`, then from the stream), 6 JSON and depth, 7 payload shape, 8 rate limit,
 //! 9 durable commit, 10 the per-alert outcomes. Every error is `{"message": "...", "error": "<code>"}`.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use base64::Engine;
 use http::header::{HeaderMap, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
-use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use serde_json::json;
 
@@ -18,6 +18,7 @@ use super::lifecycle;
 use super::payload::{self, Edition as PayloadEdition, PayloadError};
 use super::ratelimit::RateLimiter;
 use crate::body::{json_response, Body};
+use crate::budget::{BodyBudget, BudgetError, Held};
 use crate::config::{AlertConfig, Edition};
 use crate::store::Store;
 
@@ -30,6 +31,27 @@ pub struct Intake {
     store: Arc<dyn Store>,
     limiter: RateLimiter,
     config: AlertConfig,
+    /// Bytes of alert bodies held at once (`alert_memory_budget_bytes`).
+    budget: BodyBudget,
+    /// Alert requests being read at once, all integrations together (`alert_max_concurrent`).
+    reading: Arc<tokio::sync::Semaphore>,
+    /// Alert requests being read at once, per integration (`alert_max_concurrent_per_integration`).
+    reading_per_integration: std::sync::Mutex<HashMap<u64, Arc<tokio::sync::Semaphore>>>,
+}
+
+/// A slot among the alert requests read at once, overall and for one integration; given back when dropped.
+struct ReadingSlot {
+    _global: tokio::sync::OwnedSemaphorePermit,
+    _integration: tokio::sync::OwnedSemaphorePermit,
+}
+
+/// A 503 that asks the sender to retry shortly, in the intake's error shape.
+fn busy(message: &str) -> Response<Body> {
+    with_header(
+        alert_error(StatusCode::SERVICE_UNAVAILABLE, "busy", message),
+        http::header::RETRY_AFTER,
+        crate::budget::RETRY_AFTER_SECONDS.to_string(),
+    )
 }
 
 /// An error answer in the alert intake's shape.
@@ -76,6 +98,9 @@ impl Intake {
             registry,
             store,
             limiter: RateLimiter::new(config.rate_limit, config.rate_burst),
+            budget: BodyBudget::new(config.memory_budget_bytes, config.body_read_timeout),
+            reading: Arc::new(tokio::sync::Semaphore::new(config.max_concurrent)),
+            reading_per_integration: std::sync::Mutex::default(),
             config,
         }
     }
@@ -120,47 +145,75 @@ impl Intake {
                 "the payload must be sent as application/json",
             );
         }
+        let Some(_slot) = self.reading_slot(integration.record.id).await else {
+            return busy("too many alert requests are waiting to be read; retry shortly");
+        };
         match self.read_body(request).await {
-            Ok(bytes) => self.accept(&integration, &bytes).await,
+            // The body's bytes stay counted in the budget until the alert is stored and answered.
+            Ok((bytes, _held)) => self.accept(&integration, &bytes).await,
             Err(answer) => answer,
         }
     }
 
-    async fn read_body(&self, request: Request<Incoming>) -> Result<bytes::Bytes, Response<Body>> {
-        let limit = self.config.max_body_bytes;
-        let too_large = || {
-            alert_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "payload_too_large",
-                &format!("the payload is larger than {limit} bytes (alert_max_body_bytes)"),
-            )
+    /// A slot among the requests read at once. A request waits for one (its body unread, so it holds no
+    /// payload memory) at most `body_read_timeout`; `None` when none came free in that time.
+    async fn reading_slot(&self, integration: u64) -> Option<ReadingSlot> {
+        let per_integration = Arc::clone(
+            self.reading_per_integration
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .entry(integration)
+                .or_insert_with(|| {
+                    Arc::new(tokio::sync::Semaphore::new(
+                        self.config.max_concurrent_per_integration,
+                    ))
+                }),
+        );
+        let slots = async {
+            let integration = per_integration.acquire_owned().await.ok()?;
+            let global = Arc::clone(&self.reading).acquire_owned().await.ok()?;
+            Some(ReadingSlot {
+                _global: global,
+                _integration: integration,
+            })
         };
+        tokio::time::timeout(self.config.body_read_timeout, slots)
+            .await
+            .ok()
+            .flatten()
+    }
+
+    async fn read_body(&self, request: Request<Incoming>) -> Result<(bytes::Bytes, Held), Response<Body>> {
+        let limit = self.config.max_body_bytes;
         let declared = request
             .headers()
             .get(http::header::CONTENT_LENGTH)
             .and_then(|value| value.to_str().ok())
             .and_then(|value| value.parse::<u64>().ok());
-        if declared.is_some_and(|length| length > limit) {
-            return Err(too_large());
-        }
-        let mut body = request.into_body();
-        let mut collected = Vec::new();
-        while let Some(frame) = body.frame().await {
-            let frame = frame.map_err(|_| {
-                alert_error(
+        let max = usize::try_from(limit).unwrap_or(usize::MAX);
+        self.budget
+            .read(request.into_body(), declared, max)
+            .await
+            .map_err(|error| match error {
+                BudgetError::TooLarge { .. } => alert_error(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "payload_too_large",
+                    &format!("the payload is larger than {limit} bytes (alert_max_body_bytes)"),
+                ),
+                BudgetError::Exhausted { budget } => busy(&format!(
+                    "svcgate holds {budget} bytes of alert payloads already (alert_memory_budget_bytes); retry shortly"
+                )),
+                BudgetError::TimedOut(after) => alert_error(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "timeout",
+                    &format!("the payload did not arrive within {after:?} (body_read_timeout)"),
+                ),
+                BudgetError::Unreadable(_) => alert_error(
                     StatusCode::BAD_REQUEST,
                     "invalid_json",
                     "the payload could not be read",
-                )
-            })?;
-            if let Ok(data) = frame.into_data() {
-                if collected.len() as u64 + data.len() as u64 > limit {
-                    return Err(too_large());
-                }
-                collected.extend_from_slice(&data);
-            }
-        }
-        Ok(bytes::Bytes::from(collected))
+                ),
+            })
     }
 
     /// Parses, checks, rate-limits and stores a payload already authorised (also used by test alerts).

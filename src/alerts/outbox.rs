@@ -103,7 +103,8 @@ impl Outbox {
             .upstream
             .read_body(response.into_body(), 1 << 20)
             .await
-            .map_err(|error| error.to_string())?;
+            .map_err(|error| error.to_string())?
+            .0;
         if !status.is_success() {
             return Err(format!(
                 "the backend answered {status}: {}",

@@ -72,7 +72,7 @@ impl Caller<'_> {
         response: Response<Incoming>,
     ) -> Result<(http::response::Parts, Bytes), GatewayError> {
         let (parts, incoming) = response.into_parts();
-        let bytes = self
+        let (bytes, held) = self
             .upstream
             .read_body(incoming, self.max_body)
             .await
@@ -82,6 +82,7 @@ impl Caller<'_> {
                 }
                 other => other,
             })?;
+        self.context.hold(held);
         Ok((parts, bytes))
     }
 

@@ -89,6 +89,8 @@ pub struct RewriteSettings {
     pub public_url: Option<String>,
     /// The most backend calls one client request may cause.
     pub max_backend_calls: u32,
+    /// Time a V3 request body read whole may take to arrive.
+    pub body_read_timeout: std::time::Duration,
 }
 
 /// The V3 translator shared by all requests.
@@ -98,6 +100,8 @@ pub struct Rewriter {
     sessions: Sessions,
     item_cache: item_cache::ItemCache,
     upstream: Arc<Upstream>,
+    /// The backend side's body budget, with the client body read timeout, for V3 request bodies.
+    client_bodies: crate::budget::BodyBudget,
     settings: RewriteSettings,
 }
 
@@ -143,6 +147,9 @@ impl Rewriter {
             ),
             sessions: Sessions::new(store, secret),
             item_cache: item_cache::ItemCache::new(settings.item_fetch_cache_ttl),
+            client_bodies: upstream
+                .body_budget()
+                .with_read_timeout(settings.body_read_timeout),
             upstream,
             settings,
         }
@@ -245,9 +252,10 @@ impl Rewriter {
             &parts.headers,
             parts.uri.query(),
             incoming,
-            &rule.conversions,
-            rule.reads_body(),
+            rule,
+            &self.client_bodies,
             self.settings.max_body,
+            context,
         )
         .await?;
         let plan =

@@ -5,13 +5,14 @@
 
 use bytes::Bytes;
 use http::header::{HeaderMap, HeaderValue};
-use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use serde_json::{Map, Value};
 
 use super::params::{convert_json, convert_pairs, encode_pairs, pair_value, parse_pairs, ParamError};
-use super::rule::Conversion;
+use super::rule::{Conversion, Rule};
 use crate::body::{self, Body};
+use crate::budget::{BodyBudget, BudgetError};
+use crate::context::RequestContext;
 use crate::error::GatewayError;
 
 /// The body of a V3 request, as far as the gateway has read it.
@@ -164,7 +165,7 @@ impl V3Request {
         Ok(V3Request { query, body, renamed })
     }
 
-    /// Reads the parts of a request a rule needs; `read_body` says whether its body must be read.
+    /// Reads the parts of a request its rule needs: the body only when the rule reads it.
     ///
     /// A body announced as empty (`Content-Length: 0`) is no body: a rule's added parameters then make one. A
     /// body without a content type is read too when the rule needs it, so that an empty one counts as none.
@@ -172,10 +173,12 @@ impl V3Request {
         headers: &HeaderMap,
         query: Option<&str>,
         incoming: Incoming,
-        conversions: &[Conversion],
-        read_body: bool,
+        rule: &Rule,
+        budget: &BodyBudget,
         max_body: usize,
+        context: &RequestContext,
     ) -> Result<Self, GatewayError> {
+        let (conversions, read_body) = (rule.conversions.as_slice(), rule.reads_body());
         let (query, mut renamed) = read_query(query, conversions)?;
         let content_type = headers.get(http::header::CONTENT_TYPE).cloned();
         let announced_empty = headers
@@ -198,15 +201,26 @@ impl V3Request {
                 renamed,
             });
         }
-        let bytes = Limited::new(incoming, max_body)
-            .collect()
+        let declared = headers
+            .get(http::header::CONTENT_LENGTH)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.trim().parse::<u64>().ok());
+        let (bytes, held) = budget
+            .read(incoming, declared, max_body)
             .await
-            .map_err(|error| {
-                GatewayError::BadRequest(format!(
-                    "request body unreadable or larger than max_rewrite_body_bytes ({max_body}): {error}"
-                ))
-            })?
-            .to_bytes();
+            .map_err(|error| match error {
+                BudgetError::TooLarge { max } => GatewayError::BadRequest(format!(
+                    "the request body is larger than max_rewrite_body_bytes ({max})"
+                )),
+                BudgetError::Exhausted { budget } => GatewayError::Busy(format!(
+                    "svcgate holds {budget} bytes of bodies already (rewrite_memory_budget_bytes); retry shortly"
+                )),
+                BudgetError::TimedOut(after) => GatewayError::BodyTimeout(after),
+                BudgetError::Unreadable(detail) => {
+                    GatewayError::BadRequest(format!("the request body could not be read: {detail}"))
+                }
+            })?;
+        context.hold(held);
         let body = parse_body(content_type, bytes, conversions, &mut renamed)?;
         Ok(V3Request { query, body, renamed })
     }

@@ -3,16 +3,18 @@
 //! The caller's own credentials (`PRIVATE-TOKEN`, `Authorization: Bearer`, or a signed-in page session's
 //! token) are sent to the backend: `GET /user` tells who they are and whether they are an admin,
 //! `GET /projects/:project` their access level. Answers are cached by a hash of the token for
-//! `access_cache_ttl`, so a busy page or API client costs two backend calls a minute, not two a request.
+//! `access_cache_ttl`, so a busy page or API client costs two backend calls a minute, not two a request; at most
+//! `access_cache_entries` callers are kept, and concurrent requests with one token share one lookup
+//! ([`AnswerCache`]).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use crate::answer_cache::AnswerCache;
 use crate::body;
 use crate::upstream::Upstream;
 
@@ -144,33 +146,25 @@ impl Credentials {
     }
 }
 
-struct Cached {
-    at: Instant,
-    value: Result<ProjectAccess, AccessError>,
-}
-
 /// Who a token belongs to, `(username, is_admin)`, or why not.
 type UserAnswer = Result<(String, bool), AccessError>;
 
 /// Asks the backend about callers and remembers the answers for a while.
 pub struct AccessChecker {
     upstream: Arc<Upstream>,
-    ttl: Duration,
-    users: Mutex<HashMap<String, (Instant, UserAnswer)>>,
-    projects: Mutex<HashMap<(String, String), Cached>>,
+    /// Who each token is, by its hash.
+    users: AnswerCache<String, UserAnswer>,
+    /// Each token's access to a project, by its hash and the project.
+    projects: AnswerCache<(String, String), Result<ProjectAccess, AccessError>>,
 }
 
-/// The most the cache holds before it is emptied (each entry expires within `ttl` anyway).
-const CACHE_LIMIT: usize = 10_000;
-
 impl AccessChecker {
-    /// A checker asking `upstream`, caching for `ttl`.
-    pub fn new(upstream: Arc<Upstream>, ttl: Duration) -> Self {
+    /// A checker asking `upstream`, keeping at most `entries` answers of each kind for `ttl`.
+    pub fn new(upstream: Arc<Upstream>, ttl: Duration, entries: usize) -> Self {
         AccessChecker {
             upstream,
-            ttl,
-            users: Mutex::new(HashMap::new()),
-            projects: Mutex::new(HashMap::new()),
+            users: AnswerCache::new(entries, ttl),
+            projects: AnswerCache::new(entries, ttl),
         }
     }
 
@@ -201,17 +195,20 @@ impl AccessChecker {
 
     /// Who the caller is: `(username, is_admin)`.
     pub async fn user(&self, credentials: &Credentials) -> Result<(String, bool), AccessError> {
-        if let Some((at, value)) = self
+        let key = credentials.key.clone();
+        let answer = self
             .users
-            .lock()
-            .ok()
-            .and_then(|users| users.get(&credentials.key).cloned())
-        {
-            if at.elapsed() < self.ttl {
-                return value;
-            }
+            .get_or_ask(key.clone(), || self.ask_user(credentials))
+            .await;
+        // A backend failure says nothing about the token: the next request asks again.
+        if matches!(answer, Err(AccessError::Backend(_))) {
+            self.users.forget(&key);
         }
-        let value = match self.get(credentials, "/api/v4/user").await? {
+        answer
+    }
+
+    async fn ask_user(&self, credentials: &Credentials) -> UserAnswer {
+        match self.get(credentials, "/api/v4/user").await? {
             (status, body) if status.is_success() => Ok((
                 body.get("username")
                     .and_then(Value::as_str)
@@ -220,15 +217,8 @@ impl AccessChecker {
                 body.get("is_admin").and_then(Value::as_bool).unwrap_or(false),
             )),
             (StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN, _) => Err(AccessError::Unauthenticated),
-            (status, _) => return Err(AccessError::Backend(format!("GET /user answered {status}"))),
-        };
-        if let Ok(mut users) = self.users.lock() {
-            if users.len() > CACHE_LIMIT {
-                users.clear();
-            }
-            users.insert(credentials.key.clone(), (Instant::now(), value.clone()));
+            (status, _) => Err(AccessError::Backend(format!("GET /user answered {status}"))),
         }
-        value
     }
 
     /// The projects the caller is a member of: `(id, full path)`, the first 100 by recent activity.
@@ -261,17 +251,24 @@ impl AccessChecker {
         project: &str,
     ) -> Result<ProjectAccess, AccessError> {
         let key = (credentials.key.clone(), project.to_owned());
-        if let Some(cached) = self.projects.lock().ok().and_then(|projects| {
-            projects
-                .get(&key)
-                .filter(|cached| cached.at.elapsed() < self.ttl)
-                .map(|cached| cached.value.clone())
-        }) {
-            return cached;
+        let answer = self
+            .projects
+            .get_or_ask(key.clone(), || self.ask_project(credentials, project))
+            .await;
+        if matches!(answer, Err(AccessError::Backend(_))) {
+            self.projects.forget(&key);
         }
+        answer
+    }
+
+    async fn ask_project(
+        &self,
+        credentials: &Credentials,
+        project: &str,
+    ) -> Result<ProjectAccess, AccessError> {
         let (username, admin) = self.user(credentials).await?;
         let encoded = crate::rewrite::exchange::encode_segment(project);
-        let value = match self
+        match self
             .get(credentials, &format!("/api/v4/projects/{encoded}"))
             .await?
         {
@@ -298,21 +295,8 @@ impl AccessChecker {
             }
             (StatusCode::NOT_FOUND | StatusCode::FORBIDDEN, _) => Err(AccessError::ProjectNotFound),
             (StatusCode::UNAUTHORIZED, _) => Err(AccessError::Unauthenticated),
-            (status, _) => return Err(AccessError::Backend(format!("GET /projects answered {status}"))),
-        };
-        if let Ok(mut projects) = self.projects.lock() {
-            if projects.len() > CACHE_LIMIT {
-                projects.clear();
-            }
-            projects.insert(
-                key,
-                Cached {
-                    at: Instant::now(),
-                    value: value.clone(),
-                },
-            );
+            (status, _) => Err(AccessError::Backend(format!("GET /projects answered {status}"))),
         }
-        value
     }
 }
 

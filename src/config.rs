@@ -138,6 +138,8 @@ pub struct RawConfig {
     pub alert_rate_burst: Option<u64>,
     /// How long a caller's rights, as the backend reported them, are reused.
     pub access_cache_ttl: Option<String>,
+    /// Most callers whose access answers are kept (least recently used go first).
+    pub access_cache_entries: Option<u64>,
     /// How long a page session lasts after sign-in.
     pub session_ttl: Option<String>,
     /// Threads of the async runtime (default: one per core).
@@ -255,6 +257,7 @@ impl RawConfig {
             alert_rate_limit,
             alert_rate_burst,
             access_cache_ttl,
+            access_cache_entries,
             session_ttl,
             worker_threads,
             usage_flush_interval,
@@ -316,6 +319,7 @@ const OPTIONS: &[(&str, Kind)] = &[
     ("alert_rate_limit", Kind::Number),
     ("alert_rate_burst", Kind::Number),
     ("access_cache_ttl", Kind::Text),
+    ("access_cache_entries", Kind::Number),
     ("session_ttl", Kind::Text),
     ("worker_threads", Kind::Number),
     ("usage_flush_interval", Kind::Text),
@@ -483,6 +487,8 @@ pub struct AlertConfig {
     pub rate_burst: u32,
     /// How long access answers are reused.
     pub access_cache_ttl: Duration,
+    /// Most callers (tokens) whose access answers and usage names are kept; least recently used go first.
+    pub access_cache_entries: usize,
     /// Bytes of alert bodies held at once, all requests together.
     pub memory_budget_bytes: usize,
     /// Alert requests read at once, all integrations together.
@@ -650,6 +656,7 @@ impl Config {
                 rate_burst: u32::try_from(positive("alert_rate_burst", raw.alert_rate_burst, 50)?)
                     .map_err(|_| invalid("alert_rate_burst", "is too large"))?,
                 access_cache_ttl: duration("access_cache_ttl", raw.access_cache_ttl, "60s")?,
+                access_cache_entries: positive("access_cache_entries", raw.access_cache_entries, 10_000)?,
                 memory_budget_bytes: positive(
                     "alert_memory_budget_bytes",
                     raw.alert_memory_budget_bytes,

@@ -7,6 +7,7 @@
 
 pub mod access;
 pub mod alerts;
+pub mod answer_cache;
 pub mod app;
 pub mod body;
 pub mod budget;

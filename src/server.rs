@@ -113,8 +113,13 @@ impl Gateway {
             pages: Pages::new(config.session_ttl),
             usage: Arc::new(UsageRecorder::new(
                 Arc::clone(&store_for_usage),
-                AccessChecker::new(Arc::clone(&upstream_for_usage), config.alerts.access_cache_ttl),
+                AccessChecker::new(
+                    Arc::clone(&upstream_for_usage),
+                    config.alerts.access_cache_ttl,
+                    config.alerts.access_cache_entries,
+                ),
                 config.usage_max_clients_per_route,
+                config.alerts.access_cache_entries,
             )),
         }))
     }
@@ -292,10 +297,12 @@ impl Gateway {
 
     fn record(&self, context: &RequestContext, method: &http::Method, path: &str, status: u16) {
         let elapsed = context.started.elapsed();
-        let rule = if context.kind == "rewrite" {
-            context.route.clone()
-        } else {
-            String::new()
+        // Metric labels come from the rule table and a fixed set only: a V3 path no rule names is `(no rule)`,
+        // however many distinct paths clients invent.
+        let rule = match (context.kind, context.since.is_empty()) {
+            ("rewrite", false) => context.route.clone(),
+            ("rewrite", true) => crate::usage::NO_RULE.to_owned(),
+            _ => String::new(),
         };
         self.metrics
             .requests

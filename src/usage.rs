@@ -17,6 +17,12 @@ use crate::store::{Store, UsageDelta, UsageRow};
 pub const ANONYMOUS: &str = "anonymous";
 /// The client name of credentials the backend refused.
 pub const UNKNOWN: &str = "unknown";
+/// The one route bucket of V3 calls no rule names that the backend did not answer with success (typos, invented
+/// paths): clients cannot grow the report or the metrics by inventing paths.
+pub const NO_RULE: &str = "(no rule)";
+/// Distinct (route, caller, user agent) counts kept between two flushes; past it, calls are counted under
+/// [`UNKNOWN`] and one user agent, so a flood of invented callers cannot grow memory.
+const MAX_PENDING: usize = 10_000;
 
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct Key {
@@ -45,7 +51,8 @@ enum Who {
 /// Counts V3 calls and writes them to the store in batches.
 pub struct UsageRecorder {
     pending: Mutex<HashMap<Key, Counts>>,
-    callers: Mutex<HashMap<String, Who>>,
+    /// Callers by credential hash, least recently seen dropped first (`access_cache_entries`).
+    callers: Mutex<lru::LruCache<String, Who>>,
     store: Arc<dyn Store>,
     access: AccessChecker,
     max_clients: usize,
@@ -71,11 +78,14 @@ pub fn route_of_path(method: &str, path: &str) -> String {
 }
 
 impl UsageRecorder {
-    /// A recorder writing to `store`, asking `access` who callers are, keeping `max_clients` clients a route.
-    pub fn new(store: Arc<dyn Store>, access: AccessChecker, max_clients: usize) -> Self {
+    /// A recorder writing to `store`, asking `access` who callers are, keeping `max_clients` clients a route and
+    /// at most `max_callers` callers' names in memory.
+    pub fn new(store: Arc<dyn Store>, access: AccessChecker, max_clients: usize, max_callers: usize) -> Self {
         UsageRecorder {
             pending: Mutex::new(HashMap::new()),
-            callers: Mutex::new(HashMap::new()),
+            callers: Mutex::new(lru::LruCache::new(
+                std::num::NonZeroUsize::new(max_callers).unwrap_or(std::num::NonZeroUsize::MIN),
+            )),
             store,
             access,
             max_clients,
@@ -91,18 +101,28 @@ impl UsageRecorder {
         user_agent: &str,
         status: u16,
     ) {
+        // A call to a route no rule names that failed is one bucket, whatever path was invented.
+        let route = if since.is_empty() && status >= 400 {
+            NO_RULE
+        } else {
+            route
+        };
         let caller = match credentials {
+            // Credentials the backend refused name nobody: no lookup is kept for them.
+            Some(_) if status == 401 => UNKNOWN.to_owned(),
             Some(credentials) => {
                 let key = credentials.key().to_owned();
                 if let Ok(mut callers) = self.callers.lock() {
-                    callers.entry(key.clone()).or_insert(Who::Pending(credentials));
+                    if callers.get(&key).is_none() {
+                        callers.put(key.clone(), Who::Pending(credentials));
+                    }
                 }
                 key
             }
             None => ANONYMOUS.to_owned(),
         };
         let now = crate::alerts::payload::format_time(time::OffsetDateTime::now_utc());
-        let key = Key {
+        let mut key = Key {
             route: route.to_owned(),
             since: since.to_owned(),
             caller,
@@ -111,6 +131,10 @@ impl UsageRecorder {
         let Ok(mut pending) = self.pending.lock() else {
             return;
         };
+        if pending.len() >= MAX_PENDING && !pending.contains_key(&key) {
+            key.caller = UNKNOWN.to_owned();
+            key.user_agent = "(many)".to_owned();
+        }
         let counts = pending.entry(key).or_insert_with(|| Counts {
             calls: 0,
             errors: 0,
@@ -132,7 +156,7 @@ impl UsageRecorder {
             .callers
             .lock()
             .ok()
-            .and_then(|callers| match callers.get(caller) {
+            .and_then(|mut callers| match callers.get(caller) {
                 Some(Who::Known(name)) => Some(Ok(name.clone())),
                 Some(Who::Pending(credentials)) => Some(Err(credentials.clone())),
                 None => None,
@@ -147,7 +171,7 @@ impl UsageRecorder {
             Err(_) => UNKNOWN.to_owned(),
         };
         if let Ok(mut callers) = self.callers.lock() {
-            callers.insert(caller.to_owned(), Who::Known(name.clone()));
+            callers.put(caller.to_owned(), Who::Known(name.clone()));
         }
         name
     }

@@ -400,3 +400,49 @@ async fn alert_bodies_held_by_one_key_stay_within_the_budget_and_other_senders_g
     let answer = common::alerts::post_alert(&target, &key, &serde_json::json!({"title": "after"})).await;
     assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
 }
+
+#[tokio::test]
+async fn invented_routes_and_tokens_grow_no_report_rows_no_metric_series_and_no_repeated_lookups() {
+    let (sim, gateway, _) = sim_and_gateway().await;
+    sim.clear_requests();
+    // 300 distinct invented paths, 100 distinct invented tokens, each token sent three times at once.
+    let mut sends = Vec::new();
+    for n in 0..300u32 {
+        let url = format!("{}/api/v3/nothing-{n}/x{}/y", gateway.url(), n * 7);
+        let token = format!("invented-token-{}", n % 100);
+        sends.push(tokio::spawn(async move { get(&url, &token).await.status }));
+    }
+    for send in sends {
+        assert!(send.await.unwrap().is_client_error());
+    }
+    let report = get(&format!("{}/-/svcgate/api/v3-usage", gateway.url()), "root-token")
+        .await
+        .json();
+    let routes: Vec<&str> = report["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|route| route["route"].as_str().unwrap())
+        .collect();
+    assert_eq!(routes, ["(no rule)"], "{report}");
+    let metrics = get(&format!("{}/-/svcgate/metrics", gateway.url()), "").await;
+    let text = String::from_utf8_lossy(&metrics.body).into_owned();
+    let series = text
+        .lines()
+        .filter(|line| line.starts_with("svcgate_requests_total{") && line.contains("kind=\"rewrite\""))
+        .count();
+    assert!(series <= 3, "{series} request series:\n{text}");
+    assert!(!text.contains("nothing-"), "an invented path became a label");
+    let user_lookups = sim
+        .requests()
+        .iter()
+        .filter(|request| request.path == "/api/v4/user")
+        .filter(|request| {
+            request
+                .headers
+                .iter()
+                .any(|(name, value)| name == "private-token" && value.starts_with("invented-token-"))
+        })
+        .count();
+    assert!(user_lookups <= 100, "{user_lookups} lookups for 100 tokens");
+}

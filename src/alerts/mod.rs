@@ -70,7 +70,7 @@ impl AlertService {
         let records = store.integrations().await?;
         let service = AlertService {
             intake: Intake::new(Arc::clone(&registry), Arc::clone(&store), config.clone()),
-            access: AccessChecker::new(upstream, config.access_cache_ttl),
+            access: AccessChecker::new(upstream, config.access_cache_ttl, config.access_cache_entries),
             registry,
             store,
             secret,

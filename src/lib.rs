@@ -22,6 +22,7 @@ pub mod logsink;
 pub mod pages;
 pub mod passthrough;
 pub mod plain_value;
+pub mod refusals;
 pub mod rewrite;
 pub mod server;
 pub mod store;

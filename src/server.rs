@@ -30,6 +30,7 @@ use crate::config::{Config, ServerTls};
 use crate::connections::{Limits, Registry, TrackedBody, WriteStallLimit};
 use crate::context::RequestContext;
 use crate::pages::Pages;
+use crate::refusals::RefusalBodies;
 use crate::rewrite::table::RuleTable;
 use crate::rewrite::{is_v3, RewriteSettings, Rewriter};
 use crate::store::Store;
@@ -397,7 +398,7 @@ pub async fn serve(
         };
         // Nagle's delay would hold back small responses; failure to set it is harmless.
         drop(stream.set_nodelay(true));
-        let stream = WriteStallLimit::new(stream, limits.write_timeout);
+        let stream = RefusalBodies::new(WriteStallLimit::new(stream, limits.write_timeout));
         let watcher = graceful.watcher();
         let builder = Arc::clone(&builder);
         let gateway = Arc::clone(&gateway);

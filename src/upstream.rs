@@ -311,10 +311,39 @@ impl Upstream {
             .observe(started.elapsed().as_secs_f64());
         match outcome {
             Err(_) => Err(GatewayError::BackendTimeout(self.timeout)),
+            // The client's own body failed (a chunk size that overflows, a cut connection): its fault, not the
+            // backend's.
+            Ok(Err(error)) if client_body_failed(&error) => Err(GatewayError::BadRequest(format!(
+                "the request body could not be read: {}",
+                error_chain(&error)
+            ))),
             Ok(Err(error)) => Err(GatewayError::BackendUnreachable(error_chain(&error))),
             Ok(Ok(response)) => Ok(response),
         }
     }
+}
+
+/// Whether a failed backend call failed because the body svcgate was forwarding from its client failed: hyper
+/// reports that as a user error (the request body stream) caused by the client connection's own hyper error.
+fn client_body_failed(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut source = Some(error);
+    while let Some(current) = source {
+        if current
+            .downcast_ref::<hyper::Error>()
+            .is_some_and(hyper::Error::is_user)
+        {
+            let mut cause = current.source();
+            while let Some(inner) = cause {
+                if inner.downcast_ref::<hyper::Error>().is_some() {
+                    return true;
+                }
+                cause = inner.source();
+            }
+            return false;
+        }
+        source = current.source();
+    }
+    false
 }
 
 fn error_chain(error: &dyn std::error::Error) -> String {

@@ -446,3 +446,74 @@ async fn invented_routes_and_tokens_grow_no_report_rows_no_metric_series_and_no_
         .count();
     assert!(user_lookups <= 100, "{user_lookups} lookups for 100 tokens");
 }
+
+/// Sends raw bytes to the gateway and reads its answer until it closes (or 5 s pass).
+async fn raw_exchange(address: std::net::SocketAddr, request: &[u8]) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    stream.write_all(request).await.unwrap();
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), stream.read_to_end(&mut answer)).await;
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+#[tokio::test]
+async fn a_chunk_size_that_overflows_on_passthrough_is_the_clients_400() {
+    let origin = common::origin::Origin::start().await;
+    let gateway = TestGateway::start(&origin.url()).await;
+    let answer = raw_exchange(
+        gateway.address,
+        b"POST /count HTTP/1.1\r\nhost: svcgate\r\ntransfer-encoding: chunked\r\n\r\n\
+          FFFFFFFFFFFFFFFFFFFFFF\r\nabc\r\n0\r\n\r\n",
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(answer.contains("{\"message\":"), "{answer}");
+}
+
+#[tokio::test]
+async fn refusals_of_the_http_layer_carry_the_services_error_shape() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let sim = svc_sim::spawn(listener, "root-token").await.unwrap();
+    let gateway = TestGateway::start(&sim.url()).await;
+    let huge_header = format!(
+        "GET /api/v4/version HTTP/1.1\r\nhost: svcgate\r\nx-big: {}\r\n\r\n",
+        "a".repeat(1 << 20)
+    );
+    for (request, status) in [
+        (b"GET /\x01 nonsense\r\n\r\n".to_vec(), "400"),
+        (huge_header.into_bytes(), "431"),
+    ] {
+        let answer = raw_exchange(gateway.address, &request).await;
+        assert!(answer.starts_with(&format!("HTTP/1.1 {status}")), "{answer}");
+        let body = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
+        let json: serde_json::Value = serde_json::from_str(body).unwrap_or_else(|_| panic!("{answer}"));
+        assert!(json["message"].as_str().unwrap().starts_with(status), "{answer}");
+    }
+}
+
+#[tokio::test]
+async fn alert_times_outside_1970_to_9999_or_a_days_offset_fall_back_with_a_warning() {
+    let world = common::alerts::AlertWorld::new().await;
+    let made = world
+        .integration(serde_json::json!({"type": "generic", "active": true}))
+        .await;
+    let (url, key) = (made["url"].as_str().unwrap(), made["token"].as_str().unwrap());
+    for (start_time, end_time) in [
+        ("1969-07-20T20:17:00Z", "+10000-01-01T00:00:00Z"),
+        ("2026-11-22T10:00:00+25:00", "0001-01-01T00:00:00Z"),
+    ] {
+        let answer = common::alerts::post_alert(
+            url,
+            key,
+            &serde_json::json!({"title": format!("times {start_time}"), "start_time": start_time, "end_time": end_time}),
+        )
+        .await;
+        assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+        let entry = &answer.json()[0];
+        assert_eq!(entry["outcome"], "created", "{entry}");
+        let warnings = entry["warnings"].to_string();
+        assert!(warnings.contains("time of receipt was used"), "{warnings}");
+        assert!(warnings.contains("was not resolved"), "{warnings}");
+    }
+}

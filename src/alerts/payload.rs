@@ -271,20 +271,29 @@ pub(super) fn nesting_depth(value: &Value) -> usize {
     }
 }
 
-/// Reads an RFC 3339 or ISO 8601 time, in UTC. A time without an offset is taken as UTC; a time that has no UTC
-/// equivalent in the supported range (years -9999 to 9999) is `None`.
+/// Reads an RFC 3339 or ISO 8601 time, in UTC. A time without an offset is taken as UTC. A time is `None` (the
+/// caller's default applies, with a warning) when its offset is beyond ±24 hours or it falls, in UTC, before 1970
+/// or after 9999: no monitoring tool sends such a time, and the store and pages show four-digit years.
 pub fn parse_time(text: &str) -> Option<OffsetDateTime> {
     let text = text.trim();
-    OffsetDateTime::parse(text, &Rfc3339)
+    let parsed = OffsetDateTime::parse(text, &Rfc3339)
         .or_else(|_| OffsetDateTime::parse(text, &Iso8601::DEFAULT))
         .or_else(|_| PrimitiveDateTime::parse(text, &Iso8601::DEFAULT).map(PrimitiveDateTime::assume_utc))
-        .ok()?
-        .checked_to_offset(UtcOffset::UTC)
+        .ok()?;
+    if parsed.offset().whole_seconds().abs() > 24 * 3600 {
+        return None;
+    }
+    in_supported_years(parsed.checked_to_offset(UtcOffset::UTC)?)
 }
 
-/// An instant given as integer milliseconds since the Unix epoch, if it is in the supported range.
+/// An instant given as integer milliseconds since the Unix epoch, if it falls between 1970 and 9999.
 pub fn from_epoch_millis(millis: i64) -> Option<OffsetDateTime> {
-    OffsetDateTime::from_unix_timestamp_nanos(i128::from(millis) * 1_000_000).ok()
+    in_supported_years(OffsetDateTime::from_unix_timestamp_nanos(i128::from(millis) * 1_000_000).ok()?)
+}
+
+/// The time, when its UTC year is 1970 to 9999.
+fn in_supported_years(utc: OffsetDateTime) -> Option<OffsetDateTime> {
+    (1970..=9999).contains(&utc.year()).then_some(utc)
 }
 
 /// RFC 3339 in UTC with milliseconds, e.g. `2026-11-22T10:00:00.000Z`.
@@ -1823,6 +1832,29 @@ mod tests {
             None,
             "no UTC equivalent in range"
         );
+    }
+
+    #[test]
+    fn times_before_1970_after_9999_or_offset_beyond_a_day_are_refused() {
+        for refused in [
+            "1969-12-31T23:59:59Z",
+            "0001-01-01T00:00:00Z",
+            "+10000-01-01T00:00:00Z",
+            "2026-11-22T10:00:00+25:00",
+            "2026-11-22T10:00:00-24:30",
+        ] {
+            assert_eq!(parse_time(refused), None, "{refused}");
+        }
+        for accepted in [
+            "1970-01-01T00:00:00Z",
+            "9999-12-31T23:59:59Z",
+            "2026-11-22T10:00:00+24:00",
+        ] {
+            assert!(parse_time(accepted).is_some(), "{accepted}");
+        }
+        assert_eq!(from_epoch_millis(-1), None);
+        assert_eq!(from_epoch_millis(253_402_300_800_000), None, "year 10000");
+        assert!(from_epoch_millis(0).is_some());
     }
 
     // hosts ----------------------------------------------------------------------------------------------------

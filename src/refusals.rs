@@ -153,7 +153,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for RefusalBodies<S> {
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         let this = self.get_mut();
         if this.rewriting.is_some() {
-            if let Poll::Pending = this.poll_rewriting(cx, 0) {
+            if this.poll_rewriting(cx, 0).is_pending() {
                 return Poll::Pending;
             }
         }

@@ -152,10 +152,8 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for RefusalBodies<S> {
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         let this = self.get_mut();
-        if this.rewriting.is_some() {
-            if this.poll_rewriting(cx, 0).is_pending() {
-                return Poll::Pending;
-            }
+        if this.rewriting.is_some() && this.poll_rewriting(cx, 0).is_pending() {
+            return Poll::Pending;
         }
         Pin::new(&mut this.inner).poll_shutdown(cx)
     }

@@ -517,3 +517,27 @@ async fn alert_times_outside_1970_to_9999_or_a_days_offset_fall_back_with_a_warn
         assert!(warnings.contains("was not resolved"), "{warnings}");
     }
 }
+
+#[tokio::test]
+async fn a_fresh_data_directory_and_its_store_files_are_private_to_svcgates_user() {
+    use std::os::unix::fs::PermissionsExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let sim = svc_sim::spawn(listener, "root-token").await.unwrap();
+    let parent = tempfile::tempdir().unwrap();
+    let data_dir = parent.path().join("fresh");
+    let gateway = TestGateway::start_in(&sim.url(), &data_dir, |_| {}).await;
+    let health = get(&format!("{}/-/svcgate/health", gateway.url()), "").await;
+    assert_eq!(health.status, StatusCode::OK);
+    let mode = |name: &str| {
+        std::fs::metadata(data_dir.join(name))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!(mode(""), 0o700);
+    for file in ["svcgate.db", "svcgate.db-wal", "svcgate.db-shm", "secret.key"] {
+        assert_eq!(mode(file), 0o600, "{file}");
+    }
+    gateway.stop().await;
+}

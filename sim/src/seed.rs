@@ -129,6 +129,7 @@ fn create_project(store: &mut Store, user_id: u64, group_id: u64) -> u64 {
         description: "A demo project served by svc-sim".into(),
         visibility: Visibility::Public,
         default_branch: "main".into(),
+        initialize_with_readme: true,
     });
     let commits = [
         (

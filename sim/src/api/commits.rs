@@ -119,8 +119,11 @@ pub fn write_commit(
         .params
         .str("start_branch")
         .unwrap_or_else(|| branch.to_string());
+    // The first commit of an empty repository has no parent; it creates its branch, which becomes the default.
+    let empty = p.repo.branches.is_empty();
     let parent = match p.repo.resolve(&start) {
-        Some(c) => c.clone(),
+        Some(c) => Some(c.clone()),
+        None if empty => None,
         None if exists => return Err(ApiError::BadRequest("Invalid reference name".into())),
         None => {
             return Err(ApiError::BadRequest(
@@ -133,7 +136,8 @@ pub fn write_commit(
             "You are not allowed to push into this branch".into(),
         ));
     }
-    let tree = apply_actions(&parent.tree, actions).map_err(|e| match e {
+    let base = parent.as_ref().map(|c| c.tree.clone()).unwrap_or_default();
+    let tree = apply_actions(&base, actions).map_err(|e| match e {
         ActionError::Invalid(msg) => ApiError::BadRequest(msg),
         other => ApiError::BadRequest(other.to_string()),
     })?;
@@ -151,8 +155,13 @@ pub fn write_commit(
         .projects
         .get_mut(&pid)
         .ok_or(ApiError::NotFound("Project"))?;
-    let sha = p.repo.commit(Some(parent.id), tree, message, &name, &email, now);
-    p.repo.set_branch(branch, &sha, false);
+    let sha = p
+        .repo
+        .commit(parent.map(|c| c.id), tree, message, &name, &email, now);
+    p.repo.set_branch(branch, &sha, empty);
+    if empty {
+        p.default_branch = branch.to_string();
+    }
     p.last_activity_at = now;
     ctx.store.record_push(pid, uid, branch, before, Some(sha.clone()));
     Ok(sha)

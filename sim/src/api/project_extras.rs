@@ -93,6 +93,7 @@ fn fork(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         description: src.description.clone(),
         visibility: src.visibility,
         default_branch: src.default_branch.clone(),
+        initialize_with_readme: false,
     });
     if let Some(p) = ctx.store.projects.get_mut(&id) {
         p.repo = src.repo.clone();

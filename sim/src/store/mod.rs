@@ -104,6 +104,8 @@ struct Sequences {
 pub struct Store {
     /// `http://127.0.0.1:PORT`, used in `web_url` and `_links`.
     pub base_url: String,
+    /// The brand word in route and field names, e.g. `svc` in `/templates/svc_ci_ymls`.
+    pub identifier_word: String,
     /// Users by id.
     pub users: BTreeMap<u64, User>,
     /// Access tokens by id.
@@ -180,6 +182,7 @@ impl Store {
     pub fn new(base_url: &str, root_token: &str) -> Store {
         let mut store = Store {
             base_url: base_url.trim_end_matches('/').to_string(),
+            identifier_word: crate::DEFAULT_IDENTIFIER_WORD.to_string(),
             users: BTreeMap::new(),
             tokens: BTreeMap::new(),
             namespaces: BTreeMap::new(),

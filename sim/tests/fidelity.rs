@@ -1,0 +1,543 @@
+//! End-to-end tests of behaviours where the simulator follows the real service closely: empty repositories and
+//! their first commit, `owned=true`, merge statuses, labels by name, multi-file snippets and the identifier word.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use http::{Method, StatusCode};
+use serde_json::{json, Value};
+
+mod common;
+use common::*;
+
+async fn ok(sim: &svc_sim::SimHandle, method: Method, path: &str, token: &str, body: Option<Value>) -> Value {
+    let r = call(sim, method.clone(), path, Some(token), body).await;
+    assert!(r.status.is_success(), "{method} {path}: {} {}", r.status, r.body);
+    r.body
+}
+
+/// Creates a user and returns (id, token).
+async fn user(sim: &svc_sim::SimHandle, name: &str) -> (u64, String) {
+    let body = json!({"email": format!("{name}@example.com"), "username": name, "name": name, "password": "secret123"});
+    let u = ok(sim, Method::POST, "/api/v4/users", ROOT, Some(body)).await;
+    let id = u["id"].as_u64().unwrap();
+    let t = ok(
+        sim,
+        Method::POST,
+        &format!("/api/v4/users/{id}/personal_access_tokens"),
+        ROOT,
+        Some(json!({"name": "t", "scopes": ["api"]})),
+    )
+    .await;
+    (id, t["token"].as_str().unwrap().to_string())
+}
+
+#[tokio::test]
+async fn a_new_repository_is_empty_until_its_first_commit_names_the_default_branch() {
+    let sim = start().await;
+    let p = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": "empty"})),
+    )
+    .await;
+    let pid = p["id"].as_u64().unwrap();
+    assert_eq!(p["empty_repo"], true);
+    assert_eq!(p["default_branch"], "main");
+    let branches = ok(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/projects/{pid}/repository/branches"),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(branches, json!([]));
+    let r = call(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/projects/{pid}/repository/files/README.md?ref=main"),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+
+    // The files API's first commit creates its branch and makes it the default.
+    let r = call(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{pid}/repository/files/notes.txt"),
+        Some(ROOT),
+        Some(json!({"branch": "trunk", "content": "hi", "commit_message": "first"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let p = ok(&sim, Method::GET, &format!("/api/v4/projects/{pid}"), ROOT, None).await;
+    assert_eq!(
+        (p["default_branch"].clone(), p["empty_repo"].clone()),
+        (json!("trunk"), json!(false))
+    );
+    let b = ok(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/projects/{pid}/repository/branches/trunk"),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(b["default"], true);
+    let commits = ok(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/projects/{pid}/repository/commits"),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(commits.as_array().unwrap().len(), 1);
+    assert_eq!(commits[0]["parent_ids"], json!([]));
+
+    // So does the commits API's.
+    let q = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": "empty2"})),
+    )
+    .await;
+    let qid = q["id"].as_u64().unwrap();
+    let c = call(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{qid}/repository/commits"),
+        Some(ROOT),
+        Some(json!({"branch": "develop", "commit_message": "first", "actions": [{"action": "create", "file_path": "a", "content": "a"}]})),
+    )
+    .await;
+    assert_eq!(c.status, StatusCode::CREATED, "{}", c.body);
+    let q = ok(&sim, Method::GET, &format!("/api/v4/projects/{qid}"), ROOT, None).await;
+    assert_eq!(q["default_branch"], "develop");
+
+    // initialize_with_readme gives the default branch a first commit holding README.md.
+    let r = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": "readme", "initialize_with_readme": true})),
+    )
+    .await;
+    let rid = r["id"].as_u64().unwrap();
+    assert_eq!(r["empty_repo"], false);
+    let f = ok(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/projects/{rid}/repository/files/README.md?ref=main"),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(f["file_name"], "README.md");
+}
+
+#[tokio::test]
+async fn owned_projects_include_those_of_groups_the_caller_owns() {
+    let sim = start().await;
+    let (bob, bob_token) = user(&sim, "bob").await;
+    let g = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/groups",
+        &bob_token,
+        Some(json!({"name": "Bobs", "path": "bobs"})),
+    )
+    .await;
+    let gid = g["id"].as_u64().unwrap();
+    let in_group = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        &bob_token,
+        Some(json!({"name": "grouped", "namespace_id": gid})),
+    )
+    .await;
+    let own = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        &bob_token,
+        Some(json!({"name": "mine"})),
+    )
+    .await;
+    // A group where bob is only a Developer: its projects are not his.
+    let other = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/groups",
+        ROOT,
+        Some(json!({"name": "Others", "path": "others"})),
+    )
+    .await;
+    let oid = other["id"].as_u64().unwrap();
+    ok(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/groups/{oid}/members"),
+        ROOT,
+        Some(json!({"user_id": bob, "access_level": 30})),
+    )
+    .await;
+    let theirs = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": "theirs", "namespace_id": oid})),
+    )
+    .await;
+    let listed = ok(&sim, Method::GET, "/api/v4/projects?owned=true", &bob_token, None).await;
+    let mut ids: Vec<u64> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_u64().unwrap())
+        .collect();
+    ids.sort_unstable();
+    let mut want = vec![in_group["id"].as_u64().unwrap(), own["id"].as_u64().unwrap()];
+    want.sort_unstable();
+    assert_eq!(ids, want);
+    let member = ok(
+        &sim,
+        Method::GET,
+        "/api/v4/projects?membership=true",
+        &bob_token,
+        None,
+    )
+    .await;
+    assert!(member.as_array().unwrap().iter().any(|p| p["id"] == theirs["id"]));
+}
+
+#[tokio::test]
+async fn merge_requests_carry_a_detailed_merge_status() {
+    let sim = start().await;
+    let p = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": "mr", "initialize_with_readme": true})),
+    )
+    .await;
+    let pid = p["id"].as_u64().unwrap();
+    let base = format!("/api/v4/projects/{pid}");
+    for branch in ["feature", "gone"] {
+        ok(
+            &sim,
+            Method::POST,
+            &format!("{base}/repository/files/{branch}.txt"),
+            ROOT,
+            Some(json!({"branch": branch, "start_branch": "main", "content": "x", "commit_message": branch})),
+        )
+        .await;
+    }
+    let open =
+        |source: &str, title: &str| json!({"source_branch": source, "target_branch": "main", "title": title});
+    let m = ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/merge_requests"),
+        ROOT,
+        Some(open("feature", "Feature")),
+    )
+    .await;
+    assert_eq!(
+        (m["merge_status"].clone(), m["detailed_merge_status"].clone()),
+        (json!("can_be_merged"), json!("mergeable"))
+    );
+    let d = ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/merge_requests"),
+        ROOT,
+        Some(open("gone", "Draft: later")),
+    )
+    .await;
+    assert_eq!(d["detailed_merge_status"], "draft_status");
+    ok(
+        &sim,
+        Method::PUT,
+        &format!("{base}/merge_requests/{}", d["iid"]),
+        ROOT,
+        Some(json!({"title": "Later"})),
+    )
+    .await;
+    let r = call(
+        &sim,
+        Method::DELETE,
+        &format!("{base}/repository/branches/gone"),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
+    let d = ok(
+        &sim,
+        Method::GET,
+        &format!("{base}/merge_requests/{}", d["iid"]),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(
+        (d["merge_status"].clone(), d["detailed_merge_status"].clone()),
+        (json!("cannot_be_merged"), json!("broken_status"))
+    );
+    let list = ok(
+        &sim,
+        Method::GET,
+        &format!("{base}/merge_requests?state=opened"),
+        ROOT,
+        None,
+    )
+    .await;
+    assert!(list
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|m| m["detailed_merge_status"].is_string()));
+    let merged = ok(
+        &sim,
+        Method::PUT,
+        &format!("{base}/merge_requests/{}/merge", m["iid"]),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(merged["detailed_merge_status"], "not_open");
+}
+
+#[tokio::test]
+async fn labels_are_read_updated_and_deleted_by_id_or_name() {
+    let sim = start().await;
+    let p = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": "labels"})),
+    )
+    .await;
+    let base = format!("/api/v4/projects/{}/labels", p["id"]);
+    let l = ok(
+        &sim,
+        Method::POST,
+        &base,
+        ROOT,
+        Some(json!({"name": "needs: review", "color": "#778899"})),
+    )
+    .await;
+    let by_name = ok(
+        &sim,
+        Method::GET,
+        &format!("{base}/needs%3A%20review"),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(by_name["id"], l["id"]);
+    let by_id = ok(&sim, Method::GET, &format!("{base}/{}", l["id"]), ROOT, None).await;
+    assert_eq!(by_id["name"], "needs: review");
+    let renamed = ok(
+        &sim,
+        Method::PUT,
+        &format!("{base}/needs%3A%20review"),
+        ROOT,
+        Some(json!({"new_name": "Label:that requires:encoding"})),
+    )
+    .await;
+    assert_eq!(renamed["name"], "Label:that requires:encoding");
+    let r = call(
+        &sim,
+        Method::GET,
+        &format!("{base}/needs%3A%20review"),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.body.clone()),
+        (StatusCode::NOT_FOUND, json!({"message": "404 Label Not Found"}))
+    );
+    let r = call(
+        &sim,
+        Method::DELETE,
+        &format!("{base}/{}", l["id"]),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
+    assert_eq!(ok(&sim, Method::GET, &base, ROOT, None).await, json!([]));
+}
+
+#[tokio::test]
+async fn snippets_hold_several_files() {
+    let sim = start().await;
+    let files =
+        json!([{"file_path": "a.py", "content": "import a"}, {"file_path": "dir/b.txt", "content": "bee"}]);
+    let r = call(
+        &sim,
+        Method::POST,
+        "/api/v4/snippets",
+        Some(ROOT),
+        Some(json!({"title": "two", "files": files, "visibility": "private"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let id = r.body["id"].as_u64().unwrap();
+    assert_eq!(r.body["file_name"], "a.py");
+    let paths: Vec<&str> = r.body["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["a.py", "dir/b.txt"]);
+    let raw = call(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/snippets/{id}/raw"),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(raw.raw, b"import a");
+    let raw = call(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/snippets/{id}/files/main/dir%2Fb.txt/raw"),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!((raw.status, raw.raw), (StatusCode::OK, b"bee".to_vec()));
+
+    // Update: rename the first file with file_name, and change the files with actions.
+    let u = ok(
+        &sim,
+        Method::PUT,
+        &format!("/api/v4/snippets/{id}"),
+        ROOT,
+        Some(json!({"file_name": "first.py", "files": [
+            {"action": "delete", "file_path": "dir/b.txt"},
+            {"action": "create", "file_path": "c.md", "content": "sea"}
+        ]})),
+    )
+    .await;
+    let paths: Vec<&str> = u["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["first.py", "c.md"]);
+    let raw = call(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/snippets/{id}/raw"),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(raw.raw, b"import a");
+    let all = ok(&sim, Method::GET, "/api/v4/snippets/all", ROOT, None).await;
+    assert_eq!(all.as_array().unwrap().len(), 1);
+
+    // Project snippets take files too; files and content together are refused.
+    let p = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": "snips"})),
+    )
+    .await;
+    let r = call(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{}/snippets", p["id"]),
+        Some(ROOT),
+        Some(json!({"title": "p", "visibility": "private", "files": [{"file_path": "foo.py", "content": "initial content"}]})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    assert_eq!(r.body["file_name"], "foo.py");
+    let r = call(
+        &sim,
+        Method::POST,
+        "/api/v4/snippets",
+        Some(ROOT),
+        Some(json!({"title": "x", "content": "y", "files": [{"file_path": "z", "content": "z"}]})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn the_identifier_word_names_the_ci_template_routes() {
+    let sim = start().await;
+    let r = call(
+        &sim,
+        Method::GET,
+        "/api/v4/templates/svc_ci_ymls/Ruby",
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let options = svc_sim::SimOptions {
+        identifier_word: "acme".into(),
+        ..svc_sim::SimOptions::default()
+    };
+    let acme = svc_sim::spawn_with(listener, options).await.unwrap();
+    let r = call(
+        &acme,
+        Method::GET,
+        "/api/v4/templates/acme_ci_ymls?per_page=100",
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(r.body.as_array().unwrap().len() > 20);
+    let r = call(
+        &acme,
+        Method::GET,
+        "/api/v4/templates/acme_ci_ymls/Nodejs",
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(r.body["name"], "Nodejs");
+    let r = call(
+        &acme,
+        Method::GET,
+        "/api/v4/templates/acme_ci_ymls/Nope",
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(r.body, json!({"message": "404 acme_ci_yml Not Found"}));
+    let r = call(
+        &acme,
+        Method::GET,
+        "/api/v4/templates/svc_ci_ymls",
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+}

@@ -61,10 +61,15 @@ fi
 PORT="$("$VENV/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 TOKEN="python-gitlab-root-token"
 RUST_LOG="${RUST_LOG:-warn}" "$SVC_SIM_BIN" --listen "127.0.0.1:$PORT" --root-token "$TOKEN" \
-    --identifier-word "$IDENTIFIER_WORD" >"$WORK/sim.log" 2>&1 &
+    --identifier-word "$IDENTIFIER_WORD" >"${SIM_LOG:-$WORK/sim.log}" 2>&1 &
 SIM_PID=$!
 for _ in $(seq 1 100); do
-    if "$VENV/bin/python" -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$PORT/api/v4/version')" 2>/dev/null; then
+    # Any HTTP answer (401 without a token) means it is up.
+    if "$VENV/bin/python" -c "import urllib.request, urllib.error
+try:
+    urllib.request.urlopen('http://127.0.0.1:$PORT/api/v4/version')
+except urllib.error.HTTPError:
+    pass" 2>/dev/null; then
         break
     fi
     sleep 0.1

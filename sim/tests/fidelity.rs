@@ -541,3 +541,225 @@ async fn the_identifier_word_names_the_ci_template_routes() {
     .await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn a_branch_made_in_an_empty_repository_starts_from_a_new_default_branch() {
+    let sim = start().await;
+    let p = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": "e"})),
+    )
+    .await;
+    let base = format!("/api/v4/projects/{}", p["id"]);
+    let b = ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/repository/branches"),
+        ROOT,
+        Some(json!({"branch": "my.branch.name", "ref": "main"})),
+    )
+    .await;
+    assert_eq!(b["name"], "my.branch.name");
+    assert_eq!(b["commit"]["title"], "Add README.md");
+    let main = ok(
+        &sim,
+        Method::GET,
+        &format!("{base}/repository/branches/main"),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(main["commit"]["id"], b["commit"]["id"]);
+    let raw = call(
+        &sim,
+        Method::GET,
+        &format!("{base}/repository/files/README.md/raw"),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!((raw.status, raw.raw.len()), (StatusCode::OK, 0));
+}
+
+#[tokio::test]
+async fn files_carry_identifier_headers_and_blame() {
+    let sim = start().await;
+    let p = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": "f"})),
+    )
+    .await;
+    let base = format!("/api/v4/projects/{}/repository", p["id"]);
+    ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/files/docs%2Fa.txt"),
+        ROOT,
+        Some(json!({"branch": "main", "content": "one\ntwo\n", "commit_message": "add"})),
+    )
+    .await;
+    for method in [Method::GET, Method::HEAD] {
+        let r = call(
+            &sim,
+            method,
+            &format!("{base}/files/docs%2Fa.txt?ref=main"),
+            Some(ROOT),
+            None,
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::OK);
+        assert_eq!(header(&r, "x-svc-file-path"), "docs/a.txt");
+        assert_eq!(header(&r, "x-svc-file-name"), "a.txt");
+        assert_eq!(header(&r, "x-svc-size"), "8");
+        assert_eq!(header(&r, "x-svc-ref"), "main");
+    }
+    // raw defaults to the default branch.
+    let r = call(
+        &sim,
+        Method::GET,
+        &format!("{base}/files/docs%2Fa.txt/raw"),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(r.raw, b"one\ntwo\n");
+    let blame = ok(
+        &sim,
+        Method::GET,
+        &format!("{base}/files/docs%2Fa.txt/blame?ref=main"),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(blame[0]["lines"], json!(["one", "two"]));
+    assert_eq!(blame[0]["commit"]["message"], "add");
+    // zip archives are zip files.
+    let r = call(
+        &sim,
+        Method::GET,
+        &format!("{base}/archive.zip"),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(&r.raw[..4], b"PK\x03\x04");
+    assert_eq!(&r.raw[r.raw.len() - 22..r.raw.len() - 18], b"PK\x05\x06");
+    assert!(r.raw.windows(10).any(|w| w == b"docs/a.txt"));
+}
+
+#[tokio::test]
+async fn participants_closing_merge_requests_and_an_explicit_keep_of_the_source_branch() {
+    let sim = start().await;
+    let (_, bob_token) = user(&sim, "bob").await;
+    let p = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": "pm", "initialize_with_readme": true, "visibility": "public"})),
+    )
+    .await;
+    let base = format!("/api/v4/projects/{}", p["id"]);
+    let issue = ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/issues"),
+        ROOT,
+        Some(json!({"title": "bug"})),
+    )
+    .await;
+    let iid = issue["iid"].as_u64().unwrap();
+    ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/issues/{iid}/notes"),
+        &bob_token,
+        Some(json!({"body": "me too"})),
+    )
+    .await;
+    let people = ok(
+        &sim,
+        Method::GET,
+        &format!("{base}/issues/{iid}/participants"),
+        ROOT,
+        None,
+    )
+    .await;
+    let names: Vec<&str> = people
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["username"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["root", "bob"]);
+
+    ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/repository/files/fix.txt"),
+        ROOT,
+        Some(json!({"branch": "fix", "start_branch": "main", "content": "x", "commit_message": "fix"})),
+    )
+    .await;
+    let mr = ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/merge_requests"),
+        ROOT,
+        Some(json!({"source_branch": "fix", "target_branch": "main", "title": "Fix", "description": format!("Closes #{iid}"), "remove_source_branch": true})),
+    )
+    .await;
+    let closing = ok(
+        &sim,
+        Method::GET,
+        &format!("{base}/issues/{iid}/closed_by"),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(closing[0]["iid"], mr["iid"]);
+    let related = ok(
+        &sim,
+        Method::GET,
+        &format!("{base}/issues/{iid}/related_merge_requests"),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(related.as_array().unwrap().len(), 1);
+    let people = ok(
+        &sim,
+        Method::GET,
+        &format!("{base}/merge_requests/{}/participants", mr["iid"]),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(people[0]["username"], "root");
+
+    // The merge request asks for its source branch to go, but the merge says to keep it.
+    ok(
+        &sim,
+        Method::PUT,
+        &format!("{base}/merge_requests/{}/merge", mr["iid"]),
+        ROOT,
+        Some(json!({"should_remove_source_branch": false})),
+    )
+    .await;
+    let r = call(
+        &sim,
+        Method::GET,
+        &format!("{base}/repository/branches/fix"),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK);
+}

@@ -25,6 +25,11 @@ pub fn routes() -> Vec<Route> {
             "/projects/{id}/repository/files/{file_path}/raw",
             file_raw,
         ),
+        api(
+            Method::GET,
+            "/projects/{id}/repository/files/{file_path}/blame",
+            file_blame,
+        ),
     ]
 }
 
@@ -167,12 +172,18 @@ pub fn write_commit(
     Ok(sha)
 }
 
-fn file_at(ctx: &Ctx<'_>) -> Result<(String, String, Vec<u8>, String), ApiError> {
+/// The file `:file_path` at `ref` (required unless `ref_optional`, then the default branch): its path, the commit
+/// read, its content and the last commit that changed it.
+fn file_at(ctx: &Ctx<'_>, ref_optional: bool) -> Result<(String, String, Vec<u8>, String), ApiError> {
     let pid = ctx.project_id()?;
     require_read_code(ctx, pid)?;
-    let reference = ctx.params.required_str("ref")?;
-    let path = ctx.path_param("file_path").to_string();
     let p = ctx.project(pid)?;
+    let reference = match ctx.params.str("ref") {
+        Some(r) => r,
+        None if ref_optional => p.default_branch.clone(),
+        None => return Err(ApiError::Missing("ref".into())),
+    };
+    let path = ctx.path_param("file_path").to_string();
     let c = p.repo.resolve(&reference).ok_or(ApiError::NotFound("Commit"))?;
     let content = c.tree.get(&path).cloned().ok_or(ApiError::NotFound("File"))?;
     let last = p
@@ -185,10 +196,35 @@ fn file_at(ctx: &Ctx<'_>) -> Result<(String, String, Vec<u8>, String), ApiError>
     Ok((path, c.id.clone(), content, last))
 }
 
-fn file(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
-    let (path, commit_id, content, last) = file_at(ctx)?;
+/// The `X-<Word>-*` headers the service sends with a file (its blob id, commit ids, name, path, ref and size).
+fn file_headers(ctx: &Ctx<'_>, reply: &mut Reply, path: &str, commit_id: &str, content: &[u8], last: &str) {
+    let mut word = ctx.store.identifier_word.clone();
+    if let Some(first) = word.get_mut(..1) {
+        first.make_ascii_uppercase();
+    }
     let reference = ctx.params.str("ref").unwrap_or_default();
-    Ok(Reply::ok(json!({
+    let fields = [
+        ("Blob-Id", sha1_hex(content)),
+        ("Commit-Id", commit_id.to_string()),
+        ("Content-Sha256", String::new()),
+        ("Encoding", "base64".to_string()),
+        ("File-Name", path.rsplit('/').next().unwrap_or(path).to_string()),
+        ("File-Path", path.to_string()),
+        ("Last-Commit-Id", last.to_string()),
+        ("Ref", reference),
+        ("Size", content.len().to_string()),
+    ];
+    for (name, value) in fields {
+        if !value.is_empty() {
+            reply.headers.push((format!("X-{word}-{name}").into(), value));
+        }
+    }
+}
+
+fn file(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let (path, commit_id, content, last) = file_at(ctx, false)?;
+    let reference = ctx.params.str("ref").unwrap_or_default();
+    let mut reply = Reply::ok(json!({
         "file_name": path.rsplit('/').next().unwrap_or(&path),
         "file_path": path,
         "size": content.len(),
@@ -198,10 +234,38 @@ fn file(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         "blob_id": sha1_hex(&content),
         "commit_id": commit_id,
         "last_commit_id": last,
-    })))
+    }));
+    file_headers(ctx, &mut reply, &path, &commit_id, &content, &last);
+    Ok(reply)
 }
 
 fn file_raw(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
-    let (_, _, content, _) = file_at(ctx)?;
-    Ok(Reply::bytes("text/plain; charset=utf-8", content))
+    let (path, commit_id, content, last) = file_at(ctx, true)?;
+    let mut reply = Reply::bytes("text/plain; charset=utf-8", content.clone());
+    file_headers(ctx, &mut reply, &path, &commit_id, &content, &last);
+    Ok(reply)
+}
+
+/// Blame: the file's lines as one range attributed to the last commit that changed the file.
+fn file_blame(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let (_, _, content, last) = file_at(ctx, false)?;
+    let pid = ctx.project_id()?;
+    let p = ctx.project(pid)?;
+    let c = p.repo.commits.get(&last).ok_or(ApiError::NotFound("Commit"))?;
+    let text = String::from_utf8_lossy(&content);
+    let lines: Vec<&str> = text.lines().collect();
+    Ok(Reply::ok(json!([{
+        "commit": {
+            "id": c.id,
+            "parent_ids": c.parent_ids,
+            "message": c.message,
+            "authored_date": crate::entities::ts(c.date),
+            "author_name": c.author_name,
+            "author_email": c.author_email,
+            "committed_date": crate::entities::ts(c.date),
+            "committer_name": c.author_name,
+            "committer_email": c.author_email,
+        },
+        "lines": lines,
+    }])))
 }

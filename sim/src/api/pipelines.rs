@@ -306,7 +306,7 @@ fn artifacts_reply(j: &Job) -> Result<Reply, ApiError> {
     let a = j.artifacts.as_ref().ok_or(ApiError::NotFoundPlain)?;
     let mut reply = Reply::bytes("application/octet-stream", a.data.clone());
     reply.headers.push((
-        "content-disposition",
+        "content-disposition".into(),
         format!("attachment; filename=\"{}\"", a.filename),
     ));
     Ok(reply)

@@ -149,14 +149,13 @@ fn archive(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let (data, ext, content_type) = match format.as_str() {
         "tar" => (tar, "tar", "application/x-tar"),
         "tar.gz" | "tgz" | "gz" => (crate::archive::gzip(&tar), "tar.gz", "application/gzip"),
-        "zip" | "tar.bz2" | "tbz" | "tbz2" | "tb2" | "bz2" => {
-            (tar, format.as_str(), "application/octet-stream")
-        }
+        "zip" => (crate::archive::zip(&c.tree, &base), "zip", "application/zip"),
+        "tar.bz2" | "tbz" | "tbz2" | "tb2" | "bz2" => (tar, format.as_str(), "application/octet-stream"),
         _ => return Err(ApiError::NotFound("Archive")),
     };
     let mut reply = Reply::bytes(content_type, data);
     reply.headers.push((
-        "content-disposition",
+        "content-disposition".into(),
         format!("attachment; filename=\"{base}.{ext}\""),
     ));
     Ok(reply)

@@ -1267,7 +1267,8 @@ async fn ci_pipelines_jobs_triggers_variables_environments() {
     assert_eq!(r.status, StatusCode::CREATED);
     assert_eq!(
         r.body,
-        json!({"key": "TOKEN", "value": "s3cret", "protected": true})
+        json!({"variable_type": "env_var", "key": "TOKEN", "value": "s3cret", "protected": true, "masked": false,
+            "hidden": false, "raw": false, "environment_scope": "*", "description": null})
     );
     let r = call(
         &sim,

@@ -61,10 +61,24 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .params
         .str("ref_name")
         .unwrap_or_else(|| p.default_branch.clone());
-    let head = p.repo.resolve(&reference).ok_or(ApiError::NotFound("Commit"))?;
-    let items: Vec<Value> = p
-        .repo
-        .history(&head.id)
+    // `all=true`: the commits of every branch, newest first.
+    let all = ctx.params.flag("all", false)?;
+    let commits: Vec<&crate::store::repo::Commit> = if all {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut found: Vec<_> = p
+            .repo
+            .branches
+            .values()
+            .flat_map(|b| p.repo.history(&b.commit))
+            .filter(|c| seen.insert(c.id.clone()))
+            .collect();
+        found.sort_by(|a, b| b.date.cmp(&a.date).then_with(|| b.id.cmp(&a.id)));
+        found
+    } else {
+        let head = p.repo.resolve(&reference).ok_or(ApiError::NotFound("Commit"))?;
+        p.repo.history(&head.id)
+    };
+    let items: Vec<Value> = commits
         .into_iter()
         .filter(|c| since.map_or(true, |t| c.date >= t))
         .filter(|c| until.map_or(true, |t| c.date <= t))

@@ -1,5 +1,5 @@
 //! Groups and namespaces: `GET/POST /groups`, `GET/PUT/DELETE /groups/:id`, `GET /groups/:id/projects`,
-//! `GET /namespaces`.
+//! `GET /namespaces`, `GET /namespaces/:id` (an id or a path) and `GET /namespaces/:namespace/exists`.
 
 use http::Method;
 use serde_json::{json, Value};
@@ -22,6 +22,7 @@ pub fn routes() -> Vec<Route> {
         api(Method::GET, "/groups/{id}/projects", projects),
         api(Method::GET, "/namespaces", namespaces),
         api(Method::GET, "/namespaces/{id}", namespace_show),
+        api(Method::GET, "/namespaces/{id}/exists", namespace_exists),
     ]
 }
 
@@ -289,4 +290,30 @@ fn namespace_show(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .and_then(|id| ctx.store.namespaces.get(&id))
         .ok_or(ApiError::NotFound("Namespace"))?;
     Ok(Reply::ok(namespace::basic(ctx.store, ns)))
+}
+
+/// Whether a namespace path is taken at the top level (or under `parent_id`), with a free suggestion if it is.
+fn namespace_exists(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.user_id()?;
+    let path = ctx.path_param("id").to_string();
+    let parent = ctx.params.u64("parent_id")?;
+    let taken = |candidate: &str| {
+        ctx.store
+            .namespaces
+            .values()
+            .any(|ns| ns.parent_id == parent && ns.path.eq_ignore_ascii_case(candidate))
+    };
+    let exists = taken(&path);
+    let suggests: Vec<String> = if exists {
+        (1..)
+            .map(|n| format!("{path}{n}"))
+            .find(|c| !taken(c))
+            .into_iter()
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(Reply::ok(
+        serde_json::json!({"exists": exists, "suggests": suggests}),
+    ))
 }

@@ -763,3 +763,330 @@ async fn participants_closing_merge_requests_and_an_explicit_keep_of_the_source_
     .await;
     assert_eq!(r.status, StatusCode::OK);
 }
+
+#[tokio::test]
+async fn commits_revert_cherry_pick_refs_merge_base_and_all_branches() {
+    let sim = start().await;
+    let p = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": "c"})),
+    )
+    .await;
+    let base = format!("/api/v4/projects/{}/repository", p["id"]);
+    let first = ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/commits"),
+        ROOT,
+        Some(json!({"branch": "main", "commit_message": "one", "actions": [{"action": "create", "file_path": "a", "content": "a"}]})),
+    )
+    .await;
+    let side = ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/commits"),
+        ROOT,
+        Some(json!({"branch": "side", "start_branch": "main", "commit_message": "two", "actions": [{"action": "create", "file_path": "b", "content": "b"}]})),
+    )
+    .await;
+    let main_only = ok(&sim, Method::GET, &format!("{base}/commits"), ROOT, None).await;
+    let all = ok(&sim, Method::GET, &format!("{base}/commits?all=true"), ROOT, None).await;
+    assert_eq!(
+        (main_only.as_array().unwrap().len(), all.as_array().unwrap().len()),
+        (1, 2)
+    );
+    assert_eq!(all[0]["id"], side["id"]);
+
+    let refs = ok(
+        &sim,
+        Method::GET,
+        &format!("{base}/commits/{}/refs", first["id"].as_str().unwrap()),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(
+        refs,
+        json!([{"type": "branch", "name": "main"}, {"type": "branch", "name": "side"}])
+    );
+    let mb = ok(
+        &sim,
+        Method::GET,
+        &format!("{base}/merge_base?refs[]=main&refs[]=side"),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(mb["id"], first["id"]);
+    let r = call(
+        &sim,
+        Method::GET,
+        &format!("{base}/merge_base?refs[]=main"),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.body.clone()),
+        (
+            StatusCode::BAD_REQUEST,
+            json!({"message": "Provide at least 2 refs"})
+        )
+    );
+    let r = call(
+        &sim,
+        Method::GET,
+        &format!("{base}/commits/{}/signature", first["id"].as_str().unwrap()),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(r.body, json!({"message": "404 Signature Not Found"}));
+
+    let picked = ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/commits/{}/cherry_pick", side["id"].as_str().unwrap()),
+        ROOT,
+        Some(json!({"branch": "main"})),
+    )
+    .await;
+    assert_eq!(
+        picked["message"],
+        format!(
+            "two\n\n(cherry picked from commit {})",
+            side["id"].as_str().unwrap()
+        )
+    );
+    let reverted = ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/commits/{}/revert", picked["id"].as_str().unwrap()),
+        ROOT,
+        Some(json!({"branch": "main"})),
+    )
+    .await;
+    assert_eq!(
+        reverted["message"],
+        format!(
+            "Revert \"two\"\n\nThis reverts commit {}",
+            picked["id"].as_str().unwrap()
+        )
+    );
+    let r = call(
+        &sim,
+        Method::POST,
+        &format!("{base}/commits/{}/revert", picked["id"].as_str().unwrap()),
+        Some(ROOT),
+        Some(json!({"branch": "main"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    let tree = ok(&sim, Method::GET, &format!("{base}/tree"), ROOT, None).await;
+    assert_eq!(tree.as_array().unwrap().len(), 1);
+    let snap = call(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/projects/{}/snapshot", p["id"]),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(snap.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn users_keys_tokens_variables_deploy_keys_namespaces_integrations_and_rebase() {
+    let sim = start().await;
+    let (bob, _) = user(&sim, "bob").await;
+    let key = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQDZAjAX8vTiHD7Yi3 bob@host";
+    let k = ok(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/users/{bob}/keys"),
+        ROOT,
+        Some(json!({"title": "k", "key": key})),
+    )
+    .await;
+    let got = ok(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/users/{bob}/keys/{}", k["id"]),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(got["title"], "k");
+
+    // Blocking twice answers null, unblocking an active user false.
+    let block = format!("/api/v4/users/{bob}/block");
+    assert_eq!(
+        call(&sim, Method::POST, &block, Some(ROOT), None).await.body,
+        json!(true)
+    );
+    assert_eq!(
+        call(&sim, Method::POST, &block, Some(ROOT), None).await.body,
+        Value::Null
+    );
+    let unblock = format!("/api/v4/users/{bob}/unblock");
+    assert_eq!(
+        call(&sim, Method::POST, &unblock, Some(ROOT), None).await.body,
+        json!(true)
+    );
+    assert_eq!(
+        call(&sim, Method::POST, &unblock, Some(ROOT), None).await.body,
+        json!(false)
+    );
+
+    let tokens = format!("/api/v4/users/{bob}/impersonation_tokens");
+    let t = ok(
+        &sim,
+        Method::POST,
+        &tokens,
+        ROOT,
+        Some(json!({"name": "imp", "scopes": ["api"]})),
+    )
+    .await;
+    let r = call(
+        &sim,
+        Method::DELETE,
+        &format!("{tokens}/{}", t["id"]),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
+    assert_eq!(
+        ok(&sim, Method::GET, &format!("{tokens}?state=active"), ROOT, None).await,
+        json!([])
+    );
+    let inactive = ok(&sim, Method::GET, &format!("{tokens}?state=inactive"), ROOT, None).await;
+    assert_eq!(inactive[0]["id"], t["id"]);
+
+    let p = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": "v", "initialize_with_readme": true})),
+    )
+    .await;
+    let base = format!("/api/v4/projects/{}", p["id"]);
+    let v = ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/variables"),
+        ROOT,
+        Some(json!({"key": "K", "value": "secret_value", "masked_and_hidden": true})),
+    )
+    .await;
+    assert_eq!(
+        (v["value"].clone(), v["hidden"].clone(), v["masked"].clone()),
+        (Value::Null, json!(true), json!(true))
+    );
+    let v = ok(
+        &sim,
+        Method::PUT,
+        &format!("{base}/variables/K"),
+        ROOT,
+        Some(json!({"description": "d"})),
+    )
+    .await;
+    assert_eq!(
+        (v["value"].clone(), v["description"].clone()),
+        (Value::Null, json!("d"))
+    );
+
+    let dk = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQDFdRyjJQh+1niBpXqE2I8dzjG deploy@host";
+    let r = call(
+        &sim,
+        Method::POST,
+        "/api/v4/deploy_keys",
+        Some(ROOT),
+        Some(json!({"title": "d", "key": dk})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let listed = ok(&sim, Method::GET, "/api/v4/deploy_keys", ROOT, None).await;
+    assert!(listed.as_array().unwrap().iter().any(|k| k["id"] == r.body["id"]));
+    let r = call(
+        &sim,
+        Method::POST,
+        "/api/v4/deploy_keys",
+        Some(ROOT),
+        Some(json!({"title": "d", "key": dk})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+
+    let e = ok(&sim, Method::GET, "/api/v4/namespaces/root/exists", ROOT, None).await;
+    assert_eq!(e, json!({"exists": true, "suggests": ["root1"]}));
+    let e = ok(&sim, Method::GET, "/api/v4/namespaces/nobody/exists", ROOT, None).await;
+    assert_eq!(e["exists"], false);
+
+    let i = ok(
+        &sim,
+        Method::PUT,
+        &format!("{base}/integrations/emails-on-push"),
+        ROOT,
+        Some(json!({"recipients": "a@example.com"})),
+    )
+    .await;
+    assert_eq!(
+        (i["active"].clone(), i["slug"].clone()),
+        (json!(true), json!("emails-on-push"))
+    );
+    let list = ok(&sim, Method::GET, &format!("{base}/services"), ROOT, None).await;
+    assert_eq!(list[0]["slug"], "emails-on-push");
+
+    // Rebase replays the source branch's commits on the moved target.
+    for (branch, file) in [("topic", "t.txt"), ("main", "m.txt")] {
+        ok(
+            &sim,
+            Method::POST,
+            &format!("{base}/repository/files/{file}"),
+            ROOT,
+            Some(json!({"branch": branch, "start_branch": "main", "content": file, "commit_message": file})),
+        )
+        .await;
+    }
+    let mr = ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/merge_requests"),
+        ROOT,
+        Some(json!({"source_branch": "topic", "target_branch": "main", "title": "T"})),
+    )
+    .await;
+    let r = call(
+        &sim,
+        Method::PUT,
+        &format!("{base}/merge_requests/{}/rebase", mr["iid"]),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.body.clone()),
+        (StatusCode::ACCEPTED, json!({"rebase_in_progress": true}))
+    );
+    let tree = ok(
+        &sim,
+        Method::GET,
+        &format!("{base}/repository/tree?ref=topic"),
+        ROOT,
+        None,
+    )
+    .await;
+    let mut names: Vec<&str> = tree
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["README.md", "m.txt", "t.txt"]);
+}

@@ -1090,3 +1090,62 @@ async fn users_keys_tokens_variables_deploy_keys_namespaces_integrations_and_reb
     names.sort_unstable();
     assert_eq!(names, ["README.md", "m.txt", "t.txt"]);
 }
+
+#[tokio::test]
+async fn events_markdown_statistics_and_activities() {
+    let sim = start().await;
+    let p = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": "ev"})),
+    )
+    .await;
+    ok(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{}/repository/files/a", p["id"]),
+        ROOT,
+        Some(json!({"branch": "main", "content": "a", "commit_message": "a"})),
+    )
+    .await;
+    let events = ok(&sim, Method::GET, "/api/v4/events", ROOT, None).await;
+    assert!(!events.as_array().unwrap().is_empty());
+    let r = call(
+        &sim,
+        Method::POST,
+        "/api/v4/markdown",
+        Some(ROOT),
+        Some(json!({"text": "a <b>\n\nc"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::CREATED);
+    assert_eq!(
+        r.body["html"],
+        "<p dir=\"auto\">a &lt;b&gt;</p>\n<p dir=\"auto\">c</p>"
+    );
+    let r = call(
+        &sim,
+        Method::POST,
+        "/api/v4/markdown",
+        Some(ROOT),
+        Some(json!({"text": "x", "project": "nobody/nothing"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+    let s = ok(&sim, Method::GET, "/api/v4/application/statistics", ROOT, None).await;
+    assert_eq!(
+        (s["projects"].clone(), s["users"].clone()),
+        (json!("1"), json!("1"))
+    );
+    let a = ok(
+        &sim,
+        Method::GET,
+        "/api/v4/user/activities?from=2019-01-01",
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(a[0]["username"], "root");
+}

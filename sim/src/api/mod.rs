@@ -10,6 +10,7 @@ mod deploy_keys;
 mod files;
 mod groups;
 mod hooks;
+mod instance;
 mod issuables;
 mod issues;
 mod labels;
@@ -40,6 +41,7 @@ use crate::router::Route;
 pub fn all() -> Vec<Route> {
     [
         version::routes(),
+        instance::routes(),
         oauth::routes(),
         users::routes(),
         groups::routes(),

@@ -310,7 +310,9 @@ fn users(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     ctx.paginate(items)
 }
 
-fn events(ctx: &Ctx<'_>, filter: impl Fn(&Event) -> bool) -> Result<Vec<Value>, ApiError> {
+/// The events `filter` keeps that the caller may see, filtered by the request's `action`, `target_type`, `before`,
+/// `after` and `sort`.
+pub fn events(ctx: &Ctx<'_>, filter: impl Fn(&Event) -> bool) -> Result<Vec<Value>, ApiError> {
     let action = ctx.params.str("action");
     let target_type = ctx.params.str("target_type").map(|t| t.to_lowercase());
     let before = match ctx.params.str("before") {

@@ -1149,3 +1149,149 @@ async fn events_markdown_statistics_and_activities() {
     .await;
     assert_eq!(a[0]["username"], "root");
 }
+
+#[tokio::test]
+async fn subgroups_group_shares_memberships_and_member_filters() {
+    let sim = start().await;
+    let (bob, _) = user(&sim, "bob").await;
+    let g = |name: &str, parent: Option<&Value>| {
+        let mut body = json!({"name": name, "path": name});
+        if let Some(p) = parent {
+            body["parent_id"] = p["id"].clone();
+        }
+        body
+    };
+    let top = ok(&sim, Method::POST, "/api/v4/groups", ROOT, Some(g("top", None))).await;
+    let mid = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/groups",
+        ROOT,
+        Some(g("mid", Some(&top))),
+    )
+    .await;
+    let low = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/groups",
+        ROOT,
+        Some(g("low", Some(&mid))),
+    )
+    .await;
+    let other = ok(&sim, Method::POST, "/api/v4/groups", ROOT, Some(g("other", None))).await;
+    let subs = ok(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/groups/{}/subgroups", top["id"]),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(subs.as_array().unwrap().len(), 1);
+    assert_eq!(subs[0]["id"], mid["id"]);
+    let all = ok(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/groups/{}/descendant_groups", top["id"]),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(all.as_array().unwrap().len(), 2);
+    let listed = ok(
+        &sim,
+        Method::GET,
+        &format!(
+            "/api/v4/groups?skip_groups[]={}&skip_groups[]={}",
+            mid["id"], low["id"]
+        ),
+        ROOT,
+        None,
+    )
+    .await;
+    let ids: Vec<&Value> = listed.as_array().unwrap().iter().map(|g| &g["id"]).collect();
+    assert_eq!(ids, [&other["id"], &top["id"]]);
+
+    let share = format!("/api/v4/groups/{}/share", other["id"]);
+    let r = call(
+        &sim,
+        Method::POST,
+        &share,
+        Some(ROOT),
+        Some(json!({"group_id": top["id"], "group_access": 30})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    assert_eq!(r.body["shared_with_groups"][0]["group_id"], top["id"]);
+    assert_eq!(r.body["shared_with_groups"][0]["group_access_level"], 30);
+    let r = call(
+        &sim,
+        Method::DELETE,
+        &format!("{share}/{}", top["id"]),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
+    let shown = ok(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/groups/{}", other["id"]),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(shown["shared_with_groups"], json!([]));
+
+    ok(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/groups/{}/members", top["id"]),
+        ROOT,
+        Some(json!({"user_id": bob, "access_level": 50})),
+    )
+    .await;
+    let m = ok(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/users/{bob}/memberships"),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(
+        m,
+        json!([{"source_id": top["id"], "source_name": "top", "source_type": "Namespace", "access_level": 50}])
+    );
+    let m = ok(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/users/{bob}/memberships?type=Project"),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(m, json!([]));
+    let r = call(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/users/{bob}/memberships?type=Invalid"),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    let members = ok(
+        &sim,
+        Method::GET,
+        &format!(
+            "/api/v4/groups/{}/members?user_ids[]={bob}&user_ids[]=99999",
+            top["id"]
+        ),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(members.as_array().unwrap().len(), 1);
+    assert_eq!(members[0]["id"], bob);
+}

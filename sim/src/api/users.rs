@@ -22,6 +22,7 @@ pub fn routes() -> Vec<Route> {
         api(Method::PUT, "/users/{id}", update),
         api(Method::DELETE, "/users/{id}", delete),
         api(Method::POST, "/users/{id}/block", block),
+        api(Method::GET, "/users/{id}/memberships", memberships),
         api(Method::POST, "/users/{id}/unblock", unblock),
         api(
             Method::POST,
@@ -433,4 +434,42 @@ fn block(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
 
 fn unblock(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     set_state(ctx, "active")
+}
+
+/// A user's direct memberships of groups (`Namespace`) and projects (`Project`); administrators only.
+fn memberships(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let uid = admin_target(ctx)?;
+    let kind = ctx.params.str("type");
+    if kind
+        .as_deref()
+        .is_some_and(|k| k != "Project" && k != "Namespace")
+    {
+        return Err(ApiError::BadRequest("type does not have a valid value".into()));
+    }
+    let mut items = Vec::new();
+    if kind.as_deref() != Some("Project") {
+        for ns in ctx.store.namespaces.values().filter(|ns| ns.is_group()) {
+            if let Some(m) = ns.members.iter().find(|m| m.user_id == uid) {
+                items.push(serde_json::json!({
+                    "source_id": ns.id,
+                    "source_name": ns.name,
+                    "source_type": "Namespace",
+                    "access_level": m.access_level,
+                }));
+            }
+        }
+    }
+    if kind.as_deref() != Some("Namespace") {
+        for p in ctx.store.projects.values() {
+            if let Some(m) = p.members.iter().find(|m| m.user_id == uid) {
+                items.push(serde_json::json!({
+                    "source_id": p.id,
+                    "source_name": p.name,
+                    "source_type": "Project",
+                    "access_level": m.access_level,
+                }));
+            }
+        }
+    }
+    ctx.paginate(items)
 }

@@ -31,7 +31,7 @@ use std::collections::BTreeMap;
 
 use crate::time::{now_millis, Millis};
 
-pub use admin::GroupLink;
+pub use admin::{GroupLink, GroupShare};
 pub use awards::{AwardEmoji, AwardableKind, Todo};
 pub use boards::{Board, BoardList};
 pub use broadcast::BroadcastMessage;
@@ -152,6 +152,8 @@ pub struct Store {
     pub runners: BTreeMap<u64, Runner>,
     /// Project–group links by id.
     pub group_links: BTreeMap<u64, GroupLink>,
+    /// Group–group shares by (shared group, group shared with).
+    pub group_shares: BTreeMap<(u64, u64), GroupShare>,
     /// SSH keys (users' keys and deploy keys) by id.
     pub ssh_keys: BTreeMap<u64, SshKey>,
     /// Deploy-key links: (project, key) → `can_push`.
@@ -206,6 +208,7 @@ impl Store {
             deployments: BTreeMap::new(),
             runners: BTreeMap::new(),
             group_links: BTreeMap::new(),
+            group_shares: BTreeMap::new(),
             ssh_keys: BTreeMap::new(),
             deploy_key_links: BTreeMap::new(),
             emails: BTreeMap::new(),

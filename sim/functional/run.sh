@@ -8,7 +8,8 @@
 #
 # Usage: sim/functional/run.sh [extra pytest arguments]
 # Environment: CARGO_TARGET_DIR (where svc-sim is built and the venv is cached; default <repo>/target),
-#              SIM_FUNCTIONAL_KEEP=1 keeps the temporary directory.
+#              SIM_FUNCTIONAL_KEEP=1 keeps the temporary directory, SVC_SIM_BIN uses that binary instead of
+#              building one, SIM_LOG names the simulator's log file (RUST_LOG=svc_sim=debug logs each request).
 # Exits non-zero when a test fails or the setup does.
 set -euo pipefail
 

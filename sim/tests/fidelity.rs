@@ -1295,3 +1295,96 @@ async fn subgroups_group_shares_memberships_and_member_filters() {
     assert_eq!(members.as_array().unwrap().len(), 1);
     assert_eq!(members[0]["id"], bob);
 }
+
+#[tokio::test]
+async fn projects_move_between_namespaces_list_their_groups_and_users_set_a_status() {
+    let sim = start().await;
+    let top = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/groups",
+        ROOT,
+        Some(json!({"name": "top", "path": "top"})),
+    )
+    .await;
+    let sub = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/groups",
+        ROOT,
+        Some(json!({"name": "sub", "path": "sub", "parent_id": top["id"]})),
+    )
+    .await;
+    let p = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": "mover"})),
+    )
+    .await;
+    let base = format!("/api/v4/projects/{}", p["id"]);
+    assert_eq!(
+        ok(&sim, Method::GET, &format!("{base}/groups"), ROOT, None).await,
+        json!([])
+    );
+    let moved = ok(
+        &sim,
+        Method::PUT,
+        &format!("{base}/transfer"),
+        ROOT,
+        Some(json!({"namespace": sub["id"]})),
+    )
+    .await;
+    assert_eq!(moved["path_with_namespace"], "top/sub/mover");
+    let groups = ok(&sim, Method::GET, &format!("{base}/groups"), ROOT, None).await;
+    let mut ids: Vec<u64> = groups
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["id"].as_u64().unwrap())
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, [top["id"].as_u64().unwrap(), sub["id"].as_u64().unwrap()]);
+    let back = ok(
+        &sim,
+        Method::PUT,
+        &format!("{base}/transfer"),
+        ROOT,
+        Some(json!({"namespace": "root"})),
+    )
+    .await;
+    assert_eq!(back["namespace"]["path"], "root");
+    let r = call(
+        &sim,
+        Method::PUT,
+        &format!("{base}/transfer"),
+        Some(ROOT),
+        Some(json!({"namespace": "nowhere"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+
+    let s = ok(&sim, Method::GET, "/api/v4/user/status", ROOT, None).await;
+    assert_eq!(
+        (s["emoji"].clone(), s["message"].clone()),
+        (Value::Null, Value::Null)
+    );
+    ok(
+        &sim,
+        Method::PUT,
+        "/api/v4/user/status",
+        ROOT,
+        Some(json!({"emoji": "thumbsup", "message": "a <b>"})),
+    )
+    .await;
+    let s = ok(&sim, Method::GET, "/api/v4/users/root/status", ROOT, None).await;
+    assert_eq!(
+        (
+            s["emoji"].clone(),
+            s["message"].clone(),
+            s["message_html"].clone()
+        ),
+        (json!("thumbsup"), json!("a <b>"), json!("a &lt;b&gt;"))
+    );
+}

@@ -1,5 +1,6 @@
 //! Instance-wide reads: the caller's events (`GET /events`), rendering markdown (`POST /markdown`), the
-//! administrators' counts (`GET /application/statistics`) and users' last activity (`GET /user/activities`).
+//! administrators' counts (`GET /application/statistics`), users' last activity (`GET /user/activities`) and
+//! users' statuses (`GET/PUT /user/status`, `GET /users/:id/status`).
 
 use http::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -16,6 +17,9 @@ pub fn routes() -> Vec<Route> {
         api(Method::POST, "/markdown", markdown),
         api(Method::GET, "/application/statistics", statistics),
         api(Method::GET, "/user/activities", activities),
+        api(Method::GET, "/user/status", own_status),
+        api(Method::PUT, "/user/status", set_status),
+        api(Method::GET, "/users/{id}/status", user_status),
     ]
 }
 
@@ -113,4 +117,43 @@ fn activities(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         })
         .collect();
     ctx.paginate(items)
+}
+
+fn render_status(ctx: &Ctx<'_>, uid: u64) -> Value {
+    let (emoji, message) = ctx.store.user_statuses.get(&uid).cloned().unwrap_or_default();
+    json!({
+        "emoji": emoji,
+        "message": message,
+        "message_html": message.as_deref().map(escape),
+        "availability": "not_set",
+        "clear_status_at": Value::Null,
+    })
+}
+
+fn own_status(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let uid = ctx.user_id()?;
+    Ok(Reply::ok(render_status(ctx, uid)))
+}
+
+/// Sets the caller's status; a parameter left out is cleared, as on the service.
+fn set_status(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let uid = ctx.user_id()?;
+    let emoji = ctx.params.str("emoji").filter(|e| !e.is_empty());
+    let message = ctx.params.str("message").filter(|m| !m.is_empty());
+    if emoji.is_none() && message.is_none() {
+        ctx.store.user_statuses.remove(&uid);
+    } else {
+        ctx.store.user_statuses.insert(uid, (emoji, message));
+    }
+    Ok(Reply::ok(render_status(ctx, uid)))
+}
+
+fn user_status(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let raw = ctx.path_param("id").to_string();
+    let uid = ctx
+        .store
+        .user_by_id_or_username(&raw)
+        .map(|u| u.id)
+        .ok_or(ApiError::NotFound("User"))?;
+    Ok(Reply::ok(render_status(ctx, uid)))
 }

@@ -34,6 +34,8 @@ pub fn routes() -> Vec<Route> {
         api(Method::GET, "/projects/{id}/languages", languages),
         api(Method::POST, "/projects/user/{user_id}", create_for_user),
         api(Method::POST, "/groups/{id}/projects/{project_id}", transfer),
+        api(Method::PUT, "/projects/{id}/transfer", transfer_to_namespace),
+        api(Method::GET, "/projects/{id}/groups", project_groups),
     ]
 }
 
@@ -461,4 +463,59 @@ fn transfer(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         p.namespace_id = group;
     }
     super::groups::show_detail(ctx, group).map(Reply::created)
+}
+
+/// Moves a project to another namespace (an id or a path) the caller may create projects in; the caller must own
+/// the project.
+fn transfer_to_namespace(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let uid = ctx.user_id()?;
+    let pid = ctx.project_id()?;
+    ctx.require_level(pid, access::OWNER)?;
+    let raw = ctx.params.required_str("namespace")?;
+    let ns = match raw.parse::<u64>() {
+        Ok(id) => ctx.store.namespaces.contains_key(&id).then_some(id),
+        Err(_) => ctx.store.namespace_by_full_path(&raw),
+    }
+    .ok_or(ApiError::NotFound("Namespace"))?;
+    if !ctx.is_admin() && ctx.store.namespace_level(ns, uid).unwrap_or(0) < access::MAINTAINER {
+        return Err(ApiError::NotFound("Namespace"));
+    }
+    let path = ctx.project(pid)?.path.clone();
+    if ctx
+        .store
+        .projects
+        .values()
+        .any(|p| p.namespace_id == ns && p.id != pid && p.path.eq_ignore_ascii_case(&path))
+    {
+        return Err(ApiError::BadRequest(
+            "Failed to transfer project: Project with same path in target namespace already exists".into(),
+        ));
+    }
+    if let Some(p) = ctx.store.projects.get_mut(&pid) {
+        p.namespace_id = ns;
+    }
+    super::projects::render(ctx, pid, false).map(Reply::ok)
+}
+
+/// The groups above a project: its namespace and that namespace's ancestors (none for a personal project).
+fn project_groups(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let pid = ctx.project_id()?;
+    let ns = ctx.project(pid)?.namespace_id;
+    let items: Vec<Value> = ctx
+        .store
+        .namespace_chain(ns)
+        .into_iter()
+        .filter(|g| g.is_group())
+        .map(|g| {
+            serde_json::json!({
+                "id": g.id,
+                "name": g.name,
+                "full_name": ctx.store.namespace_full_name(g.id),
+                "full_path": ctx.store.namespace_full_path(g.id),
+                "avatar_url": Value::Null,
+                "web_url": format!("{}/groups/{}", ctx.store.base_url, ctx.store.namespace_full_path(g.id)),
+            })
+        })
+        .collect();
+    ctx.paginate(items)
 }

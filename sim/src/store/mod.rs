@@ -154,6 +154,8 @@ pub struct Store {
     pub group_links: BTreeMap<u64, GroupLink>,
     /// Group–group shares by (shared group, group shared with).
     pub group_shares: BTreeMap<(u64, u64), GroupShare>,
+    /// Users' statuses by user id: (emoji, message).
+    pub user_statuses: BTreeMap<u64, (Option<String>, Option<String>)>,
     /// SSH keys (users' keys and deploy keys) by id.
     pub ssh_keys: BTreeMap<u64, SshKey>,
     /// Deploy-key links: (project, key) → `can_push`.
@@ -209,6 +211,7 @@ impl Store {
             runners: BTreeMap::new(),
             group_links: BTreeMap::new(),
             group_shares: BTreeMap::new(),
+            user_statuses: BTreeMap::new(),
             ssh_keys: BTreeMap::new(),
             deploy_key_links: BTreeMap::new(),
             emails: BTreeMap::new(),

@@ -1388,3 +1388,151 @@ async fn projects_move_between_namespaces_list_their_groups_and_users_set_a_stat
         (json!("thumbsup"), json!("a <b>"), json!("a &lt;b&gt;"))
     );
 }
+
+#[tokio::test]
+async fn discussions_thread_notes_and_resolve_on_merge_requests() {
+    let sim = start().await;
+    let p = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": "d", "initialize_with_readme": true})),
+    )
+    .await;
+    let base = format!("/api/v4/projects/{}", p["id"]);
+    let issue = ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/issues"),
+        ROOT,
+        Some(json!({"title": "i"})),
+    )
+    .await;
+    let issue_base = format!("{base}/issues/{}", issue["iid"]);
+    ok(
+        &sim,
+        Method::POST,
+        &format!("{issue_base}/notes"),
+        ROOT,
+        Some(json!({"body": "lone"})),
+    )
+    .await;
+    let d = ok(
+        &sim,
+        Method::POST,
+        &format!("{issue_base}/discussions"),
+        ROOT,
+        Some(json!({"body": "start"})),
+    )
+    .await;
+    assert_eq!(d["individual_note"], false);
+    assert_eq!(d["notes"][0]["type"], "DiscussionNote");
+    let did = d["id"].as_str().unwrap().to_string();
+    let n = ok(
+        &sim,
+        Method::POST,
+        &format!("{issue_base}/discussions/{did}/notes"),
+        ROOT,
+        Some(json!({"body": "reply"})),
+    )
+    .await;
+    let note_path = format!("{issue_base}/discussions/{did}/notes/{}", n["id"]);
+    ok(
+        &sim,
+        Method::PUT,
+        &note_path,
+        ROOT,
+        Some(json!({"body": "edited"})),
+    )
+    .await;
+    let list = ok(
+        &sim,
+        Method::GET,
+        &format!("{issue_base}/discussions"),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(list.as_array().unwrap().len(), 2);
+    assert_eq!(list[0]["individual_note"], true);
+    assert_eq!(list[1]["notes"][1]["body"], "edited");
+    // The thread's notes are notes of the issue too.
+    let notes = ok(&sim, Method::GET, &format!("{issue_base}/notes"), ROOT, None).await;
+    assert_eq!(notes.as_array().unwrap().len(), 3);
+    let r = call(
+        &sim,
+        Method::PUT,
+        &note_path,
+        Some(ROOT),
+        Some(json!({"resolved": true})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    let r = call(&sim, Method::DELETE, &note_path, Some(ROOT), None).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
+
+    ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/repository/branches"),
+        ROOT,
+        Some(json!({"branch": "f", "ref": "main"})),
+    )
+    .await;
+    let mr = ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/merge_requests"),
+        ROOT,
+        Some(json!({"source_branch": "f", "target_branch": "main", "title": "m"})),
+    )
+    .await;
+    let mr_base = format!("{base}/merge_requests/{}", mr["iid"]);
+    let d = ok(
+        &sim,
+        Method::POST,
+        &format!("{mr_base}/discussions"),
+        ROOT,
+        Some(json!({"body": "fix this"})),
+    )
+    .await;
+    assert_eq!(
+        (
+            d["notes"][0]["resolvable"].clone(),
+            d["notes"][0]["resolved"].clone()
+        ),
+        (json!(true), json!(false))
+    );
+    let did = d["id"].as_str().unwrap();
+    let note = ok(
+        &sim,
+        Method::PUT,
+        &format!("{mr_base}/discussions/{did}/notes/{}", d["notes"][0]["id"]),
+        ROOT,
+        Some(json!({"resolved": true})),
+    )
+    .await;
+    assert_eq!(
+        (note["resolved"].clone(), note["resolved_by"]["username"].clone()),
+        (json!(true), json!("root"))
+    );
+    let thread = ok(
+        &sim,
+        Method::PUT,
+        &format!("{mr_base}/discussions/{did}"),
+        ROOT,
+        Some(json!({"resolved": false})),
+    )
+    .await;
+    assert_eq!(thread["notes"][0]["resolved"], false);
+    let r = call(
+        &sim,
+        Method::GET,
+        &format!("{mr_base}/discussions/{}", "0".repeat(40)),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(r.body, json!({"message": "404 Discussion Not Found"}));
+}

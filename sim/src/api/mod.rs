@@ -7,6 +7,7 @@ mod ci_settings;
 mod commit_extras;
 mod commits;
 mod deploy_keys;
+mod discussions;
 mod files;
 mod groups;
 mod hooks;
@@ -50,6 +51,7 @@ pub fn all() -> Vec<Route> {
         issues::routes(),
         merge_requests::routes(),
         notes::routes(),
+        discussions::routes(),
         labels::routes(),
         branches::routes(),
         commits::routes(),

@@ -1536,3 +1536,126 @@ async fn discussions_thread_notes_and_resolve_on_merge_requests() {
     .await;
     assert_eq!(r.body, json!({"message": "404 Discussion Not Found"}));
 }
+
+#[tokio::test]
+async fn releases_live_on_tags_with_their_asset_links() {
+    let sim = start().await;
+    let p = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": "rel", "initialize_with_readme": true})),
+    )
+    .await;
+    let base = format!("/api/v4/projects/{}", p["id"]);
+    let r = ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/releases"),
+        ROOT,
+        Some(json!({"name": "Demo", "tag_name": "v1.0", "description": "notes", "ref": "main"})),
+    )
+    .await;
+    assert_eq!(
+        (r["name"].clone(), r["tag_name"].clone(), r["description"].clone()),
+        (json!("Demo"), json!("v1.0"), json!("notes"))
+    );
+    // The tag was made from ref and carries the release.
+    let tag = ok(
+        &sim,
+        Method::GET,
+        &format!("{base}/repository/tags/v1.0"),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(tag["release"]["description"], "notes");
+    let again = call(
+        &sim,
+        Method::POST,
+        &format!("{base}/releases"),
+        Some(ROOT),
+        Some(json!({"tag_name": "v1.0", "ref": "main"})),
+    )
+    .await;
+    assert_eq!(again.status, StatusCode::CONFLICT);
+    let unnamed = ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/releases"),
+        ROOT,
+        Some(json!({"tag_name": "v2.0", "description": "two", "ref": "main"})),
+    )
+    .await;
+    assert_eq!(unnamed["name"], "v2.0");
+    assert_eq!(
+        ok(&sim, Method::GET, &format!("{base}/releases"), ROOT, None)
+            .await
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    let u = ok(
+        &sim,
+        Method::PUT,
+        &format!("{base}/releases/v1.0"),
+        ROOT,
+        Some(json!({"description": "better"})),
+    )
+    .await;
+    assert_eq!(u["description"], "better");
+
+    let l = ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/releases/v1.0/assets/links"),
+        ROOT,
+        Some(json!({"name": "bin", "url": "https://example.com/bin"})),
+    )
+    .await;
+    assert_eq!(l["link_type"], "other");
+    let shown = ok(&sim, Method::GET, &format!("{base}/releases/v1.0"), ROOT, None).await;
+    assert_eq!(shown["assets"]["links"][0]["url"], "https://example.com/bin");
+    let r = call(
+        &sim,
+        Method::DELETE,
+        &format!("{base}/releases/v1.0/assets/links/{}", l["id"]),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK);
+
+    let r = call(
+        &sim,
+        Method::DELETE,
+        &format!("{base}/releases/v2.0"),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.body["tag_name"].clone()),
+        (StatusCode::OK, json!("v2.0"))
+    );
+    let r = call(
+        &sim,
+        Method::GET,
+        &format!("{base}/releases/v2.0"),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+    let tag = ok(
+        &sim,
+        Method::GET,
+        &format!("{base}/repository/tags/v2.0"),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(tag["release"], Value::Null);
+}

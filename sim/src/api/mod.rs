@@ -24,6 +24,7 @@ mod oauth;
 mod pipelines;
 mod project_extras;
 mod projects;
+mod releases;
 mod repository;
 mod runners;
 mod services;
@@ -59,6 +60,7 @@ pub fn all() -> Vec<Route> {
         mr_extras::routes(),
         files::routes(),
         tags::routes(),
+        releases::routes(),
         repository::routes(),
         commit_extras::routes(),
         project_extras::routes(),

@@ -1076,7 +1076,7 @@ async fn ci_pipelines_jobs_triggers_variables_environments() {
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
     assert_eq!(r.body, json!({"message": "400 (Bad request) \"Unplayable Job\""}));
     let r = call(&sim, Method::GET, &format!("{p}/jobs?scope[]=bogus"), t, None).await;
-    assert_eq!(r.body, json!({"message": "scope does not have a valid value"}));
+    assert_eq!(r.body, json!({"error": "scope does not have a valid value"}));
 
     // A new pipeline gets build and test jobs.
     let r = call(

@@ -1659,3 +1659,67 @@ async fn releases_live_on_tags_with_their_asset_links() {
     .await;
     assert_eq!(tag["release"], Value::Null);
 }
+
+#[tokio::test]
+async fn parameter_errors_answer_error_and_the_rest_message() {
+    let sim = start().await;
+    let p = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": "errs"})),
+    )
+    .await;
+    let base = format!("/api/v4/projects/{}", p["id"]);
+    let r = call(
+        &sim,
+        Method::POST,
+        &format!("{base}/issues"),
+        Some(ROOT),
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.body),
+        (StatusCode::BAD_REQUEST, json!({"error": "title is missing"}))
+    );
+    let r = call(
+        &sim,
+        Method::GET,
+        "/api/v4/projects?visibility=secret",
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.body),
+        (StatusCode::BAD_REQUEST, json!({"error": "visibility is invalid"}))
+    );
+    ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/labels"),
+        ROOT,
+        Some(json!({"name": "l", "color": "#000000"})),
+    )
+    .await;
+    let r = call(
+        &sim,
+        Method::PUT,
+        &format!("{base}/labels/l"),
+        Some(ROOT),
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert!(r.body["error"]
+        .as_str()
+        .unwrap()
+        .ends_with("at least one parameter must be provided"));
+    let r = call(&sim, Method::GET, &format!("{base}/issues/999"), Some(ROOT), None).await;
+    assert_eq!(
+        (r.status, r.body),
+        (StatusCode::NOT_FOUND, json!({"message": "404 Issue Not Found"}))
+    );
+}

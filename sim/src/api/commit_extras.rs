@@ -350,7 +350,7 @@ fn create_status(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .ok_or(ApiError::NotFound("Commit"))?;
     let state = ctx.params.required_str("state")?;
     if !["pending", "running", "success", "failed", "canceled"].contains(&state.as_str()) {
-        return Err(ApiError::BadRequest("state does not have a valid value".into()));
+        return Err(ApiError::Param("state does not have a valid value".into()));
     }
     let name = ctx
         .params

@@ -296,7 +296,7 @@ fn share(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let level = u8::try_from(level)
         .ok()
         .filter(|l| [10, 20, 30, 40, 50].contains(l))
-        .ok_or_else(|| ApiError::BadRequest("group_access does not have a valid value".into()))?;
+        .ok_or_else(|| ApiError::Param("group_access does not have a valid value".into()))?;
     if !ctx.store.namespaces.get(&with).is_some_and(|ns| ns.is_group()) || !ctx.can_read_group(with) {
         return Err(ApiError::NotFound("Group"));
     }

@@ -144,7 +144,7 @@ fn list_milestones(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let state = match ctx.params.str("state").as_deref() {
         None | Some("all") => None,
         Some(s @ ("active" | "closed")) => Some(s.to_string()),
-        Some(_) => return Err(ApiError::BadRequest("state does not have a valid value".into())),
+        Some(_) => return Err(ApiError::Param("state does not have a valid value".into())),
     };
     let iids = ctx.params.u64_list("iids")?;
     let mut found: Vec<_> = ctx
@@ -217,7 +217,7 @@ fn update_label(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         None
     };
     if new_name.is_none() && color.is_none() && description.is_none() && priority.is_none() {
-        return Err(ApiError::BadRequest(
+        return Err(ApiError::Param(
             "new_name, color, description, priority are missing, at least one parameter must be provided"
                 .into(),
         ));
@@ -309,11 +309,7 @@ fn update_milestone(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         None => None,
         Some("close") => Some("closed"),
         Some("activate") => Some("active"),
-        Some(_) => {
-            return Err(ApiError::BadRequest(
-                "state_event does not have a valid value".into(),
-            ))
-        }
+        Some(_) => return Err(ApiError::Param("state_event does not have a valid value".into())),
     };
     if let Some(t) = &title {
         if t.trim().is_empty() {

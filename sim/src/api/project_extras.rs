@@ -191,7 +191,7 @@ fn share(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let level = u8::try_from(level)
         .ok()
         .filter(|l| [10, 20, 30, 40, 50].contains(l))
-        .ok_or_else(|| ApiError::BadRequest("group_access does not have a valid value".into()))?;
+        .ok_or_else(|| ApiError::Param("group_access does not have a valid value".into()))?;
     let expires_at = ctx.params.str("expires_at");
     if let Some(e) = &expires_at {
         if crate::time::parse(e).is_none() {

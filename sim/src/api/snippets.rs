@@ -142,9 +142,7 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let files = match ctx.params.objects("files") {
         Some(given) => {
             if ctx.params.has("content") || ctx.params.has("code") || ctx.params.has("file_name") {
-                return Err(ApiError::BadRequest(
-                    "content, files are mutually exclusive".into(),
-                ));
+                return Err(ApiError::Param("content, files are mutually exclusive".into()));
             }
             new_files(&given)?
         }
@@ -243,7 +241,7 @@ fn apply_file_actions(files: &mut Vec<SnippetFile>, actions: &[Map<String, Value
                 }
             }
             _ => {
-                return Err(ApiError::BadRequest(format!(
+                return Err(ApiError::Param(format!(
                     "files[{i}][action] does not have a valid value"
                 )))
             }
@@ -288,8 +286,8 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         && vis.is_none()
         && actions.is_none()
     {
-        return Err(ApiError::BadRequest(
-            "400 (Bad request) \"title, file_name, code, visibility\" are missing, at least one parameter must be provided".into(),
+        return Err(ApiError::Param(
+            "title, file_name, content, files, description, visibility are missing, at least one parameter must be provided".into(),
         ));
     }
     let mut files = ctx

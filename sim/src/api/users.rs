@@ -444,7 +444,7 @@ fn memberships(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .as_deref()
         .is_some_and(|k| k != "Project" && k != "Namespace")
     {
-        return Err(ApiError::BadRequest("type does not have a valid value".into()));
+        return Err(ApiError::Param("type does not have a valid value".into()));
     }
     let mut items = Vec::new();
     if kind.as_deref() != Some("Project") {

@@ -1,5 +1,5 @@
 //! Deterministic repository archives: a ustar tar of a tree, optionally wrapped in gzip with stored (uncompressed)
-//! deflate blocks, so no compression library is needed.
+//! deflate blocks, and a zip with stored entries, so no compression library is needed.
 
 use crate::store::repo::Tree;
 
@@ -29,6 +29,61 @@ pub fn tar(tree: &Tree, prefix: &str) -> Vec<u8> {
         out.extend(std::iter::repeat(0u8).take(pad));
     }
     out.extend(std::iter::repeat(0u8).take(1024));
+    out
+}
+
+/// A zip archive of `tree` with every path under `prefix/`, entries stored (not compressed), dated 1980-01-01.
+pub fn zip(tree: &Tree, prefix: &str) -> Vec<u8> {
+    fn u16le(out: &mut Vec<u8>, v: usize) {
+        out.extend_from_slice(&u16::try_from(v).unwrap_or(u16::MAX).to_le_bytes());
+    }
+    fn u32le(out: &mut Vec<u8>, v: usize) {
+        out.extend_from_slice(&u32::try_from(v).unwrap_or(u32::MAX).to_le_bytes());
+    }
+    const DATE: usize = 0x21; // 1980-01-01 in DOS date format
+    let mut out = Vec::new();
+    let mut central = Vec::new();
+    let mut count = 0;
+    for (path, data) in tree {
+        let name = format!("{prefix}/{path}");
+        let crc = crc32(data) as usize;
+        let offset = out.len();
+        u32le(&mut out, 0x0403_4b50);
+        for v in [10, 0, 0, 0, DATE] {
+            u16le(&mut out, v);
+        }
+        for v in [crc, data.len(), data.len()] {
+            u32le(&mut out, v);
+        }
+        u16le(&mut out, name.len());
+        u16le(&mut out, 0);
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(data);
+        u32le(&mut central, 0x0201_4b50);
+        for v in [20, 10, 0, 0, 0, DATE] {
+            u16le(&mut central, v);
+        }
+        for v in [crc, data.len(), data.len()] {
+            u32le(&mut central, v);
+        }
+        for v in [name.len(), 0, 0, 0, 0] {
+            u16le(&mut central, v);
+        }
+        u32le(&mut central, 0);
+        u32le(&mut central, offset);
+        central.extend_from_slice(name.as_bytes());
+        count += 1;
+    }
+    let central_offset = out.len();
+    let central_len = central.len();
+    out.extend_from_slice(&central);
+    u32le(&mut out, 0x0605_4b50);
+    for v in [0, 0, count, count] {
+        u16le(&mut out, v);
+    }
+    u32le(&mut out, central_len);
+    u32le(&mut out, central_offset);
+    u16le(&mut out, 0);
     out
 }
 

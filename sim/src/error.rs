@@ -1,4 +1,5 @@
-//! The API error type, and how each error becomes the service's `{"message": ...}` response.
+//! The API error type, and how each error becomes the service's response: `{"message": ...}`, or for a parameter
+//! that is missing or invalid (the service's parameter validation) `{"error": ...}`.
 
 use http::StatusCode;
 use serde_json::{json, Map, Value};
@@ -6,12 +7,15 @@ use serde_json::{json, Map, Value};
 /// Everything a handler can answer instead of a success.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
-    /// A required parameter is absent.
-    #[error("400 (Bad request) \"{0}\" not given")]
+    /// A required parameter is absent: `{"error": "<name> is missing"}`.
+    #[error("{0} is missing")]
     Missing(String),
-    /// A parameter has the wrong type or an unknown value.
-    #[error("400 (Bad request) \"{0}\" is invalid")]
+    /// A parameter has the wrong type or an unknown value: `{"error": "<name> is invalid"}`.
+    #[error("{0} is invalid")]
     Invalid(String),
+    /// A 400 from parameter validation with a free-form text: `{"error": "<text>"}`.
+    #[error("{0}")]
+    Param(String),
     /// A 400 with a free-form message.
     #[error("{0}")]
     BadRequest(String),
@@ -64,6 +68,7 @@ impl ApiError {
         match self {
             ApiError::Missing(_)
             | ApiError::Invalid(_)
+            | ApiError::Param(_)
             | ApiError::BadRequest(_)
             | ApiError::Validation(_) => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
@@ -89,6 +94,9 @@ impl ApiError {
                 }
                 json!({ "message": map })
             }
+            ApiError::Missing(_) | ApiError::Invalid(_) | ApiError::Param(_) => {
+                json!({ "error": self.to_string() })
+            }
             _ => json!({ "message": self.to_string() }),
         }
     }
@@ -102,7 +110,11 @@ mod tests {
     fn shapes() {
         assert_eq!(
             ApiError::Missing("title".into()).body(),
-            json!({"message": "400 (Bad request) \"title\" not given"})
+            json!({"error": "title is missing"})
+        );
+        assert_eq!(
+            ApiError::Invalid("visibility".into()).body(),
+            json!({"error": "visibility is invalid"})
         );
         assert_eq!(
             ApiError::NotFound("Project").body(),

@@ -39,9 +39,11 @@ pub(crate) struct Shared {
 
 impl Shared {
     /// A fresh store with only root, and the compiled routes.
-    pub(crate) fn new(base_url: &str, root_token: &str) -> Shared {
+    pub(crate) fn new(base_url: &str, options: &crate::SimOptions) -> Shared {
+        let mut store = Store::new(base_url, &options.root_token);
+        store.identifier_word.clone_from(&options.identifier_word);
         Shared {
-            store: Mutex::new(Store::new(base_url, root_token)),
+            store: Mutex::new(store),
             requests: Mutex::new(Vec::new()),
             router: Router::new(crate::api::all()),
         }

@@ -26,4 +26,26 @@ mod time;
 
 pub use handle::{RecordedRequest, SimHandle};
 pub use seed::DemoSeed;
-pub use server::spawn;
+pub use server::{spawn, spawn_with};
+
+/// The brand word used in route and field names unless [`SimOptions::identifier_word`] says otherwise.
+pub const DEFAULT_IDENTIFIER_WORD: &str = "svc";
+
+/// How to start a simulator with [`spawn_with`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimOptions {
+    /// Token that authenticates as the root administrator (user 1); default `root-token`.
+    pub root_token: String,
+    /// The brand word in route and field names that carry it, e.g. `svc` in `/templates/svc_ci_ymls`; default
+    /// [`DEFAULT_IDENTIFIER_WORD`].
+    pub identifier_word: String,
+}
+
+impl Default for SimOptions {
+    fn default() -> SimOptions {
+        SimOptions {
+            root_token: "root-token".into(),
+            identifier_word: DEFAULT_IDENTIFIER_WORD.into(),
+        }
+    }
+}

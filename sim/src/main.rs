@@ -12,6 +12,9 @@ struct Args {
     /// Token that authenticates as the root administrator.
     #[arg(long, default_value = "root-token")]
     root_token: String,
+    /// Brand word in route and field names that carry one (e.g. `/templates/<word>_ci_ymls`).
+    #[arg(long, default_value = svc_sim::DEFAULT_IDENTIFIER_WORD)]
+    identifier_word: String,
 }
 
 #[tokio::main]
@@ -24,7 +27,11 @@ async fn main() -> std::io::Result<()> {
         .init();
     let args = Args::parse();
     let listener = tokio::net::TcpListener::bind(&args.listen).await?;
-    let sim = svc_sim::spawn(listener, &args.root_token).await?;
+    let options = svc_sim::SimOptions {
+        root_token: args.root_token,
+        identifier_word: args.identifier_word,
+    };
+    let sim = svc_sim::spawn_with(listener, options).await?;
     println!("svc-sim listening on {}", sim.url());
     wait_for_signal().await;
     sim.shutdown();

@@ -66,13 +66,13 @@ pub fn paginate(items: Vec<Value>, req: PageRequest, link: &LinkBase) -> Reply {
     links.push(format!("<{}>; rel=\"last\"", url(total_pages)));
     let opt = |v: Option<usize>| v.map(|n| n.to_string()).unwrap_or_default();
     reply.headers = vec![
-        ("x-total", total.to_string()),
-        ("x-total-pages", total_pages.to_string()),
-        ("x-page", req.page.to_string()),
-        ("x-per-page", req.per_page.to_string()),
-        ("x-next-page", opt(next)),
-        ("x-prev-page", opt(prev)),
-        ("link", links.join(", ")),
+        ("x-total".into(), total.to_string()),
+        ("x-total-pages".into(), total_pages.to_string()),
+        ("x-page".into(), req.page.to_string()),
+        ("x-per-page".into(), req.per_page.to_string()),
+        ("x-next-page".into(), opt(next)),
+        ("x-prev-page".into(), opt(prev)),
+        ("link".into(), links.join(", ")),
     ];
     reply
 }

@@ -1,5 +1,7 @@
 //! A handler's successful answer: status, body and extra headers.
 
+use std::borrow::Cow;
+
 use http::StatusCode;
 use serde_json::{json, Value};
 
@@ -22,7 +24,7 @@ pub struct Reply {
     /// The body.
     pub body: ReplyBody,
     /// Extra response headers (pagination and the like).
-    pub headers: Vec<(&'static str, String)>,
+    pub headers: Vec<(Cow<'static, str>, String)>,
 }
 
 impl Reply {

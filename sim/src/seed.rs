@@ -1,5 +1,5 @@
 //! Demo data: user `demo` with a token, group `demo-group` (demo is Owner), project `demo-group/demo-project`
-//! (public, default branch `main` with three commits), two issues and a note, a finished pipeline on `main` with
+//! (public, default branch `main` with three commits, an issue board `Development`), two issues and a note, a finished pipeline on `main` with
 //! a manual `deploy` job, a `production` environment with one deployment, and two runners: a shared one (which
 //! ran the pipeline's `build` job) and a specific one enabled for the project. Calling it again reuses what
 //! exists.
@@ -129,7 +129,9 @@ fn create_project(store: &mut Store, user_id: u64, group_id: u64) -> u64 {
         description: "A demo project served by svc-sim".into(),
         visibility: Visibility::Public,
         default_branch: "main".into(),
+        initialize_with_readme: true,
     });
+    store.insert_board(pid, "Development");
     let commits = [
         (
             "Add the application skeleton",

@@ -20,14 +20,28 @@ use crate::dispatch::{dispatch, RawRequest};
 use crate::error::ApiError;
 use crate::handle::{Shared, SimHandle};
 use crate::reply::{Reply, ReplyBody};
+use crate::SimOptions;
 
 /// Request bodies above this size are refused with 413; the simulator buffers whole bodies.
 const MAX_BODY: usize = 64 * 1024 * 1024;
 
-/// Starts the simulator on `listener`; `root_token` authenticates as the root administrator (user 1).
+/// Starts the simulator on `listener`; `root_token` authenticates as the root administrator (user 1). The other
+/// options keep their defaults (see [`SimOptions`]).
 pub async fn spawn(listener: TcpListener, root_token: &str) -> std::io::Result<SimHandle> {
+    spawn_with(
+        listener,
+        SimOptions {
+            root_token: root_token.to_string(),
+            ..SimOptions::default()
+        },
+    )
+    .await
+}
+
+/// Starts the simulator on `listener` with `options`.
+pub async fn spawn_with(listener: TcpListener, options: SimOptions) -> std::io::Result<SimHandle> {
     let addr = listener.local_addr()?;
-    let shared = Arc::new(Shared::new(&format!("http://{addr}"), root_token));
+    let shared = Arc::new(Shared::new(&format!("http://{addr}"), &options));
     let (tx, rx) = watch::channel(false);
     tokio::spawn(accept_loop(listener, shared.clone(), rx));
     tracing::info!(%addr, "svc-sim listening");

@@ -405,7 +405,7 @@ async fn templates() {
     let sim = start().await;
     let r = call(&sim, Method::GET, "/api/v4/templates/licenses", None, None).await;
     assert_eq!(r.status, StatusCode::OK);
-    assert_eq!(r.body.as_array().unwrap().len(), 3);
+    assert_eq!(r.body.as_array().unwrap().len(), 4);
     let r = call(
         &sim,
         Method::GET,
@@ -733,18 +733,26 @@ async fn boards_labels_and_milestones() {
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
     let label_id = bug["id"].as_u64().unwrap();
 
-    // Boards.
+    // Boards: the demo project is seeded with one; more can be created, and deleted.
+    let boards_path = format!("/api/v4/projects/{pid}/boards");
     let r = call(
         &sim,
-        Method::GET,
-        &format!("/api/v4/projects/{pid}/boards"),
+        Method::POST,
+        &boards_path,
         t,
-        None,
+        Some(json!({"name": "Spare"})),
     )
     .await;
+    assert_eq!(r.status, StatusCode::CREATED);
+    assert_eq!(r.body["name"], "Spare");
+    let spare = r.body["id"].as_u64().unwrap();
+    let r = call(&sim, Method::DELETE, &format!("{boards_path}/{spare}"), t, None).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
+    let r = call(&sim, Method::GET, &boards_path, t, None).await;
     assert_eq!(r.status, StatusCode::OK);
     let boards = r.body.as_array().unwrap().clone();
     assert_eq!(boards.len(), 1);
+    assert_eq!(boards[0]["name"], "Development");
     let board = boards[0]["id"].as_u64().unwrap();
     let lists = format!("/api/v4/projects/{pid}/boards/{board}/lists");
     let r = call(&sim, Method::POST, &lists, t, Some(json!({"label_id": label_id}))).await;

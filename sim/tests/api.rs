@@ -287,10 +287,7 @@ async fn issues_and_notes() {
         Some(json!({"description": "x"})),
     )
     .await;
-    assert_eq!(
-        r.body,
-        json!({"message": "400 (Bad request) \"title\" not given"})
-    );
+    assert_eq!(r.body, json!({"error": "title is missing"}));
     let r = call(
         &sim,
         Method::POST,

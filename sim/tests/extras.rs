@@ -1076,7 +1076,7 @@ async fn ci_pipelines_jobs_triggers_variables_environments() {
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
     assert_eq!(r.body, json!({"message": "400 (Bad request) \"Unplayable Job\""}));
     let r = call(&sim, Method::GET, &format!("{p}/jobs?scope[]=bogus"), t, None).await;
-    assert_eq!(r.body, json!({"message": "scope does not have a valid value"}));
+    assert_eq!(r.body, json!({"error": "scope does not have a valid value"}));
 
     // A new pipeline gets build and test jobs.
     let r = call(
@@ -1267,7 +1267,8 @@ async fn ci_pipelines_jobs_triggers_variables_environments() {
     assert_eq!(r.status, StatusCode::CREATED);
     assert_eq!(
         r.body,
-        json!({"key": "TOKEN", "value": "s3cret", "protected": true})
+        json!({"variable_type": "env_var", "key": "TOKEN", "value": "s3cret", "protected": true, "masked": false,
+            "hidden": false, "raw": false, "environment_scope": "*", "description": null})
     );
     let r = call(
         &sim,

@@ -1,5 +1,5 @@
-//! Issue boards: a project's boards (each project has one), and the label lists of a board (list, add, show,
-//! move, remove). The backlog and done lists are never listed.
+//! Issue boards: a project's boards (none until one is created; create, show, rename, delete), and the label
+//! lists of a board (list, add, show, move, remove). The backlog and done lists are never listed.
 
 use http::{Method, StatusCode};
 use serde_json::Value;
@@ -17,7 +17,10 @@ pub fn routes() -> Vec<Route> {
     let list = "/projects/{id}/boards/{board_id}/lists/{list_id}";
     vec![
         api(Method::GET, "/projects/{id}/boards", list_boards),
+        api(Method::POST, "/projects/{id}/boards", create_board),
         api(Method::GET, board, show_board),
+        api(Method::PUT, board, update_board),
+        api(Method::DELETE, board, delete_board),
         api(Method::GET, &format!("{board}/lists"), list_lists),
         api(Method::POST, &format!("{board}/lists"), create_list),
         api(Method::GET, list, show_list),
@@ -28,27 +31,54 @@ pub fn routes() -> Vec<Route> {
 
 fn list_boards(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let pid = ctx.project_id()?;
-    let id = ctx.store.ensure_board(pid);
     let items: Vec<Value> = ctx
         .store
         .boards
-        .get(&id)
+        .values()
+        .filter(|b| b.project_id == pid)
         .map(|b| render_board(ctx.store, b))
-        .into_iter()
         .collect();
     ctx.paginate(items)
+}
+
+fn create_board(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let pid = ctx.project_id()?;
+    ctx.require_level(pid, access::REPORTER)?;
+    let name = ctx.params.required_nonblank("name")?;
+    let id = ctx.store.insert_board(pid, &name);
+    let b = ctx.store.boards.get(&id).ok_or(ApiError::NotFound("Board"))?;
+    Ok(Reply::created(render_board(ctx.store, b)))
+}
+
+fn update_board(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let (pid, id) = find_board(ctx)?;
+    ctx.require_level(pid, access::REPORTER)?;
+    if let Some(name) = ctx.params.str("name").filter(|n| !n.trim().is_empty()) {
+        if let Some(b) = ctx.store.boards.get_mut(&id) {
+            b.name = name;
+        }
+    }
+    let b = ctx.store.boards.get(&id).ok_or(ApiError::NotFound("Board"))?;
+    Ok(Reply::ok(render_board(ctx.store, b)))
+}
+
+fn delete_board(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let (pid, id) = find_board(ctx)?;
+    ctx.require_level(pid, access::REPORTER)?;
+    ctx.store.remove_board(id);
+    Ok(Reply::no_content())
 }
 
 /// The board named by `:board_id` in the project named by `:id`.
 fn find_board(ctx: &mut Ctx<'_>) -> Result<(u64, u64), ApiError> {
     let pid = ctx.project_id()?;
     let wanted = ctx.path_u64("board_id", "Board")?;
-    let id = ctx.store.ensure_board(pid);
-    if id == wanted {
-        Ok((pid, id))
-    } else {
-        Err(ApiError::NotFound("Board"))
-    }
+    ctx.store
+        .boards
+        .get(&wanted)
+        .filter(|b| b.project_id == pid)
+        .map(|b| (pid, b.id))
+        .ok_or(ApiError::NotFound("Board"))
 }
 
 fn show_board(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {

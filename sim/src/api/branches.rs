@@ -81,6 +81,9 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     if !valid_branch_name(&name) {
         return Err(ApiError::BadRequest("Branch name is invalid".into()));
     }
+    if ctx.project(pid)?.repo.branches.is_empty() {
+        create_default_branch(ctx, pid)?;
+    }
     let repo = &ctx.project(pid)?.repo;
     if repo.branches.contains_key(&name) {
         return Err(ApiError::BadRequest("Branch already exists".into()));
@@ -95,6 +98,31 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         p.last_activity_at = now;
     }
     Ok(Reply::created(render(ctx, pid, &name)?))
+}
+
+/// As the service does when a branch is created in an empty repository: first commits an empty README.md
+/// ("Add README.md") as the caller to the default branch, so that the new branch has something to start from.
+fn create_default_branch(ctx: &mut Ctx<'_>, pid: u64) -> Result<(), ApiError> {
+    let uid = ctx.user_id()?;
+    let (name, email) = ctx
+        .store
+        .users
+        .get(&uid)
+        .map(|u| (u.name.clone(), u.email.clone()))
+        .unwrap_or_default();
+    let now = ctx.store.now();
+    let p = ctx
+        .store
+        .projects
+        .get_mut(&pid)
+        .ok_or(ApiError::NotFound("Project"))?;
+    let mut tree = crate::store::repo::Tree::new();
+    tree.insert("README.md".into(), Vec::new());
+    let sha = p.repo.commit(None, tree, "Add README.md", &name, &email, now);
+    let branch = p.default_branch.clone();
+    p.repo.set_branch(&branch, &sha, true);
+    ctx.store.record_push(pid, uid, &branch, None, Some(sha));
+    Ok(())
 }
 
 fn delete(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {

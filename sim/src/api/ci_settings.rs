@@ -64,7 +64,7 @@ fn list_variables(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .variables
         .iter()
         .filter(|((p, _), _)| *p == pid)
-        .map(|((_, k), v)| variable(k, &v.value, v.protected))
+        .map(|((_, k), v)| variable(k, v))
         .collect();
     ctx.paginate(items)
 }
@@ -78,6 +78,9 @@ fn create_variable(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let key = ctx.params.required_str("key")?;
     let value = ctx.params.required_str("value")?;
     let protected = ctx.params.flag("protected", false)?;
+    let hidden = ctx.params.flag("masked_and_hidden", false)?;
+    let masked = hidden || ctx.params.flag("masked", false)?;
+    let description = ctx.params.str("description");
     if !valid_key(&key) {
         return Err(ApiError::validation(
             "key",
@@ -87,14 +90,16 @@ fn create_variable(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     if ctx.store.variables.contains_key(&(pid, key.clone())) {
         return Err(ApiError::validation("key", "has already been taken"));
     }
-    ctx.store.variables.insert(
-        (pid, key.clone()),
-        Variable {
-            value: value.clone(),
-            protected,
-        },
-    );
-    Ok(Reply::created(variable(&key, &value, protected)))
+    let v = Variable {
+        value,
+        protected,
+        masked,
+        hidden,
+        description,
+    };
+    let body = variable(&key, &v);
+    ctx.store.variables.insert((pid, key), v);
+    Ok(Reply::created(body))
 }
 
 fn find_variable(ctx: &Ctx<'_>) -> Result<(u64, String), ApiError> {
@@ -114,13 +119,18 @@ fn show_variable(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .variables
         .get(&(pid, key.clone()))
         .ok_or(ApiError::NotFound("Variable"))?;
-    Ok(Reply::ok(variable(&key, &v.value, v.protected)))
+    Ok(Reply::ok(variable(&key, v)))
 }
 
 fn update_variable(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let (pid, key) = find_variable(ctx)?;
     let value = ctx.params.str("value");
     let protected = ctx.params.bool("protected")?;
+    let masked = ctx.params.bool("masked")?;
+    let description = ctx
+        .params
+        .has("description")
+        .then(|| ctx.params.str("description"));
     let v = ctx
         .store
         .variables
@@ -132,7 +142,13 @@ fn update_variable(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     if let Some(p) = protected {
         v.protected = p;
     }
-    Ok(Reply::ok(variable(&key, &v.value, v.protected)))
+    if let Some(m) = masked {
+        v.masked = m || v.hidden;
+    }
+    if let Some(d) = description {
+        v.description = d;
+    }
+    Ok(Reply::ok(variable(&key, v)))
 }
 
 fn delete_variable(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {

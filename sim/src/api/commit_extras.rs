@@ -1,4 +1,5 @@
-//! Commit extras: diff, comments, cherry-pick and external statuses.
+//! Commit extras: diff, comments, cherry-pick, revert, the refs and merge requests that contain a commit, its
+//! (absent) signature, and external statuses.
 
 use http::Method;
 use serde_json::Value;
@@ -21,6 +22,10 @@ pub fn routes() -> Vec<Route> {
         api(Method::GET, &format!("{c}/comments"), list_comments),
         api(Method::POST, &format!("{c}/comments"), create_comment),
         api(Method::POST, &format!("{c}/cherry_pick"), cherry_pick),
+        api(Method::POST, &format!("{c}/revert"), revert),
+        api(Method::GET, &format!("{c}/refs"), refs),
+        api(Method::GET, &format!("{c}/merge_requests"), merge_requests),
+        api(Method::GET, &format!("{c}/signature"), signature),
         api(Method::GET, &format!("{c}/statuses"), list_statuses),
         api(Method::POST, "/projects/{id}/statuses/{sha}", create_status),
     ]
@@ -154,10 +159,11 @@ fn cherry_pick(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .projects
         .get_mut(&pid)
         .ok_or(ApiError::NotFound("Project"))?;
+    let message = format!("{}\n\n(cherry picked from commit {sha})", picked.message);
     let new = p.repo.commit(
         Some(head.id.clone()),
         tree,
-        &picked.message,
+        &message,
         &picked.author_name,
         &picked.author_email,
         now,
@@ -173,6 +179,132 @@ fn cherry_pick(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .get(&new)
         .ok_or(ApiError::NotFound("Commit"))?;
     Ok(Reply::created(commit(c)))
+}
+
+/// Reverts a commit on `branch`: a new commit undoing the commit's changes, by the caller.
+fn revert(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let uid = ctx.user_id()?;
+    let (pid, sha) = find(ctx)?;
+    ctx.require_level(pid, access::DEVELOPER)?;
+    let branch = ctx.params.required_nonblank("branch")?;
+    let repo = &ctx.project(pid)?.repo;
+    let head = repo
+        .branches
+        .get(&branch)
+        .and_then(|b| repo.commits.get(&b.commit))
+        .cloned()
+        .ok_or(ApiError::NotFound("Branch"))?;
+    if !super::branches::can_push(ctx, pid, &branch) {
+        return Err(ApiError::ForbiddenBecause(
+            "You are not allowed to push into this branch".into(),
+        ));
+    }
+    let reverted = repo
+        .commits
+        .get(&sha)
+        .cloned()
+        .ok_or(ApiError::NotFound("Commit"))?;
+    let parent_tree = reverted
+        .parent_ids
+        .first()
+        .and_then(|p| repo.commits.get(p))
+        .map(|p| p.tree.clone())
+        .unwrap_or_default();
+    let mut tree = (*head.tree).clone();
+    for d in tree_diff(&parent_tree, &reverted.tree) {
+        if !d.deleted_file {
+            tree.remove(&d.new_path);
+        }
+        if !d.new_file {
+            if let Some(content) = parent_tree.get(&d.old_path) {
+                tree.insert(d.old_path.clone(), content.clone());
+            }
+        }
+    }
+    if tree == *head.tree {
+        return Err(ApiError::BadRequest("Sorry, we cannot revert this commit automatically. This commit may already have been reverted, or a more recent commit may have updated some of its content.".into()));
+    }
+    let (name, email) = ctx
+        .store
+        .users
+        .get(&uid)
+        .map(|u| (u.name.clone(), u.email.clone()))
+        .unwrap_or_default();
+    let message = format!("Revert \"{}\"\n\nThis reverts commit {sha}", reverted.title());
+    let now = ctx.store.now();
+    let p = ctx
+        .store
+        .projects
+        .get_mut(&pid)
+        .ok_or(ApiError::NotFound("Project"))?;
+    let new = p
+        .repo
+        .commit(Some(head.id.clone()), tree, &message, &name, &email, now);
+    p.repo.set_branch(&branch, &new, false);
+    p.last_activity_at = now;
+    ctx.store
+        .record_push(pid, uid, &branch, Some(head.id), Some(new.clone()));
+    let c = ctx
+        .project(pid)?
+        .repo
+        .commits
+        .get(&new)
+        .ok_or(ApiError::NotFound("Commit"))?;
+    Ok(Reply::created(commit(c)))
+}
+
+/// The branches and tags whose history holds the commit (`type`: `branch`, `tag` or `all`).
+fn refs(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let (pid, sha) = find(ctx)?;
+    let kind = ctx.params.str("type").unwrap_or_else(|| "all".into());
+    let repo = &ctx.project(pid)?.repo;
+    let mut items = Vec::new();
+    if kind == "all" || kind == "branch" {
+        for (name, b) in &repo.branches {
+            if repo.is_ancestor(&sha, &b.commit) {
+                items.push(serde_json::json!({"type": "branch", "name": name}));
+            }
+        }
+    }
+    if kind == "all" || kind == "tag" {
+        for (name, t) in &repo.tags {
+            if repo.is_ancestor(&sha, &t.commit) {
+                items.push(serde_json::json!({"type": "tag", "name": name}));
+            }
+        }
+    }
+    ctx.paginate(items)
+}
+
+/// The project's merge requests whose source branch holds the commit.
+fn merge_requests(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let (pid, sha) = find(ctx)?;
+    let mut found: Vec<_> = ctx
+        .store
+        .merge_requests
+        .values()
+        .filter(|m| m.project_id == pid)
+        .filter(|m| {
+            crate::entities::merge_request::source_sha(ctx.store, m).is_some_and(|head| {
+                ctx.store
+                    .projects
+                    .get(&m.source_project_id)
+                    .is_some_and(|p| p.repo.is_ancestor(&sha, &head))
+            })
+        })
+        .collect();
+    found.sort_by_key(|m| std::cmp::Reverse(m.id));
+    let items: Vec<Value> = found
+        .into_iter()
+        .map(|m| crate::entities::merge_request::merge_request(ctx.store, m, None))
+        .collect();
+    ctx.paginate(items)
+}
+
+/// Commits in the simulator are never signed.
+fn signature(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    find(ctx)?;
+    Err(ApiError::NotFound("Signature"))
 }
 
 fn list_statuses(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
@@ -218,7 +350,7 @@ fn create_status(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .ok_or(ApiError::NotFound("Commit"))?;
     let state = ctx.params.required_str("state")?;
     if !["pending", "running", "success", "failed", "canceled"].contains(&state.as_str()) {
-        return Err(ApiError::BadRequest("state does not have a valid value".into()));
+        return Err(ApiError::Param("state does not have a valid value".into()));
     }
     let name = ctx
         .params

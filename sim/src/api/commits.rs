@@ -25,6 +25,11 @@ pub fn routes() -> Vec<Route> {
             "/projects/{id}/repository/files/{file_path}/raw",
             file_raw,
         ),
+        api(
+            Method::GET,
+            "/projects/{id}/repository/files/{file_path}/blame",
+            file_blame,
+        ),
     ]
 }
 
@@ -56,10 +61,24 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .params
         .str("ref_name")
         .unwrap_or_else(|| p.default_branch.clone());
-    let head = p.repo.resolve(&reference).ok_or(ApiError::NotFound("Commit"))?;
-    let items: Vec<Value> = p
-        .repo
-        .history(&head.id)
+    // `all=true`: the commits of every branch, newest first.
+    let all = ctx.params.flag("all", false)?;
+    let commits: Vec<&crate::store::repo::Commit> = if all {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut found: Vec<_> = p
+            .repo
+            .branches
+            .values()
+            .flat_map(|b| p.repo.history(&b.commit))
+            .filter(|c| seen.insert(c.id.clone()))
+            .collect();
+        found.sort_by(|a, b| b.date.cmp(&a.date).then_with(|| b.id.cmp(&a.id)));
+        found
+    } else {
+        let head = p.repo.resolve(&reference).ok_or(ApiError::NotFound("Commit"))?;
+        p.repo.history(&head.id)
+    };
+    let items: Vec<Value> = commits
         .into_iter()
         .filter(|c| since.map_or(true, |t| c.date >= t))
         .filter(|c| until.map_or(true, |t| c.date <= t))
@@ -119,8 +138,11 @@ pub fn write_commit(
         .params
         .str("start_branch")
         .unwrap_or_else(|| branch.to_string());
+    // The first commit of an empty repository has no parent; it creates its branch, which becomes the default.
+    let empty = p.repo.branches.is_empty();
     let parent = match p.repo.resolve(&start) {
-        Some(c) => c.clone(),
+        Some(c) => Some(c.clone()),
+        None if empty => None,
         None if exists => return Err(ApiError::BadRequest("Invalid reference name".into())),
         None => {
             return Err(ApiError::BadRequest(
@@ -133,7 +155,8 @@ pub fn write_commit(
             "You are not allowed to push into this branch".into(),
         ));
     }
-    let tree = apply_actions(&parent.tree, actions).map_err(|e| match e {
+    let base = parent.as_ref().map(|c| c.tree.clone()).unwrap_or_default();
+    let tree = apply_actions(&base, actions).map_err(|e| match e {
         ActionError::Invalid(msg) => ApiError::BadRequest(msg),
         other => ApiError::BadRequest(other.to_string()),
     })?;
@@ -151,19 +174,30 @@ pub fn write_commit(
         .projects
         .get_mut(&pid)
         .ok_or(ApiError::NotFound("Project"))?;
-    let sha = p.repo.commit(Some(parent.id), tree, message, &name, &email, now);
-    p.repo.set_branch(branch, &sha, false);
+    let sha = p
+        .repo
+        .commit(parent.map(|c| c.id), tree, message, &name, &email, now);
+    p.repo.set_branch(branch, &sha, empty);
+    if empty {
+        p.default_branch = branch.to_string();
+    }
     p.last_activity_at = now;
     ctx.store.record_push(pid, uid, branch, before, Some(sha.clone()));
     Ok(sha)
 }
 
-fn file_at(ctx: &Ctx<'_>) -> Result<(String, String, Vec<u8>, String), ApiError> {
+/// The file `:file_path` at `ref` (required unless `ref_optional`, then the default branch): its path, the commit
+/// read, its content and the last commit that changed it.
+fn file_at(ctx: &Ctx<'_>, ref_optional: bool) -> Result<(String, String, Vec<u8>, String), ApiError> {
     let pid = ctx.project_id()?;
     require_read_code(ctx, pid)?;
-    let reference = ctx.params.required_str("ref")?;
-    let path = ctx.path_param("file_path").to_string();
     let p = ctx.project(pid)?;
+    let reference = match ctx.params.str("ref") {
+        Some(r) => r,
+        None if ref_optional => p.default_branch.clone(),
+        None => return Err(ApiError::Missing("ref".into())),
+    };
+    let path = ctx.path_param("file_path").to_string();
     let c = p.repo.resolve(&reference).ok_or(ApiError::NotFound("Commit"))?;
     let content = c.tree.get(&path).cloned().ok_or(ApiError::NotFound("File"))?;
     let last = p
@@ -176,10 +210,35 @@ fn file_at(ctx: &Ctx<'_>) -> Result<(String, String, Vec<u8>, String), ApiError>
     Ok((path, c.id.clone(), content, last))
 }
 
-fn file(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
-    let (path, commit_id, content, last) = file_at(ctx)?;
+/// The `X-<Word>-*` headers the service sends with a file (its blob id, commit ids, name, path, ref and size).
+fn file_headers(ctx: &Ctx<'_>, reply: &mut Reply, path: &str, commit_id: &str, content: &[u8], last: &str) {
+    let mut word = ctx.store.identifier_word.clone();
+    if let Some(first) = word.get_mut(..1) {
+        first.make_ascii_uppercase();
+    }
     let reference = ctx.params.str("ref").unwrap_or_default();
-    Ok(Reply::ok(json!({
+    let fields = [
+        ("Blob-Id", sha1_hex(content)),
+        ("Commit-Id", commit_id.to_string()),
+        ("Content-Sha256", String::new()),
+        ("Encoding", "base64".to_string()),
+        ("File-Name", path.rsplit('/').next().unwrap_or(path).to_string()),
+        ("File-Path", path.to_string()),
+        ("Last-Commit-Id", last.to_string()),
+        ("Ref", reference),
+        ("Size", content.len().to_string()),
+    ];
+    for (name, value) in fields {
+        if !value.is_empty() {
+            reply.headers.push((format!("X-{word}-{name}").into(), value));
+        }
+    }
+}
+
+fn file(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let (path, commit_id, content, last) = file_at(ctx, false)?;
+    let reference = ctx.params.str("ref").unwrap_or_default();
+    let mut reply = Reply::ok(json!({
         "file_name": path.rsplit('/').next().unwrap_or(&path),
         "file_path": path,
         "size": content.len(),
@@ -189,10 +248,38 @@ fn file(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         "blob_id": sha1_hex(&content),
         "commit_id": commit_id,
         "last_commit_id": last,
-    })))
+    }));
+    file_headers(ctx, &mut reply, &path, &commit_id, &content, &last);
+    Ok(reply)
 }
 
 fn file_raw(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
-    let (_, _, content, _) = file_at(ctx)?;
-    Ok(Reply::bytes("text/plain; charset=utf-8", content))
+    let (path, commit_id, content, last) = file_at(ctx, true)?;
+    let mut reply = Reply::bytes("text/plain; charset=utf-8", content.clone());
+    file_headers(ctx, &mut reply, &path, &commit_id, &content, &last);
+    Ok(reply)
+}
+
+/// Blame: the file's lines as one range attributed to the last commit that changed the file.
+fn file_blame(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let (_, _, content, last) = file_at(ctx, false)?;
+    let pid = ctx.project_id()?;
+    let p = ctx.project(pid)?;
+    let c = p.repo.commits.get(&last).ok_or(ApiError::NotFound("Commit"))?;
+    let text = String::from_utf8_lossy(&content);
+    let lines: Vec<&str> = text.lines().collect();
+    Ok(Reply::ok(json!([{
+        "commit": {
+            "id": c.id,
+            "parent_ids": c.parent_ids,
+            "message": c.message,
+            "authored_date": crate::entities::ts(c.date),
+            "author_name": c.author_name,
+            "author_email": c.author_email,
+            "committed_date": crate::entities::ts(c.date),
+            "committer_name": c.author_name,
+            "committer_email": c.author_email,
+        },
+        "lines": lines,
+    }])))
 }

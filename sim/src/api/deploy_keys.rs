@@ -1,4 +1,5 @@
-//! Deploy keys: the admin list of every key, and a project's keys (list, show, add or reuse, enable, unlink).
+//! Deploy keys: the admin list of every key and the admin's creation of an instance key (linked to no project),
+//! and a project's keys (list, show, add or reuse, enable, unlink).
 
 use http::{Method, StatusCode};
 use serde_json::Value;
@@ -17,6 +18,7 @@ pub fn routes() -> Vec<Route> {
     let one = "/projects/{id}/deploy_keys/{key_id}";
     vec![
         api(Method::GET, "/deploy_keys", list_all),
+        api(Method::POST, "/deploy_keys", create_instance_key),
         api(Method::GET, keys, list),
         api(Method::POST, keys, create),
         api(Method::GET, one, show),
@@ -35,6 +37,31 @@ fn list_all(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .map(|k| deploy_key(k, k.can_push))
         .collect();
     ctx.paginate(items)
+}
+
+fn create_instance_key(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.require_admin()?;
+    let key = ctx.params.required_nonblank("key")?.trim().to_string();
+    let title = ctx.params.required_nonblank("title")?;
+    if ctx.store.key_by_text(&key).is_some() {
+        return Err(ApiError::Validation(vec![
+            ("key".into(), "has already been taken".into()),
+            ("fingerprint".into(), "has already been taken".into()),
+        ]));
+    }
+    if !valid_public_key(&key) {
+        return Err(ApiError::Validation(vec![
+            ("key".into(), "is invalid".into()),
+            ("fingerprint".into(), "cannot be generated".into()),
+        ]));
+    }
+    let id = ctx.store.insert_key(None, &title, &key, false);
+    let k = ctx
+        .store
+        .ssh_keys
+        .get(&id)
+        .ok_or(ApiError::NotFound("Deploy Key"))?;
+    Ok(Reply::created(deploy_key(k, false)))
 }
 
 fn maintained_project(ctx: &Ctx<'_>) -> Result<u64, ApiError> {

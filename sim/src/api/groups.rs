@@ -1,5 +1,7 @@
 //! Groups and namespaces: `GET/POST /groups`, `GET/PUT/DELETE /groups/:id`, `GET /groups/:id/projects`,
-//! `GET /namespaces`.
+//! `GET /groups/:id/subgroups` and `…/descendant_groups`, sharing a group with another (`POST /groups/:id/share`,
+//! `DELETE /groups/:id/share/:group_id`),
+//! `GET /namespaces`, `GET /namespaces/:id` (an id or a path) and `GET /namespaces/:namespace/exists`.
 
 use http::Method;
 use serde_json::{json, Value};
@@ -20,13 +22,19 @@ pub fn routes() -> Vec<Route> {
         api(Method::PUT, "/groups/{id}", update),
         api(Method::DELETE, "/groups/{id}", delete),
         api(Method::GET, "/groups/{id}/projects", projects),
+        api(Method::GET, "/groups/{id}/subgroups", subgroups),
+        api(Method::GET, "/groups/{id}/descendant_groups", descendant_groups),
+        api(Method::POST, "/groups/{id}/share", share),
+        api(Method::DELETE, "/groups/{id}/share/{group_id}", unshare),
         api(Method::GET, "/namespaces", namespaces),
         api(Method::GET, "/namespaces/{id}", namespace_show),
+        api(Method::GET, "/namespaces/{id}/exists", namespace_exists),
     ]
 }
 
 fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let search = ctx.params.str("search").map(|s| s.to_lowercase());
+    let skip = ctx.params.u64_list("skip_groups")?.unwrap_or_default();
     let owned = ctx.params.flag("owned", false)?;
     let all_available = ctx.params.flag("all_available", false)?;
     let statistics = ctx.params.flag("statistics", false)? && ctx.is_admin();
@@ -37,7 +45,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .store
         .namespaces
         .values()
-        .filter(|ns| ns.is_group() && ctx.can_read_group(ns.id))
+        .filter(|ns| ns.is_group() && ctx.can_read_group(ns.id) && !skip.contains(&ns.id))
         .filter(|ns| {
             let member = ctx.caller.and_then(|uid| ctx.store.namespace_level(ns.id, uid));
             if owned {
@@ -144,6 +152,24 @@ pub fn show_detail(ctx: &Ctx<'_>, id: u64) -> Result<Value, ApiError> {
     if let Value::Object(map) = &mut v {
         map.insert("projects".into(), Value::Array(projects));
         map.insert("shared_projects".into(), json!([]));
+        let shared: Vec<Value> = ctx
+            .store
+            .group_shares
+            .iter()
+            .filter(|((shared, _), _)| *shared == id)
+            .filter_map(|((_, with), share)| {
+                ctx.store.namespaces.get(with).map(|g| {
+                    json!({
+                        "group_id": g.id,
+                        "group_name": g.name,
+                        "group_full_path": ctx.store.namespace_full_path(g.id),
+                        "group_access_level": share.group_access,
+                        "expires_at": share.expires_at,
+                    })
+                })
+            })
+            .collect();
+        map.insert("shared_with_groups".into(), Value::Array(shared));
     }
     Ok(v)
 }
@@ -207,6 +233,9 @@ fn delete(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     for ns in &doomed {
         ctx.store.namespaces.remove(ns);
     }
+    ctx.store
+        .group_shares
+        .retain(|(shared, with), _| !doomed.contains(shared) && !doomed.contains(with));
     let projects: Vec<u64> = ctx
         .store
         .projects
@@ -218,6 +247,84 @@ fn delete(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         super::projects::remove_project(ctx.store, pid);
     }
     Ok(Reply::accepted())
+}
+
+/// The visible groups below `:id`: its children, or (`all`) every descendant.
+fn below(ctx: &mut Ctx<'_>, all: bool) -> Result<Reply, ApiError> {
+    let id = ctx.group_id()?;
+    if !ctx.can_read_group(id) {
+        return Err(ApiError::NotFound("Group"));
+    }
+    let mut found: Vec<_> = ctx
+        .store
+        .namespaces
+        .values()
+        .filter(|ns| ns.is_group() && ns.id != id && ctx.can_read_group(ns.id))
+        .filter(|ns| {
+            if all {
+                ctx.store.namespace_chain(ns.id).iter().any(|a| a.id == id)
+            } else {
+                ns.parent_id == Some(id)
+            }
+        })
+        .collect();
+    found.sort_by_key(|ns| ns.name.to_lowercase());
+    let items = found
+        .into_iter()
+        .map(|ns| namespace::group(ctx.store, ns, false))
+        .collect();
+    ctx.paginate(items)
+}
+
+fn subgroups(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    below(ctx, false)
+}
+
+fn descendant_groups(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    below(ctx, true)
+}
+
+/// Shares the group with another group (Owners); answers the shared group's details.
+fn share(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let id = ctx.group_id()?;
+    ctx.user_id()?;
+    if ctx.group_level(id) < access::OWNER {
+        return Err(ApiError::Forbidden);
+    }
+    let with = ctx.params.required_u64("group_id")?;
+    let level = ctx.params.required_u64("group_access")?;
+    let level = u8::try_from(level)
+        .ok()
+        .filter(|l| [10, 20, 30, 40, 50].contains(l))
+        .ok_or_else(|| ApiError::Param("group_access does not have a valid value".into()))?;
+    if !ctx.store.namespaces.get(&with).is_some_and(|ns| ns.is_group()) || !ctx.can_read_group(with) {
+        return Err(ApiError::NotFound("Group"));
+    }
+    if with == id || ctx.store.group_shares.contains_key(&(id, with)) {
+        return Err(ApiError::Conflict("Shared group has already been taken".into()));
+    }
+    let expires_at = ctx.params.str("expires_at");
+    ctx.store.group_shares.insert(
+        (id, with),
+        crate::store::GroupShare {
+            group_access: level,
+            expires_at,
+        },
+    );
+    Ok(Reply::created(show_detail(ctx, id)?))
+}
+
+fn unshare(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let id = ctx.group_id()?;
+    ctx.user_id()?;
+    if ctx.group_level(id) < access::OWNER {
+        return Err(ApiError::Forbidden);
+    }
+    let with = ctx.path_u64("group_id", "Group Link")?;
+    if ctx.store.group_shares.remove(&(id, with)).is_none() {
+        return Err(ApiError::NotFound("Group Link"));
+    }
+    Ok(Reply::no_content())
 }
 
 fn projects(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
@@ -289,4 +396,30 @@ fn namespace_show(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .and_then(|id| ctx.store.namespaces.get(&id))
         .ok_or(ApiError::NotFound("Namespace"))?;
     Ok(Reply::ok(namespace::basic(ctx.store, ns)))
+}
+
+/// Whether a namespace path is taken at the top level (or under `parent_id`), with a free suggestion if it is.
+fn namespace_exists(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.user_id()?;
+    let path = ctx.path_param("id").to_string();
+    let parent = ctx.params.u64("parent_id")?;
+    let taken = |candidate: &str| {
+        ctx.store
+            .namespaces
+            .values()
+            .any(|ns| ns.parent_id == parent && ns.path.eq_ignore_ascii_case(candidate))
+    };
+    let exists = taken(&path);
+    let suggests: Vec<String> = if exists {
+        (1..)
+            .map(|n| format!("{path}{n}"))
+            .find(|c| !taken(c))
+            .into_iter()
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(Reply::ok(
+        serde_json::json!({"exists": exists, "suggests": suggests}),
+    ))
 }

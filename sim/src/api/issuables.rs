@@ -1,5 +1,6 @@
 //! Extras shared by issues and merge requests: moving issues, time tracking, subscriptions (issues, merge
-//! requests and labels), to-do creation, and the assignment to-dos.
+//! requests and labels), to-do creation, the assignment to-dos, participants, and the merge requests that close
+//! or mention an issue.
 
 use http::{Method, StatusCode};
 use serde_json::Value;
@@ -21,6 +22,14 @@ const MR: &str = "/projects/{id}/merge_requests/{merge_request_iid}";
 pub fn routes() -> Vec<Route> {
     let mut routes = vec![
         api(Method::POST, &format!("{ISSUE}/move"), move_issue),
+        api(Method::GET, &format!("{ISSUE}/participants"), participants),
+        api(Method::GET, &format!("{MR}/participants"), participants),
+        api(Method::GET, &format!("{ISSUE}/closed_by"), closed_by),
+        api(
+            Method::GET,
+            &format!("{ISSUE}/related_merge_requests"),
+            related_merge_requests,
+        ),
         api(Method::POST, &format!("{MR}/subscribe"), subscribe),
         api(Method::POST, &format!("{MR}/unsubscribe"), unsubscribe),
         api(
@@ -306,6 +315,72 @@ fn subscribe(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
 
 fn unsubscribe(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     toggle(ctx, false)
+}
+
+/// The author, the assignees and everyone who wrote a note, once each, in that order.
+fn participants(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let (_, kind, id) = issuable(ctx)?;
+    let mut ids: Vec<u64> = match kind {
+        NoteableKind::Issue => ctx
+            .store
+            .issues
+            .get(&id)
+            .map(|i| {
+                std::iter::once(i.author_id)
+                    .chain(i.assignee_ids.iter().copied())
+                    .collect()
+            })
+            .unwrap_or_default(),
+        _ => ctx
+            .store
+            .merge_requests
+            .get(&id)
+            .map(|m| std::iter::once(m.author_id).chain(m.assignee_id).collect())
+            .unwrap_or_default(),
+    };
+    let mut notes: Vec<_> = ctx
+        .store
+        .notes
+        .values()
+        .filter(|n| n.noteable_kind == kind && n.noteable_id == id)
+        .collect();
+    notes.sort_by_key(|n| n.id);
+    ids.extend(notes.into_iter().map(|n| n.author_id));
+    let mut seen = std::collections::BTreeSet::new();
+    ids.retain(|id| seen.insert(*id));
+    let items: Vec<Value> = ids
+        .into_iter()
+        .filter_map(|id| ctx.store.users.get(&id))
+        .map(|u| crate::entities::user::basic(ctx.store, u))
+        .collect();
+    ctx.paginate(items)
+}
+
+/// The project's merge requests whose description closes the issue ("Closes #N"), optionally only open ones.
+fn closing_mrs(ctx: &Ctx<'_>, open_only: bool) -> Result<Vec<Value>, ApiError> {
+    let (pid, id) = super::issues::find_issue(ctx)?;
+    let iid = ctx.store.issues.get(&id).map(|i| i.iid).unwrap_or_default();
+    let mut found: Vec<_> = ctx
+        .store
+        .merge_requests
+        .values()
+        .filter(|m| m.project_id == pid && (!open_only || m.state == "opened"))
+        .filter(|m| {
+            super::mr_extras::closing_references(m.description.as_deref().unwrap_or("")).contains(&iid)
+        })
+        .collect();
+    found.sort_by_key(|m| m.id);
+    Ok(found.into_iter().map(|m| render_mr(ctx.store, m, None)).collect())
+}
+
+fn closed_by(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let items = closing_mrs(ctx, true)?;
+    ctx.paginate(items)
+}
+
+fn related_merge_requests(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let items = closing_mrs(ctx, false)?;
+    ctx.paginate(items)
 }
 
 fn move_issue(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {

@@ -19,6 +19,9 @@ pub fn routes() -> Vec<Route> {
         api(Method::POST, "/projects/{id}/labels", create_label),
         api(Method::PUT, "/projects/{id}/labels", update_label),
         api(Method::DELETE, "/projects/{id}/labels", delete_label),
+        api(Method::GET, "/projects/{id}/labels/{label_id}", show_label),
+        api(Method::PUT, "/projects/{id}/labels/{label_id}", update_label),
+        api(Method::DELETE, "/projects/{id}/labels/{label_id}", delete_label),
         api(Method::GET, "/projects/{id}/milestones", list_milestones),
         api(Method::POST, "/projects/{id}/milestones", create_milestone),
         api(
@@ -61,6 +64,31 @@ fn list_labels(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     ctx.paginate(items)
 }
 
+/// The label a request names: `:label_id` in the path (an id or a name), else the `name` parameter; returns its
+/// id and name.
+fn find_label(ctx: &Ctx<'_>, pid: u64) -> Result<(u64, String), ApiError> {
+    let by_path = ctx.path.iter().any(|(n, _)| n == "label_id");
+    let wanted = if by_path {
+        ctx.path_param("label_id").to_string()
+    } else {
+        ctx.params.required_nonblank("name")?
+    };
+    ctx.store
+        .labels
+        .values()
+        .filter(|l| l.project_id == pid)
+        .find(|l| l.name == wanted || (by_path && l.id.to_string() == wanted))
+        .map(|l| (l.id, l.name.clone()))
+        .ok_or(ApiError::NotFound("Label"))
+}
+
+fn show_label(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let pid = ctx.project_id()?;
+    let (id, _) = find_label(ctx, pid)?;
+    let l = ctx.store.labels.get(&id).ok_or(ApiError::NotFound("Label"))?;
+    Ok(Reply::ok(label(ctx.store, l, ctx.caller, false)))
+}
+
 /// Whether a colour is `#rrggbb`.
 fn valid_color(color: &str) -> bool {
     color.len() == 7 && color.starts_with('#') && color.chars().skip(1).all(|c| c.is_ascii_hexdigit())
@@ -95,14 +123,7 @@ fn create_label(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
 fn delete_label(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let pid = ctx.project_id()?;
     ctx.require_level(pid, access::DEVELOPER)?;
-    let name = ctx.params.required_nonblank("name")?;
-    let id = ctx
-        .store
-        .labels
-        .values()
-        .find(|l| l.project_id == pid && l.name == name)
-        .map(|l| l.id)
-        .ok_or(ApiError::NotFound("Label"))?;
+    let (id, _) = find_label(ctx, pid)?;
     ctx.store.labels.remove(&id);
     let boards: Vec<u64> = ctx
         .store
@@ -123,7 +144,7 @@ fn list_milestones(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let state = match ctx.params.str("state").as_deref() {
         None | Some("all") => None,
         Some(s @ ("active" | "closed")) => Some(s.to_string()),
-        Some(_) => return Err(ApiError::BadRequest("state does not have a valid value".into())),
+        Some(_) => return Err(ApiError::Param("state does not have a valid value".into())),
     };
     let iids = ctx.params.u64_list("iids")?;
     let mut found: Vec<_> = ctx
@@ -183,7 +204,7 @@ fn show_milestone(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
 fn update_label(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let pid = ctx.project_id()?;
     ctx.require_level(pid, access::DEVELOPER)?;
-    let name = ctx.params.required_nonblank("name")?;
+    let (id, name) = find_label(ctx, pid)?;
     let new_name = ctx.params.str("new_name");
     let color = ctx.params.str("color");
     let description = ctx
@@ -196,18 +217,11 @@ fn update_label(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         None
     };
     if new_name.is_none() && color.is_none() && description.is_none() && priority.is_none() {
-        return Err(ApiError::BadRequest(
+        return Err(ApiError::Param(
             "new_name, color, description, priority are missing, at least one parameter must be provided"
                 .into(),
         ));
     }
-    let id = ctx
-        .store
-        .labels
-        .values()
-        .find(|l| l.project_id == pid && l.name == name)
-        .map(|l| l.id)
-        .ok_or(ApiError::NotFound("Label"))?;
     if let Some(c) = &color {
         if !valid_color(c) {
             return Err(ApiError::validation("color", "must be a valid color code"));
@@ -295,11 +309,7 @@ fn update_milestone(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         None => None,
         Some("close") => Some("closed"),
         Some("activate") => Some("active"),
-        Some(_) => {
-            return Err(ApiError::BadRequest(
-                "state_event does not have a valid value".into(),
-            ))
-        }
+        Some(_) => return Err(ApiError::Param("state_event does not have a valid value".into())),
     };
     if let Some(t) = &title {
         if t.trim().is_empty() {

@@ -71,7 +71,9 @@ fn require_manager(ctx: &Ctx<'_>, src: Source) -> Result<(), ApiError> {
 
 fn filtered(ctx: &Ctx<'_>, list: Vec<Member>) -> Vec<Value> {
     let query = ctx.params.str("query").map(|q| q.to_lowercase());
+    let user_ids = ctx.params.u64_list("user_ids").ok().flatten();
     list.iter()
+        .filter(|m| user_ids.as_ref().map_or(true, |ids| ids.contains(&m.user_id)))
         .filter(|m| {
             query.as_deref().map_or(true, |q| {
                 ctx.store.users.get(&m.user_id).is_some_and(|u| {

@@ -395,8 +395,11 @@ fn merge(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
             m.source_branch, m.target_branch, m.title, m.iid
         )
     });
-    let remove_source =
-        ctx.params.flag("should_remove_source_branch", false)? || m.force_remove_source_branch == Some(true);
+    // An explicit should_remove_source_branch wins over the merge request's own setting.
+    let remove_source = ctx
+        .params
+        .bool("should_remove_source_branch")?
+        .unwrap_or(m.force_remove_source_branch == Some(true));
     let Some(project) = ctx.store.projects.get_mut(&pid) else {
         return Err(ApiError::NotFound("Project"));
     };

@@ -7,9 +7,11 @@ mod ci_settings;
 mod commit_extras;
 mod commits;
 mod deploy_keys;
+mod discussions;
 mod files;
 mod groups;
 mod hooks;
+mod instance;
 mod issuables;
 mod issues;
 mod labels;
@@ -22,6 +24,7 @@ mod oauth;
 mod pipelines;
 mod project_extras;
 mod projects;
+mod releases;
 mod repository;
 mod runners;
 mod services;
@@ -40,6 +43,7 @@ use crate::router::Route;
 pub fn all() -> Vec<Route> {
     [
         version::routes(),
+        instance::routes(),
         oauth::routes(),
         users::routes(),
         groups::routes(),
@@ -48,6 +52,7 @@ pub fn all() -> Vec<Route> {
         issues::routes(),
         merge_requests::routes(),
         notes::routes(),
+        discussions::routes(),
         labels::routes(),
         branches::routes(),
         commits::routes(),
@@ -55,6 +60,7 @@ pub fn all() -> Vec<Route> {
         mr_extras::routes(),
         files::routes(),
         tags::routes(),
+        releases::routes(),
         repository::routes(),
         commit_extras::routes(),
         project_extras::routes(),

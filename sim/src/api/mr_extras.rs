@@ -1,5 +1,5 @@
-//! Merge request extras: commits, changes, closed issues, diff versions and cancelling "merge when pipeline
-//! succeeds".
+//! Merge request extras: commits, changes, closed issues, diff versions, cancelling "merge when pipeline
+//! succeeds", and rebasing the source branch onto the target.
 
 use http::Method;
 use serde_json::{json, Value};
@@ -31,6 +31,7 @@ pub fn routes() -> Vec<Route> {
             &format!("{MR}/cancel_merge_when_pipeline_succeeds"),
             cancel_mwps,
         ),
+        api(Method::PUT, &format!("{MR}/rebase"), rebase),
     ]
 }
 
@@ -223,6 +224,73 @@ fn cancel_mwps(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .get(&id)
         .ok_or(ApiError::NotFound("Merge Request"))?;
     Ok(Reply::created(render_mr(ctx.store, m, Some(ctx.caller))))
+}
+
+/// Replays the source branch's own commits on top of the target branch (the service does this in the
+/// background and answers 202 at once; here it is done before the answer).
+fn rebase(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let (pid, id) = super::merge_requests::find_mr(ctx)?;
+    ctx.require_level(pid, access::DEVELOPER)?;
+    let m = ctx
+        .store
+        .merge_requests
+        .get(&id)
+        .cloned()
+        .ok_or(ApiError::NotFound("Merge Request"))?;
+    if m.state != "opened" || m.source_project_id != pid {
+        return Err(ApiError::Forbidden);
+    }
+    let now = ctx.store.now();
+    let Some(p) = ctx.store.projects.get_mut(&pid) else {
+        return Err(ApiError::NotFound("Project"));
+    };
+    let (Some(source), Some(target)) = (
+        p.repo.branches.get(&m.source_branch).map(|b| b.commit.clone()),
+        p.repo.branches.get(&m.target_branch).map(|b| b.commit.clone()),
+    ) else {
+        return Err(ApiError::Forbidden);
+    };
+    if !p.repo.is_ancestor(&target, &source) {
+        let base = p.repo.merge_base(&source, &target);
+        let own: Vec<Commit> = p
+            .repo
+            .commits_between(base.as_deref(), &source)
+            .into_iter()
+            .rev()
+            .cloned()
+            .collect();
+        let mut head = target;
+        for c in own {
+            let parent_tree = c
+                .parent_ids
+                .first()
+                .and_then(|id| p.repo.commits.get(id))
+                .map(|pc| pc.tree.clone())
+                .unwrap_or_default();
+            let mut tree = p
+                .repo
+                .commits
+                .get(&head)
+                .map(|h| (*h.tree).clone())
+                .unwrap_or_default();
+            for d in tree_diff(&parent_tree, &c.tree) {
+                if d.deleted_file || d.renamed_file {
+                    tree.remove(&d.old_path);
+                }
+                if let Some(content) = c.tree.get(&d.new_path).filter(|_| !d.deleted_file) {
+                    tree.insert(d.new_path.clone(), content.clone());
+                }
+            }
+            head = p
+                .repo
+                .commit(Some(head), tree, &c.message, &c.author_name, &c.author_email, now);
+        }
+        p.repo.set_branch(&m.source_branch, &head, false);
+    }
+    Ok(Reply::json(
+        http::StatusCode::ACCEPTED,
+        json!({"rebase_in_progress": true}),
+    ))
 }
 
 #[cfg(test)]

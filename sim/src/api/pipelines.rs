@@ -121,7 +121,7 @@ fn list_pipelines(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let sha = ctx.params.str("sha");
     if let Some(s) = &scope {
         if !["running", "pending", "finished", "branches", "tags"].contains(&s.as_str()) {
-            return Err(ApiError::BadRequest("scope does not have a valid value".into()));
+            return Err(ApiError::Param("scope does not have a valid value".into()));
         }
     }
     let desc = ctx.sort_desc(true)?;
@@ -245,7 +245,7 @@ fn scope_filter(ctx: &Ctx<'_>) -> Result<Option<Vec<String>>, ApiError> {
         return Ok(None);
     };
     if scopes.iter().any(|s| !JOB_SCOPES.contains(&s.as_str())) {
-        return Err(ApiError::BadRequest("scope does not have a valid value".into()));
+        return Err(ApiError::Param("scope does not have a valid value".into()));
     }
     Ok(Some(scopes))
 }
@@ -306,7 +306,7 @@ fn artifacts_reply(j: &Job) -> Result<Reply, ApiError> {
     let a = j.artifacts.as_ref().ok_or(ApiError::NotFoundPlain)?;
     let mut reply = Reply::bytes("application/octet-stream", a.data.clone());
     reply.headers.push((
-        "content-disposition",
+        "content-disposition".into(),
         format!("attachment; filename=\"{}\"", a.filename),
     ));
     Ok(reply)

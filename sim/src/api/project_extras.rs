@@ -34,6 +34,8 @@ pub fn routes() -> Vec<Route> {
         api(Method::GET, "/projects/{id}/languages", languages),
         api(Method::POST, "/projects/user/{user_id}", create_for_user),
         api(Method::POST, "/groups/{id}/projects/{project_id}", transfer),
+        api(Method::PUT, "/projects/{id}/transfer", transfer_to_namespace),
+        api(Method::GET, "/projects/{id}/groups", project_groups),
     ]
 }
 
@@ -93,6 +95,7 @@ fn fork(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         description: src.description.clone(),
         visibility: src.visibility,
         default_branch: src.default_branch.clone(),
+        initialize_with_readme: false,
     });
     if let Some(p) = ctx.store.projects.get_mut(&id) {
         p.repo = src.repo.clone();
@@ -188,7 +191,7 @@ fn share(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let level = u8::try_from(level)
         .ok()
         .filter(|l| [10, 20, 30, 40, 50].contains(l))
-        .ok_or_else(|| ApiError::BadRequest("group_access does not have a valid value".into()))?;
+        .ok_or_else(|| ApiError::Param("group_access does not have a valid value".into()))?;
     let expires_at = ctx.params.str("expires_at");
     if let Some(e) = &expires_at {
         if crate::time::parse(e).is_none() {
@@ -309,7 +312,9 @@ fn users(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     ctx.paginate(items)
 }
 
-fn events(ctx: &Ctx<'_>, filter: impl Fn(&Event) -> bool) -> Result<Vec<Value>, ApiError> {
+/// The events `filter` keeps that the caller may see, filtered by the request's `action`, `target_type`, `before`,
+/// `after` and `sort`.
+pub fn events(ctx: &Ctx<'_>, filter: impl Fn(&Event) -> bool) -> Result<Vec<Value>, ApiError> {
     let action = ctx.params.str("action");
     let target_type = ctx.params.str("target_type").map(|t| t.to_lowercase());
     let before = match ctx.params.str("before") {
@@ -458,4 +463,59 @@ fn transfer(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         p.namespace_id = group;
     }
     super::groups::show_detail(ctx, group).map(Reply::created)
+}
+
+/// Moves a project to another namespace (an id or a path) the caller may create projects in; the caller must own
+/// the project.
+fn transfer_to_namespace(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let uid = ctx.user_id()?;
+    let pid = ctx.project_id()?;
+    ctx.require_level(pid, access::OWNER)?;
+    let raw = ctx.params.required_str("namespace")?;
+    let ns = match raw.parse::<u64>() {
+        Ok(id) => ctx.store.namespaces.contains_key(&id).then_some(id),
+        Err(_) => ctx.store.namespace_by_full_path(&raw),
+    }
+    .ok_or(ApiError::NotFound("Namespace"))?;
+    if !ctx.is_admin() && ctx.store.namespace_level(ns, uid).unwrap_or(0) < access::MAINTAINER {
+        return Err(ApiError::NotFound("Namespace"));
+    }
+    let path = ctx.project(pid)?.path.clone();
+    if ctx
+        .store
+        .projects
+        .values()
+        .any(|p| p.namespace_id == ns && p.id != pid && p.path.eq_ignore_ascii_case(&path))
+    {
+        return Err(ApiError::BadRequest(
+            "Failed to transfer project: Project with same path in target namespace already exists".into(),
+        ));
+    }
+    if let Some(p) = ctx.store.projects.get_mut(&pid) {
+        p.namespace_id = ns;
+    }
+    super::projects::render(ctx, pid, false).map(Reply::ok)
+}
+
+/// The groups above a project: its namespace and that namespace's ancestors (none for a personal project).
+fn project_groups(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let pid = ctx.project_id()?;
+    let ns = ctx.project(pid)?.namespace_id;
+    let items: Vec<Value> = ctx
+        .store
+        .namespace_chain(ns)
+        .into_iter()
+        .filter(|g| g.is_group())
+        .map(|g| {
+            serde_json::json!({
+                "id": g.id,
+                "name": g.name,
+                "full_name": ctx.store.namespace_full_name(g.id),
+                "full_path": ctx.store.namespace_full_path(g.id),
+                "avatar_url": Value::Null,
+                "web_url": format!("{}/groups/{}", ctx.store.base_url, ctx.store.namespace_full_path(g.id)),
+            })
+        })
+        .collect();
+    ctx.paginate(items)
 }

@@ -9,7 +9,7 @@ use crate::error::ApiError;
 use crate::reply::Reply;
 use crate::router::{api, Route};
 use crate::store::projects::{NewProject, FLAGS};
-use crate::store::{access, NamespaceKind, Store, Visibility};
+use crate::store::{access, Store, Visibility};
 
 /// Routes of this module.
 pub fn routes() -> Vec<Route> {
@@ -81,11 +81,7 @@ fn list_projects(ctx: &mut Ctx<'_>, candidates: Vec<u64>) -> Result<Reply, ApiEr
             let (direct, inherited) = store.project_levels(pr, uid);
             let member_level = direct.max(inherited);
             (!membership || member_level.is_some())
-                && (!owned
-                    || store
-                        .namespaces
-                        .get(&pr.namespace_id)
-                        .is_some_and(|ns| ns.kind == NamespaceKind::User(uid)))
+                && (!owned || store.namespace_level(pr.namespace_id, uid) == Some(access::OWNER))
                 && (!starred || pr.starrers.contains(&uid))
                 && min_level.map_or(true, |min| u64::from(member_level.unwrap_or(0)) >= min)
         })
@@ -247,6 +243,7 @@ pub fn create_for(ctx: &mut Ctx<'_>, uid: u64, namespace: Option<u64>) -> Result
         description: ctx.params.str("description").unwrap_or_default(),
         visibility,
         default_branch,
+        initialize_with_readme: ctx.params.bool("initialize_with_readme")?.unwrap_or(false),
     });
     apply_settings(ctx, id, flags)?;
     render(ctx, id, false).map(Reply::created)

@@ -25,6 +25,8 @@ pub fn routes() -> Vec<Route> {
         api(Method::GET, &format!("{r}/archive"), archive),
         api(Method::GET, &format!("{r}/archive.{{format}}"), archive),
         api(Method::GET, &format!("{r}/compare"), compare),
+        api(Method::GET, &format!("{r}/merge_base"), merge_base),
+        api(Method::GET, "/projects/{id}/snapshot", snapshot),
         api(Method::GET, &format!("{r}/contributors"), contributors),
         api(Method::DELETE, &format!("{r}/merged_branches"), merged_branches),
         api(Method::PUT, &format!("{r}/branches/{{branch}}/protect"), protect),
@@ -149,15 +151,57 @@ fn archive(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let (data, ext, content_type) = match format.as_str() {
         "tar" => (tar, "tar", "application/x-tar"),
         "tar.gz" | "tgz" | "gz" => (crate::archive::gzip(&tar), "tar.gz", "application/gzip"),
-        "zip" | "tar.bz2" | "tbz" | "tbz2" | "tb2" | "bz2" => {
-            (tar, format.as_str(), "application/octet-stream")
-        }
+        "zip" => (crate::archive::zip(&c.tree, &base), "zip", "application/zip"),
+        "tar.bz2" | "tbz" | "tbz2" | "tb2" | "bz2" => (tar, format.as_str(), "application/octet-stream"),
         _ => return Err(ApiError::NotFound("Archive")),
     };
     let mut reply = Reply::bytes(content_type, data);
     reply.headers.push((
-        "content-disposition",
+        "content-disposition".into(),
         format!("attachment; filename=\"{base}.{ext}\""),
+    ));
+    Ok(reply)
+}
+
+/// The common ancestor of two or more refs.
+fn merge_base(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let pid = readable_project(ctx)?;
+    let refs = ctx.params.list("refs").unwrap_or_default();
+    if refs.len() < 2 {
+        return Err(ApiError::BadRequest("Provide at least 2 refs".into()));
+    }
+    let repo = &ctx.project(pid)?.repo;
+    let mut base: Option<String> = None;
+    for (i, r) in refs.iter().enumerate() {
+        let c = repo
+            .resolve(r)
+            .ok_or_else(|| ApiError::Status(StatusCode::NOT_FOUND, format!("Could not find ref: {r}")))?;
+        base = match base {
+            None if i == 0 => Some(c.id.clone()),
+            Some(b) => repo.merge_base(&b, &c.id),
+            None => None,
+        };
+    }
+    let c = base
+        .and_then(|b| repo.commits.get(&b))
+        .ok_or(ApiError::NotFound("Merge Base"))?;
+    Ok(Reply::ok(crate::entities::repo::commit(c)))
+}
+
+/// An administrator's snapshot of the repository: here a tar of the default branch.
+fn snapshot(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.require_admin()?;
+    let pid = ctx.project_id()?;
+    let p = ctx.project(pid)?;
+    let tree = p
+        .repo
+        .resolve(&p.default_branch)
+        .map(|c| (*c.tree).clone())
+        .unwrap_or_default();
+    let mut reply = Reply::bytes("application/x-tar", crate::archive::tar(&tree, &p.path));
+    reply.headers.push((
+        "content-disposition".into(),
+        format!("attachment; filename=\"{}.tar\"", p.path),
     ));
     Ok(reply)
 }

@@ -120,9 +120,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let locked = ctx.params.bool("locked")?;
     if let Some(level) = ctx.params.str("access_level") {
         if !["not_protected", "ref_protected"].contains(&level.as_str()) {
-            return Err(ApiError::BadRequest(
-                "access_level does not have a valid value".into(),
-            ));
+            return Err(ApiError::Param("access_level does not have a valid value".into()));
         }
     }
     if let Some(r) = ctx.store.runners.get_mut(&id) {
@@ -156,7 +154,7 @@ fn jobs(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let status = ctx.params.str("status");
     if let Some(s) = &status {
         if !["running", "success", "failed", "canceled"].contains(&s.as_str()) {
-            return Err(ApiError::BadRequest("status does not have a valid value".into()));
+            return Err(ApiError::Param("status does not have a valid value".into()));
         }
     }
     let items: Vec<Value> = ctx

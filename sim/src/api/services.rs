@@ -1,5 +1,6 @@
-//! Project services: show, configure (which switches the service on) and reset, for Maintainers; and the
-//! slash-command triggers of the Mattermost and Slack command services.
+//! Project services, also under their newer name `integrations`: list the active ones, show, configure (which
+//! switches the service on) and reset, for Maintainers; and the slash-command triggers of the Mattermost and Slack
+//! command services.
 
 use http::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -14,11 +15,25 @@ use crate::store::services::{title_of, SERVICE_EVENTS};
 
 /// Routes of this module.
 pub fn routes() -> Vec<Route> {
-    let one = "/projects/{id}/services/{slug}";
-    vec![
-        api(Method::GET, one, show),
-        api(Method::PUT, one, update),
-        api(Method::DELETE, one, reset),
+    let mut routes = Vec::new();
+    for base in ["/projects/{id}/services", "/projects/{id}/integrations"] {
+        let one = format!("{base}/{{slug}}");
+        routes.push(api(Method::GET, base, list));
+        routes.push(api(Method::GET, &one, show));
+        routes.push(api(Method::PUT, &one, update));
+        routes.push(api(Method::DELETE, &one, reset));
+    }
+    routes.extend([
+        api(
+            Method::POST,
+            "/projects/{id}/integrations/mattermost_slash_commands/trigger",
+            trigger_mattermost,
+        ),
+        api(
+            Method::POST,
+            "/projects/{id}/integrations/slack_slash_commands/trigger",
+            trigger_slack,
+        ),
         api(
             Method::POST,
             "/projects/{id}/services/mattermost_slash_commands/trigger",
@@ -29,7 +44,8 @@ pub fn routes() -> Vec<Route> {
             "/projects/{id}/services/slack_slash_commands/trigger",
             trigger_slack,
         ),
-    ]
+    ]);
+    routes
 }
 
 /// Properties each service requires on update.
@@ -77,7 +93,25 @@ fn target(ctx: &Ctx<'_>) -> Result<(u64, String, &'static str), ApiError> {
 }
 
 fn reply(ctx: &Ctx<'_>, pid: u64, slug: &str, title: &str) -> Reply {
-    Reply::ok(render(title, ctx.store.service(pid, slug), ctx.is_admin()))
+    Reply::ok(render(slug, title, ctx.store.service(pid, slug), ctx.is_admin()))
+}
+
+/// The project's active services.
+fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let pid = ctx.project_id()?;
+    ctx.require_level(pid, access::MAINTAINER)?;
+    let mut found: Vec<_> = ctx
+        .store
+        .services
+        .values()
+        .filter(|s| s.project_id == pid && s.active)
+        .collect();
+    found.sort_by_key(|s| s.id);
+    let items: Vec<Value> = found
+        .into_iter()
+        .filter_map(|s| title_of(&s.slug).map(|t| render(&s.slug, t, Some(s), ctx.is_admin())))
+        .collect();
+    ctx.paginate(items)
 }
 
 fn show(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {

@@ -33,7 +33,7 @@ fn show_settings(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
 }
 
 fn invalid_value(name: &str) -> ApiError {
-    ApiError::BadRequest(format!("{name} does not have a valid value"))
+    ApiError::Param(format!("{name} does not have a valid value"))
 }
 
 /// Reads one setting from the parameters according to its kind.

@@ -96,6 +96,10 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
                 message,
                 release,
                 created_at: now,
+                release_name: None,
+                release_author: None,
+                release_created_at: None,
+                release_links: Vec::new(),
             },
         );
         p.last_activity_at = now;

@@ -1,7 +1,7 @@
 //! Templates: licenses (with `popular`, and `project`/`fullname` filled into the text), `.gitignore` files, CI
 //! configuration files and Dockerfiles.
 
-use http::Method;
+use http::{Method, StatusCode};
 use serde_json::Value;
 
 use crate::context::Ctx;
@@ -17,10 +17,9 @@ pub fn routes() -> Vec<Route> {
         api(Method::GET, "/templates/licenses", list_licenses),
         api(Method::GET, "/templates/licenses/{name}", show_license),
     ];
-    for kind in ["gitignores", "svc_ci_ymls", "dockerfiles"] {
-        routes.push(api(Method::GET, &format!("/templates/{kind}"), list));
-        routes.push(api(Method::GET, &format!("/templates/{kind}/{{name}}"), show));
-    }
+    // `gitignores`, `dockerfiles` and `<identifier word>_ci_ymls`; the word is read from the store per request.
+    routes.push(api(Method::GET, "/templates/{kind}", list));
+    routes.push(api(Method::GET, "/templates/{kind}/{name}", show));
     routes
 }
 
@@ -60,9 +59,8 @@ fn show_license(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
 }
 
 /// The template kind named by the request path (`/api/v4/templates/<kind>…`).
-fn kind_of(ctx: &Ctx<'_>) -> Option<(&'static str, &'static [(&'static str, &'static str)])> {
-    let path = ctx.link.path.strip_prefix("/api/v4/templates/")?;
-    catalogue(path.split('/').next()?)
+fn kind_of(ctx: &Ctx<'_>) -> Option<(String, &'static [(&'static str, &'static str)])> {
+    catalogue(ctx.path_param("kind"), &ctx.store.identifier_word)
 }
 
 fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
@@ -77,6 +75,6 @@ fn show(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let (name, content) = entries
         .iter()
         .find(|(n, _)| n.eq_ignore_ascii_case(name))
-        .ok_or(ApiError::NotFound(singular))?;
+        .ok_or_else(|| ApiError::Status(StatusCode::NOT_FOUND, format!("404 {singular} Not Found")))?;
     Ok(Reply::ok(template(name, content)))
 }

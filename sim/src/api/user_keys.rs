@@ -17,6 +17,7 @@ pub fn routes() -> Vec<Route> {
     vec![
         api(Method::GET, "/users/{id}/keys", list_keys),
         api(Method::POST, "/users/{id}/keys", create_key),
+        api(Method::GET, "/users/{id}/keys/{key_id}", show_key),
         api(Method::DELETE, "/users/{id}/keys/{key_id}", delete_key),
         api(Method::GET, "/user/keys", list_keys),
         api(Method::POST, "/user/keys", create_key),

@@ -22,6 +22,7 @@ pub fn routes() -> Vec<Route> {
         api(Method::PUT, "/users/{id}", update),
         api(Method::DELETE, "/users/{id}", delete),
         api(Method::POST, "/users/{id}/block", block),
+        api(Method::GET, "/users/{id}/memberships", memberships),
         api(Method::POST, "/users/{id}/unblock", unblock),
         api(
             Method::POST,
@@ -37,6 +38,16 @@ pub fn routes() -> Vec<Route> {
             Method::GET,
             "/users/{id}/impersonation_tokens",
             list_impersonation_tokens,
+        ),
+        api(
+            Method::GET,
+            "/users/{id}/impersonation_tokens/{token_id}",
+            show_impersonation_token,
+        ),
+        api(
+            Method::DELETE,
+            "/users/{id}/impersonation_tokens/{token_id}",
+            revoke_impersonation_token,
         ),
     ]
 }
@@ -208,14 +219,48 @@ fn list_impersonation_tokens(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     if !ctx.store.users.contains_key(&uid) {
         return Err(ApiError::NotFound("User"));
     }
+    let state = ctx.params.str("state").unwrap_or_else(|| "all".into());
     let items = ctx
         .store
         .tokens
         .values()
         .filter(|t| t.user_id == uid && t.kind == TokenKind::Impersonation)
+        .filter(|t| match state.as_str() {
+            "active" => !t.revoked,
+            "inactive" => t.revoked,
+            _ => true,
+        })
         .map(|t| user::token(t, false))
         .collect();
     ctx.paginate(items)
+}
+
+/// The impersonation token `:token_id` of user `:id` (admins only).
+fn find_impersonation_token(ctx: &Ctx<'_>) -> Result<u64, ApiError> {
+    ctx.require_admin()?;
+    let uid = ctx.path_u64("id", "User")?;
+    let id = ctx.path_u64("token_id", "Impersonation Token")?;
+    ctx.store
+        .tokens
+        .get(&id)
+        .filter(|t| t.user_id == uid && t.kind == TokenKind::Impersonation)
+        .map(|t| t.id)
+        .ok_or(ApiError::NotFound("Impersonation Token"))
+}
+
+fn show_impersonation_token(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let id = find_impersonation_token(ctx)?;
+    let t = ctx.store.tokens.get(&id).ok_or(ApiError::NotFoundPlain)?;
+    Ok(Reply::ok(user::token(t, false)))
+}
+
+/// Revokes an impersonation token (it stays listed as inactive).
+fn revoke_impersonation_token(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let id = find_impersonation_token(ctx)?;
+    if let Some(t) = ctx.store.tokens.get_mut(&id) {
+        t.revoked = true;
+    }
+    Ok(Reply::no_content())
 }
 
 fn admin_target(ctx: &Ctx<'_>) -> Result<u64, ApiError> {
@@ -365,11 +410,21 @@ fn delete(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     Ok(Reply::no_content())
 }
 
+/// Blocks or unblocks: `true` when the state changed; blocking a blocked user answers `null` and unblocking an
+/// active one `false`, as the service does.
 fn set_state(ctx: &mut Ctx<'_>, state: &str) -> Result<Reply, ApiError> {
     let id = admin_target(ctx)?;
-    if let Some(u) = ctx.store.users.get_mut(&id) {
-        u.state = state.to_string();
+    let Some(u) = ctx.store.users.get_mut(&id) else {
+        return Err(ApiError::NotFound("User"));
+    };
+    if u.state == state {
+        return Ok(Reply::created(if state == "blocked" {
+            Value::Null
+        } else {
+            Value::Bool(false)
+        }));
     }
+    u.state = state.to_string();
     Ok(Reply::created(Value::Bool(true)))
 }
 
@@ -379,4 +434,42 @@ fn block(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
 
 fn unblock(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     set_state(ctx, "active")
+}
+
+/// A user's direct memberships of groups (`Namespace`) and projects (`Project`); administrators only.
+fn memberships(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let uid = admin_target(ctx)?;
+    let kind = ctx.params.str("type");
+    if kind
+        .as_deref()
+        .is_some_and(|k| k != "Project" && k != "Namespace")
+    {
+        return Err(ApiError::Param("type does not have a valid value".into()));
+    }
+    let mut items = Vec::new();
+    if kind.as_deref() != Some("Project") {
+        for ns in ctx.store.namespaces.values().filter(|ns| ns.is_group()) {
+            if let Some(m) = ns.members.iter().find(|m| m.user_id == uid) {
+                items.push(serde_json::json!({
+                    "source_id": ns.id,
+                    "source_name": ns.name,
+                    "source_type": "Namespace",
+                    "access_level": m.access_level,
+                }));
+            }
+        }
+    }
+    if kind.as_deref() != Some("Namespace") {
+        for p in ctx.store.projects.values() {
+            if let Some(m) = p.members.iter().find(|m| m.user_id == uid) {
+                items.push(serde_json::json!({
+                    "source_id": p.id,
+                    "source_name": p.name,
+                    "source_type": "Project",
+                    "access_level": m.access_level,
+                }));
+            }
+        }
+    }
+    ctx.paginate(items)
 }

@@ -38,6 +38,7 @@ pub fn board(store: &Store, b: &Board) -> Value {
         .collect();
     json!({
         "id": b.id,
+        "name": b.name,
         "project": project,
         "milestone": Value::Null,
         "lists": lists,

@@ -179,8 +179,18 @@ pub fn trigger(store: &Store, t: &Trigger) -> Value {
 }
 
 /// `{key, value, protected}`.
-pub fn variable(key: &str, value: &str, protected: bool) -> Value {
-    json!({"key": key, "value": value, "protected": protected})
+pub fn variable(key: &str, v: &crate::store::Variable) -> Value {
+    json!({
+        "variable_type": "env_var",
+        "key": key,
+        "value": if v.hidden { Value::Null } else { json!(v.value) },
+        "protected": v.protected,
+        "masked": v.masked,
+        "hidden": v.hidden,
+        "raw": false,
+        "environment_scope": "*",
+        "description": v.description,
+    })
 }
 
 /// The `Environment` entity with `project` as `BasicProjectDetails`.

@@ -34,6 +34,7 @@ pub fn merge_request(store: &Store, m: &MergeRequest, single_for: Option<Option<
     let wip = ["wip:", "[wip]", "wip ", "draft:", "[draft]"]
         .iter()
         .any(|p| m.title.to_ascii_lowercase().starts_with(p));
+    let (merge_status, detailed_merge_status) = merge_statuses(store, m, wip);
     let mut v = json!({
         "id": m.id,
         "iid": m.iid,
@@ -55,7 +56,8 @@ pub fn merge_request(store: &Store, m: &MergeRequest, single_for: Option<Option<
         "work_in_progress": wip,
         "milestone": super::issue::milestone_by_id(store, m.milestone_id),
         "merge_when_pipeline_succeeds": m.merge_when_pipeline_succeeds,
-        "merge_status": "can_be_merged",
+        "merge_status": merge_status,
+        "detailed_merge_status": detailed_merge_status,
         "sha": source_sha(store, m),
         "merge_commit_sha": m.merge_commit_sha,
         "user_notes_count": store.user_notes_count(NoteableKind::MergeRequest, m.id),
@@ -86,6 +88,28 @@ pub fn merge_request(store: &Store, m: &MergeRequest, single_for: Option<Option<
         }
     }
     v
+}
+
+/// `merge_status` and `detailed_merge_status`, kept consistent: the simulator checks mergeability at once, so
+/// neither is ever `checking`/`unchecked`; a closed or merged request is `not_open`, one whose source or target
+/// branch is gone `broken_status` (`cannot_be_merged`), a draft `draft_status`, and the rest `mergeable`.
+pub fn merge_statuses(store: &Store, m: &MergeRequest, draft: bool) -> (&'static str, &'static str) {
+    if m.state != "opened" {
+        return ("can_be_merged", "not_open");
+    }
+    let has_branch = |project_id: u64, branch: &str| {
+        store
+            .projects
+            .get(&project_id)
+            .is_some_and(|p| p.repo.branches.contains_key(branch))
+    };
+    if !has_branch(m.source_project_id, &m.source_branch) || !has_branch(m.project_id, &m.target_branch) {
+        return ("cannot_be_merged", "broken_status");
+    }
+    if draft {
+        return ("can_be_merged", "draft_status");
+    }
+    ("can_be_merged", "mergeable")
 }
 
 fn changes_count(store: &Store, m: &MergeRequest) -> usize {

@@ -83,6 +83,7 @@ pub fn full(store: &Store, p: &Project, view: ProjectView) -> Value {
         }),
     );
     map.insert("archived".into(), json!(p.archived));
+    map.insert("empty_repo".into(), json!(p.repo.branches.is_empty()));
     map.insert("visibility".into(), json!(p.visibility.as_str()));
     if let Some(NamespaceKind::User(owner)) = ns.map(|ns| ns.kind) {
         map.insert("owner".into(), super::user::basic_by_id(store, Some(owner)));

@@ -7,10 +7,11 @@ use crate::store::services::SERVICE_EVENTS;
 use crate::store::Service;
 
 /// The `ProjectService` entity of `slug`; `show_secrets` keeps password properties (administrators).
-pub fn service(title: &str, s: Option<&Service>, show_secrets: bool) -> Value {
+pub fn service(slug: &str, title: &str, s: Option<&Service>, show_secrets: bool) -> Value {
     let mut map = Map::new();
     map.insert("id".into(), json!(s.map(|s| s.id)));
     map.insert("title".into(), json!(title));
+    map.insert("slug".into(), json!(slug));
     map.insert("created_at".into(), s.map_or(Value::Null, |s| ts(s.created_at)));
     map.insert("updated_at".into(), opt_ts(s.map(|s| s.updated_at)));
     map.insert("active".into(), json!(s.is_some_and(|s| s.active)));

@@ -1,11 +1,13 @@
 //! `ProjectSnippet` and `PersonalSnippet` entities.
 
+use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
 use serde_json::{json, Value};
 
 use super::ts;
 use crate::store::{Snippet, Store};
 
-/// A snippet; project snippets carry `project_id`, personal ones `raw_url` too.
+/// A snippet; project snippets carry `project_id`, personal ones `raw_url` too; `files` lists every file with its
+/// raw address.
 pub fn snippet(store: &Store, s: &Snippet) -> Value {
     let (web, api) = match s.project_id.and_then(|pid| store.projects.get(&pid)) {
         Some(p) => (
@@ -25,10 +27,25 @@ pub fn snippet(store: &Store, s: &Snippet) -> Value {
             format!("{}/api/v4/snippets/{}/raw", store.base_url, s.id),
         ),
     };
+    let files: Vec<Value> = s
+        .files
+        .iter()
+        .map(|f| {
+            json!({
+                "path": f.path,
+                "raw_url": format!(
+                    "{}/files/main/{}/raw",
+                    api.trim_end_matches("/raw"),
+                    utf8_percent_encode(&f.path, NON_ALPHANUMERIC)
+                ),
+            })
+        })
+        .collect();
     json!({
         "id": s.id,
         "title": s.title,
-        "file_name": s.file_name,
+        "file_name": s.file_name(),
+        "files": files,
         "description": s.description,
         "visibility": s.visibility.as_str(),
         "author": super::user::basic_by_id(store, Some(s.author_id)),

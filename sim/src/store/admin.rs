@@ -1,5 +1,14 @@
 //! Project–group links (projects shared with groups).
 
+/// A group shared with another group (`POST /groups/:id/share`).
+#[derive(Debug, Clone)]
+pub struct GroupShare {
+    /// Access level the members of the other group get.
+    pub group_access: u8,
+    /// Expiry date.
+    pub expires_at: Option<String>,
+}
+
 /// A project shared with a group.
 #[derive(Debug, Clone)]
 pub struct GroupLink {

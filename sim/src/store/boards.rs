@@ -1,4 +1,4 @@
-//! Issue boards: each project has one board (made on first use) whose lists are label lists. The fixed backlog
+//! Issue boards: a project has none until one is created; a board's lists are label lists. The fixed backlog
 //! and done lists are implied and never stored.
 
 use super::Store;
@@ -10,6 +10,8 @@ pub struct Board {
     pub id: u64,
     /// Project.
     pub project_id: u64,
+    /// Name.
+    pub name: String,
 }
 
 /// A label list on a board.
@@ -26,14 +28,24 @@ pub struct BoardList {
 }
 
 impl Store {
-    /// The project's board, created when it has none yet; returns its id.
-    pub fn ensure_board(&mut self, project_id: u64) -> u64 {
-        if let Some(b) = self.boards.values().find(|b| b.project_id == project_id) {
-            return b.id;
-        }
+    /// Creates a board in a project; returns its id.
+    pub fn insert_board(&mut self, project_id: u64, name: &str) -> u64 {
         let id = self.next_id("board");
-        self.boards.insert(id, Board { id, project_id });
+        self.boards.insert(
+            id,
+            Board {
+                id,
+                project_id,
+                name: name.to_string(),
+            },
+        );
         id
+    }
+
+    /// Deletes a board and its lists.
+    pub fn remove_board(&mut self, board_id: u64) {
+        self.boards.remove(&board_id);
+        self.board_lists.retain(|_, l| l.board_id != board_id);
     }
 
     /// A board's lists in position order.

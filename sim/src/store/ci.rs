@@ -104,6 +104,12 @@ pub struct Variable {
     pub value: String,
     /// Only on protected refs.
     pub protected: bool,
+    /// Masked in job logs.
+    pub masked: bool,
+    /// Masked and hidden: its value is never shown again after creation.
+    pub hidden: bool,
+    /// Description.
+    pub description: Option<String>,
 }
 
 /// An environment.

@@ -61,8 +61,29 @@ pub struct Tag {
     pub commit: String,
     /// Annotation message (annotated tags).
     pub message: Option<String>,
-    /// Release notes.
+    /// Release notes; a tag with notes has a release.
     pub release: Option<String>,
     /// Creation time.
     pub created_at: Millis,
+    /// The release's name (the tag name when None).
+    pub release_name: Option<String>,
+    /// Who made the release.
+    pub release_author: Option<u64>,
+    /// When the release was made.
+    pub release_created_at: Option<Millis>,
+    /// The release's asset links.
+    pub release_links: Vec<ReleaseLink>,
+}
+
+/// An asset link of a release.
+#[derive(Debug, Clone)]
+pub struct ReleaseLink {
+    /// Id.
+    pub id: u64,
+    /// Name.
+    pub name: String,
+    /// Address.
+    pub url: String,
+    /// `other`, `runbook`, `image` or `package`.
+    pub link_type: String,
 }

@@ -31,7 +31,7 @@ use std::collections::BTreeMap;
 
 use crate::time::{now_millis, Millis};
 
-pub use admin::GroupLink;
+pub use admin::{GroupLink, GroupShare};
 pub use awards::{AwardEmoji, AwardableKind, Todo};
 pub use boards::{Board, BoardList};
 pub use broadcast::BroadcastMessage;
@@ -104,6 +104,8 @@ struct Sequences {
 pub struct Store {
     /// `http://127.0.0.1:PORT`, used in `web_url` and `_links`.
     pub base_url: String,
+    /// The brand word in route and field names, e.g. `svc` in `/templates/svc_ci_ymls`.
+    pub identifier_word: String,
     /// Users by id.
     pub users: BTreeMap<u64, User>,
     /// Access tokens by id.
@@ -150,6 +152,10 @@ pub struct Store {
     pub runners: BTreeMap<u64, Runner>,
     /// Project–group links by id.
     pub group_links: BTreeMap<u64, GroupLink>,
+    /// Group–group shares by (shared group, group shared with).
+    pub group_shares: BTreeMap<(u64, u64), GroupShare>,
+    /// Users' statuses by user id: (emoji, message).
+    pub user_statuses: BTreeMap<u64, (Option<String>, Option<String>)>,
     /// SSH keys (users' keys and deploy keys) by id.
     pub ssh_keys: BTreeMap<u64, SshKey>,
     /// Deploy-key links: (project, key) → `can_push`.
@@ -180,6 +186,7 @@ impl Store {
     pub fn new(base_url: &str, root_token: &str) -> Store {
         let mut store = Store {
             base_url: base_url.trim_end_matches('/').to_string(),
+            identifier_word: crate::DEFAULT_IDENTIFIER_WORD.to_string(),
             users: BTreeMap::new(),
             tokens: BTreeMap::new(),
             namespaces: BTreeMap::new(),
@@ -203,6 +210,8 @@ impl Store {
             deployments: BTreeMap::new(),
             runners: BTreeMap::new(),
             group_links: BTreeMap::new(),
+            group_shares: BTreeMap::new(),
+            user_statuses: BTreeMap::new(),
             ssh_keys: BTreeMap::new(),
             deploy_key_links: BTreeMap::new(),
             emails: BTreeMap::new(),

@@ -48,6 +48,15 @@ pub struct Note {
     pub noteable_iid: u64,
     /// Project.
     pub project_id: u64,
+    /// The discussion (thread) the note belongs to: 40 hex digits; a note made outside the discussions API is a
+    /// discussion of its own.
+    pub discussion_id: String,
+    /// Made through the discussions API (`DiscussionNote`) rather than as an individual note.
+    pub in_discussion: bool,
+    /// Resolved (merge request discussion notes only).
+    pub resolved: bool,
+    /// Who resolved it.
+    pub resolved_by: Option<u64>,
 }
 
 impl Store {
@@ -92,6 +101,10 @@ impl Store {
                 noteable_id,
                 noteable_iid,
                 project_id,
+                discussion_id: crate::sha::sha1_hex(format!("discussion:{id}").as_bytes()),
+                in_discussion: false,
+                resolved: false,
+                resolved_by: None,
             },
         );
         if let Some(p) = self.projects.get_mut(&project_id) {

@@ -103,11 +103,14 @@ pub struct NewProject {
     pub visibility: Visibility,
     /// Default branch.
     pub default_branch: String,
+    /// Whether the repository starts with a commit holding README.md; otherwise it is empty (no branch).
+    pub initialize_with_readme: bool,
 }
 
 impl Store {
-    /// Creates a project with an initial commit holding README.md; the creator becomes a direct member
-    /// (Owner in a personal namespace, Maintainer in a group where they are not already Maintainer+).
+    /// Creates a project, its repository empty or (with `initialize_with_readme`) with an initial commit holding
+    /// README.md on the default branch; the creator becomes a direct member (Owner in a personal namespace,
+    /// Maintainer in a group where they are not already Maintainer+).
     pub fn insert_project(&mut self, new: NewProject) -> u64 {
         let id = bump(&mut self.seq.project);
         let created_at = self.now();
@@ -117,18 +120,20 @@ impl Store {
             .map(|u| (u.name.clone(), u.email.clone()))
             .unwrap_or_default();
         let mut repo = Repository::default();
-        let readme = format!("# {}\n\n{}\n", new.name, new.description);
-        let mut tree = super::repo::Tree::new();
-        tree.insert("README.md".into(), readme.into_bytes());
-        let sha = repo.commit(
-            None,
-            tree,
-            "Initial commit",
-            &author_name,
-            &author_email,
-            created_at,
-        );
-        repo.set_branch(&new.default_branch, &sha, true);
+        if new.initialize_with_readme {
+            let readme = format!("# {}\n\n{}\n", new.name, new.description);
+            let mut tree = super::repo::Tree::new();
+            tree.insert("README.md".into(), readme.into_bytes());
+            let sha = repo.commit(
+                None,
+                tree,
+                "Initial commit",
+                &author_name,
+                &author_email,
+                created_at,
+            );
+            repo.set_branch(&new.default_branch, &sha, true);
+        }
         let ns_is_group = self
             .namespaces
             .get(&new.namespace_id)

@@ -1,4 +1,5 @@
-//! Project and personal snippets.
+//! Project and personal snippets, each with one or more files; the first file is the one the single-file
+//! fields (`file_name`, `content`, `/raw`) speak of.
 
 use super::{Store, Visibility};
 use crate::time::Millis;
@@ -12,10 +13,8 @@ pub struct Snippet {
     pub project_id: Option<u64>,
     /// Title.
     pub title: String,
-    /// File name.
-    pub file_name: String,
-    /// Content.
-    pub content: String,
+    /// Files, in the order given; never empty.
+    pub files: Vec<SnippetFile>,
     /// Description.
     pub description: Option<String>,
     /// Visibility.
@@ -28,6 +27,27 @@ pub struct Snippet {
     pub updated_at: Millis,
 }
 
+/// One file of a snippet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnippetFile {
+    /// Path of the file in the snippet.
+    pub path: String,
+    /// Content.
+    pub content: String,
+}
+
+impl Snippet {
+    /// The first file's name (the single-file `file_name`).
+    pub fn file_name(&self) -> &str {
+        self.files.first().map_or("", |f| f.path.as_str())
+    }
+
+    /// The first file's content (what `/raw` returns).
+    pub fn content(&self) -> &str {
+        self.files.first().map_or("", |f| f.content.as_str())
+    }
+}
+
 /// Fields for a new snippet.
 #[derive(Debug, Clone)]
 pub struct NewSnippet {
@@ -35,10 +55,8 @@ pub struct NewSnippet {
     pub project_id: Option<u64>,
     /// Title.
     pub title: String,
-    /// File name.
-    pub file_name: String,
-    /// Content.
-    pub content: String,
+    /// Files (at least one).
+    pub files: Vec<SnippetFile>,
     /// Description.
     pub description: Option<String>,
     /// Visibility.
@@ -58,8 +76,7 @@ impl Store {
                 id,
                 project_id: new.project_id,
                 title: new.title,
-                file_name: new.file_name,
-                content: new.content,
+                files: new.files,
                 description: new.description,
                 visibility: new.visibility,
                 author_id: new.author_id,

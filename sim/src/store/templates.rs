@@ -57,6 +57,19 @@ pub const LICENSES: &[License] = &[
         content: "Copyright [year] [fullname]\n\nLicensed under the Apache License, Version 2.0 (the \"License\");\nyou may not use this file except in compliance with the License.\n",
     },
     License {
+        key: "bsd-2-clause",
+        name: "BSD 2-Clause \"Simplified\" License",
+        nickname: None,
+        featured: false,
+        html_url: "http://choosealicense.com/licenses/bsd-2-clause/",
+        source_url: "https://opensource.org/licenses/BSD-2-Clause",
+        description: "A permissive license that comes in two variants, the BSD 2-Clause and BSD 3-Clause.",
+        conditions: &["include-copyright"],
+        permissions: &["commercial-use", "modifications", "distribution", "private-use"],
+        limitations: &["liability", "warranty"],
+        content: "BSD 2-Clause License\n\nCopyright (c) [year], [fullname]\nAll rights reserved.\n\nRedistribution and use in source and binary forms, with or without\nmodification, are permitted provided that the conditions are met.\n",
+    },
+    License {
         key: "lgpl-3.0",
         name: "GNU Lesser General Public License v3.0",
         nickname: Some("GNU LGPLv3"),
@@ -88,6 +101,86 @@ pub const CI_YMLS: &[(&str, &str)] = &[
         "Ruby",
         "image: \"ruby:2.4\"\n\nbefore_script:\n  - bundle install\n\nrspec:\n  script:\n  - rspec spec\n",
     ),
+    (
+        "Android",
+        "image: \"openjdk:17\"\n\ntest:\n  script:\n  - ./gradlew assembleDebug\n",
+    ),
+    (
+        "Bash",
+        "image: \"busybox:latest\"\n\ntest:\n  script:\n  - echo \"Do a test here\"\n",
+    ),
+    (
+        "C++",
+        "image: \"gcc\"\n\ntest:\n  script:\n  - g++ -o app main.cpp\n",
+    ),
+    (
+        "Clojure",
+        "image: \"clojure:lein\"\n\ntest:\n  script:\n  - lein test\n",
+    ),
+    (
+        "Crystal",
+        "image: \"crystallang/crystal:latest\"\n\ntest:\n  script:\n  - crystal spec\n",
+    ),
+    (
+        "Dart",
+        "image: \"dart:stable\"\n\ntest:\n  script:\n  - dart test\n",
+    ),
+    (
+        "Django",
+        "image: \"python:3.12\"\n\ntest:\n  script:\n  - python manage.py test\n",
+    ),
+    (
+        "Docker",
+        "image: \"docker:latest\"\n\ntest:\n  script:\n  - docker build .\n",
+    ),
+    (
+        "Elixir",
+        "image: \"elixir:latest\"\n\ntest:\n  script:\n  - mix test\n",
+    ),
+    (
+        "Go",
+        "image: \"golang:latest\"\n\ntest:\n  script:\n  - go test ./...\n",
+    ),
+    (
+        "Gradle",
+        "image: \"gradle:alpine\"\n\ntest:\n  script:\n  - gradle check\n",
+    ),
+    (
+        "Julia",
+        "image: \"julia:1.10\"\n\ntest:\n  script:\n  - julia -e 'using Pkg; Pkg.test()'\n",
+    ),
+    (
+        "Laravel",
+        "image: \"php:8.3\"\n\ntest:\n  script:\n  - vendor/bin/phpunit\n",
+    ),
+    (
+        "Maven",
+        "image: \"maven:3-openjdk-17\"\n\ntest:\n  script:\n  - mvn verify\n",
+    ),
+    (
+        "Nodejs",
+        "image: \"node:latest\"\n\ntest:\n  script:\n  - npm test\n",
+    ),
+    (
+        "PHP",
+        "image: \"php:8.3\"\n\ntest:\n  script:\n  - phpunit\n",
+    ),
+    (
+        "Python",
+        "image: \"python:latest\"\n\ntest:\n  script:\n  - python -m pytest\n",
+    ),
+    (
+        "Scala",
+        "image: \"openjdk:17\"\n\ntest:\n  script:\n  - sbt test\n",
+    ),
+    (
+        "Swift",
+        "image: \"swift:latest\"\n\ntest:\n  script:\n  - swift test\n",
+    ),
+    (
+        "Terraform",
+        "image: \"hashicorp/terraform:latest\"\n\ntest:\n  script:\n  - terraform validate\n",
+    ),
 ];
 
 /// Dockerfile templates: (name, content).
@@ -95,6 +188,10 @@ pub const DOCKERFILES: &[(&str, &str)] = &[
     (
         "Binary",
         "FROM alpine:3.7\nCOPY app /usr/local/bin/app\nCMD [\"app\"]\n",
+    ),
+    (
+        "Node",
+        "FROM node:20-alpine\nWORKDIR /usr/src/app\nCOPY . .\nRUN npm ci\nCMD [\"npm\", \"start\"]\n",
     ),
     (
         "Python",
@@ -107,13 +204,13 @@ pub fn license(key: &str) -> Option<&'static License> {
     LICENSES.iter().find(|l| l.key.eq_ignore_ascii_case(key))
 }
 
-/// The catalogue of a template kind (`gitignores`, `svc_ci_ymls`, `dockerfiles`), with the singular name used in
-/// 404 messages.
-pub fn catalogue(kind: &str) -> Option<(&'static str, &'static [(&'static str, &'static str)])> {
+/// The catalogue of a template kind (`gitignores`, `<word>_ci_ymls`, `dockerfiles`, where `word` is the
+/// identifier word), with the singular name used in 404 messages.
+pub fn catalogue(kind: &str, word: &str) -> Option<(String, &'static [(&'static str, &'static str)])> {
     match kind {
-        "gitignores" => Some(("gitignore", GITIGNORES)),
-        "svc_ci_ymls" => Some(("svc_ci_yml", CI_YMLS)),
-        "dockerfiles" => Some(("dockerfile", DOCKERFILES)),
+        "gitignores" => Some(("gitignore".into(), GITIGNORES)),
+        "dockerfiles" => Some(("dockerfile".into(), DOCKERFILES)),
+        _ if kind.strip_suffix("_ci_ymls") == Some(word) => Some((format!("{word}_ci_yml"), CI_YMLS)),
         _ => None,
     }
 }

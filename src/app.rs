@@ -44,7 +44,12 @@ pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
             let listener = TcpListener::bind("127.0.0.1:0")
                 .await
                 .context("binding the dev simulator")?;
-            let simulator = svc_sim::spawn(listener, DEV_ROOT_TOKEN)
+            // The simulator serves the same identifier word as the gateway, as the server it stands for would.
+            let options = svc_sim::SimOptions {
+                root_token: DEV_ROOT_TOKEN.to_owned(),
+                identifier_word: config.identifier_word.clone(),
+            };
+            let simulator = svc_sim::spawn_with(listener, options)
                 .await
                 .context("starting the dev simulator")?;
             let demo = simulator.seed_demo();

@@ -50,6 +50,18 @@ pub struct Prepared {
     pub answer: Option<Value>,
 }
 
+/// A V4 parameter error (`{"error": "body is empty"}`) answered under the other status V3 gave, in V3's shape for
+/// those answers: `{"message": "404 Not Found (body is empty)"}`. V3 raised such refusals itself (`not_found!`),
+/// and its refusals always carried `message`; an answer that has one already is kept.
+fn as_v3_message(status: StatusCode, body: Value) -> Value {
+    match body.get("error").and_then(Value::as_str) {
+        Some(error) if body.get("message").is_none() => {
+            serde_json::json!({ "message": format!("{status} ({error})") })
+        }
+        _ => body,
+    }
+}
+
 fn entity_kind(entity: &str) -> Option<IdKind> {
     match entity {
         "issue" => Some(IdKind::Issue),
@@ -78,11 +90,18 @@ impl Finisher<'_> {
                         .get(http::header::CONTENT_TYPE)
                         .and_then(|value| value.to_str().ok())
                         .is_some_and(|value| value.contains("json"));
-                if json_error && !exchange.v3_names.is_empty() {
+                let remapped = remap(v4_status) != v4_status;
+                if json_error && (remapped || !exchange.v3_names.is_empty()) {
                     let (parts, bytes) = exchange.caller.read_bytes(response).await?;
                     let body = match crate::plain_value::from_slice(&bytes) {
                         Ok(body) => {
-                            serde_json::to_vec(&rename_in_error(body, &exchange.v3_names)).unwrap_or_default()
+                            let body = rename_in_error(body, &exchange.v3_names);
+                            let body = if remapped {
+                                as_v3_message(remap(v4_status), body)
+                            } else {
+                                body
+                            };
+                            serde_json::to_vec(&body).unwrap_or_default()
                         }
                         Err(_) => bytes.to_vec(),
                     };

@@ -677,9 +677,11 @@ pub fn alerts_list(connection: &Connection, query: &AlertQuery) -> rusqlite::Res
         (true, true) | (false, false) => "ASC",
         _ => "DESC",
     };
+    // Alerts with the same value (created in the same millisecond) follow the order asked for too.
+    let ties = if query.descending { "DESC" } else { "ASC" };
     let offset = (query.page.max(1) - 1).saturating_mul(query.per_page);
     let mut statement = connection.prepare(&format!(
-        "SELECT {ALERT_COLUMNS} FROM alerts WHERE {filtered} ORDER BY {order} {direction}, id DESC LIMIT {} OFFSET {offset}",
+        "SELECT {ALERT_COLUMNS} FROM alerts WHERE {filtered} ORDER BY {order} {direction}, id {ties} LIMIT {} OFFSET {offset}",
         query.per_page
     ))?;
     let alerts = statement

@@ -165,10 +165,10 @@ impl Admitted {
         let connection = &self.connection;
         loop {
             if connection.in_progress.load(Ordering::Acquire) > 0 {
-                tokio::select! {
-                    () = connection.changed.notified() => continue,
-                    () = connection.evicted.notified() => return CloseReason::Evicted,
-                }
+                // A request in progress is never cut: an eviction that raced with its start waits (its wake-up
+                // is kept) until the connection is idle again.
+                connection.changed.notified().await;
+                continue;
             }
             let (limit, reason) = if connection.served.load(Ordering::Acquire) {
                 (limits.idle_timeout, CloseReason::Idle)

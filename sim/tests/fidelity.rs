@@ -1723,3 +1723,53 @@ async fn parameter_errors_answer_error_and_the_rest_message() {
         (StatusCode::NOT_FOUND, json!({"message": "404 Issue Not Found"}))
     );
 }
+
+#[tokio::test]
+async fn administrators_look_keys_up_by_id_or_fingerprint() {
+    let sim = start().await;
+    let (bob, _) = user(&sim, "bob").await;
+    // The key blob is "ssh-rsa" framed as in a real key; its SHA-256 fingerprint is computed independently.
+    let blob = "AAAAB3NzaC1yc2E=";
+    let key = format!("ssh-rsa {blob} bob@host");
+    let k = ok(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/users/{bob}/keys"),
+        ROOT,
+        Some(json!({"title": "k", "key": key})),
+    )
+    .await;
+    let by_id = ok(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/keys/{}", k["id"]),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(by_id["user"]["username"], "bob");
+    let fp = by_id["fingerprint_sha256"].as_str().unwrap().to_string();
+    assert_eq!(fp, "SHA256:zBURJC4mpQ6j/DLIDJakTQANmGP4cn9OftElBH5WBrg");
+    let by_fp = ok(
+        &sim,
+        Method::GET,
+        &format!(
+            "/api/v4/keys?fingerprint={}",
+            fp.replace(':', "%3A").replace('/', "%2F").replace('+', "%2B")
+        ),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(by_fp["id"], k["id"]);
+    let (_, bob_token) = user(&sim, "carol").await;
+    let r = call(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/keys/{}", k["id"]),
+        Some(&bob_token),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+}

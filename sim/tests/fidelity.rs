@@ -1686,6 +1686,21 @@ async fn parameter_errors_answer_error_and_the_rest_message() {
     );
     let r = call(
         &sim,
+        Method::POST,
+        &format!("{base}/issues"),
+        Some(ROOT),
+        Some(json!({"title": " "})),
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.body),
+        (
+            StatusCode::BAD_REQUEST,
+            json!({"message": {"title": ["can't be blank"]}})
+        )
+    );
+    let r = call(
+        &sim,
         Method::GET,
         "/api/v4/projects?visibility=secret",
         Some(ROOT),

@@ -1788,3 +1788,124 @@ async fn administrators_look_keys_up_by_id_or_fingerprint() {
     .await;
     assert_eq!(r.status, StatusCode::FORBIDDEN);
 }
+
+#[tokio::test]
+async fn protected_branch_rules_match_patterns_and_govern_pushes() {
+    let sim = start().await;
+    let (dev, dev_token) = user(&sim, "dev").await;
+    let p = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": "pb", "initialize_with_readme": true})),
+    )
+    .await;
+    let base = format!("/api/v4/projects/{}", p["id"]);
+    ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/members"),
+        ROOT,
+        Some(json!({"user_id": dev, "access_level": 30})),
+    )
+    .await;
+    ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/repository/branches"),
+        ROOT,
+        Some(json!({"branch": "1-stable", "ref": "main"})),
+    )
+    .await;
+    let rule = ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/protected_branches"),
+        ROOT,
+        Some(json!({"name": "*-stable", "allow_force_push": false})),
+    )
+    .await;
+    assert_eq!(rule["push_access_levels"][0]["access_level"], 40);
+    let b = ok(
+        &sim,
+        Method::GET,
+        &format!("{base}/repository/branches/1-stable"),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(b["protected"], true);
+    let write = json!({"branch": "1-stable", "content": "x", "commit_message": "x"});
+    let r = call(
+        &sim,
+        Method::POST,
+        &format!("{base}/repository/files/x.txt"),
+        Some(&dev_token),
+        Some(write.clone()),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    let r = call(
+        &sim,
+        Method::POST,
+        &format!("{base}/protected_branches"),
+        Some(ROOT),
+        Some(json!({"name": "*-stable"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+
+    let rule_path = format!("{base}/protected_branches/%2A-stable");
+    let u = ok(
+        &sim,
+        Method::PATCH,
+        &rule_path,
+        ROOT,
+        Some(json!({"allow_force_push": true, "push_access_level": 30})),
+    )
+    .await;
+    assert_eq!(
+        (
+            u["allow_force_push"].clone(),
+            u["push_access_levels"][0]["access_level"].clone()
+        ),
+        (json!(true), json!(30))
+    );
+    let r = call(
+        &sim,
+        Method::POST,
+        &format!("{base}/repository/files/x.txt"),
+        Some(&dev_token),
+        Some(write),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    // main is protected by its first commit and listed as such.
+    let list = ok(
+        &sim,
+        Method::GET,
+        &format!("{base}/protected_branches"),
+        ROOT,
+        None,
+    )
+    .await;
+    let names: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["*-stable", "main"]);
+    let r = call(&sim, Method::DELETE, &rule_path, Some(ROOT), None).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
+    let b = ok(
+        &sim,
+        Method::GET,
+        &format!("{base}/repository/branches/1-stable"),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(b["protected"], false);
+}

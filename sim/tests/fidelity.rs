@@ -1909,3 +1909,96 @@ async fn protected_branch_rules_match_patterns_and_govern_pushes() {
     .await;
     assert_eq!(b["protected"], false);
 }
+
+#[tokio::test]
+async fn groups_and_the_instance_have_ci_variables_too() {
+    let sim = start().await;
+    let (_, dev_token) = user(&sim, "dev").await;
+    let g = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/groups",
+        ROOT,
+        Some(json!({"name": "vg", "path": "vg"})),
+    )
+    .await;
+    for base in [
+        format!("/api/v4/groups/{}/variables", g["id"]),
+        "/api/v4/admin/ci/variables".to_string(),
+    ] {
+        let v = ok(
+            &sim,
+            Method::POST,
+            &base,
+            ROOT,
+            Some(json!({"key": "K", "value": "v1"})),
+        )
+        .await;
+        assert_eq!(v["value"], "v1");
+        let r = call(
+            &sim,
+            Method::POST,
+            &base,
+            Some(ROOT),
+            Some(json!({"key": "K", "value": "v1"})),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST);
+        ok(
+            &sim,
+            Method::PUT,
+            &format!("{base}/K"),
+            ROOT,
+            Some(json!({"value": "v2"})),
+        )
+        .await;
+        assert_eq!(
+            ok(&sim, Method::GET, &format!("{base}/K"), ROOT, None).await["value"],
+            "v2"
+        );
+        assert_eq!(
+            ok(&sim, Method::GET, &base, ROOT, None)
+                .await
+                .as_array()
+                .unwrap()
+                .len(),
+            1
+        );
+        // A private group is not even visible to a stranger; the instance's variables are for administrators.
+        let r = call(&sim, Method::GET, &base, Some(&dev_token), None).await;
+        let refused = if base.starts_with("/api/v4/groups") {
+            StatusCode::NOT_FOUND
+        } else {
+            StatusCode::FORBIDDEN
+        };
+        assert_eq!(r.status, refused);
+        let r = call(&sim, Method::DELETE, &format!("{base}/K"), Some(ROOT), None).await;
+        assert_eq!(r.status, StatusCode::NO_CONTENT);
+    }
+    // A project's variables are its own.
+    let p = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": "vp"})),
+    )
+    .await;
+    ok(
+        &sim,
+        Method::POST,
+        "/api/v4/admin/ci/variables",
+        ROOT,
+        Some(json!({"key": "I", "value": "i"})),
+    )
+    .await;
+    let list = ok(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/projects/{}/variables", p["id"]),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(list, json!([]));
+}

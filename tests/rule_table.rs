@@ -638,6 +638,11 @@ fn cases() -> Vec<Case> {
         ("POST /projects/{p}/trigger/builds", Some("ref=main&token={trigger}&variables[A]=1"), &["POST /projects/{p}/trigger/pipeline"], 201),
         ("POST /projects/{p}/ref/main/trigger/builds", Some(r#"{"token": "{trigger}"}"#), &["POST /projects/{p}/ref/main/trigger/pipeline"], 201),
         ("GET /projects/{p}/triggers", None, &["GET /projects/{p}/triggers"], 200),
+        // Variables (2.26): V4's routes, the V3 entity.
+        ("GET /projects/{p}/variables", None, &["GET /projects/{p}/variables"], 200),
+        ("POST /projects/{p}/variables", Some(r#"{"key": "KEPT", "value": "v"}"#), &["POST /projects/{p}/variables"], 201),
+        ("GET /projects/{p}/variables/KEPT", None, &["GET /projects/{p}/variables/KEPT"], 200),
+        ("PUT /projects/{p}/variables/KEPT", Some(r#"{"value": "w"}"#), &["PUT /projects/{p}/variables/KEPT"], 200),
         ("POST /projects/{p}/triggers", None, &["POST /projects/{p}/triggers"], 201),
         ("GET /projects/{p}/triggers/{trigger}", None, &["GET /projects/{p}/triggers?per_page=100&page=1"], 200),
         ("DELETE /projects/{p}/triggers/{trigger2}", None, &["GET /projects/{p}/triggers?per_page=100&page=1"], 200),

@@ -150,11 +150,13 @@ impl Params {
         self.str(name).ok_or_else(|| ApiError::Missing(name.to_string()))
     }
 
-    /// A required, non-blank string.
+    /// A required, non-blank string: absent is a parameter error (`name is missing`), blank fails the model's
+    /// validation (`{"message": {"name": ["can't be blank"]}}`), as on the service.
     pub fn required_nonblank(&self, name: &str) -> Result<String, ApiError> {
         match self.str(name) {
             Some(s) if !s.trim().is_empty() => Ok(s),
-            _ => Err(ApiError::Missing(name.to_string())),
+            Some(_) => Err(ApiError::validation(name, "can't be blank")),
+            None => Err(ApiError::Missing(name.to_string())),
         }
     }
 

@@ -1686,6 +1686,21 @@ async fn parameter_errors_answer_error_and_the_rest_message() {
     );
     let r = call(
         &sim,
+        Method::POST,
+        &format!("{base}/issues"),
+        Some(ROOT),
+        Some(json!({"title": " "})),
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.body),
+        (
+            StatusCode::BAD_REQUEST,
+            json!({"message": {"title": ["can't be blank"]}})
+        )
+    );
+    let r = call(
+        &sim,
         Method::GET,
         "/api/v4/projects?visibility=secret",
         Some(ROOT),
@@ -1722,4 +1737,268 @@ async fn parameter_errors_answer_error_and_the_rest_message() {
         (r.status, r.body),
         (StatusCode::NOT_FOUND, json!({"message": "404 Issue Not Found"}))
     );
+}
+
+#[tokio::test]
+async fn administrators_look_keys_up_by_id_or_fingerprint() {
+    let sim = start().await;
+    let (bob, _) = user(&sim, "bob").await;
+    // The key blob is "ssh-rsa" framed as in a real key; its SHA-256 fingerprint is computed independently.
+    let blob = "AAAAB3NzaC1yc2E=";
+    let key = format!("ssh-rsa {blob} bob@host");
+    let k = ok(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/users/{bob}/keys"),
+        ROOT,
+        Some(json!({"title": "k", "key": key})),
+    )
+    .await;
+    let by_id = ok(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/keys/{}", k["id"]),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(by_id["user"]["username"], "bob");
+    let fp = by_id["fingerprint_sha256"].as_str().unwrap().to_string();
+    assert_eq!(fp, "SHA256:zBURJC4mpQ6j/DLIDJakTQANmGP4cn9OftElBH5WBrg");
+    let by_fp = ok(
+        &sim,
+        Method::GET,
+        &format!(
+            "/api/v4/keys?fingerprint={}",
+            fp.replace(':', "%3A").replace('/', "%2F").replace('+', "%2B")
+        ),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(by_fp["id"], k["id"]);
+    let (_, bob_token) = user(&sim, "carol").await;
+    let r = call(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/keys/{}", k["id"]),
+        Some(&bob_token),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn protected_branch_rules_match_patterns_and_govern_pushes() {
+    let sim = start().await;
+    let (dev, dev_token) = user(&sim, "dev").await;
+    let p = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": "pb", "initialize_with_readme": true})),
+    )
+    .await;
+    let base = format!("/api/v4/projects/{}", p["id"]);
+    ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/members"),
+        ROOT,
+        Some(json!({"user_id": dev, "access_level": 30})),
+    )
+    .await;
+    ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/repository/branches"),
+        ROOT,
+        Some(json!({"branch": "1-stable", "ref": "main"})),
+    )
+    .await;
+    let rule = ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/protected_branches"),
+        ROOT,
+        Some(json!({"name": "*-stable", "allow_force_push": false})),
+    )
+    .await;
+    assert_eq!(rule["push_access_levels"][0]["access_level"], 40);
+    let b = ok(
+        &sim,
+        Method::GET,
+        &format!("{base}/repository/branches/1-stable"),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(b["protected"], true);
+    let write = json!({"branch": "1-stable", "content": "x", "commit_message": "x"});
+    let r = call(
+        &sim,
+        Method::POST,
+        &format!("{base}/repository/files/x.txt"),
+        Some(&dev_token),
+        Some(write.clone()),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    let r = call(
+        &sim,
+        Method::POST,
+        &format!("{base}/protected_branches"),
+        Some(ROOT),
+        Some(json!({"name": "*-stable"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+
+    let rule_path = format!("{base}/protected_branches/%2A-stable");
+    let u = ok(
+        &sim,
+        Method::PATCH,
+        &rule_path,
+        ROOT,
+        Some(json!({"allow_force_push": true, "push_access_level": 30})),
+    )
+    .await;
+    assert_eq!(
+        (
+            u["allow_force_push"].clone(),
+            u["push_access_levels"][0]["access_level"].clone()
+        ),
+        (json!(true), json!(30))
+    );
+    let r = call(
+        &sim,
+        Method::POST,
+        &format!("{base}/repository/files/x.txt"),
+        Some(&dev_token),
+        Some(write),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    // main is protected by its first commit and listed as such.
+    let list = ok(
+        &sim,
+        Method::GET,
+        &format!("{base}/protected_branches"),
+        ROOT,
+        None,
+    )
+    .await;
+    let names: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["*-stable", "main"]);
+    let r = call(&sim, Method::DELETE, &rule_path, Some(ROOT), None).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
+    let b = ok(
+        &sim,
+        Method::GET,
+        &format!("{base}/repository/branches/1-stable"),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(b["protected"], false);
+}
+
+#[tokio::test]
+async fn groups_and_the_instance_have_ci_variables_too() {
+    let sim = start().await;
+    let (_, dev_token) = user(&sim, "dev").await;
+    let g = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/groups",
+        ROOT,
+        Some(json!({"name": "vg", "path": "vg"})),
+    )
+    .await;
+    for base in [
+        format!("/api/v4/groups/{}/variables", g["id"]),
+        "/api/v4/admin/ci/variables".to_string(),
+    ] {
+        let v = ok(
+            &sim,
+            Method::POST,
+            &base,
+            ROOT,
+            Some(json!({"key": "K", "value": "v1"})),
+        )
+        .await;
+        assert_eq!(v["value"], "v1");
+        let r = call(
+            &sim,
+            Method::POST,
+            &base,
+            Some(ROOT),
+            Some(json!({"key": "K", "value": "v1"})),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST);
+        ok(
+            &sim,
+            Method::PUT,
+            &format!("{base}/K"),
+            ROOT,
+            Some(json!({"value": "v2"})),
+        )
+        .await;
+        assert_eq!(
+            ok(&sim, Method::GET, &format!("{base}/K"), ROOT, None).await["value"],
+            "v2"
+        );
+        assert_eq!(
+            ok(&sim, Method::GET, &base, ROOT, None)
+                .await
+                .as_array()
+                .unwrap()
+                .len(),
+            1
+        );
+        // A private group is not even visible to a stranger; the instance's variables are for administrators.
+        let r = call(&sim, Method::GET, &base, Some(&dev_token), None).await;
+        let refused = if base.starts_with("/api/v4/groups") {
+            StatusCode::NOT_FOUND
+        } else {
+            StatusCode::FORBIDDEN
+        };
+        assert_eq!(r.status, refused);
+        let r = call(&sim, Method::DELETE, &format!("{base}/K"), Some(ROOT), None).await;
+        assert_eq!(r.status, StatusCode::NO_CONTENT);
+    }
+    // A project's variables are its own.
+    let p = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": "vp"})),
+    )
+    .await;
+    ok(
+        &sim,
+        Method::POST,
+        "/api/v4/admin/ci/variables",
+        ROOT,
+        Some(json!({"key": "I", "value": "i"})),
+    )
+    .await;
+    let list = ok(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/projects/{}/variables", p["id"]),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(list, json!([]));
 }

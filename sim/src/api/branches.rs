@@ -28,13 +28,13 @@ pub fn routes() -> Vec<Route> {
 /// Whether the caller may push to `branch` (protected branches need Maintainer unless developers may push).
 pub fn can_push(ctx: &Ctx<'_>, pid: u64, branch: &str) -> bool {
     let level = ctx.level(pid);
-    let protected = ctx
+    let needed = ctx
         .store
         .projects
         .get(&pid)
-        .and_then(|p| p.repo.branches.get(branch))
-        .is_some_and(|b| b.protected && !b.developers_can_push);
-    level >= access::MAINTAINER || (level >= access::DEVELOPER && !protected)
+        .and_then(|p| p.repo.protection(branch))
+        .map_or(access::DEVELOPER, |p| p.push_access_level);
+    needed != 0 && level >= needed.max(access::DEVELOPER)
 }
 
 fn render(ctx: &Ctx<'_>, pid: u64, name: &str) -> Result<Value, ApiError> {
@@ -130,14 +130,16 @@ fn delete(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     ctx.require_level(pid, access::DEVELOPER)?;
     let name = ctx.path_param("branch").to_string();
     let p = ctx.project(pid)?;
-    let b = p.repo.branches.get(&name).ok_or(ApiError::NotFound("Branch"))?;
+    if !p.repo.branches.contains_key(&name) {
+        return Err(ApiError::NotFound("Branch"));
+    }
     if name == p.default_branch {
         return Err(ApiError::Status(
             StatusCode::METHOD_NOT_ALLOWED,
             "The default branch of a project cannot be deleted.".into(),
         ));
     }
-    if b.protected && ctx.level(pid) < access::MAINTAINER {
+    if p.repo.protection(&name).is_some() && ctx.level(pid) < access::MAINTAINER {
         return Err(ApiError::Status(
             StatusCode::METHOD_NOT_ALLOWED,
             "Protected branch cant be removed".into(),

@@ -1,4 +1,4 @@
-//! CI settings: project variables, environments (with stop) and deployments.
+//! CI settings: CI variables of projects, groups and the instance, environments (with stop) and deployments.
 
 use http::{Method, StatusCode};
 use serde_json::Value;
@@ -8,18 +8,24 @@ use crate::entities::ci::{deployment, environment, variable};
 use crate::error::ApiError;
 use crate::reply::Reply;
 use crate::router::{api, Route};
-use crate::store::{access, Environment, Variable};
+use crate::store::{access, Environment, Variable, VariableOwner};
 
 /// Routes of this module.
 pub fn routes() -> Vec<Route> {
-    let vars = "/projects/{id}/variables";
     let envs = "/projects/{id}/environments";
-    vec![
-        api(Method::GET, vars, list_variables),
-        api(Method::POST, vars, create_variable),
-        api(Method::GET, &format!("{vars}/{{key}}"), show_variable),
-        api(Method::PUT, &format!("{vars}/{{key}}"), update_variable),
-        api(Method::DELETE, &format!("{vars}/{{key}}"), delete_variable),
+    let mut routes = Vec::new();
+    for vars in [
+        "/projects/{id}/variables",
+        "/groups/{id}/variables",
+        "/admin/ci/variables",
+    ] {
+        routes.push(api(Method::GET, vars, list_variables));
+        routes.push(api(Method::POST, vars, create_variable));
+        routes.push(api(Method::GET, &format!("{vars}/{{key}}"), show_variable));
+        routes.push(api(Method::PUT, &format!("{vars}/{{key}}"), update_variable));
+        routes.push(api(Method::DELETE, &format!("{vars}/{{key}}"), delete_variable));
+    }
+    routes.extend([
         api(Method::GET, envs, list_environments),
         api(Method::POST, envs, create_environment),
         api(
@@ -48,7 +54,8 @@ pub fn routes() -> Vec<Route> {
             "/projects/{id}/deployments/{deployment_id}",
             show_deployment,
         ),
-    ]
+    ]);
+    routes
 }
 
 fn maintainer_project(ctx: &Ctx<'_>) -> Result<u64, ApiError> {
@@ -57,13 +64,30 @@ fn maintainer_project(ctx: &Ctx<'_>) -> Result<u64, ApiError> {
     Ok(pid)
 }
 
+/// The owner of the request's variables: the project (Maintainers), the group (Maintainers) or the instance
+/// (administrators).
+fn owner(ctx: &Ctx<'_>) -> Result<VariableOwner, ApiError> {
+    if ctx.link.path.starts_with("/api/v4/projects/") {
+        return maintainer_project(ctx).map(VariableOwner::Project);
+    }
+    if ctx.link.path.starts_with("/api/v4/groups/") {
+        let gid = ctx.group_id()?;
+        if ctx.group_level(gid) < access::MAINTAINER {
+            return Err(ApiError::Forbidden);
+        }
+        return Ok(VariableOwner::Group(gid));
+    }
+    ctx.require_admin()?;
+    Ok(VariableOwner::Instance)
+}
+
 fn list_variables(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
-    let pid = maintainer_project(ctx)?;
+    let owner = owner(ctx)?;
     let items: Vec<Value> = ctx
         .store
         .variables
         .iter()
-        .filter(|((p, _), _)| *p == pid)
+        .filter(|((o, _), _)| *o == owner)
         .map(|((_, k), v)| variable(k, v))
         .collect();
     ctx.paginate(items)
@@ -74,7 +98,7 @@ fn valid_key(key: &str) -> bool {
 }
 
 fn create_variable(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
-    let pid = maintainer_project(ctx)?;
+    let pid = owner(ctx)?;
     let key = ctx.params.required_str("key")?;
     let value = ctx.params.required_str("value")?;
     let protected = ctx.params.flag("protected", false)?;
@@ -102,8 +126,8 @@ fn create_variable(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     Ok(Reply::created(body))
 }
 
-fn find_variable(ctx: &Ctx<'_>) -> Result<(u64, String), ApiError> {
-    let pid = maintainer_project(ctx)?;
+fn find_variable(ctx: &Ctx<'_>) -> Result<(VariableOwner, String), ApiError> {
+    let pid = owner(ctx)?;
     let key = ctx.path_param("key").to_string();
     if ctx.store.variables.contains_key(&(pid, key.clone())) {
         Ok((pid, key))

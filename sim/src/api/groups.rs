@@ -236,6 +236,10 @@ fn delete(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     ctx.store
         .group_shares
         .retain(|(shared, with), _| !doomed.contains(shared) && !doomed.contains(with));
+    ctx.store.variables.retain(|(owner, _), _| match owner {
+        crate::store::VariableOwner::Group(g) => !doomed.contains(g),
+        _ => true,
+    });
     let projects: Vec<u64> = ctx
         .store
         .projects

@@ -337,12 +337,11 @@ fn merge(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .cloned()
         .ok_or(ApiError::NotFound("Merge Request"))?;
     let project = ctx.project(pid)?;
-    let target_protected = project
+    let needed = project
         .repo
-        .branches
-        .get(&m.target_branch)
-        .is_some_and(|b| b.protected && !b.developers_can_merge);
-    if level < access::DEVELOPER || (target_protected && level < access::MAINTAINER) {
+        .protection(&m.target_branch)
+        .map_or(access::DEVELOPER, |p| p.merge_access_level);
+    if level < access::DEVELOPER || needed == 0 || level < needed {
         return Err(ApiError::Unauthorized);
     }
     if m.state != "opened" {

@@ -24,6 +24,7 @@ mod oauth;
 mod pipelines;
 mod project_extras;
 mod projects;
+mod protected_branches;
 mod releases;
 mod repository;
 mod runners;
@@ -55,6 +56,7 @@ pub fn all() -> Vec<Route> {
         discussions::routes(),
         labels::routes(),
         branches::routes(),
+        protected_branches::routes(),
         commits::routes(),
         issuables::routes(),
         mr_extras::routes(),

@@ -370,7 +370,9 @@ pub fn remove_project(store: &mut Store, id: u64) {
     store.pipelines.retain(|_, p| p.project_id != id);
     store.jobs.retain(|_, j| j.project_id != id);
     store.triggers.retain(|_, t| t.project_id != id);
-    store.variables.retain(|(pid, _), _| *pid != id);
+    store
+        .variables
+        .retain(|(owner, _), _| *owner != crate::store::VariableOwner::Project(id));
     store.environments.retain(|_, e| e.project_id != id);
     store.deployments.retain(|_, d| d.project_id != id);
     store.commit_comments.retain(|_, c| c.project_id != id);

@@ -299,7 +299,9 @@ fn merged_branches(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .branches
         .iter()
         .filter(|(name, b)| {
-            **name != p.default_branch && !b.protected && p.repo.is_ancestor(&b.commit, &head)
+            **name != p.default_branch
+                && p.repo.protection(name).is_none()
+                && p.repo.is_ancestor(&b.commit, &head)
         })
         .map(|(name, _)| name.clone())
         .collect();
@@ -326,6 +328,12 @@ fn set_protection(ctx: &mut Ctx<'_>, protect: bool) -> Result<Reply, ApiError> {
     b.protected = protect;
     b.developers_can_push = protect && push;
     b.developers_can_merge = protect && merge;
+    if !protect {
+        // Unprotecting a branch also drops a protected-branch rule on its exact name.
+        if let Some(p) = ctx.store.projects.get_mut(&pid) {
+            p.repo.protected_rules.remove(&name);
+        }
+    }
     let p = ctx.project(pid)?;
     let b = p.repo.branches.get(&name).ok_or(ApiError::NotFound("Branch"))?;
     let can_push = super::branches::can_push(ctx, pid, &name);

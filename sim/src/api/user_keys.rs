@@ -15,6 +15,8 @@ use crate::store::Email;
 /// Routes of this module.
 pub fn routes() -> Vec<Route> {
     vec![
+        api(Method::GET, "/keys/{key_id}", admin_key),
+        api(Method::GET, "/keys", key_by_fingerprint),
         api(Method::GET, "/users/{id}/keys", list_keys),
         api(Method::POST, "/users/{id}/keys", create_key),
         api(Method::GET, "/users/{id}/keys/{key_id}", show_key),
@@ -160,4 +162,60 @@ fn delete_email(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let id = find_email(ctx)?;
     ctx.store.emails.remove(&id);
     Ok(Reply::no_content())
+}
+
+/// `SHA256:<base64 without padding>` of an OpenSSH public key's blob.
+fn fingerprint(key: &str) -> Option<String> {
+    let blob = crate::sha::base64_decode(key.split_whitespace().nth(1)?)?;
+    let encoded = crate::sha::base64_encode(&crate::sha::sha256(&blob));
+    Some(format!("SHA256:{}", encoded.trim_end_matches('=')))
+}
+
+/// A key as administrators look it up: its owner, or for a deploy key the projects it is enabled in.
+fn admin_key_view(ctx: &Ctx<'_>, id: u64) -> Result<Value, ApiError> {
+    let k = ctx.store.ssh_keys.get(&id).ok_or(ApiError::NotFound("Key"))?;
+    let mut v = ssh_key(k);
+    if let Value::Object(map) = &mut v {
+        map.insert(
+            "fingerprint_sha256".into(),
+            serde_json::json!(fingerprint(&k.key)),
+        );
+        map.insert(
+            "user".into(),
+            crate::entities::user::basic_by_id(ctx.store, k.user_id),
+        );
+        if k.user_id.is_none() {
+            let links: Vec<Value> = ctx
+                .store
+                .deploy_key_links
+                .iter()
+                .filter(|((_, key), _)| *key == id)
+                .map(|((project, key), can_push)| {
+                    serde_json::json!({"deploy_key_id": key, "project_id": project, "can_push": can_push})
+                })
+                .collect();
+            map.insert("deploy_keys_projects".into(), Value::Array(links));
+        }
+    }
+    Ok(v)
+}
+
+fn admin_key(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.require_admin()?;
+    let id = ctx.path_u64("key_id", "Key")?;
+    Ok(Reply::ok(admin_key_view(ctx, id)?))
+}
+
+/// `GET /keys?fingerprint=SHA256:…` (administrators).
+fn key_by_fingerprint(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.require_admin()?;
+    let wanted = ctx.params.required_str("fingerprint")?;
+    let id = ctx
+        .store
+        .ssh_keys
+        .values()
+        .find(|k| fingerprint(&k.key).as_deref() == Some(wanted.as_str()))
+        .map(|k| k.id)
+        .ok_or(ApiError::NotFound("Key"))?;
+    Ok(Reply::ok(admin_key_view(ctx, id)?))
 }

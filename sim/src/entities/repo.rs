@@ -61,13 +61,14 @@ pub fn branch(repo: &Repository, name: &str, b: &Branch, default_branch: &str, c
             .branches
             .get(default_branch)
             .is_some_and(|d| repo.is_ancestor(&b.commit, &d.commit));
+    let protection = repo.protection(name);
     json!({
         "name": name,
         "commit": repo.commits.get(&b.commit).map(commit).unwrap_or(Value::Null),
         "merged": merged,
-        "protected": b.protected,
-        "developers_can_push": b.developers_can_push,
-        "developers_can_merge": b.developers_can_merge,
+        "protected": protection.is_some(),
+        "developers_can_push": protection.is_some_and(|p| p.push_access_level == 30),
+        "developers_can_merge": protection.is_some_and(|p| p.merge_access_level == 30),
         "can_push": can_push,
         "default": name == default_branch,
     })

@@ -97,7 +97,18 @@ pub struct Trigger {
     pub last_used: Option<Millis>,
 }
 
-/// A project CI variable.
+/// Who a CI variable belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum VariableOwner {
+    /// The whole instance (`/admin/ci/variables`).
+    Instance,
+    /// A group.
+    Group(u64),
+    /// A project.
+    Project(u64),
+}
+
+/// A CI variable (of a project, a group or the instance).
 #[derive(Debug, Clone)]
 pub struct Variable {
     /// Value.

@@ -37,7 +37,7 @@ pub struct Hook {
     pub project_id: Option<u64>,
     /// Target URL.
     pub url: String,
-    /// Secret token sent in `X-Svc-Token` (write-only).
+    /// Secret token sent in the `X-<Word>-Token` header (write-only).
     pub token: Option<String>,
     /// Event flags by name.
     pub events: BTreeMap<String, bool>,

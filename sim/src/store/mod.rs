@@ -35,7 +35,7 @@ pub use admin::{GroupLink, GroupShare};
 pub use awards::{AwardEmoji, AwardableKind, Todo};
 pub use boards::{Board, BoardList};
 pub use broadcast::BroadcastMessage;
-pub use ci::{Deployment, Environment, Job, Pipeline, Runner, Trigger, Variable};
+pub use ci::{Deployment, Environment, Job, Pipeline, Runner, Trigger, Variable, VariableOwner};
 pub use commit_meta::{CommitComment, CommitStatus};
 pub use events::Event;
 pub use hooks::Hook;
@@ -142,8 +142,8 @@ pub struct Store {
     pub jobs: BTreeMap<u64, Job>,
     /// Triggers by id.
     pub triggers: BTreeMap<u64, Trigger>,
-    /// Project variables by (project, key).
-    pub variables: BTreeMap<(u64, String), Variable>,
+    /// CI variables by (owner, key).
+    pub variables: BTreeMap<(VariableOwner, String), Variable>,
     /// Environments by id.
     pub environments: BTreeMap<u64, Environment>,
     /// Deployments by id.

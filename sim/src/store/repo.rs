@@ -56,6 +56,48 @@ pub struct Branch {
     pub developers_can_merge: bool,
 }
 
+/// A protected-branch rule (`/protected_branches`): a branch name or a `*` wildcard, and who may push and merge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProtectedRule {
+    /// Id.
+    pub id: u64,
+    /// Least access level that may push (0 for no one).
+    pub push_access_level: u8,
+    /// Least access level that may merge (0 for no one).
+    pub merge_access_level: u8,
+    /// Force pushes allowed.
+    pub allow_force_push: bool,
+}
+
+/// The protection in force on a branch: from its own flag and every rule that matches it, the most permissive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Protection {
+    /// Least access level that may push (0 for no one).
+    pub push_access_level: u8,
+    /// Least access level that may merge (0 for no one).
+    pub merge_access_level: u8,
+}
+
+/// Whether `name` matches a protected-branch pattern, where `*` stands for any run of characters.
+pub fn pattern_matches(pattern: &str, name: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == name;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !name.starts_with(first) || name.len() < first.len() + last.len() || !name.ends_with(last) {
+        return false;
+    }
+    let mut rest = &name[first.len()..name.len() - last.len()];
+    for part in &parts[1..parts.len() - 1] {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
 /// A repository.
 #[derive(Debug, Clone, Default)]
 pub struct Repository {
@@ -65,6 +107,8 @@ pub struct Repository {
     pub branches: BTreeMap<String, Branch>,
     /// Tags by name.
     pub tags: BTreeMap<String, super::commit_meta::Tag>,
+    /// Protected-branch rules by name or pattern.
+    pub protected_rules: BTreeMap<String, ProtectedRule>,
 }
 
 /// Why a commit's actions could not be applied.
@@ -116,6 +160,40 @@ impl Repository {
             },
         );
         id
+    }
+
+    /// The protection of branch `name` (None when it is not protected). A level of 0 means no one; the most
+    /// permissive of the branch's own flag and the matching rules wins.
+    pub fn protection(&self, name: &str) -> Option<Protection> {
+        let own = self
+            .branches
+            .get(name)
+            .filter(|b| b.protected)
+            .map(|b| Protection {
+                push_access_level: if b.developers_can_push { 30 } else { 40 },
+                merge_access_level: if b.developers_can_merge { 30 } else { 40 },
+            });
+        let level = |l: u8| if l == 0 { u8::MAX } else { l };
+        self.protected_rules
+            .iter()
+            .filter(|(pattern, _)| pattern_matches(pattern, name))
+            .map(|(_, r)| Protection {
+                push_access_level: r.push_access_level,
+                merge_access_level: r.merge_access_level,
+            })
+            .chain(own)
+            .reduce(|a, b| Protection {
+                push_access_level: if level(a.push_access_level) <= level(b.push_access_level) {
+                    a.push_access_level
+                } else {
+                    b.push_access_level
+                },
+                merge_access_level: if level(a.merge_access_level) <= level(b.merge_access_level) {
+                    a.merge_access_level
+                } else {
+                    b.merge_access_level
+                },
+            })
     }
 
     /// Creates or moves a branch.
@@ -320,6 +398,19 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn protected_patterns() {
+        assert!(pattern_matches("main", "main"));
+        assert!(!pattern_matches("main", "mainline"));
+        assert!(pattern_matches("*-stable", "1-stable"));
+        assert!(pattern_matches("*-stable", "-stable"));
+        assert!(!pattern_matches("*-stable", "stable"));
+        assert!(pattern_matches("release/*", "release/1.0"));
+        assert!(pattern_matches("a*b*c", "aXbYc"));
+        assert!(!pattern_matches("a*b*c", "aXcYb"));
+        assert!(pattern_matches("*", "anything"));
+    }
 
     fn actions(v: Value) -> Vec<Map<String, Value>> {
         v.as_array()

@@ -24,6 +24,7 @@ pub mod passthrough;
 pub mod plain_value;
 pub mod refusals;
 pub mod rewrite;
+pub mod secret;
 pub mod server;
 pub mod store;
 pub mod telemetry;

@@ -12,12 +12,12 @@ use serde_json::{json, Map, Value};
 
 use super::integrations::{Integration, Kind};
 use super::payload::{format_time, AttributeMapping};
-use super::secret::random_hex;
 use super::AlertService;
 use crate::access::{AccessError, Credentials, ProjectAccess, Role};
 use crate::body::{error_response, json_response, Body};
 use crate::config::Edition;
 use crate::rewrite::exchange::decode;
+use crate::secret::random_hex;
 use crate::store::{AlertQuery, AlertRecord, AlertSettings, IntegrationRecord};
 
 /// The prefix of the alert management API.
@@ -495,7 +495,7 @@ async fn save(
 /// A new random token and its sealed form: `(token, nonce, ciphertext)`.
 fn new_sealed_token(service: &AlertService) -> Result<(String, Vec<u8>, Vec<u8>), Failure> {
     let internal =
-        |error: super::secret::SecretError| fail(StatusCode::INTERNAL_SERVER_ERROR, &error.to_string());
+        |error: crate::secret::SecretError| fail(StatusCode::INTERNAL_SERVER_ERROR, &error.to_string());
     let token = random_hex(16).map_err(internal)?;
     let (nonce, ciphertext) = service.secret.seal(&token).map_err(internal)?;
     Ok((token, nonce, ciphertext))

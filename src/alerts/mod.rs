@@ -1,7 +1,7 @@
 //! Alert intake: monitoring tools post alerts to an integration's address; svcgate checks, normalises, groups,
 //! resolves and stores them itself, and serves their management API.
 //!
-//! Modules: [`integrations`] (kinds, addresses, the in-memory registry), [`secret`] (tokens at rest),
+//! Modules: [`integrations`] (kinds, addresses, the in-memory registry; tokens sealed by [`crate::secret`]),
 //! [`intake`] (the receiving endpoint's checks in order), [`payload`] and [`fingerprint`] (normalisation, pure),
 //! [`lifecycle`] (outcomes into the store), [`ratelimit`], [`outbox`] (incidents through the backend), [`api`]
 //! (the management JSON API).
@@ -15,16 +15,15 @@ pub mod members;
 pub mod outbox;
 pub mod payload;
 pub mod ratelimit;
-pub mod secret;
 
 use std::sync::Arc;
 
 use self::intake::Intake;
 use self::integrations::{Integration, Kind, Registry};
 use self::payload::AttributeMapping;
-use self::secret::{SecretBox, SecretError};
 use crate::access::AccessChecker;
 use crate::config::AlertConfig;
+use crate::secret::{self, SecretBox, SecretError};
 use crate::store::{IntegrationRecord, Store, StoreError};
 use crate::upstream::Upstream;
 

@@ -22,10 +22,10 @@ use self::views::*;
 use crate::access::{Credentials, ProjectAccess, Role};
 use crate::alerts::api::{self, alert_query, ApiRequest};
 use crate::alerts::integrations::Kind;
-use crate::alerts::secret::random_hex;
 use crate::alerts::AlertService;
 use crate::body::{self, Body};
 use crate::rewrite::params::{encode_pairs, parse_pairs};
+use crate::secret::random_hex;
 use crate::store::AlertRecord;
 use crate::usage::UsageRecorder;
 

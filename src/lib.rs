@@ -28,6 +28,7 @@ pub mod secret;
 pub mod server;
 pub mod store;
 pub mod telemetry;
+pub mod time_format;
 pub mod tunnel;
 pub mod upstream;
 pub mod usage;

@@ -11,7 +11,7 @@ use http::{HeaderMap, Method, Response, StatusCode};
 use serde_json::{json, Map, Value};
 
 use super::integrations::{Integration, Kind};
-use super::payload::{format_time, AttributeMapping};
+use super::mapping::AttributeMapping;
 use super::AlertService;
 use crate::access::{AccessError, Credentials, ProjectAccess, Role};
 use crate::body::{error_response, json_response, Body};
@@ -19,6 +19,7 @@ use crate::config::Edition;
 use crate::rewrite::exchange::decode;
 use crate::secret::random_hex;
 use crate::store::{AlertQuery, AlertRecord, AlertSettings, IntegrationRecord};
+use crate::time_format::format_time;
 
 /// The prefix of the alert management API.
 pub const PREFIX: &str = "/-/svcgate/api/projects/";

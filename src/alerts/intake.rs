@@ -15,8 +15,10 @@ use serde_json::json;
 
 use super::integrations::{Address, Integration, Kind, Registry};
 use super::lifecycle;
-use super::payload::{self, Edition as PayloadEdition, PayloadError};
+use super::normalized::Edition as PayloadEdition;
+use super::payload::{self, PayloadError};
 use super::ratelimit::RateLimiter;
+use super::{generic, prometheus};
 use crate::body::{json_response, Body};
 use crate::budget::{BodyBudget, BudgetError, Held};
 use crate::config::{AlertConfig, Edition};
@@ -222,8 +224,8 @@ impl Intake {
         let max_depth = self.config.max_depth;
         let normalized = match integration.kind {
             Kind::Prometheus => payload::parse_json(bytes, max_depth)
-                .and_then(|(value, _)| payload::normalize_prometheus(&value, now, self.edition())),
-            _ => payload::read_generic(
+                .and_then(|(value, _)| prometheus::normalize_prometheus(&value, now, self.edition())),
+            _ => generic::read_generic(
                 bytes,
                 max_depth,
                 now,

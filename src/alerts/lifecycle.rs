@@ -4,8 +4,9 @@
 use serde::Serialize;
 
 use super::integrations::Integration;
-use super::payload::{format_time, NormalizedAlert};
+use super::normalized::NormalizedAlert;
 use crate::store::{AlertEvent, EventOutcome, Store, StoreError};
+use crate::time_format::format_time;
 
 /// The answer entry for one alert: svc's `iid` and `title`, plus what svcgate did. Serialized as it is (fields
 /// in this order), not through a `serde_json::Value`, whose map would hash every key of every answer.
@@ -94,7 +95,8 @@ fn entry(alert: NormalizedAlert, outcome: EventOutcome) -> AnswerEntry {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::alerts::payload::{normalize_generic, Edition};
+    use crate::alerts::generic::normalize_generic;
+    use crate::alerts::normalized::Edition;
     use crate::store::TouchedAlert;
 
     fn received(text: &str, edition: Edition) -> NormalizedAlert {

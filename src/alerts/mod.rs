@@ -2,25 +2,33 @@
 //! resolves and stores them itself, and serves their management API.
 //!
 //! Modules: [`integrations`] (kinds, addresses, the in-memory registry; tokens sealed by [`crate::secret`]),
-//! [`intake`] (the receiving endpoint's checks in order), [`payload`] and [`fingerprint`] (normalisation, pure),
+//! [`intake`] (the receiving endpoint's checks in order); the alert model, pure: [`payload`] (the body as JSON),
+//! [`generic`] with [`mapping`] and [`members`], [`prometheus`], into [`normalized`] alerts, grouped by
+//! [`fingerprint`];
 //! [`lifecycle`] (outcomes into the store), [`ratelimit`], [`outbox`] (incidents through the backend), [`api`]
 //! (the management JSON API).
 
 pub mod api;
 pub mod fingerprint;
+pub mod generic;
 pub mod intake;
 pub mod integrations;
 pub mod lifecycle;
+pub mod mapping;
 pub mod members;
+#[cfg(test)]
+mod model_tests;
+pub mod normalized;
 pub mod outbox;
 pub mod payload;
+pub mod prometheus;
 pub mod ratelimit;
 
 use std::sync::Arc;
 
 use self::intake::Intake;
 use self::integrations::{Integration, Kind, Registry};
-use self::payload::AttributeMapping;
+use self::mapping::AttributeMapping;
 use crate::access::AccessChecker;
 use crate::config::AlertConfig;
 use crate::secret::{self, SecretBox, SecretError};
@@ -122,7 +130,7 @@ impl AlertService {
         }
         let token = secret::random_hex(16)?;
         let (nonce, ciphertext) = self.secret.seal(&token)?;
-        let now = payload::format_time(time::OffsetDateTime::now_utc());
+        let now = crate::time_format::format_time(time::OffsetDateTime::now_utc());
         let record = IntegrationRecord {
             id: 0,
             project_id,

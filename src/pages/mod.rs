@@ -172,7 +172,7 @@ fn notice_text(code: Option<&str>) -> Option<String> {
 }
 
 fn relative(time: &str) -> String {
-    let Some(then) = crate::alerts::payload::parse_time(time) else {
+    let Some(then) = crate::time_format::parse_time(time) else {
         return time.to_owned();
     };
     let seconds = (time::OffsetDateTime::now_utc() - then).whole_seconds();
@@ -865,7 +865,7 @@ impl Pages {
             "hosts",
             "severity",
             "fingerprint",
-            crate::alerts::payload::Attribute::EnvironmentName.key(),
+            crate::alerts::normalized::Attribute::EnvironmentName.key(),
         ];
         let custom = payload
             .as_object()
@@ -1299,7 +1299,7 @@ impl Pages {
                 notice: None,
                 error: None,
                 groups,
-                environment_field: crate::alerts::payload::Attribute::EnvironmentName.key(),
+                environment_field: crate::alerts::normalized::Attribute::EnvironmentName.key(),
             },
         )
     }

@@ -13,8 +13,8 @@ use http::{Method, Request, Response, StatusCode};
 use hyper::body::Incoming;
 use serde_json::json;
 
+use super::apply;
 use super::integrations::{Address, Integration, Kind, Registry};
-use super::lifecycle;
 use super::normalized::Edition as PayloadEdition;
 use super::payload::{self, PayloadError};
 use super::ratelimit::RateLimiter;
@@ -259,7 +259,7 @@ impl Intake {
             let answer = alert_error(status, "rate_limited", message);
             return with_header(answer, http::header::RETRY_AFTER, wait.to_string());
         }
-        match lifecycle::process(self.store.as_ref(), integration, alerts, now).await {
+        match apply::process(self.store.as_ref(), integration, alerts, now).await {
             Ok(entries) => {
                 let status = match integration.kind {
                     Kind::Prometheus => StatusCode::CREATED,

@@ -5,15 +5,15 @@
 //! [`intake`] (the receiving endpoint's checks in order); the alert model, pure: [`payload`] (the body as JSON),
 //! [`generic`] with [`mapping`] and [`members`], [`prometheus`], into [`normalized`] alerts, grouped by
 //! [`fingerprint`];
-//! [`lifecycle`] (outcomes into the store), [`ratelimit`], [`outbox`] (incidents through the backend), [`api`]
+//! [`apply`] (alerts into the store, whose [lifecycle](crate::lifecycle) decides, and the answer), [`ratelimit`], [`outbox`] (incidents through the backend), [`api`]
 //! (the management JSON API).
 
 pub mod api;
+pub mod apply;
 pub mod fingerprint;
 pub mod generic;
 pub mod intake;
 pub mod integrations;
-pub mod lifecycle;
 pub mod mapping;
 pub mod members;
 #[cfg(test)]

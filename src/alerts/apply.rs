@@ -1,5 +1,6 @@
-//! From normalised alerts to stored outcomes: each alert becomes one lifecycle write (created, grouped,
-//! resolved, or no open alert), all of one request committed together by the store's group commit.
+//! From normalised alerts to stored outcomes and the intake's answer: each alert becomes one store write, in which
+//! [`crate::lifecycle::decide`] says whether it creates, groups, resolves or finds no open alert; all writes of one
+//! request are committed together by the store's group commit.
 
 use serde::Serialize;
 

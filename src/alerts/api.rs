@@ -18,7 +18,7 @@ use crate::body::{error_response, json_response, Body};
 use crate::config::Edition;
 use crate::rewrite::exchange::decode;
 use crate::secret::random_hex;
-use crate::store::{AlertQuery, AlertRecord, AlertSettings, IntegrationRecord};
+use crate::store::{AlertQuery, AlertRecord, AlertSettings, IntegrationRecord, StoreError};
 use crate::time_format::format_time;
 
 /// The prefix of the alert management API.
@@ -67,7 +67,7 @@ pub fn access_failure(error: &AccessError) -> Failure {
     }
 }
 
-fn store_error(error: &crate::store::StoreError) -> Failure {
+fn store_error(error: &StoreError) -> Failure {
     tracing::error!(%error, "alert management: store failed");
     fail(
         StatusCode::SERVICE_UNAVAILABLE,
@@ -434,7 +434,7 @@ async fn create_integration(service: &AlertService, request: &ApiRequest<'_>) ->
     check_exclusivity(service, &record, kind)?;
     let stored = match service.store.integration_insert(record).await {
         Ok(stored) => stored,
-        Err(error) if error.is_conflict() => {
+        Err(StoreError::Conflict(_)) => {
             return Err(fail(
                 StatusCode::CONFLICT,
                 &format!(
@@ -795,7 +795,7 @@ async fn update_alert(
     {
         Ok(Some(alert)) => Ok(json_response(StatusCode::OK, &alert_json(&alert))),
         Ok(None) => Err(fail(StatusCode::NOT_FOUND, "404 Alert Not Found")),
-        Err(error) if error.is_conflict() => Err(fail(
+        Err(StoreError::Conflict(_)) => Err(fail(
             StatusCode::CONFLICT,
             "409 Conflict: another open alert has the same fingerprint; resolve it first",
         )),

@@ -5,7 +5,8 @@
 //! connections it upgrades; [`store`] keeps durable state; [`alerts`] terminates alert webhooks and serves their
 //! management API, asking [`access`] what callers may do, with [`lifecycle`] deciding what each alert does;
 //! [`telemetry`] logs and counts. [`config`] builds the one validated configuration, [`app`] wires it all up.
-//! Neutral helpers any part may use: [`time_format`] (times in and out), [`secret`] (sealing and random tokens).
+//! Neutral helpers any part may use: [`time_format`] (times in and out), [`secret`] (sealing and random tokens),
+//! [`url_parts`] (query pairs and path segments).
 
 pub mod access;
 pub mod alerts;
@@ -34,4 +35,5 @@ pub mod telemetry;
 pub mod time_format;
 pub mod tunnel;
 pub mod upstream;
+pub mod url_parts;
 pub mod usage;

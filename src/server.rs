@@ -239,7 +239,7 @@ impl Gateway {
                 )
             }
         };
-        let pairs = crate::rewrite::params::parse_pairs(query.unwrap_or("").as_bytes());
+        let pairs = crate::url_parts::parse_pairs(query.unwrap_or("").as_bytes());
         let sort = pairs
             .iter()
             .find(|(name, _)| name == "sort")
@@ -265,7 +265,7 @@ impl Gateway {
     /// Reads a management request's JSON body (at most 1 MiB) and answers it.
     async fn alert_api(&self, request: Request<Incoming>, context: &RequestContext) -> Response<Body> {
         let (parts, incoming) = request.into_parts();
-        let query = crate::rewrite::params::parse_pairs(parts.uri.query().unwrap_or("").as_bytes());
+        let query = crate::url_parts::parse_pairs(parts.uri.query().unwrap_or("").as_bytes());
         let bytes = match http_body_util::Limited::new(incoming, 1 << 20).collect().await {
             Ok(collected) => collected.to_bytes(),
             Err(_) => {

@@ -16,10 +16,10 @@ use super::AlertService;
 use crate::access::{AccessError, Credentials, ProjectAccess, Role};
 use crate::body::{error_response, json_response, Body};
 use crate::config::Edition;
-use crate::rewrite::exchange::decode;
 use crate::secret::random_hex;
 use crate::store::{AlertQuery, AlertRecord, AlertSettings, IntegrationRecord, StoreError};
 use crate::time_format::format_time;
+use crate::url_parts::decode;
 
 /// The prefix of the alert management API.
 pub const PREFIX: &str = "/-/svcgate/api/projects/";

@@ -14,11 +14,12 @@ use hyper::body::Incoming;
 use serde_json::json;
 
 use super::apply;
+use super::generic;
 use super::integrations::{Address, Integration, Kind, Registry};
 use super::normalized::Edition as PayloadEdition;
 use super::payload::{self, PayloadError};
+use super::prometheus;
 use super::ratelimit::RateLimiter;
-use super::{generic, prometheus};
 use crate::body::{json_response, Body};
 use crate::budget::{BodyBudget, BudgetError, Held};
 use crate::config::{AlertConfig, Edition};

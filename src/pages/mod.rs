@@ -24,9 +24,9 @@ use crate::alerts::api::{self, alert_query, ApiRequest};
 use crate::alerts::integrations::Kind;
 use crate::alerts::AlertService;
 use crate::body::{self, Body};
-use crate::rewrite::params::{encode_pairs, parse_pairs};
 use crate::secret::random_hex;
 use crate::store::AlertRecord;
+use crate::url_parts::{encode_pairs, parse_pairs};
 use crate::usage::UsageRecorder;
 
 /// The prefix of the pages.
@@ -282,7 +282,7 @@ impl Pages {
             (&Method::GET, ["admin", "v3-usage"]) => self.v3_usage(call, &session, false).await,
             (&Method::GET, ["admin", "v3-usage.csv"]) => self.v3_usage(call, &session, true).await,
             (_, ["projects", project, rest @ ..]) => {
-                let project = crate::rewrite::exchange::decode(project);
+                let project = crate::url_parts::decode(project);
                 let credentials = match Credentials::from_token(&session.token) {
                     Some(credentials) => credentials,
                     None => return redirect("/-/svcgate/sign_in"),

@@ -324,3 +324,204 @@ pub(super) fn blank_at(root: &mut Value, path: &[PathSegment]) {
         _ => {}
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::alerts::normalized::*;
+    use serde_json::json;
+    use serde_json::Value;
+
+    #[test]
+    fn mapping_deserialises_and_round_trips() {
+        let json = json!({
+            "title": {"path": ["alert", "name"], "type": "string"},
+            "start_time": {"path": ["alert", "times", 0], "type": "datetime"},
+            "hosts": {"path": ["targets"], "type": "array"},
+            "fingerprint": {"path": ["id"], "type": "string"},
+            "severity": null
+        });
+        let mapping: AttributeMapping = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(mapping, AttributeMapping::from_json(&json).unwrap());
+        assert_eq!(
+            mapping.get(Attribute::StartTime),
+            Some(&MappedPath {
+                path: vec![
+                    PathSegment::Key("alert".into()),
+                    PathSegment::Key("times".into()),
+                    PathSegment::Index(0)
+                ],
+                kind: MappingType::Datetime,
+            })
+        );
+        assert_eq!(mapping.get(Attribute::Severity), None);
+        assert_eq!(mapping.iter().count(), 4);
+        let back = serde_json::to_value(&mapping).unwrap();
+        let again: AttributeMapping = serde_json::from_value(back).unwrap();
+        assert_eq!(again, mapping);
+        assert!(AttributeMapping::default().is_empty());
+    }
+
+    #[test]
+    fn mapping_validation_errors() {
+        let cases: Vec<(Value, MappingError)> = vec![
+            (json!([]), MappingError::NotAnObject),
+            (
+                json!({"colour": {"path": ["c"], "type": "string"}}),
+                MappingError::UnknownAttribute("colour".into()),
+            ),
+            (
+                json!({"title": "name"}),
+                MappingError::NotAnEntry { attribute: "title" },
+            ),
+            (
+                json!({"title": {"path": ["a"], "type": "string", "default": "x"}}),
+                MappingError::UnknownEntryKey {
+                    attribute: "title",
+                    key: "default".into(),
+                },
+            ),
+            (
+                json!({"title": {"type": "string"}}),
+                MappingError::BadPath {
+                    attribute: "title",
+                    reason: "is missing".into(),
+                },
+            ),
+            (
+                json!({"title": {"path": [], "type": "string"}}),
+                MappingError::BadPath {
+                    attribute: "title",
+                    reason: "must not be empty".into(),
+                },
+            ),
+            (
+                json!({"title": {"path": "a.b", "type": "string"}}),
+                MappingError::BadPath {
+                    attribute: "title",
+                    reason: "must be an array of keys and indexes".into(),
+                },
+            ),
+            (
+                json!({"title": {"path": ["a", -1], "type": "string"}}),
+                MappingError::BadPath {
+                    attribute: "title",
+                    reason: "has -1 at 1, not an array index".into(),
+                },
+            ),
+            (
+                json!({"title": {"path": ["a", 1.5], "type": "string"}}),
+                MappingError::BadPath {
+                    attribute: "title",
+                    reason: "has 1.5 at 1, not an array index".into(),
+                },
+            ),
+            (
+                json!({"title": {"path": [{"k": 1}], "type": "string"}}),
+                MappingError::BadPath {
+                    attribute: "title",
+                    reason: "has an object at 0, not a key or an index".into(),
+                },
+            ),
+            (
+                json!({"title": {"path": ["a"]}}),
+                MappingError::BadType { attribute: "title" },
+            ),
+            (
+                json!({"title": {"path": ["a"], "type": "number"}}),
+                MappingError::BadType { attribute: "title" },
+            ),
+            (
+                json!({"title": {"path": ["a"], "type": "array"}}),
+                MappingError::TypeNotAllowed {
+                    attribute: "title",
+                    kind: "array",
+                    allowed: "string".into(),
+                },
+            ),
+            (
+                json!({"end_time": {"path": ["a"], "type": "array"}}),
+                MappingError::TypeNotAllowed {
+                    attribute: "end_time",
+                    kind: "array",
+                    allowed: "datetime or string".into(),
+                },
+            ),
+            (
+                json!({"hosts": {"path": ["a"], "type": "datetime"}}),
+                MappingError::TypeNotAllowed {
+                    attribute: "hosts",
+                    kind: "datetime",
+                    allowed: "string or array".into(),
+                },
+            ),
+        ];
+        for (json, want) in cases {
+            assert_eq!(
+                AttributeMapping::from_json(&json),
+                Err(want.clone()),
+                "for {json}"
+            );
+            if json.is_object() {
+                let via_serde = serde_json::from_value::<AttributeMapping>(json.clone()).unwrap_err();
+                assert_eq!(via_serde.to_string(), want.to_string());
+            }
+        }
+        let listed = MappingError::UnknownAttribute("colour".into()).to_string();
+        assert!(listed.contains("svc_environment_name"), "{listed}");
+    }
+
+    #[test]
+    fn mapping_insert_validates() {
+        let mut mapping = AttributeMapping::default();
+        let empty = MappedPath {
+            path: vec![],
+            kind: MappingType::String,
+        };
+        assert!(mapping.insert(Attribute::Title, empty).is_err());
+        let wrong = MappedPath {
+            path: vec![PathSegment::Index(0)],
+            kind: MappingType::Datetime,
+        };
+        assert!(mapping.insert(Attribute::Service, wrong).is_err());
+        let good = MappedPath {
+            path: vec![PathSegment::Key("s".into())],
+            kind: MappingType::String,
+        };
+        assert!(mapping.insert(Attribute::Service, good).is_ok());
+        assert!(!mapping.is_empty());
+    }
+
+    #[test]
+    fn attribute_keys_round_trip() {
+        for attribute in Attribute::ALL {
+            assert_eq!(Attribute::from_key(attribute.key()), Some(attribute));
+            assert!(!attribute.allowed_types().is_empty());
+        }
+        assert_eq!(Attribute::from_key("environment"), None);
+    }
+
+    #[test]
+    fn value_at_and_blank_at() {
+        let root = json!({"a": [{"b": 1}, 2], "c": "x"});
+        let path = |segments: &[PathSegment]| segments.to_vec();
+        let key = |k: &str| PathSegment::Key(k.to_owned());
+        let cases: Vec<(Vec<PathSegment>, Option<Value>)> = vec![
+            (path(&[key("a"), PathSegment::Index(0), key("b")]), Some(json!(1))),
+            (path(&[key("a"), PathSegment::Index(1)]), Some(json!(2))),
+            (path(&[key("a"), PathSegment::Index(2)]), None),
+            (path(&[key("a"), key("0")]), None),
+            (path(&[key("c"), PathSegment::Index(0)]), None),
+            (path(&[]), Some(root.clone())),
+        ];
+        for (p, want) in cases {
+            assert_eq!(value_at(&root, &p).cloned(), want, "{p:?}");
+        }
+        let mut blanked = root.clone();
+        blank_at(&mut blanked, &[key("a"), PathSegment::Index(0)]);
+        blank_at(&mut blanked, &[key("c")]);
+        blank_at(&mut blanked, &[key("missing"), key("deeper")]);
+        assert_eq!(blanked, json!({"a": [null, 2]}));
+    }
+}

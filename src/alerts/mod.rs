@@ -16,13 +16,13 @@ pub mod intake;
 pub mod integrations;
 pub mod mapping;
 pub mod members;
-#[cfg(test)]
-mod model_tests;
 pub mod normalized;
 pub mod outbox;
 pub mod payload;
 pub mod prometheus;
 pub mod ratelimit;
+#[cfg(test)]
+mod test_support;
 
 use std::sync::Arc;
 

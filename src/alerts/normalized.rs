@@ -416,3 +416,41 @@ pub(super) fn type_name(value: &Value) -> &'static str {
         Value::Object(_) => "an object",
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn severity_names_round_trip() {
+        for severity in Severity::ALL {
+            assert_eq!(Severity::parse(severity.as_str()), Some(severity));
+            assert_eq!(Severity::parse(&severity.as_str().to_uppercase()), Some(severity));
+            assert_eq!(Severity::parse_prometheus(severity.as_str()), Some(severity));
+            assert_eq!(severity.to_string(), severity.as_str());
+            assert_eq!(serde_json::to_value(severity).unwrap(), json!(severity.as_str()));
+        }
+        assert_eq!(Severity::parse("sev1"), None);
+        assert_eq!(Severity::parse(""), None);
+    }
+
+    #[test]
+    fn prometheus_severity_aliases() {
+        let cases: [(&[&str], Severity); 5] = [
+            (&["s1", "P1", "emergency", "FATAL"], Severity::Critical),
+            (&["s2", "p2", "Major", "page"], Severity::High),
+            (&["S3", "p3", "error", "alert"], Severity::Medium),
+            (&["s4", "p4", "warn", "Warning", "minor"], Severity::Low),
+            (&["s5", "p5", "debug", "information", "NOTICE"], Severity::Info),
+        ];
+        for (aliases, want) in cases {
+            for alias in aliases {
+                assert_eq!(Severity::parse_prometheus(alias), Some(want), "{alias}");
+                assert_eq!(Severity::parse(alias), None, "{alias} is not a generic severity");
+            }
+        }
+        assert_eq!(Severity::parse_prometheus("s6"), None);
+    }
+}

@@ -122,3 +122,184 @@ pub(super) fn nesting_depth(value: &Value) -> usize {
         _ => 0,
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::alerts::test_support::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+    use serde_json::Value;
+
+    #[test]
+    fn parse_json_accepts_valid_json() {
+        let cases: [(&str, Value); 5] = [
+            ("{}", json!({})),
+            (" {\"a\": [1, 2]}\n", json!({"a": [1, 2]})),
+            ("[]", json!([])),
+            ("\"text\"", json!("text")),
+            ("null", json!(null)),
+        ];
+        for (text, want) in cases {
+            assert_eq!(
+                parse_json(text.as_bytes(), DEFAULT_MAX_DEPTH).unwrap(),
+                (want, text),
+                "for {text}"
+            );
+        }
+    }
+
+    #[test]
+    fn parse_json_reports_line_and_column() {
+        let cases: [(&[u8], usize, usize); 7] = [
+            (b"{\n  \"a\": }", 2, 8),
+            (b"", 1, 0),
+            (b"{\"a\": 1} x", 1, 10),
+            (b"{'a': 1}", 1, 2),
+            (b"[1,\n2,\n", 3, 0),
+            // Bytes that are not UTF-8, in a string and outside one.
+            (b"{\"a\": \"\xff\"}", 1, 8),
+            (b"{\"a\": 1}\n\xff", 2, 1),
+        ];
+        for (text, line, column) in cases {
+            match parse_json(text, DEFAULT_MAX_DEPTH) {
+                Err(PayloadError::InvalidJson {
+                    line: l,
+                    column: c,
+                    message,
+                }) => {
+                    assert_eq!((l, c), (line, column), "for {text:?}: {message}");
+                    assert!(!message.contains(" at line "), "position repeated in {message:?}");
+                    assert!(!message.is_empty());
+                }
+                other => panic!("for {text:?}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn parse_json_enforces_the_depth_limit() {
+        let cases: [(usize, usize, Result<(), PayloadError>); 7] = [
+            (64, 64, Ok(())),
+            (65, 64, Err(PayloadError::TooDeep { limit: 64 })),
+            (3, 2, Err(PayloadError::TooDeep { limit: 2 })),
+            (200, 64, Err(PayloadError::TooDeep { limit: 64 })),
+            (127, 1_000, Ok(())),
+            (
+                128,
+                1_000,
+                Err(PayloadError::TooDeep {
+                    limit: PARSER_MAX_DEPTH,
+                }),
+            ),
+            (0, 0, Ok(())),
+        ];
+        for (depth, limit, want) in cases {
+            let text = if depth == 0 {
+                "1".to_owned()
+            } else {
+                nested_arrays(depth)
+            };
+            let got = parse_json(text.as_bytes(), limit).map(|_| ());
+            assert_eq!(got, want, "depth {depth}, limit {limit}");
+        }
+        let object_depth = "{\"a\":{\"b\":[{}]}}";
+        assert!(parse_json(object_depth.as_bytes(), 4).is_ok());
+        assert_eq!(
+            parse_json(object_depth.as_bytes(), 3),
+            Err(PayloadError::TooDeep { limit: 3 })
+        );
+    }
+
+    #[test]
+    fn payload_errors_know_their_answer() {
+        let cases = [
+            (PayloadError::NotAnObject, 422, "invalid_payload"),
+            (
+                PayloadError::NotAnEnvelope("x".to_owned()),
+                422,
+                "invalid_payload",
+            ),
+            (
+                PayloadError::InvalidJson {
+                    line: 1,
+                    column: 2,
+                    message: "m".to_owned(),
+                },
+                400,
+                "invalid_json",
+            ),
+            (PayloadError::TooDeep { limit: 64 }, 400, "invalid_json"),
+        ];
+        for (error, status, code) in cases {
+            assert_eq!(error.status().as_u16(), status, "{error}");
+            assert_eq!(error.code(), code, "{error}");
+        }
+        let message = PayloadError::InvalidJson {
+            line: 2,
+            column: 8,
+            message: "expected value".to_owned(),
+        };
+        assert_eq!(
+            message.to_string(),
+            "invalid JSON at line 2 column 8: expected value"
+        );
+    }
+
+    proptest! {
+    #[test]
+    fn parse_json_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..512), limit in 0usize..200) {
+        let _ = parse_json(&bytes, limit);
+    }
+
+    #[test]
+    fn parse_json_accepts_exactly_what_serde_json_reads_from_bytes(
+        bytes in prop_oneof![
+            prop::collection::vec(any::<u8>(), 0..64),
+            "[\\[\\]{}\":,0-9a-z \\\\\u{e9}\u{1f600}\n]{0,200}".prop_map(String::into_bytes),
+            "[\\[\\]{}\":,0-9a-z]{0,100}".prop_map(|text| {
+                let mut bytes = text.into_bytes();
+                bytes.insert(bytes.len() / 2, 0xff);
+                bytes
+            }),
+        ]
+    ) {
+        let from_bytes = serde_json::from_slice::<Value>(&bytes);
+        match parse_json(&bytes, PARSER_MAX_DEPTH) {
+            Ok((value, text)) => {
+                prop_assert_eq!(Some(value), from_bytes.ok());
+                prop_assert_eq!(text.as_bytes(), &bytes[..]);
+            }
+            Err(PayloadError::InvalidJson { line, column, .. }) => {
+                let error = from_bytes.err();
+                prop_assert_eq!(error.as_ref().map(|e| (e.line(), e.column())), Some((line, column)));
+            }
+            Err(other) => prop_assert!(false, "unexpected {:?}", other),
+        }
+    }
+
+    #[test]
+    fn parse_json_never_panics_on_json_like_bytes(text in "[\\[\\]{}\":,0-9a-z \\\\\n]{0,400}", limit in 0usize..200) {
+        match parse_json(text.as_bytes(), limit) {
+            Ok((value, _)) => prop_assert!(nesting_depth(&value) <= limit),
+            Err(PayloadError::InvalidJson { line, .. }) => prop_assert!(line >= 1),
+            Err(PayloadError::TooDeep { limit: l }) => prop_assert_eq!(l, limit.min(PARSER_MAX_DEPTH)),
+            Err(other) => prop_assert!(false, "unexpected {:?}", other),
+        }
+    }
+
+    #[test]
+    fn parse_json_depth_limit_is_exact(depth in 1usize..140, limit in 1usize..140) {
+        let text = nested_arrays(depth);
+        let got = parse_json(text.as_bytes(), limit);
+        prop_assert_eq!(got.is_ok(), depth <= limit.min(PARSER_MAX_DEPTH));
+    }
+
+    #[test]
+    fn parse_json_reads_what_serde_json_writes(value in json_value()) {
+        let text = serde_json::to_vec(&value).unwrap();
+        prop_assert_eq!(parse_json(&text, DEFAULT_MAX_DEPTH).unwrap().0, value);
+    }
+    }
+}

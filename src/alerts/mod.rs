@@ -2,11 +2,10 @@
 //! resolves and stores them itself, and serves their management API.
 //!
 //! Modules: [`integrations`] (kinds, addresses, the in-memory registry; tokens sealed by [`crate::secret`]),
-//! [`intake`] (the receiving endpoint's checks in order); the alert model, pure: [`payload`] (the body as JSON),
-//! [`generic`] with [`mapping`] and [`members`], [`prometheus`], into [`normalized`] alerts, grouped by
-//! [`fingerprint`];
-//! [`apply`] (alerts into the store, whose [lifecycle](crate::lifecycle) decides, and the answer), [`ratelimit`], [`outbox`] (incidents through the backend), [`api`]
-//! (the management JSON API).
+//! [`intake`] (the receiving endpoint's checks in order), [`ratelimit`]. The alert model, pure: [`payload`] (the
+//! body as JSON), [`generic`] with [`mapping`] and [`members`], and [`prometheus`], each into [`normalized`]
+//! alerts, grouped by [`fingerprint`]. [`apply`] (alerts into the store, where [`crate::lifecycle`] decides what
+//! each does, and the answer), [`outbox`] (incidents through the backend), [`api`] (the management JSON API).
 
 pub mod api;
 pub mod apply;

@@ -126,7 +126,7 @@ impl Credentials {
 
     /// Credentials from a `private_token` query parameter.
     pub fn from_query(query: Option<&str>) -> Option<Self> {
-        let pairs = crate::rewrite::params::parse_pairs(query?.as_bytes());
+        let pairs = crate::url_parts::parse_pairs(query?.as_bytes());
         let token = pairs
             .into_iter()
             .find(|(name, value)| name == "private_token" && !value.is_empty())?
@@ -267,7 +267,7 @@ impl AccessChecker {
         project: &str,
     ) -> Result<ProjectAccess, AccessError> {
         let (username, admin) = self.user(credentials).await?;
-        let encoded = crate::rewrite::exchange::encode_segment(project);
+        let encoded = crate::url_parts::encode_segment(project);
         match self
             .get(credentials, &format!("/api/v4/projects/{encoded}"))
             .await?

@@ -23,7 +23,6 @@ use tracing::Instrument;
 
 use crate::access::{AccessChecker, Credentials};
 use crate::alerts::integrations::parse_address;
-use crate::alerts::secret::SecretBox;
 use crate::alerts::AlertService;
 use crate::body::Body;
 use crate::config::{Config, ServerTls};
@@ -33,6 +32,7 @@ use crate::pages::Pages;
 use crate::refusals::RefusalBodies;
 use crate::rewrite::table::RuleTable;
 use crate::rewrite::{is_v3, RewriteSettings, Rewriter};
+use crate::secret::SecretBox;
 use crate::store::Store;
 use crate::telemetry::{acceptable_request_id, new_request_id, KindLabels, Metrics, RequestLabels, V3Labels};
 use crate::upstream::{read_certs, read_key, ClientInfo, Upstream};
@@ -160,7 +160,12 @@ impl Gateway {
         } else if internal::is_internal(&path) {
             context.kind = "internal";
             context.route = path.clone();
-            Ok(internal::handle(self, &method, &path).await)
+            let probes = internal::Probes {
+                store: self.store.as_ref(),
+                upstream: &self.upstream,
+                metrics: &self.metrics,
+            };
+            Ok(internal::handle(probes, &method, &path).await)
         } else if path.starts_with(pages::PREFIX) {
             context.kind = "pages";
             context.route = "/-/svcgate/ pages".to_owned();
@@ -234,7 +239,7 @@ impl Gateway {
                 )
             }
         };
-        let pairs = crate::rewrite::params::parse_pairs(query.unwrap_or("").as_bytes());
+        let pairs = crate::url_parts::parse_pairs(query.unwrap_or("").as_bytes());
         let sort = pairs
             .iter()
             .find(|(name, _)| name == "sort")
@@ -260,7 +265,7 @@ impl Gateway {
     /// Reads a management request's JSON body (at most 1 MiB) and answers it.
     async fn alert_api(&self, request: Request<Incoming>, context: &RequestContext) -> Response<Body> {
         let (parts, incoming) = request.into_parts();
-        let query = crate::rewrite::params::parse_pairs(parts.uri.query().unwrap_or("").as_bytes());
+        let query = crate::url_parts::parse_pairs(parts.uri.query().unwrap_or("").as_bytes());
         let bytes = match http_body_util::Limited::new(incoming, 1 << 20).collect().await {
             Ok(collected) => collected.to_bytes(),
             Err(_) => {

@@ -11,14 +11,15 @@ use http::{HeaderMap, Method, Response, StatusCode};
 use serde_json::{json, Map, Value};
 
 use super::integrations::{Integration, Kind};
-use super::payload::{format_time, AttributeMapping};
-use super::secret::random_hex;
+use super::mapping::AttributeMapping;
 use super::AlertService;
 use crate::access::{AccessError, Credentials, ProjectAccess, Role};
 use crate::body::{error_response, json_response, Body};
 use crate::config::Edition;
-use crate::rewrite::exchange::decode;
-use crate::store::{AlertQuery, AlertRecord, AlertSettings, IntegrationRecord};
+use crate::secret::random_hex;
+use crate::store::{AlertQuery, AlertRecord, AlertSettings, IntegrationRecord, StoreError};
+use crate::time_format::format_time;
+use crate::url_parts::decode;
 
 /// The prefix of the alert management API.
 pub const PREFIX: &str = "/-/svcgate/api/projects/";
@@ -66,7 +67,7 @@ pub fn access_failure(error: &AccessError) -> Failure {
     }
 }
 
-fn store_error(error: &crate::store::StoreError) -> Failure {
+fn store_error(error: &StoreError) -> Failure {
     tracing::error!(%error, "alert management: store failed");
     fail(
         StatusCode::SERVICE_UNAVAILABLE,
@@ -433,7 +434,7 @@ async fn create_integration(service: &AlertService, request: &ApiRequest<'_>) ->
     check_exclusivity(service, &record, kind)?;
     let stored = match service.store.integration_insert(record).await {
         Ok(stored) => stored,
-        Err(error) if error.is_conflict() => {
+        Err(StoreError::Conflict(_)) => {
             return Err(fail(
                 StatusCode::CONFLICT,
                 &format!(
@@ -495,7 +496,7 @@ async fn save(
 /// A new random token and its sealed form: `(token, nonce, ciphertext)`.
 fn new_sealed_token(service: &AlertService) -> Result<(String, Vec<u8>, Vec<u8>), Failure> {
     let internal =
-        |error: super::secret::SecretError| fail(StatusCode::INTERNAL_SERVER_ERROR, &error.to_string());
+        |error: crate::secret::SecretError| fail(StatusCode::INTERNAL_SERVER_ERROR, &error.to_string());
     let token = random_hex(16).map_err(internal)?;
     let (nonce, ciphertext) = service.secret.seal(&token).map_err(internal)?;
     Ok((token, nonce, ciphertext))
@@ -794,7 +795,7 @@ async fn update_alert(
     {
         Ok(Some(alert)) => Ok(json_response(StatusCode::OK, &alert_json(&alert))),
         Ok(None) => Err(fail(StatusCode::NOT_FOUND, "404 Alert Not Found")),
-        Err(error) if error.is_conflict() => Err(fail(
+        Err(StoreError::Conflict(_)) => Err(fail(
             StatusCode::CONFLICT,
             "409 Conflict: another open alert has the same fingerprint; resolve it first",
         )),

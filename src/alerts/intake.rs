@@ -13,9 +13,12 @@ use http::{Method, Request, Response, StatusCode};
 use hyper::body::Incoming;
 use serde_json::json;
 
+use super::apply;
+use super::generic;
 use super::integrations::{Address, Integration, Kind, Registry};
-use super::lifecycle;
-use super::payload::{self, Edition as PayloadEdition, PayloadError};
+use super::normalized::Edition as PayloadEdition;
+use super::payload::{self, PayloadError};
+use super::prometheus;
 use super::ratelimit::RateLimiter;
 use crate::body::{json_response, Body};
 use crate::budget::{BodyBudget, BudgetError, Held};
@@ -222,8 +225,8 @@ impl Intake {
         let max_depth = self.config.max_depth;
         let normalized = match integration.kind {
             Kind::Prometheus => payload::parse_json(bytes, max_depth)
-                .and_then(|(value, _)| payload::normalize_prometheus(&value, now, self.edition())),
-            _ => payload::read_generic(
+                .and_then(|(value, _)| prometheus::normalize_prometheus(&value, now, self.edition())),
+            _ => generic::read_generic(
                 bytes,
                 max_depth,
                 now,
@@ -257,7 +260,7 @@ impl Intake {
             let answer = alert_error(status, "rate_limited", message);
             return with_header(answer, http::header::RETRY_AFTER, wait.to_string());
         }
-        match lifecycle::process(self.store.as_ref(), integration, alerts, now).await {
+        match apply::process(self.store.as_ref(), integration, alerts, now).await {
             Ok(entries) => {
                 let status = match integration.kind {
                     Kind::Prometheus => StatusCode::CREATED,

@@ -10,7 +10,7 @@ use std::sync::{Arc, RwLock};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use super::payload::AttributeMapping;
+use super::mapping::AttributeMapping;
 use crate::config::Edition;
 use crate::store::IntegrationRecord;
 

@@ -15,7 +15,8 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::payload::{json_error, nesting_depth, Attribute, PayloadError, PARSER_MAX_DEPTH};
+use super::normalized::Attribute;
+use super::payload::{json_error, nesting_depth, PayloadError, PARSER_MAX_DEPTH};
 use crate::plain_value::PlainValue;
 
 /// The values under the attributes' default keys, indexed by `Attribute as usize`; the last duplicate wins.

@@ -1,30 +1,36 @@
 //! Alert intake: monitoring tools post alerts to an integration's address; svcgate checks, normalises, groups,
 //! resolves and stores them itself, and serves their management API.
 //!
-//! Modules: [`integrations`] (kinds, addresses, the in-memory registry), [`secret`] (tokens at rest),
-//! [`intake`] (the receiving endpoint's checks in order), [`payload`] and [`fingerprint`] (normalisation, pure),
-//! [`lifecycle`] (outcomes into the store), [`ratelimit`], [`outbox`] (incidents through the backend), [`api`]
-//! (the management JSON API).
+//! Modules: [`integrations`] (kinds, addresses, the in-memory registry; tokens sealed by [`crate::secret`]),
+//! [`intake`] (the receiving endpoint's checks in order), [`ratelimit`]. The alert model, pure: [`payload`] (the
+//! body as JSON), [`generic`] with [`mapping`] and [`members`], and [`prometheus`], each into [`normalized`]
+//! alerts, grouped by [`fingerprint`]. [`apply`] (alerts into the store, where [`crate::lifecycle`] decides what
+//! each does, and the answer), [`outbox`] (incidents through the backend), [`api`] (the management JSON API).
 
 pub mod api;
+pub mod apply;
 pub mod fingerprint;
+pub mod generic;
 pub mod intake;
 pub mod integrations;
-pub mod lifecycle;
+pub mod mapping;
 pub mod members;
+pub mod normalized;
 pub mod outbox;
 pub mod payload;
+pub mod prometheus;
 pub mod ratelimit;
-pub mod secret;
+#[cfg(test)]
+mod test_support;
 
 use std::sync::Arc;
 
 use self::intake::Intake;
 use self::integrations::{Integration, Kind, Registry};
-use self::payload::AttributeMapping;
-use self::secret::{SecretBox, SecretError};
+use self::mapping::AttributeMapping;
 use crate::access::AccessChecker;
 use crate::config::AlertConfig;
+use crate::secret::{self, SecretBox, SecretError};
 use crate::store::{IntegrationRecord, Store, StoreError};
 use crate::upstream::Upstream;
 
@@ -123,7 +129,7 @@ impl AlertService {
         }
         let token = secret::random_hex(16)?;
         let (nonce, ciphertext) = self.secret.seal(&token)?;
-        let now = payload::format_time(time::OffsetDateTime::now_utc());
+        let now = crate::time_format::format_time(time::OffsetDateTime::now_utc());
         let record = IntegrationRecord {
             id: 0,
             project_id,

@@ -10,9 +10,9 @@ use std::time::Duration;
 use http::{HeaderValue, Method, Request};
 use serde_json::{json, Value};
 
-use super::payload::format_time;
 use crate::body;
 use crate::store::{OutboxItem, Store};
+use crate::time_format::format_time;
 use crate::upstream::Upstream;
 
 /// How often the worker looks for due calls.

@@ -22,11 +22,11 @@ use self::views::*;
 use crate::access::{Credentials, ProjectAccess, Role};
 use crate::alerts::api::{self, alert_query, ApiRequest};
 use crate::alerts::integrations::Kind;
-use crate::alerts::secret::random_hex;
 use crate::alerts::AlertService;
 use crate::body::{self, Body};
-use crate::rewrite::params::{encode_pairs, parse_pairs};
+use crate::secret::random_hex;
 use crate::store::AlertRecord;
+use crate::url_parts::{encode_pairs, parse_pairs};
 use crate::usage::UsageRecorder;
 
 /// The prefix of the pages.
@@ -172,7 +172,7 @@ fn notice_text(code: Option<&str>) -> Option<String> {
 }
 
 fn relative(time: &str) -> String {
-    let Some(then) = crate::alerts::payload::parse_time(time) else {
+    let Some(then) = crate::time_format::parse_time(time) else {
         return time.to_owned();
     };
     let seconds = (time::OffsetDateTime::now_utc() - then).whole_seconds();
@@ -282,7 +282,7 @@ impl Pages {
             (&Method::GET, ["admin", "v3-usage"]) => self.v3_usage(call, &session, false).await,
             (&Method::GET, ["admin", "v3-usage.csv"]) => self.v3_usage(call, &session, true).await,
             (_, ["projects", project, rest @ ..]) => {
-                let project = crate::rewrite::exchange::decode(project);
+                let project = crate::url_parts::decode(project);
                 let credentials = match Credentials::from_token(&session.token) {
                     Some(credentials) => credentials,
                     None => return redirect("/-/svcgate/sign_in"),
@@ -865,7 +865,7 @@ impl Pages {
             "hosts",
             "severity",
             "fingerprint",
-            crate::alerts::payload::Attribute::EnvironmentName.key(),
+            crate::alerts::normalized::Attribute::EnvironmentName.key(),
         ];
         let custom = payload
             .as_object()
@@ -1299,7 +1299,7 @@ impl Pages {
                 notice: None,
                 error: None,
                 groups,
-                environment_field: crate::alerts::payload::Attribute::EnvironmentName.key(),
+                environment_field: crate::alerts::normalized::Attribute::EnvironmentName.key(),
             },
         )
     }

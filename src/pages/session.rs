@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use http::HeaderMap;
 use sha2::{Digest, Sha256};
 
-use crate::alerts::secret::random_hex;
+use crate::secret::random_hex;
 
 /// The session cookie's name.
 pub const COOKIE: &str = "svcgate_session";

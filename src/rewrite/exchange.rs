@@ -10,10 +10,10 @@ use hyper::body::Incoming;
 use serde_json::Value;
 
 use super::backend::{header_number, Caller};
-use super::params::encode_pairs;
 use super::request::V3Request;
 use super::rule::Rule;
 use crate::error::GatewayError;
+use crate::url_parts::{decode, with_query};
 
 /// What the backend (or a procedure) answered, before the V3 answer is built from it.
 pub enum Outcome {
@@ -141,33 +141,6 @@ pub fn relay_error(status: StatusCode, body: Bytes) -> GatewayError {
     GatewayError::Relay { status, body }
 }
 
-/// A path with its query pairs, if any.
-pub fn with_query(path: &str, pairs: &[(String, String)]) -> String {
-    if pairs.is_empty() {
-        path.to_owned()
-    } else {
-        format!("{path}?{}", encode_pairs(pairs))
-    }
-}
-
-/// Percent-decodes a path segment (invalid UTF-8 is replaced, never a panic).
-pub fn decode(value: &str) -> String {
-    percent_encoding::percent_decode_str(value)
-        .decode_utf8_lossy()
-        .into_owned()
-}
-
-/// Percent-encodes a value as one path segment (slashes included).
-pub fn encode_segment(value: &str) -> String {
-    /// Everything but RFC 3986's unreserved characters.
-    const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-        .remove(b'-')
-        .remove(b'.')
-        .remove(b'_')
-        .remove(b'~');
-    percent_encoding::utf8_percent_encode(value, SEGMENT).to_string()
-}
-
 /// Pagination headers for a list the gateway paginates itself, as V4 would send them (`Link` is rewritten to
 /// the V3 address afterwards).
 pub fn paginate(items: Vec<Value>, query: &[(String, String)], path: &str) -> (HeaderMap, Value) {
@@ -240,6 +213,7 @@ pub fn paginate(items: Vec<Value>, query: &[(String, String)], path: &str) -> (H
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::url_parts::encode_segment;
     use proptest::prelude::*;
     use serde_json::json;
 

@@ -433,7 +433,7 @@ fn item_path(
 /// A field's value as a path segment: a string percent-encoded, anything else as its JSON text.
 fn segment_of(value: &Value) -> String {
     match value {
-        Value::String(text) => super::exchange::encode_segment(text),
+        Value::String(text) => crate::url_parts::encode_segment(text),
         other => other.to_string(),
     }
 }

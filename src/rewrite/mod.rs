@@ -135,7 +135,7 @@ impl Rewriter {
         metrics: Arc<Metrics>,
         upstream: Arc<Upstream>,
         settings: RewriteSettings,
-        secret: Arc<crate::alerts::secret::SecretBox>,
+        secret: Arc<crate::secret::SecretBox>,
     ) -> Self {
         Rewriter {
             table,

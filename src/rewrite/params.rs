@@ -155,32 +155,11 @@ pub fn convert_json(
     Ok(object)
 }
 
-/// Parses a query string or form body into pairs.
-pub fn parse_pairs(text: &[u8]) -> Vec<(String, String)> {
-    form_urlencoded::parse(text).into_owned().collect()
-}
-
-/// Serialises pairs as a query string or form body.
-pub fn encode_pairs(pairs: &[(String, String)]) -> String {
-    let mut serializer = form_urlencoded::Serializer::new(String::new());
-    for (name, value) in pairs {
-        serializer.append_pair(name, value);
-    }
-    serializer.finish()
-}
-
-/// The value of the first pair named `name`.
-pub fn pair_value<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    pairs
-        .iter()
-        .find(|(key, _)| key == name)
-        .map(|(_, value)| value.as_str())
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::url_parts::{encode_pairs, parse_pairs};
     use proptest::prelude::*;
     use serde_json::json;
 

@@ -8,10 +8,9 @@
 
 use serde_json::Value;
 
-use super::exchange::{decode, encode_segment, with_query};
-use super::params::encode_pairs;
 use super::request::{V3Body, V3Request};
 use super::rule::{Rule, Segment};
+use crate::url_parts::{decode, encode_pairs, encode_segment, with_query};
 
 /// Why a request cannot be planned: the client's fault, answered 400.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

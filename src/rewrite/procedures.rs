@@ -9,11 +9,12 @@ use std::collections::HashMap;
 use http::{Method, StatusCode};
 use serde_json::{json, Map, Value};
 
-use super::exchange::{paginate, relay_error, with_query, Exchange, Outcome};
+use super::exchange::{paginate, relay_error, Exchange, Outcome};
 use super::request::{V3Body, V3Request};
 use super::rule::Procedure;
 use super::sessions::Sessions;
 use crate::error::GatewayError;
+use crate::url_parts::with_query;
 
 /// What procedures may use besides the exchange.
 pub struct ProcedureEnv<'a> {

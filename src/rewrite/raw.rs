@@ -2,8 +2,8 @@
 //!
 //! Reshaping a V4 list into V3 keeps most values as they are and drops the rest, so parsing every string and
 //! number into a [`serde_json::Value`] and serialising it again is wasted work. A [`RawObject`] keeps each member's
-//! value as the slice of the answer it came from ([`RawValue`]); [`Shapes`](super::shape::Shapes) copies the
-//! slices it keeps and parses only what it converts.
+//! value as the slice of the answer it came from ([`RawValue`]); the reshaping (`shape.rs`, which uses this module)
+//! copies the slices it keeps and parses only what it converts.
 
 use std::borrow::Cow;
 use std::fmt;

@@ -8,12 +8,13 @@ use http::header::{HeaderMap, HeaderValue};
 use hyper::body::Incoming;
 use serde_json::{Map, Value};
 
-use super::params::{convert_json, convert_pairs, encode_pairs, pair_value, parse_pairs, ParamError};
+use super::params::{convert_json, convert_pairs, ParamError};
 use super::rule::{Conversion, Rule};
 use crate::body::{self, Body};
 use crate::budget::{BodyBudget, BudgetError};
 use crate::context::RequestContext;
 use crate::error::GatewayError;
+use crate::url_parts::{encode_pairs, pair_value, parse_pairs};
 
 /// The body of a V3 request, as far as the gateway has read it.
 pub enum V3Body {

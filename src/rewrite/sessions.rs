@@ -15,12 +15,12 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use super::exchange::{Exchange, Outcome};
-use super::params::{encode_pairs, parse_pairs};
 use super::request::V3Request;
-use crate::alerts::secret::SecretBox;
 use crate::body;
 use crate::error::GatewayError;
+use crate::secret::SecretBox;
 use crate::store::Store;
+use crate::url_parts::{encode_pairs, parse_pairs};
 
 /// The prefix of every token svcgate issues, so that ordinary tokens never cost a lookup.
 pub const TOKEN_PREFIX: &str = "svcg3_";

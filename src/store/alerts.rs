@@ -1,14 +1,16 @@
 //! Alert data in the SQLite store: integrations, alerts and their lifecycle, incident settings, the outbox.
 //!
-//! [`process_event`] is the lifecycle of one incoming alert as one write job, so it runs inside the writer's
-//! group commit: grouping increments the open alert's counter, a resolve closes it, anything else creates a new
-//! alert with the next per-project iid. "One open alert per project and fingerprint" is a constraint of the
-//! database, held by the writer connection's in-memory table (see [`open_alerts`](super::open_alerts)).
+//! [`process_event`] carries out the lifecycle of one incoming alert as one write job, inside the writer's group
+//! commit: it looks up the open alert of the event's fingerprint, [`lifecycle::decide`] says what to do (create,
+//! group, resolve, or nothing), and this module does it. How "at most one open alert per project and fingerprint"
+//! is held is told in [the store's module documentation](super).
 
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 use rusqlite::{params, Connection, OptionalExtension, Row};
+
+use crate::lifecycle::{self, Action};
 
 /// An alert integration as stored (its token encrypted).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -442,7 +444,8 @@ fn enqueue(
     Ok(())
 }
 
-/// The lifecycle of one incoming alert (section 5 of the alert contract), as one write job.
+/// The lifecycle of one incoming alert (section 5 of the alert contract), as one write job: looks up the open
+/// alert of the event's fingerprint, asks [`lifecycle::decide`] what to do, and does it.
 ///
 /// Its writes that fire the open-alert triggers say `OR FAIL`: a failed constraint stops the statement without
 /// undoing what it wrote before, which is safe because a failing job is always undone whole (the writer rolls back
@@ -455,47 +458,69 @@ pub fn process_event(connection: &Connection, event: &AlertEvent) -> rusqlite::R
         Some(fingerprint) => open_alert(connection, event.project_id, fingerprint)?,
         None => None,
     };
-    if let Some(ended_at) = &event.ended_at {
-        let Some(mut alert) = open else {
-            return Ok(EventOutcome {
-                outcome: "no_open_alert",
-                alert: None,
-            });
-        };
-        let changed = connection
-            .prepare_cached(
-                "UPDATE OR FAIL alerts SET status = 'resolved', ended_at = ?2, updated_at = ?3 WHERE id = ?1",
-            )?
-            .execute(params![alert.id, ended_at, event.now])?;
-        one_row_changed(changed)?;
-        alert.status = "resolved".to_owned();
-        if alert.incident_iid.is_some() && settings_get(connection, event.project_id)?.auto_close_incident {
-            enqueue(
-                connection,
-                "close_incident",
-                alert.project_id,
-                alert.id,
-                &event.now,
-            )?;
-        }
-        return Ok(EventOutcome {
-            outcome: "resolved",
-            alert: Some(alert),
-        });
+    let action = lifecycle::decide(
+        open,
+        lifecycle::Event {
+            fingerprint: event.fingerprint.as_deref(),
+            ended_at: event.ended_at.as_deref(),
+        },
+    );
+    let outcome = action.outcome();
+    let alert = match action {
+        Action::Ignore => None,
+        Action::Resolve { alert, ended_at } => Some(resolve(connection, alert, ended_at, event)?),
+        Action::Group(alert) => Some(group(connection, alert, event)?),
+        Action::Create => Some(create(connection, event)?),
+    };
+    Ok(EventOutcome { outcome, alert })
+}
+
+/// [`Action::Resolve`]: closes the open alert, and asks for its incident to be closed when the project wants that.
+fn resolve(
+    connection: &Connection,
+    mut alert: TouchedAlert,
+    ended_at: &str,
+    event: &AlertEvent,
+) -> rusqlite::Result<TouchedAlert> {
+    let changed = connection
+        .prepare_cached(
+            "UPDATE OR FAIL alerts SET status = 'resolved', ended_at = ?2, updated_at = ?3 WHERE id = ?1",
+        )?
+        .execute(params![alert.id, ended_at, event.now])?;
+    one_row_changed(changed)?;
+    alert.status = "resolved".to_owned();
+    if alert.incident_iid.is_some() && settings_get(connection, event.project_id)?.auto_close_incident {
+        enqueue(
+            connection,
+            "close_incident",
+            alert.project_id,
+            alert.id,
+            &event.now,
+        )?;
     }
-    if let Some(mut alert) = open {
-        let changed = connection
-            .prepare_cached(
-                "UPDATE alerts SET events = events + 1, last_event_at = ?2, updated_at = ?2 WHERE id = ?1",
-            )?
-            .execute(params![alert.id, event.now])?;
-        one_row_changed(changed)?;
-        alert.events += 1;
-        return Ok(EventOutcome {
-            outcome: "grouped",
-            alert: Some(alert),
-        });
-    }
+    Ok(alert)
+}
+
+/// [`Action::Group`]: counts one more occurrence of the open alert.
+fn group(
+    connection: &Connection,
+    mut alert: TouchedAlert,
+    event: &AlertEvent,
+) -> rusqlite::Result<TouchedAlert> {
+    let changed = connection
+        .prepare_cached(
+            "UPDATE alerts SET events = events + 1, last_event_at = ?2, updated_at = ?2 WHERE id = ?1",
+        )?
+        .execute(params![alert.id, event.now])?;
+    one_row_changed(changed)?;
+    alert.events += 1;
+    Ok(alert)
+}
+
+/// [`Action::Create`]: stores a new open alert with the next per-project iid, and asks for an incident when the
+/// project wants one. The open-alert table's primary key refuses it should another open alert of its fingerprint
+/// exist after all.
+fn create(connection: &Connection, event: &AlertEvent) -> rusqlite::Result<TouchedAlert> {
     let iid: u64 = connection
         .prepare_cached("SELECT COALESCE(MAX(iid), 0) + 1 FROM alerts WHERE project_id = ?1")?
         .query_row([event.project_id], |row| row.get(0))?;
@@ -542,10 +567,7 @@ pub fn process_event(connection: &Connection, event: &AlertEvent) -> rusqlite::R
             &event.now,
         )?;
     }
-    Ok(EventOutcome {
-        outcome: "created",
-        alert: Some(alert),
-    })
+    Ok(alert)
 }
 
 /// An update by id that found its row (it was read in the same transaction) changed exactly one.

@@ -1,7 +1,26 @@
 //! Durable state: the [`Store`] trait and its embedded SQLite implementation.
 //!
 //! Everything the gateway must remember across restarts goes through [`Store`], so that a PostgreSQL
-//! implementation can take the SQLite one's place for several replicas sharing state.
+//! implementation can take the SQLite one's place for several replicas sharing state. Failures are a
+//! [`StoreError`], whose variant says what happened (a conflict, a missing row, a store that cannot be used), so
+//! callers match on it and never on its text.
+//!
+//! # At most one open alert per project and fingerprint
+//!
+//! This is the alert lifecycle's central rule, and it is held in three places, each backing the next:
+//!
+//! 1. **The decision.** [`crate::lifecycle::decide`] groups into or resolves the open alert of the event's
+//!    fingerprint and only creates one when there is none.
+//! 2. **A single writer.** Every write goes through one writer thread ([`SqliteStore::write`]), which runs the
+//!    lookup and the write of one event in the same transaction ([`alerts::process_event`]), so two events of one
+//!    fingerprint never both see "no open alert".
+//! 3. **A constraint.** The writer connection keeps the open alerts in a table keyed by `(project_id,
+//!    fingerprint)`, kept in step with `alerts` by triggers (`open_alerts.rs`): a second open alert, written by
+//!    any code path on that connection (reopening a resolved alert included), is refused as
+//!    [`StoreError::Conflict`]. It is not a persistent unique index on `alerts` on purpose: such an index capped
+//!    durable intake at about 17k alerts/s and was dropped by migration 6 (see `migrations.rs`). Rows written by
+//!    another program (the `sqlite3` shell) bypass it; should they hold two open alerts of one fingerprint, the
+//!    older is the one grouped into.
 
 pub mod alerts;
 mod migrations;
@@ -25,9 +44,20 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>>
 /// Why the store could not do what was asked.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// The database refused or failed the operation.
+    /// A constraint of the schema refused the write: a second open alert of one fingerprint, a second integration
+    /// of a one-per-project type, a reused endpoint identifier. The caller's request conflicts with what is stored.
+    #[error("refused by a constraint: {0}")]
+    Conflict(#[source] rusqlite::Error),
+    /// A row the operation works on is gone (it was there when the operation began).
+    #[error("the row is gone")]
+    NotFound,
+    /// The store cannot be used now: the writer has stopped (shutting down), or a batch's transaction could not
+    /// begin or commit (the text is SQLite's, for the log).
+    #[error("store unavailable: {0}")]
+    Unavailable(String),
+    /// The database failed the operation otherwise.
     #[error("database: {0}")]
-    Database(#[from] rusqlite::Error),
+    Database(#[source] rusqlite::Error),
     /// The data directory could not be used.
     #[error("data directory {path}: {source}")]
     DataDir {
@@ -36,23 +66,27 @@ pub enum StoreError {
         /// The I/O error.
         source: std::io::Error,
     },
-    /// The writer task is gone (the store is shutting down).
-    #[error("store writer stopped")]
-    WriterGone,
+}
+
+impl From<rusqlite::Error> for StoreError {
+    /// Sorts a failed statement by what it means for the caller.
+    fn from(error: rusqlite::Error) -> Self {
+        match &error {
+            rusqlite::Error::SqliteFailure(failure, _)
+                if failure.code == rusqlite::ErrorCode::ConstraintViolation =>
+            {
+                StoreError::Conflict(error)
+            }
+            rusqlite::Error::QueryReturnedNoRows => StoreError::NotFound,
+            _ => StoreError::Database(error),
+        }
+    }
 }
 
 impl StoreError {
-    /// Whether a uniqueness rule of the schema refused the write.
+    /// Whether a constraint of the schema refused the write ([`StoreError::Conflict`]).
     pub fn is_conflict(&self) -> bool {
-        match self {
-            StoreError::Database(rusqlite::Error::SqliteFailure(error, _)) => {
-                error.code == rusqlite::ErrorCode::ConstraintViolation
-            }
-            StoreError::Database(rusqlite::Error::ToSqlConversionFailure(error)) => {
-                error.to_string().contains("UNIQUE constraint failed")
-            }
-            _ => false,
-        }
+        matches!(self, StoreError::Conflict(_))
     }
 }
 

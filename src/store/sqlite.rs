@@ -57,11 +57,11 @@ where
     fn finish(self: Box<Self>, commit: Result<(), String>) {
         let answer = match (commit, self.result) {
             (Ok(()), Some(Ok(value))) => Ok(value),
-            (Ok(()), Some(Err(error))) => Err(StoreError::Database(error)),
-            (Ok(()), None) => Err(StoreError::WriterGone),
-            (Err(message), _) => Err(StoreError::Database(rusqlite::Error::ToSqlConversionFailure(
-                message.into(),
-            ))),
+            (Ok(()), Some(Err(error))) => Err(StoreError::from(error)),
+            (Ok(()), None) => Err(StoreError::Unavailable(
+                "the writer dropped the job unrun".to_owned(),
+            )),
+            (Err(message), _) => Err(StoreError::Unavailable(message)),
         };
         // The caller may have given up waiting; its answer is then dropped.
         drop(self.reply.send(answer));
@@ -89,6 +89,11 @@ fn create_private(data_dir: &Path, database: &Path) -> std::io::Result<()> {
 
 fn clone_error(error: &rusqlite::Error) -> rusqlite::Error {
     rusqlite::Error::ToSqlConversionFailure(error.to_string().into())
+}
+
+/// The writer thread is gone: the store is shutting down.
+fn writer_gone() -> StoreError {
+    StoreError::Unavailable("store writer stopped".to_owned())
 }
 
 /// The SQLite implementation of [`Store`].
@@ -160,8 +165,8 @@ impl SqliteStore {
             result: None,
             reply,
         });
-        self.writer.send(job).map_err(|_| StoreError::WriterGone)?;
-        answer.await.map_err(|_| StoreError::WriterGone)?
+        self.writer.send(job).map_err(|_| writer_gone())?;
+        answer.await.map_err(|_| writer_gone())?
     }
 
     /// Runs `work` on a read connection on the blocking pool.
@@ -187,7 +192,7 @@ impl SqliteStore {
             outcome.map_err(StoreError::from)
         })
         .await
-        .map_err(|_| StoreError::WriterGone)?
+        .map_err(|_| StoreError::Unavailable("a read did not finish".to_owned()))?
     }
 }
 

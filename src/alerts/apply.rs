@@ -1,11 +1,13 @@
-//! From normalised alerts to stored outcomes: each alert becomes one lifecycle write (created, grouped,
-//! resolved, or no open alert), all of one request committed together by the store's group commit.
+//! From normalised alerts to stored outcomes and the intake's answer: each alert becomes one store write, in which
+//! [`crate::lifecycle::decide`] says whether it creates, groups, resolves or finds no open alert; all writes of one
+//! request are committed together by the store's group commit.
 
 use serde::Serialize;
 
 use super::integrations::Integration;
-use super::payload::{format_time, NormalizedAlert};
+use super::normalized::NormalizedAlert;
 use crate::store::{AlertEvent, EventOutcome, Store, StoreError};
+use crate::time_format::format_time;
 
 /// The answer entry for one alert: svc's `iid` and `title`, plus what svcgate did. Serialized as it is (fields
 /// in this order), not through a `serde_json::Value`, whose map would hash every key of every answer.
@@ -94,7 +96,8 @@ fn entry(alert: NormalizedAlert, outcome: EventOutcome) -> AnswerEntry {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::alerts::payload::{normalize_generic, Edition};
+    use crate::alerts::generic::normalize_generic;
+    use crate::alerts::normalized::Edition;
     use crate::store::TouchedAlert;
 
     fn received(text: &str, edition: Edition) -> NormalizedAlert {

@@ -1,6 +1,9 @@
-//! Integration tokens at rest: AES-256-GCM with a key from the configuration or a `0600` key file.
+//! Secrets at rest and random tokens: AES-256-GCM with a key from the configuration or a `0600` key file, and
+//! random hex for tokens, session ids and CSRF values.
 //!
-//! Tokens must be viewable again by Maintainers, so they are encrypted rather than hashed. The key is
+//! Used by the alert integrations (their tokens), the V3 password-login sessions (the backend tokens they stand
+//! for) and the pages (session ids); it depends on none of them. Integration tokens must be viewable again by
+//! Maintainers, so they are encrypted rather than hashed. The key is
 //! `secret_key` (64 hex digits) when configured; otherwise `secret.key` in the data directory, created with 32
 //! bytes from the OS random source and mode `0600` on first start.
 

@@ -552,8 +552,8 @@ fn cases() -> Vec<Case> {
         ("GET /projects/{p}/merge_request/{mr}/closes_issues", None, &["GET /projects/{p}/merge_requests/{mr_iid}/closes_issues"], 200),
         ("GET /projects/{p}/merge_requests/{mr}/versions", None, &["GET /projects/{p}/merge_requests/{mr_iid}/versions?per_page=100&page=1"], 200),
         ("GET /projects/{p}/merge_requests/{mr}/versions/{mr}", None, &["GET /projects/{p}/merge_requests/{mr_iid}/versions/{mr}"], 200),
-        ("POST /projects/{p}/merge_requests/{mr}/cancel_merge_when_build_succeeds", None, &["POST /projects/{p}/merge_requests/{mr_iid}/cancel_merge_when_pipeline_succeeds"], 201),
-        ("POST /projects/{p}/merge_request/{mr}/cancel_merge_when_build_succeeds", None, &["POST /projects/{p}/merge_requests/{mr_iid}/cancel_merge_when_pipeline_succeeds"], 201),
+        ("POST /projects/{p}/merge_requests/{mr}/cancel_merge_when_build_succeeds", None, &["POST /projects/{p}/merge_requests/{mr_iid}/cancel_merge_when_pipeline_succeeds", "GET /projects/{p}/merge_requests/{mr_iid}"], 201),
+        ("POST /projects/{p}/merge_request/{mr}/cancel_merge_when_build_succeeds", None, &["POST /projects/{p}/merge_requests/{mr_iid}/cancel_merge_when_pipeline_succeeds", "GET /projects/{p}/merge_requests/{mr_iid}"], 201),
         ("PUT /projects/{p}/merge_request/{mr}/merge", Some("sha=0000000"), &["PUT /projects/{p}/merge_requests/{mr_iid}/merge"], 409),
         ("PUT /projects/{p}/merge_requests/{mr}/merge", Some("merge_when_build_succeeds=false"), &["PUT /projects/{p}/merge_requests/{mr_iid}/merge"], 200),
         // Notes (2.4)

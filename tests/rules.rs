@@ -851,3 +851,100 @@ async fn deleting_a_user_or_a_system_hook_answers_200_with_what_was_deleted() {
     .await;
     assert_eq!(again.status, StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn cancel_merge_when_build_succeeds_answers_the_v3_merge_request_read_after_the_call() {
+    let world = World::new().await;
+    let project = world.project;
+    // A source branch whose head has the CI file: the merge request gets a running pipeline.
+    let file = send_json(
+        Method::POST,
+        &world.v4(&format!("/projects/{project}/repository/files/.svc-ci.yml")),
+        &world.token,
+        json!({"branch": "auto", "start_branch": "main", "content": "test:\n  script:\n    - sleep 24h\n", "commit_message": "CI"}),
+    )
+    .await;
+    assert_eq!(file.status, StatusCode::CREATED, "{:?}", file.body);
+    let created = send_json(
+        Method::POST,
+        &world.v4(&format!("/projects/{project}/merge_requests")),
+        &world.token,
+        json!({"title": "Auto", "source_branch": "auto", "target_branch": "main"}),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{:?}", created.body);
+    let created = created.json();
+    let (id, iid) = (created["id"].as_u64().unwrap(), created["iid"].as_u64().unwrap());
+    assert_eq!(created["head_pipeline"]["status"], json!("running"));
+    let merge = send_json(
+        Method::PUT,
+        &world.v4(&format!("/projects/{project}/merge_requests/{iid}/merge")),
+        &world.token,
+        json!({"merge_when_pipeline_succeeds": true}),
+    )
+    .await;
+    assert_eq!(
+        merge.json()["merge_when_pipeline_succeeds"],
+        json!(true),
+        "{:?}",
+        merge.body
+    );
+    assert_eq!(merge.json()["state"], json!("opened"));
+
+    for form in ["merge_requests", "merge_request"] {
+        if form == "merge_request" {
+            // Set again for the singular route.
+            send_json(
+                Method::PUT,
+                &world.v4(&format!("/projects/{project}/merge_requests/{iid}/merge")),
+                &world.token,
+                json!({"merge_when_pipeline_succeeds": true}),
+            )
+            .await;
+        }
+        world.sim.clear_requests();
+        let answer = send(
+            Method::POST,
+            &world.v3(&format!(
+                "/projects/{project}/{form}/{id}/cancel_merge_when_build_succeeds"
+            )),
+            &[("private-token", &world.token)],
+            None,
+        )
+        .await;
+        assert_eq!(answer.status, StatusCode::CREATED, "{form}: {:?}", answer.body);
+        let received = received(&world.sim);
+        let call = format!(
+            "POST /api/v4/projects/{project}/merge_requests/{iid}/cancel_merge_when_pipeline_succeeds"
+        );
+        let read = format!("GET /api/v4/projects/{project}/merge_requests/{iid}");
+        let at = received
+            .iter()
+            .position(|line| *line == call)
+            .expect("the V4 call");
+        assert!(
+            received[at + 1..].contains(&read),
+            "{form}: the merge request read after the call: {received:?}"
+        );
+        let body = answer.json();
+        assert_v3_fields(&body, "merge_request", &[]);
+        assert_eq!(body["id"], json!(id));
+        assert_eq!(body["iid"], json!(iid));
+        assert_eq!(body["merge_when_build_succeeds"], json!(false), "{form}");
+        assert_eq!(body["state"], json!("opened"));
+    }
+
+    // Without an automatic merge set, V4 answers its error object under 201; V3 answered the merge request.
+    let answer = send(
+        Method::POST,
+        &world.v3(&format!(
+            "/projects/{project}/merge_requests/{id}/cancel_merge_when_build_succeeds"
+        )),
+        &[("private-token", &world.token)],
+        None,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::CREATED);
+    assert_eq!(answer.json()["merge_when_build_succeeds"], json!(false));
+    assert_eq!(answer.json()["id"], json!(id));
+}

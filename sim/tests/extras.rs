@@ -336,8 +336,12 @@ async fn merge_request_extras() {
         None,
     )
     .await;
+    // No automatic merge was set: the auto-merge service's error, under 201 as the service answers it.
     assert_eq!(r.status, StatusCode::CREATED);
-    assert_eq!(r.body["merge_when_pipeline_succeeds"], false);
+    assert_eq!(
+        r.body,
+        json!({"status": "error", "message": "Can't cancel the automatic merge", "http_status": 406})
+    );
     let r = call(&sim, Method::POST, &format!("{base}/subscribe"), t, None).await;
     assert_eq!(r.status, StatusCode::NOT_MODIFIED);
     let r = call(&sim, Method::POST, &format!("{base}/todo"), t, None).await;

@@ -2002,3 +2002,149 @@ async fn groups_and_the_instance_have_ci_variables_too() {
     .await;
     assert_eq!(list, json!([]));
 }
+
+#[tokio::test]
+async fn a_ci_file_on_the_source_branch_starts_a_merge_request_pipeline_that_holds_auto_merge() {
+    let sim = start().await;
+    let p = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": "mrci", "initialize_with_readme": true})),
+    )
+    .await;
+    let pid = p["id"].as_u64().unwrap();
+    let base = format!("/api/v4/projects/{pid}");
+    let config = "stages:\n  - test\ntest:\n  rules:\n    - if: '$CI_PIPELINE_SOURCE == \"merge_request_event\"'\n  script:\n    - sleep 24h\n";
+    ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/repository/files/.svc-ci.yml"),
+        ROOT,
+        Some(json!({"branch": "ci", "start_branch": "main", "content": config, "commit_message": "CI"})),
+    )
+    .await;
+    // Without the file, no pipeline.
+    ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/repository/files/plain.txt"),
+        ROOT,
+        Some(json!({"branch": "plain", "start_branch": "main", "content": "x", "commit_message": "plain"})),
+    )
+    .await;
+    let open = |source: &str| json!({"source_branch": source, "target_branch": "main", "title": source});
+    let plain = ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/merge_requests"),
+        ROOT,
+        Some(open("plain")),
+    )
+    .await;
+    assert_eq!(plain["pipeline"], Value::Null);
+    assert_eq!(plain["head_pipeline"], Value::Null);
+
+    let m = ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/merge_requests"),
+        ROOT,
+        Some(open("ci")),
+    )
+    .await;
+    let iid = m["iid"].as_u64().unwrap();
+    let pipelines = ok(&sim, Method::GET, &format!("{base}/pipelines"), ROOT, None).await;
+    let pipelines = pipelines.as_array().unwrap();
+    assert_eq!(pipelines.len(), 1);
+    assert_eq!(pipelines[0]["source"], "merge_request_event");
+    assert_eq!(pipelines[0]["status"], "running");
+    assert_eq!(pipelines[0]["sha"], m["sha"]);
+    assert_eq!(pipelines[0]["ref"], format!("refs/merge-requests/{iid}/head"));
+    assert_eq!(m["head_pipeline"]["id"], pipelines[0]["id"]);
+    assert_eq!(m["pipeline"]["status"], "running");
+    let jobs = ok(
+        &sim,
+        Method::GET,
+        &format!("{base}/pipelines/{}/jobs", pipelines[0]["id"]),
+        ROOT,
+        None,
+    )
+    .await;
+    let names: Vec<&str> = jobs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["test"]);
+    assert_eq!(jobs[0]["status"], "running");
+
+    // Auto-merge is set, not merged, while the pipeline runs.
+    let merged = ok(
+        &sim,
+        Method::PUT,
+        &format!("{base}/merge_requests/{iid}/merge"),
+        ROOT,
+        Some(json!({"merge_when_pipeline_succeeds": true})),
+    )
+    .await;
+    assert_eq!(merged["state"], "opened");
+    assert_eq!(merged["merge_when_pipeline_succeeds"], true);
+    assert_eq!(merged["merged_at"], Value::Null);
+
+    // Cancelling answers the auto-merge service's result, 201.
+    let cancel = format!("{base}/merge_requests/{iid}/cancel_merge_when_pipeline_succeeds");
+    let r = call(&sim, Method::POST, &cancel, Some(ROOT), None).await;
+    assert_eq!(r.status, StatusCode::CREATED);
+    assert_eq!(r.body, json!({"status": "success"}));
+    let shown = ok(
+        &sim,
+        Method::GET,
+        &format!("{base}/merge_requests/{iid}"),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(shown["merge_when_pipeline_succeeds"], false);
+    let r = call(&sim, Method::POST, &cancel, Some(ROOT), None).await;
+    assert_eq!(r.status, StatusCode::CREATED);
+    assert_eq!(r.body["status"], "error");
+    assert_eq!(r.body["http_status"], 406);
+
+    // A guest who is not the author may not cancel.
+    let (guest, guest_token) = user(&sim, "ciguest").await;
+    ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/members"),
+        ROOT,
+        Some(json!({"user_id": guest, "access_level": 10})),
+    )
+    .await;
+    let r = call(&sim, Method::POST, &cancel, Some(&guest_token), None).await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+
+    // A new commit on the source branch starts a pipeline for the new head.
+    ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/repository/files/more.txt"),
+        ROOT,
+        Some(json!({"branch": "ci", "content": "y", "commit_message": "more"})),
+    )
+    .await;
+    let shown = ok(
+        &sim,
+        Method::GET,
+        &format!("{base}/merge_requests/{iid}"),
+        ROOT,
+        None,
+    )
+    .await;
+    let pipelines = ok(&sim, Method::GET, &format!("{base}/pipelines"), ROOT, None).await;
+    assert_eq!(pipelines.as_array().unwrap().len(), 2);
+    assert_eq!(shown["head_pipeline"]["sha"], shown["sha"]);
+    assert_eq!(shown["head_pipeline"]["id"], pipelines[0]["id"]);
+}

@@ -99,6 +99,22 @@ impl Exchange<'_> {
         Ok(Outcome::Stream(response))
     }
 
+    /// A rule's `refetch`: when the call succeeded, its answer is read and dropped and the resource at `path`
+    /// (`/api/v4/…`) is answered instead, under the call's own status; a failed call is answered as it is.
+    pub async fn refetch(&self, outcome: Outcome, path: &str) -> Result<Outcome, GatewayError> {
+        let status = match outcome {
+            Outcome::Stream(response) if response.status().is_success() => {
+                let status = response.status();
+                self.caller.read_bytes(response).await?;
+                status
+            }
+            Outcome::Json { status, .. } if status.is_success() => status,
+            failed => return Ok(failed),
+        };
+        let fetched = self.caller.get_json(path).await?;
+        Ok(Outcome::json(status, fetched.body))
+    }
+
     /// Reads every page of a V4 list (100 a page) into one array, refusing more than the cap.
     pub async fn collect_pages(
         &self,

@@ -148,7 +148,14 @@ fn procedure_text(procedure: Procedure) -> &'static str {
     }
 }
 
-fn answer_lines(rule: &Rule, table: &RuleTable, prefetched_path: Option<&str>, lines: &mut Vec<String>) {
+/// `fetched` is the path pre-fetched and the path read after the call, when the rule has them.
+fn answer_lines(
+    rule: &Rule,
+    table: &RuleTable,
+    fetched: (Option<&str>, Option<&str>),
+    lines: &mut Vec<String>,
+) {
+    let (prefetched_path, refetched_path) = fetched;
     lines.push("answer:".to_owned());
     if rule.status.is_empty() {
         lines.push("  status: as the backend answers".to_owned());
@@ -159,6 +166,11 @@ fn answer_lines(rule: &Rule, table: &RuleTable, prefetched_path: Option<&str>, l
     if let Some(path) = prefetched_path {
         lines.push(format!(
             "  body: the resource fetched first (GET {path}), since V3 answered it"
+        ));
+    }
+    if let Some(path) = refetched_path {
+        lines.push(format!(
+            "  body: the resource read once the call succeeded (GET {path}), since V3 answered it"
         ));
     }
     if let Some(answer) = &rule.answer {
@@ -310,7 +322,7 @@ pub fn explain(
         }
     }
     let prefetched = plan.prefetch.as_ref().map(|prefetch| prefetch.path.as_str());
-    answer_lines(rule, table, prefetched, &mut lines);
+    answer_lines(rule, table, (prefetched, plan.refetch.as_deref()), &mut lines);
     Ok(Explanation {
         matched: true,
         lines,
@@ -369,6 +381,17 @@ mod tests {
                 vec![],
                 true,
                 vec!["POST /api/v4/projects/5/unstar", "status: 201 → 200"],
+            ),
+            (
+                "POST /api/v3/projects/5/merge_requests/1234/cancel_merge_when_build_succeeds",
+                None,
+                vec![("merge_request_id".to_owned(), 3)],
+                true,
+                vec![
+                    "POST /api/v4/projects/5/merge_requests/3/cancel_merge_when_pipeline_succeeds\n  GET /api/v4/projects/5/merge_requests/3",
+                    "body: the resource read once the call succeeded (GET /api/v4/projects/5/merge_requests/3)",
+                    "shape: V3 merge_request",
+                ],
             ),
             (
                 "POST /api/v3/projects",

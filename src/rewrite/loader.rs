@@ -64,6 +64,7 @@ struct RawRule {
     item_fetch: Option<RawItemFetch>,
     embed: Option<RawEmbed>,
     procedure: Option<String>,
+    refetch: Option<String>,
 }
 
 /// `prefetch = true` fetches the rule's own V4 path; `prefetch = "/path/:param"` another resource;
@@ -480,6 +481,23 @@ fn compile_rule(
         Some(name) => Some(Procedure::parse(name).ok_or_else(|| format!("procedure: unknown {name:?}"))?),
         None => None,
     };
+    if let Some(path) = &raw.refetch {
+        if !path.starts_with('/') {
+            return Err(format!("refetch: {path:?} is not a path"));
+        }
+        for segment in path.split('/') {
+            if let Some(name) = segment.strip_prefix(':') {
+                if !v4.params().any(|param| param == name) {
+                    return Err(format!(
+                        "refetch: {path:?}: the V4 path has no parameter {name:?}"
+                    ));
+                }
+            }
+        }
+        if prefetch || raw.answer.is_some() || procedure.is_some() || collect_all_pages {
+            return Err("refetch: not with prefetch, answer, procedure or collect".to_owned());
+        }
+    }
     Ok(Rule {
         v3,
         v4,
@@ -511,6 +529,7 @@ fn compile_rule(
         item_fetch,
         embed,
         procedure,
+        refetch: raw.refetch.clone(),
     })
 }
 
@@ -554,6 +573,25 @@ mod tests {
                 "unknown converter",
             ),
             ("status = { \"99\" = 200 }", "not a status code"),
+        ] {
+            let error = compile_one(&format!("{base}{extra}\n")).unwrap_err().to_string();
+            assert!(error.contains(expected), "{extra}: {error}");
+        }
+    }
+
+    #[test]
+    fn refetch_names_v4_parameters_and_stands_alone() {
+        let base = "release = \"9.0\"\n[[rule]]\nv3 = \"POST /things/:thing_id/act\"\nv4 = \"POST /things/:thing_iid/act\"\nsection = \"1\"\nids = { thing_id = \"issue\" }\n";
+        let (rules, _) = compile_one(&format!("{base}refetch = \"/things/:thing_iid\"\n")).unwrap();
+        assert_eq!(rules[0].refetch.as_deref(), Some("/things/:thing_iid"));
+        assert!(rules[0].rebuilds_answer());
+        for (extra, expected) in [
+            ("refetch = \"/things/:other\"", "no parameter \"other\""),
+            ("refetch = \"things\"", "not a path"),
+            (
+                "refetch = \"/things/:thing_iid\"\nprefetch = true",
+                "not with prefetch",
+            ),
         ] {
             let error = compile_one(&format!("{base}{extra}\n")).unwrap_err().to_string();
             assert!(error.contains(expected), "{extra}: {error}");

@@ -271,6 +271,7 @@ impl Rewriter {
         };
         let v3 = plan.request;
         let answer = plan.answer;
+        let refetch = plan.refetch;
 
         let prefetched = match &plan.prefetch {
             Some(prefetch) => {
@@ -306,6 +307,10 @@ impl Rewriter {
                 body: Value::Array(exchange.collect_pages(&exchange.v4_path, &exchange.query).await?),
             },
             None => exchange.send(v3).await?,
+        };
+        let outcome = match refetch {
+            Some(path) => exchange.refetch(outcome, &path).await?,
+            None => outcome,
         };
         let caller = crate::access::Credentials::from_headers(&exchange.caller.headers)
             .map(|credentials| credentials.key().to_owned())

@@ -45,6 +45,8 @@ pub struct Plan<'r> {
     pub prefetch: Option<Prefetch>,
     /// The synthesised V3 answer, for rules whose V4 answer has nothing V3 gave.
     pub answer: Option<Value>,
+    /// The V4 path (`/api/v4/…`) read after a successful call and answered instead of the call's answer.
+    pub refetch: Option<String>,
 }
 
 /// Plans one request: `params` are the rule's path parameters with the iids of its `ids` already added.
@@ -75,6 +77,7 @@ pub fn plan(
         },
         find: rule.prefetch_find.clone(),
     });
+    let refetch = rule.refetch.as_ref().map(|template| fill_path(template, &params));
     Ok(Plan {
         rule,
         params,
@@ -83,6 +86,7 @@ pub fn plan(
         query,
         prefetch,
         answer,
+        refetch,
     })
 }
 
@@ -99,7 +103,8 @@ pub struct Call {
 
 impl Plan<'_> {
     /// The V4 calls known before any answer: the pre-fetch, then the request itself or the first page of a
-    /// whole list. A procedure's calls depend on the backend's answers and are not listed.
+    /// whole list, then the read of the resource answered instead (made only when the request succeeded). A
+    /// procedure's calls depend on the backend's answers and are not listed.
     pub fn calls(&self) -> Vec<Call> {
         let mut calls = Vec::new();
         if let Some(prefetch) = &self.prefetch {
@@ -144,6 +149,13 @@ impl Plan<'_> {
             target: with_query(&self.v4_path, &self.query),
             body,
         });
+        if let Some(path) = &self.refetch {
+            calls.push(Call {
+                method: http::Method::GET,
+                target: path.clone(),
+                body: None,
+            });
+        }
         calls
     }
 }

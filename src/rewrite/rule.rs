@@ -302,6 +302,10 @@ pub struct Rule {
     pub embed: Option<Embed>,
     /// A named procedure that runs the call instead of the plain flow.
     pub procedure: Option<Procedure>,
+    /// The V4 path (`:param` takes a path parameter of the V4 route) read after a successful call and answered,
+    /// under the call's own status, instead of the call's answer: for V4 actions that answer a status object
+    /// (`{"status":"success"}`) where V3 answered the resource they acted on.
+    pub refetch: Option<String>,
 }
 
 impl Rule {
@@ -334,6 +338,7 @@ impl Rule {
             || self.answer.is_some()
             || self.item_fetch.is_some()
             || self.embed.is_some()
+            || self.refetch.is_some()
     }
 
     /// Whether the rule changes nothing but the prefix: an explicit pass-through entry.

@@ -155,6 +155,7 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     }
     fields.apply(ctx, id);
     super::issuables::assignment_todos(ctx.store, uid, NoteableKind::MergeRequest, id, &[]);
+    ctx.store.start_merge_request_pipeline(id, uid);
     Ok(Reply::created(single(ctx, id)?))
 }
 

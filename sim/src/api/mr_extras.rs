@@ -215,15 +215,20 @@ fn cancel_mwps(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     if ctx.level(pid) < access::DEVELOPER && author != Some(uid) {
         return Err(ApiError::Unauthorized);
     }
-    if let Some(m) = ctx.store.merge_requests.get_mut(&id) {
-        m.merge_when_pipeline_succeeds = false;
+    let Some(m) = ctx.store.merge_requests.get_mut(&id) else {
+        return Err(ApiError::NotFound("Merge Request"));
+    };
+    // The service answers its auto-merge service's result as it is, under 201: a success status, or the error
+    // (with the HTTP status it would have meant) when no automatic merge was set.
+    if !m.merge_when_pipeline_succeeds {
+        return Ok(Reply::created(json!({
+            "status": "error",
+            "message": "Can't cancel the automatic merge",
+            "http_status": 406,
+        })));
     }
-    let m = ctx
-        .store
-        .merge_requests
-        .get(&id)
-        .ok_or(ApiError::NotFound("Merge Request"))?;
-    Ok(Reply::created(render_mr(ctx.store, m, Some(ctx.caller))))
+    m.merge_when_pipeline_succeeds = false;
+    Ok(Reply::created(json!({"status": "success"})))
 }
 
 /// Replays the source branch's own commits on top of the target branch (the service does this in the

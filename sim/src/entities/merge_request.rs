@@ -81,7 +81,12 @@ pub fn merge_request(store: &Store, m: &MergeRequest, single_for: Option<Option<
             "latest_build_started_at": Value::Null,
             "latest_build_finished_at": Value::Null,
             "first_deployed_to_production_at": Value::Null,
-            "pipeline": Value::Null,
+            "pipeline": store
+                .merge_request_head_pipeline(m)
+                .map_or(Value::Null, |p| super::ci::pipeline_basic(store, p)),
+            "head_pipeline": store
+                .merge_request_head_pipeline(m)
+                .map_or(Value::Null, |p| super::ci::pipeline(store, p)),
         });
         if let Value::Object(details) = details {
             map.extend(details);

@@ -202,6 +202,37 @@ impl Store {
         source: &str,
         variables: BTreeMap<String, String>,
     ) -> u64 {
+        let id = self.insert_bare_pipeline(project_id, ref_name, sha, user_id, source, variables);
+        let now = self.now();
+        let runner = self.runners.values().find(|r| r.is_shared).map(|r| r.id);
+        let build = self.insert_job(id, "build", "build", "success", user_id);
+        if let Some(job) = self.jobs.get_mut(&build) {
+            job.started_at = Some(now);
+            job.finished_at = Some(now + 1000);
+            job.runner_id = runner;
+            job.trace = format!(
+                "Running with svc-runner\nChecking out {} as {ref_name}...\n$ make build\nJob succeeded\n",
+                &sha.get(..8).unwrap_or(sha)
+            );
+            job.artifacts = Some(Artifact {
+                filename: "artifacts.zip".into(),
+                data: format!("artifacts of job {build}\n").into_bytes(),
+            });
+        }
+        self.insert_job(id, "test", "test", "pending", user_id);
+        id
+    }
+
+    /// The pipeline record alone, without jobs; returns its id.
+    fn insert_bare_pipeline(
+        &mut self,
+        project_id: u64,
+        ref_name: &str,
+        sha: &str,
+        user_id: u64,
+        source: &str,
+        variables: BTreeMap<String, String>,
+    ) -> u64 {
         let id = self.next_id("pipeline");
         let now = self.now();
         let (tag, before) = self
@@ -234,23 +265,79 @@ impl Store {
                 variables,
             },
         );
+        id
+    }
+
+    /// The merge request pipeline the service starts when a merge request is opened, or its source branch
+    /// gets new commits, and the source head has a `.<identifier_word>-ci.yml` file at the repository root: a
+    /// `merge_request_event` pipeline for the head commit on `refs/merge-requests/<iid>/head`, with one job,
+    /// named after the file's first top-level key that is not a global keyword, that stays running (no runner
+    /// ever finishes it). Returns the pipeline's id, or `None` when there is no such file or the head already
+    /// has its merge request pipeline.
+    pub fn start_merge_request_pipeline(&mut self, merge_request_id: u64, user_id: u64) -> Option<u64> {
+        let m = self.merge_requests.get(&merge_request_id)?;
+        if m.state != "opened" {
+            return None;
+        }
+        let (project_id, iid) = (m.project_id, m.iid);
+        let source = self.projects.get(&m.source_project_id)?;
+        let head = source.repo.resolve(&m.source_branch)?;
+        let file = format!(".{}-ci.yml", self.identifier_word);
+        let config = String::from_utf8_lossy(head.tree.get(&file)?).into_owned();
+        let sha = head.id.clone();
+        let ref_name = format!("refs/merge-requests/{iid}/head");
+        let exists = self
+            .pipelines
+            .values()
+            .any(|p| p.project_id == project_id && p.sha == sha && p.ref_name == ref_name);
+        if exists {
+            return None;
+        }
+        let job_name = first_job_name(&config).unwrap_or("test").to_string();
+        let id = self.insert_bare_pipeline(
+            project_id,
+            &ref_name,
+            &sha,
+            user_id,
+            "merge_request_event",
+            BTreeMap::new(),
+        );
+        let now = self.now();
         let runner = self.runners.values().find(|r| r.is_shared).map(|r| r.id);
-        let build = self.insert_job(id, "build", "build", "success", user_id);
-        if let Some(job) = self.jobs.get_mut(&build) {
+        let job = self.insert_job(id, &job_name, "test", "running", user_id);
+        if let Some(job) = self.jobs.get_mut(&job) {
             job.started_at = Some(now);
-            job.finished_at = Some(now + 1000);
             job.runner_id = runner;
             job.trace = format!(
-                "Running with svc-runner\nChecking out {} as {ref_name}...\n$ make build\nJob succeeded\n",
-                &sha.get(..8).unwrap_or(sha)
+                "Running with svc-runner\nChecking out {} as {ref_name}...\n",
+                &sha.get(..8).unwrap_or(&sha)
             );
-            job.artifacts = Some(Artifact {
-                filename: "artifacts.zip".into(),
-                data: format!("artifacts of job {build}\n").into_bytes(),
-            });
         }
-        self.insert_job(id, "test", "test", "pending", user_id);
-        id
+        Some(id)
+    }
+
+    /// Starts the merge request pipelines of the open merge requests whose source branch is `branch` of
+    /// `project_id` (after a push to it).
+    pub fn start_pipelines_for_push(&mut self, project_id: u64, branch: &str, user_id: u64) {
+        let ids: Vec<u64> = self
+            .merge_requests
+            .values()
+            .filter(|m| m.state == "opened" && m.source_project_id == project_id && m.source_branch == branch)
+            .map(|m| m.id)
+            .collect();
+        for id in ids {
+            self.start_merge_request_pipeline(id, user_id);
+        }
+    }
+
+    /// The newest pipeline of a merge request's current source head (what the service shows as its
+    /// `head_pipeline`).
+    pub fn merge_request_head_pipeline(&self, m: &super::MergeRequest) -> Option<&Pipeline> {
+        let sha = crate::entities::merge_request::source_sha(self, m)?;
+        self.pipelines
+            .values()
+            .filter(|p| p.project_id == m.project_id && p.sha == sha)
+            .max_by_key(|p| p.id)
     }
 
     /// Adds a job to a pipeline; returns its id.
@@ -336,5 +423,42 @@ impl Store {
             None
         };
         (started, finished)
+    }
+}
+
+/// The first top-level key of a CI configuration that names a job: not indented, not a comment, not a global
+/// keyword and not hidden (`.name`). Only the keys are looked at; the configuration is not otherwise read.
+fn first_job_name(config: &str) -> Option<&str> {
+    const GLOBAL: [&str; 11] = [
+        "stages",
+        "variables",
+        "default",
+        "include",
+        "workflow",
+        "image",
+        "services",
+        "before_script",
+        "after_script",
+        "cache",
+        "spec",
+    ];
+    config
+        .lines()
+        .filter(|line| !line.starts_with([' ', '\t', '#', '-']))
+        .filter_map(|line| line.split_once(':'))
+        .map(|(key, _)| key.trim().trim_matches(['"', '\'']))
+        .find(|key| !key.is_empty() && !key.starts_with('.') && !GLOBAL.contains(key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_job_name;
+
+    #[test]
+    fn the_first_job_key_names_the_job() {
+        let config =
+            "\n# CI\nstages:\n  - test\n.hidden:\n  script: x\ntest:\n  script:\n    - sleep 24h\nlint:\n";
+        assert_eq!(first_job_name(config), Some("test"));
+        assert_eq!(first_job_name("variables:\n  A: b\n"), None);
     }
 }

@@ -96,7 +96,8 @@ impl Store {
         id
     }
 
-    /// Records a push of `count` commits to a branch.
+    /// Records a push of `count` commits to a branch, and starts the merge request pipelines of the open merge
+    /// requests from that branch when its new head has a CI configuration file.
     pub fn record_push(
         &mut self,
         project_id: u64,
@@ -118,6 +119,9 @@ impl Store {
             }
             _ => (0, None),
         };
+        if to.is_some() {
+            self.start_pipelines_for_push(project_id, branch, author_id);
+        }
         let action = match (&from, &to) {
             (None, _) => "created",
             (_, None) => "removed",

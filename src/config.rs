@@ -44,116 +44,210 @@ pub enum ConfigError {
     },
 }
 
-/// Every option, all optional: one layer of configuration before defaults are applied.
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawConfig {
-    /// Address to listen on.
-    pub listen: Option<String>,
-    /// Base URL of the V4 backend.
-    pub backend: Option<String>,
-    /// Directory of the embedded store.
-    pub data_dir: Option<PathBuf>,
-    /// Public base URL of the gateway, used in addresses it shows.
-    pub public_url: Option<String>,
-    /// Start the in-process simulator as the backend.
-    pub dev: Option<bool>,
-    /// PEM certificate chain for serving TLS.
-    pub tls_cert: Option<PathBuf>,
-    /// PEM private key for serving TLS.
-    pub tls_key: Option<PathBuf>,
-    /// Extra PEM CA bundle trusted for the backend.
-    pub backend_ca_bundle: Option<PathBuf>,
-    /// PEM client certificate presented to the backend.
-    pub backend_client_cert: Option<PathBuf>,
-    /// PEM private key of the backend client certificate.
-    pub backend_client_key: Option<PathBuf>,
-    /// Time allowed to connect to the backend.
-    pub backend_connect_timeout: Option<String>,
-    /// Time allowed for the backend to answer with a response head.
-    pub backend_timeout: Option<String>,
-    /// How long idle backend connections are kept in the pool.
-    pub backend_pool_idle_timeout: Option<String>,
-    /// Send the client's `Host` to the backend instead of the backend's own authority.
-    pub preserve_host: Option<bool>,
-    /// How long an upgraded connection (WebSocket) may carry no bytes before it is closed.
-    pub upgrade_idle_timeout: Option<String>,
-    /// Grace period for in-flight requests at shutdown.
-    pub shutdown_grace: Option<String>,
-    /// Most client connections open at once.
-    pub max_connections: Option<u64>,
-    /// Time a new connection has to send its first complete request head.
-    pub client_header_timeout: Option<String>,
-    /// Time a connection may stay open with no request in progress.
-    pub client_idle_timeout: Option<String>,
-    /// Time a write to a client may make no progress.
-    pub client_write_timeout: Option<String>,
-    /// Time a body read whole may take to arrive.
-    pub body_read_timeout: Option<String>,
-    /// `text` or `json` log lines.
-    pub log_format: Option<String>,
-    /// Log filter in `tracing` syntax.
-    pub log_level: Option<String>,
-    /// Directory of rule files replacing the built-in table.
-    pub rules_dir: Option<PathBuf>,
-    /// The server's brand word in route and field names.
-    pub identifier_word: Option<String>,
-    /// `strict` or `tolerant` V3 response shapes.
-    pub response_shapes: Option<String>,
-    /// Largest whole collection gathered from V4 pages.
-    pub max_collected_items: Option<u64>,
-    /// Cap on the backend calls one client request may cause.
-    pub max_backend_calls_per_request: Option<u64>,
-    /// Largest V4 response body buffered for reshaping.
-    pub max_rewrite_body_bytes: Option<u64>,
-    /// Bytes of V3 request bodies and V4 answers held in memory at once, all requests together.
-    pub rewrite_memory_budget_bytes: Option<u64>,
-    /// Entries of the in-memory id ↔ iid cache.
-    pub id_cache_entries: Option<u64>,
-    /// Pages the id ↔ iid lookup may read from the backend on a miss.
-    pub id_lookup_max_pages: Option<u64>,
-    /// Per-item backend fetches a list may run at once.
-    pub item_fetch_concurrency: Option<u64>,
-    /// How long per-item completions (`subscribed` in lists) are reused.
-    pub item_fetch_cache_ttl: Option<String>,
-    /// Token the gateway uses for its own backend calls.
-    pub service_token: Option<String>,
-    /// `free` or `premium` alert features.
-    pub edition: Option<String>,
-    /// 64 hex digits: the key that encrypts integration tokens (else a key file in the data directory).
-    pub secret_key: Option<String>,
-    /// Largest alert payload.
-    pub alert_max_body_bytes: Option<u64>,
-    /// Bytes of alert bodies held in memory at once, all requests together.
-    pub alert_memory_budget_bytes: Option<u64>,
-    /// Alert requests read at once, all integrations together.
-    pub alert_max_concurrent: Option<u64>,
-    /// Alert requests read at once for one integration.
-    pub alert_max_concurrent_per_integration: Option<u64>,
-    /// Deepest JSON nesting of an alert payload.
-    pub alert_max_depth: Option<u64>,
-    /// Alerts per second one integration may send (0: no limit).
-    pub alert_rate_limit: Option<u64>,
-    /// Alerts one integration may send at once above its rate.
-    pub alert_rate_burst: Option<u64>,
-    /// How long a caller's rights, as the backend reported them, are reused.
-    pub access_cache_ttl: Option<String>,
-    /// Most callers whose access answers are kept (least recently used go first).
-    pub access_cache_entries: Option<u64>,
-    /// How long a page session lasts after sign-in.
-    pub session_ttl: Option<String>,
-    /// Threads of the async runtime (default: one per core).
-    pub worker_threads: Option<u64>,
-    /// How often V3 usage counts are written to the store.
-    pub usage_flush_interval: Option<String>,
-    /// Clients kept per V3 route in the usage counts (the least recent are folded into `others`).
-    pub usage_max_clients_per_route: Option<u64>,
+/// Declares every option once: its name, its kind (how it is written and checked), its default if it has one, and
+/// its description. From this list come [`RawConfig`]'s fields, [`RawConfig::overlay`], the option table the
+/// environment layer and [`options`] read, and the checked-and-defaulted values [`Config::from_raw`] builds on.
+macro_rules! options {
+    ($( $(#[doc = $doc:literal])+ $name:ident: $kind:ident $(= $default:expr)? ),+ $(,)?) => {
+        /// Every option, all optional: one layer of configuration before defaults are applied.
+        #[derive(Debug, Default, Clone, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct RawConfig {
+            $( $(#[doc = $doc])+ pub $name: Option<raw_type!($kind)>, )+
+        }
+
+        impl RawConfig {
+            /// Returns this layer with every option that `higher` sets taken from `higher`.
+            pub fn overlay(self, higher: RawConfig) -> RawConfig {
+                RawConfig { $( $name: higher.$name.or(self.$name), )+ }
+            }
+        }
+
+        /// The options in declaration order: the one list the environment layer checks names against.
+        const OPTIONS: &[OptionInfo] = &[
+            $(
+                OptionInfo {
+                    name: stringify!($name),
+                    written: <kind::$kind as kind::Kind>::WRITTEN,
+                    doc: concat!($($doc),+),
+                    default: || default_text!($kind $(, $default)?),
+                },
+            )+
+        ];
+
+        /// Every option with its kind's checks passed and its default, if it has one, applied.
+        struct Checked {
+            $( $name: checked_type!($kind $(, $default)?), )+
+        }
+
+        impl Checked {
+            /// Checks each option on its own, in declaration order; the first error is returned.
+            fn from_raw(raw: RawConfig) -> Result<Self, ConfigError> {
+                Ok(Checked {
+                    $( $name: check_option!($name, $kind, raw.$name $(, $default)?), )+
+                })
+            }
+        }
+    };
 }
 
-macro_rules! merge_fields {
-    ($low:expr, $high:expr, $($field:ident),* $(,)?) => {
-        RawConfig { $($field: $high.$field.or($low.$field),)* }
+/// The type an option of this kind has in [`RawConfig`]; the compiler holds it to the kind's `Raw`.
+macro_rules! raw_type {
+    (Flag) => {
+        bool
     };
+    (Count) => {
+        u64
+    };
+    (Count32) => {
+        u64
+    };
+    (Rate) => {
+        u64
+    };
+    (Path) => {
+        PathBuf
+    };
+    ($text:ident) => {
+        String
+    };
+}
+
+/// The checked type of an option: the kind's value, in an `Option` when the option has no default.
+macro_rules! checked_type {
+    ($kind:ident) => { Option<<kind::$kind as kind::Kind>::Value> };
+    ($kind:ident, $default:expr) => { <kind::$kind as kind::Kind>::Value };
+}
+
+/// Checks one option's merged value, applying its default if it has one.
+macro_rules! check_option {
+    ($name:ident, $kind:ident, $raw:expr) => {
+        match $raw {
+            Some(value) => Some(<kind::$kind as kind::Kind>::check(stringify!($name), value)?),
+            None => None,
+        }
+    };
+    ($name:ident, $kind:ident, $raw:expr, $default:expr) => {
+        <kind::$kind as kind::Kind>::check(
+            stringify!($name),
+            $raw.unwrap_or_else(|| <kind::$kind as kind::Kind>::raw_default($default)),
+        )?
+    };
+}
+
+/// An option's default as the README writes it, if the option has one.
+macro_rules! default_text {
+    ($kind:ident) => {
+        None
+    };
+    ($kind:ident, $default:expr) => {{
+        let default: <kind::$kind as kind::Kind>::Default = $default;
+        Some(default.to_string())
+    }};
+}
+
+options! {
+    /// Address to listen on.
+    listen: Address = "127.0.0.1:8080",
+    /// Base URL of the V4 backend (required unless `dev`).
+    backend: HttpUrl,
+    /// Directory of the embedded store (required unless `dev`).
+    data_dir: Path,
+    /// Public base URL of the gateway, used in addresses it shows.
+    public_url: BaseUrl,
+    /// Start the in-process simulator as the backend.
+    dev: Flag = false,
+    /// PEM certificate chain for serving TLS.
+    tls_cert: Path,
+    /// PEM private key for serving TLS.
+    tls_key: Path,
+    /// Extra PEM CA bundle trusted for the backend.
+    backend_ca_bundle: Path,
+    /// PEM client certificate presented to the backend.
+    backend_client_cert: Path,
+    /// PEM private key of the backend client certificate.
+    backend_client_key: Path,
+    /// Time allowed to connect to the backend.
+    backend_connect_timeout: Duration = "5s",
+    /// Time allowed for the backend to answer with a response head.
+    backend_timeout: Duration = "60s",
+    /// How long idle backend connections are kept in the pool.
+    backend_pool_idle_timeout: Duration = "90s",
+    /// Send the client's `Host` to the backend instead of the backend's own authority.
+    preserve_host: Flag = false,
+    /// How long an upgraded connection (WebSocket) may carry no bytes before it is closed.
+    upgrade_idle_timeout: NonzeroDuration = "10m",
+    /// Grace period for in-flight requests at shutdown.
+    shutdown_grace: Duration = "30s",
+    /// Most client connections open at once (default: from the open-file limit, which it must stay below).
+    max_connections: Count,
+    /// Time a new connection has to send its first complete request head.
+    client_header_timeout: NonzeroDuration = "30s",
+    /// Time a connection may stay open with no request in progress.
+    client_idle_timeout: NonzeroDuration = "60s",
+    /// Time a write to a client may make no progress.
+    client_write_timeout: NonzeroDuration = "60s",
+    /// Time a body read whole may take to arrive.
+    body_read_timeout: NonzeroDuration = "30s",
+    /// `text` or `json` log lines.
+    log_format: LogFormat = "text",
+    /// Log filter in `tracing` syntax.
+    log_level: Text = "info",
+    /// Directory of rule files replacing the built-in table.
+    rules_dir: Path,
+    /// The server's brand word in route and field names.
+    identifier_word: Word = crate::identifier::DEFAULT_WORD,
+    /// `strict` or `tolerant` V3 response shapes.
+    response_shapes: ShapeMode = "strict",
+    /// Largest whole collection gathered from V4 pages.
+    max_collected_items: Count = 10_000,
+    /// Cap on the backend calls one client request may cause. The default is a full V3 page (100 items) each
+    /// completed by one call, plus the list itself and a few lookups: a lower cap would refuse ordinary lists.
+    max_backend_calls_per_request: Count32 = 110,
+    /// Largest V4 response body buffered for reshaping.
+    max_rewrite_body_bytes: Count = 64 << 20,
+    /// Bytes of V3 request bodies and V4 answers held in memory at once, all requests together.
+    rewrite_memory_budget_bytes: Count = 256 << 20,
+    /// Entries of the in-memory id ↔ iid cache.
+    id_cache_entries: Count = 100_000,
+    /// Pages the id ↔ iid lookup may read from the backend on a miss.
+    id_lookup_max_pages: Count32 = 50,
+    /// Per-item backend fetches a list may run at once.
+    item_fetch_concurrency: Count = 8,
+    /// How long per-item completions (`subscribed` in lists) are reused.
+    item_fetch_cache_ttl: Duration = "30s",
+    /// Token the gateway uses for its own backend calls.
+    service_token: Text,
+    /// `free` or `premium` alert features.
+    edition: Edition = "premium",
+    /// 64 hex digits: the key that encrypts integration tokens (else a key file in the data directory).
+    secret_key: Key,
+    /// Largest alert payload.
+    alert_max_body_bytes: Count = 1 << 20,
+    /// Bytes of alert bodies held in memory at once, all requests together.
+    alert_memory_budget_bytes: Count = 64 << 20,
+    /// Alert requests read at once, all integrations together.
+    alert_max_concurrent: Count = 256,
+    /// Alert requests read at once for one integration.
+    alert_max_concurrent_per_integration: Count = 16,
+    /// Deepest JSON nesting of an alert payload.
+    alert_max_depth: Count = 64,
+    /// Alerts per second one integration may send (0: no limit).
+    alert_rate_limit: Rate = 0,
+    /// Alerts one integration may send at once above its rate.
+    alert_rate_burst: Count32 = 50,
+    /// How long a caller's rights, as the backend reported them, are reused.
+    access_cache_ttl: Duration = "60s",
+    /// Most callers whose access answers are kept (least recently used go first).
+    access_cache_entries: Count = 10_000,
+    /// How long a page session lasts after sign-in.
+    session_ttl: Duration = "8h",
+    /// Threads of the async runtime (default: one per core).
+    worker_threads: Count,
+    /// How often V3 usage counts are written to the store.
+    usage_flush_interval: Duration = "10s",
+    /// Clients kept per V3 route in the usage counts (the least recent are folded into `others`).
+    usage_max_clients_per_route: Count = 50,
 }
 
 impl RawConfig {
@@ -183,19 +277,19 @@ impl RawConfig {
                 continue;
             };
             let key = option.to_ascii_lowercase();
-            let Some(kind) = option_kind(&key) else {
+            let Some(info) = OPTIONS.iter().find(|info| info.name == key) else {
                 return Err(ConfigError::UnknownEnv(name));
             };
-            let value = match kind {
-                Kind::Text => toml::Value::String(value),
-                Kind::Flag => {
+            let value = match info.written {
+                Written::Text => toml::Value::String(value),
+                Written::Flag => {
                     toml::Value::Boolean(parse_flag(&value).ok_or_else(|| ConfigError::Invalid {
-                        option: option_name(&key),
+                        option: info.name,
                         message: format!("{name}={value:?} is not true or false"),
                     })?)
                 }
-                Kind::Number => toml::Value::Integer(value.parse().map_err(|_| ConfigError::Invalid {
-                    option: option_name(&key),
+                Written::Number => toml::Value::Integer(value.parse().map_err(|_| ConfigError::Invalid {
+                    option: info.name,
                     message: format!("{name}={value:?} is not a whole number"),
                 })?),
             };
@@ -206,138 +300,351 @@ impl RawConfig {
             message: one_line(&error.to_string()),
         })
     }
-
-    /// Returns this layer with every option that `higher` sets taken from `higher`.
-    pub fn overlay(self, higher: RawConfig) -> RawConfig {
-        merge_fields!(
-            self,
-            higher,
-            listen,
-            backend,
-            data_dir,
-            public_url,
-            dev,
-            tls_cert,
-            tls_key,
-            backend_ca_bundle,
-            backend_client_cert,
-            backend_client_key,
-            backend_connect_timeout,
-            backend_timeout,
-            backend_pool_idle_timeout,
-            preserve_host,
-            upgrade_idle_timeout,
-            shutdown_grace,
-            max_connections,
-            client_header_timeout,
-            client_idle_timeout,
-            client_write_timeout,
-            body_read_timeout,
-            log_format,
-            log_level,
-            rules_dir,
-            identifier_word,
-            response_shapes,
-            max_collected_items,
-            max_backend_calls_per_request,
-            max_rewrite_body_bytes,
-            rewrite_memory_budget_bytes,
-            id_cache_entries,
-            id_lookup_max_pages,
-            item_fetch_concurrency,
-            item_fetch_cache_ttl,
-            service_token,
-            edition,
-            secret_key,
-            alert_max_body_bytes,
-            alert_memory_budget_bytes,
-            alert_max_concurrent,
-            alert_max_concurrent_per_integration,
-            alert_max_depth,
-            alert_rate_limit,
-            alert_rate_burst,
-            access_cache_ttl,
-            access_cache_entries,
-            session_ttl,
-            worker_threads,
-            usage_flush_interval,
-            usage_max_clients_per_route,
-        )
-    }
 }
 
-enum Kind {
+/// How an option's value is written in TOML and in its environment variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Written {
     Text,
     Flag,
     Number,
 }
 
-/// The options and the kind of value each takes; the one list the environment layer checks names against.
-const OPTIONS: &[(&str, Kind)] = &[
-    ("listen", Kind::Text),
-    ("backend", Kind::Text),
-    ("data_dir", Kind::Text),
-    ("public_url", Kind::Text),
-    ("dev", Kind::Flag),
-    ("tls_cert", Kind::Text),
-    ("tls_key", Kind::Text),
-    ("backend_ca_bundle", Kind::Text),
-    ("backend_client_cert", Kind::Text),
-    ("backend_client_key", Kind::Text),
-    ("backend_connect_timeout", Kind::Text),
-    ("backend_timeout", Kind::Text),
-    ("backend_pool_idle_timeout", Kind::Text),
-    ("preserve_host", Kind::Flag),
-    ("upgrade_idle_timeout", Kind::Text),
-    ("shutdown_grace", Kind::Text),
-    ("max_connections", Kind::Number),
-    ("client_header_timeout", Kind::Text),
-    ("client_idle_timeout", Kind::Text),
-    ("client_write_timeout", Kind::Text),
-    ("body_read_timeout", Kind::Text),
-    ("log_format", Kind::Text),
-    ("log_level", Kind::Text),
-    ("rules_dir", Kind::Text),
-    ("identifier_word", Kind::Text),
-    ("response_shapes", Kind::Text),
-    ("max_collected_items", Kind::Number),
-    ("max_backend_calls_per_request", Kind::Number),
-    ("max_rewrite_body_bytes", Kind::Number),
-    ("rewrite_memory_budget_bytes", Kind::Number),
-    ("id_cache_entries", Kind::Number),
-    ("id_lookup_max_pages", Kind::Number),
-    ("item_fetch_concurrency", Kind::Number),
-    ("item_fetch_cache_ttl", Kind::Text),
-    ("service_token", Kind::Text),
-    ("edition", Kind::Text),
-    ("secret_key", Kind::Text),
-    ("alert_max_body_bytes", Kind::Number),
-    ("alert_memory_budget_bytes", Kind::Number),
-    ("alert_max_concurrent", Kind::Number),
-    ("alert_max_concurrent_per_integration", Kind::Number),
-    ("alert_max_depth", Kind::Number),
-    ("alert_rate_limit", Kind::Number),
-    ("alert_rate_burst", Kind::Number),
-    ("access_cache_ttl", Kind::Text),
-    ("access_cache_entries", Kind::Number),
-    ("session_ttl", Kind::Text),
-    ("worker_threads", Kind::Number),
-    ("usage_flush_interval", Kind::Text),
-    ("usage_max_clients_per_route", Kind::Number),
-];
-
-fn option_kind(key: &str) -> Option<&'static Kind> {
-    OPTIONS
-        .iter()
-        .find(|(name, _)| *name == key)
-        .map(|(_, kind)| kind)
+/// One option as declared: its name, how its value is written, its description and its default.
+#[derive(Debug, Clone, Copy)]
+pub struct OptionInfo {
+    name: &'static str,
+    written: Written,
+    doc: &'static str,
+    default: fn() -> Option<String>,
 }
 
-fn option_name(key: &str) -> &'static str {
+impl OptionInfo {
+    /// The option's name, as written in the TOML file (upper case after `SVCGATE_` in the environment).
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// How its value is written: `text`, `boolean` or `number`.
+    pub fn kind(&self) -> &'static str {
+        match self.written {
+            Written::Text => "text",
+            Written::Flag => "boolean",
+            Written::Number => "number",
+        }
+    }
+
+    /// Its one-line description (the doc comment of its declaration).
+    pub fn doc(&self) -> String {
+        one_line(self.doc)
+    }
+
+    /// Its default as the README writes it (`30s`, `10000`, `false`), or `None` if it has none or a computed one.
+    pub fn default(&self) -> Option<String> {
+        (self.default)()
+    }
+}
+
+/// Every option, in declaration order.
+pub fn options() -> &'static [OptionInfo] {
     OPTIONS
-        .iter()
-        .find(|(name, _)| *name == key)
-        .map_or("?", |(name, _)| name)
+}
+
+/// The kinds of option: how each is written, what it is checked into, and the errors that name it.
+mod kind {
+    use std::net::SocketAddr;
+    use std::path::PathBuf;
+
+    use super::{invalid, ConfigError, Written};
+    pub(super) use super::{Edition, LogFormat, ShapeMode};
+
+    /// One kind of option.
+    pub(super) trait Kind {
+        /// Its type in `RawConfig` (what `raw_type!` names).
+        type Raw;
+        /// The type of a default as the declaration writes it.
+        type Default: std::fmt::Display;
+        /// What the check turns it into.
+        type Value;
+        /// How it is written in TOML and the environment.
+        const WRITTEN: Written;
+        /// The declared default as a raw value.
+        fn raw_default(default: Self::Default) -> Self::Raw;
+        /// Checks a value of `option`, naming the option in the error.
+        fn check(option: &'static str, raw: Self::Raw) -> Result<Self::Value, ConfigError>;
+    }
+
+    /// Free text.
+    pub(super) struct Text;
+    impl Kind for Text {
+        type Raw = String;
+        type Default = &'static str;
+        type Value = String;
+        const WRITTEN: Written = Written::Text;
+        fn raw_default(default: &'static str) -> String {
+            default.to_owned()
+        }
+        fn check(_: &'static str, raw: String) -> Result<String, ConfigError> {
+            Ok(raw)
+        }
+    }
+
+    /// A file or directory.
+    pub(super) struct Path;
+    impl Kind for Path {
+        type Raw = PathBuf;
+        type Default = &'static str;
+        type Value = PathBuf;
+        const WRITTEN: Written = Written::Text;
+        fn raw_default(default: &'static str) -> PathBuf {
+            PathBuf::from(default)
+        }
+        fn check(_: &'static str, raw: PathBuf) -> Result<PathBuf, ConfigError> {
+            Ok(raw)
+        }
+    }
+
+    /// `true` or `false`.
+    pub(super) struct Flag;
+    impl Kind for Flag {
+        type Raw = bool;
+        type Default = bool;
+        type Value = bool;
+        const WRITTEN: Written = Written::Flag;
+        fn raw_default(default: bool) -> bool {
+            default
+        }
+        fn check(_: &'static str, raw: bool) -> Result<bool, ConfigError> {
+            Ok(raw)
+        }
+    }
+
+    /// A count or size greater than 0.
+    pub(super) struct Count;
+    impl Kind for Count {
+        type Raw = u64;
+        type Default = u64;
+        type Value = usize;
+        const WRITTEN: Written = Written::Number;
+        fn raw_default(default: u64) -> u64 {
+            default
+        }
+        fn check(option: &'static str, raw: u64) -> Result<usize, ConfigError> {
+            if raw == 0 {
+                return Err(invalid(option, "must be greater than 0"));
+            }
+            usize::try_from(raw).map_err(|_| invalid(option, "is too large"))
+        }
+    }
+
+    /// A count greater than 0 that fits 32 bits.
+    pub(super) struct Count32;
+    impl Kind for Count32 {
+        type Raw = u64;
+        type Default = u64;
+        type Value = u32;
+        const WRITTEN: Written = Written::Number;
+        fn raw_default(default: u64) -> u64 {
+            default
+        }
+        fn check(option: &'static str, raw: u64) -> Result<u32, ConfigError> {
+            u32::try_from(Count::check(option, raw)?).map_err(|_| invalid(option, "is too large"))
+        }
+    }
+
+    /// A rate per second that fits 32 bits; 0 means no limit.
+    pub(super) struct Rate;
+    impl Kind for Rate {
+        type Raw = u64;
+        type Default = u64;
+        type Value = Option<u32>;
+        const WRITTEN: Written = Written::Number;
+        fn raw_default(default: u64) -> u64 {
+            default
+        }
+        fn check(option: &'static str, raw: u64) -> Result<Option<u32>, ConfigError> {
+            match raw {
+                0 => Ok(None),
+                rate => Ok(Some(
+                    u32::try_from(rate).map_err(|_| invalid(option, "is too large"))?,
+                )),
+            }
+        }
+    }
+
+    /// A duration like `30s` or `500ms`.
+    pub(super) struct Duration;
+    impl Kind for Duration {
+        type Raw = String;
+        type Default = &'static str;
+        type Value = std::time::Duration;
+        const WRITTEN: Written = Written::Text;
+        fn raw_default(default: &'static str) -> String {
+            default.to_owned()
+        }
+        fn check(option: &'static str, raw: String) -> Result<std::time::Duration, ConfigError> {
+            humantime::parse_duration(&raw)
+                .map_err(|_| invalid(option, &format!("{raw:?} is not a duration like 30s or 500ms")))
+        }
+    }
+
+    /// A duration longer than 0s.
+    pub(super) struct NonzeroDuration;
+    impl Kind for NonzeroDuration {
+        type Raw = String;
+        type Default = &'static str;
+        type Value = std::time::Duration;
+        const WRITTEN: Written = Written::Text;
+        fn raw_default(default: &'static str) -> String {
+            default.to_owned()
+        }
+        fn check(option: &'static str, raw: String) -> Result<std::time::Duration, ConfigError> {
+            let parsed = Duration::check(option, raw)?;
+            if parsed.is_zero() {
+                return Err(invalid(option, "must be longer than 0s"));
+            }
+            Ok(parsed)
+        }
+    }
+
+    /// A socket address like `127.0.0.1:8080`.
+    pub(super) struct Address;
+    impl Kind for Address {
+        type Raw = String;
+        type Default = &'static str;
+        type Value = SocketAddr;
+        const WRITTEN: Written = Written::Text;
+        fn raw_default(default: &'static str) -> String {
+            default.to_owned()
+        }
+        fn check(option: &'static str, raw: String) -> Result<SocketAddr, ConfigError> {
+            raw.parse()
+                .map_err(|_| invalid(option, &format!("{raw:?} is not an address like 127.0.0.1:8080")))
+        }
+    }
+
+    /// An `http://` or `https://` URL with a host; a trailing slash is dropped.
+    pub(super) struct HttpUrl;
+    impl Kind for HttpUrl {
+        type Raw = String;
+        type Default = &'static str;
+        type Value = http::Uri;
+        const WRITTEN: Written = Written::Text;
+        fn raw_default(default: &'static str) -> String {
+            default.to_owned()
+        }
+        fn check(option: &'static str, raw: String) -> Result<http::Uri, ConfigError> {
+            let uri: http::Uri = raw
+                .trim_end_matches('/')
+                .parse()
+                .map_err(|_| invalid(option, &format!("{raw:?} is not a URL")))?;
+            match uri.scheme_str() {
+                Some("http") | Some("https") if uri.authority().is_some() => Ok(uri),
+                _ => Err(invalid(
+                    option,
+                    &format!("{raw:?} must be an http:// or https:// URL with a host"),
+                )),
+            }
+        }
+    }
+
+    /// A base URL shown to users: `http://` or `https://`, kept as written less a trailing slash.
+    pub(super) struct BaseUrl;
+    impl Kind for BaseUrl {
+        type Raw = String;
+        type Default = &'static str;
+        type Value = String;
+        const WRITTEN: Written = Written::Text;
+        fn raw_default(default: &'static str) -> String {
+            default.to_owned()
+        }
+        fn check(option: &'static str, raw: String) -> Result<String, ConfigError> {
+            if !(raw.starts_with("http://") || raw.starts_with("https://")) {
+                return Err(invalid(option, "must start with http:// or https://"));
+            }
+            Ok(raw.trim_end_matches('/').to_owned())
+        }
+    }
+
+    /// The server's brand word, as [`crate::identifier::check`] allows it.
+    pub(super) struct Word;
+    impl Kind for Word {
+        type Raw = String;
+        type Default = &'static str;
+        type Value = String;
+        const WRITTEN: Written = Written::Text;
+        fn raw_default(default: &'static str) -> String {
+            default.to_owned()
+        }
+        fn check(option: &'static str, raw: String) -> Result<String, ConfigError> {
+            crate::identifier::check(&raw).map_err(|error| invalid(option, &error.to_string()))?;
+            Ok(raw)
+        }
+    }
+
+    /// 64 hexadecimal digits: a 32-byte key.
+    pub(super) struct Key;
+    impl Kind for Key {
+        type Raw = String;
+        type Default = &'static str;
+        type Value = [u8; 32];
+        const WRITTEN: Written = Written::Text;
+        fn raw_default(default: &'static str) -> String {
+            default.to_owned()
+        }
+        fn check(option: &'static str, raw: String) -> Result<[u8; 32], ConfigError> {
+            let text = raw.trim();
+            let bad = || invalid(option, "must be 64 hexadecimal digits (32 bytes)");
+            if text.len() != 64 {
+                return Err(bad());
+            }
+            let mut key = [0u8; 32];
+            for (index, byte) in key.iter_mut().enumerate() {
+                let pair = text.get(index * 2..index * 2 + 2).ok_or_else(bad)?;
+                *byte = u8::from_str_radix(pair, 16).map_err(|_| bad())?;
+            }
+            Ok(key)
+        }
+    }
+
+    /// One of a few words, each naming a variant.
+    trait Choice: Copy + 'static {
+        /// The words and their variants, in the order the error lists them.
+        const CHOICES: &'static [(&'static str, Self)];
+    }
+
+    impl<T: Choice> Kind for T {
+        type Raw = String;
+        type Default = &'static str;
+        type Value = T;
+        const WRITTEN: Written = Written::Text;
+        fn raw_default(default: &'static str) -> String {
+            default.to_owned()
+        }
+        fn check(option: &'static str, raw: String) -> Result<T, ConfigError> {
+            T::CHOICES
+                .iter()
+                .find(|(word, _)| *word == raw)
+                .map(|(_, value)| *value)
+                .ok_or_else(|| {
+                    let words: Vec<&str> = T::CHOICES.iter().map(|(word, _)| *word).collect();
+                    invalid(option, &format!("{raw:?} is not {}", words.join(" or ")))
+                })
+        }
+    }
+
+    impl Choice for LogFormat {
+        const CHOICES: &'static [(&'static str, Self)] = &[("text", Self::Text), ("json", Self::Json)];
+    }
+
+    impl Choice for ShapeMode {
+        const CHOICES: &'static [(&'static str, Self)] =
+            &[("strict", Self::Strict), ("tolerant", Self::Tolerant)];
+    }
+
+    impl Choice for Edition {
+        const CHOICES: &'static [(&'static str, Self)] = &[("free", Self::Free), ("premium", Self::Premium)];
+    }
 }
 
 fn parse_flag(value: &str) -> Option<bool> {
@@ -502,35 +809,31 @@ pub struct AlertConfig {
 impl Config {
     /// Validates a merged layer, applying defaults.
     pub fn from_raw(raw: RawConfig) -> Result<Self, ConfigError> {
-        let dev = raw.dev.unwrap_or(false);
-        let listen_text = raw.listen.unwrap_or_else(|| "127.0.0.1:8080".to_owned());
-        let listen = listen_text.parse().map_err(|_| ConfigError::Invalid {
-            option: "listen",
-            message: format!("{listen_text:?} is not an address like 127.0.0.1:8080"),
-        })?;
-        let url = match raw.backend {
-            Some(text) => Some(parse_backend(&text)?),
+        let options = Checked::from_raw(raw)?;
+        let dev = options.dev;
+        let url = match options.backend {
+            Some(url) => Some(url),
             None if dev => None,
             None => {
-                return Err(ConfigError::Invalid {
-                    option: "backend",
-                    message: "is required (the V4 server's base URL), or use --dev".to_owned(),
-                })
+                return Err(invalid(
+                    "backend",
+                    "is required (the V4 server's base URL), or use --dev",
+                ))
             }
         };
-        if raw.data_dir.is_none() && !dev {
-            return Err(ConfigError::Invalid {
-                option: "data_dir",
-                message: "is required (where the store lives), or use --dev".to_owned(),
-            });
+        if options.data_dir.is_none() && !dev {
+            return Err(invalid(
+                "data_dir",
+                "is required (where the store lives), or use --dev",
+            ));
         }
-        let tls = match (raw.tls_cert, raw.tls_key) {
+        let tls = match (options.tls_cert, options.tls_key) {
             (Some(cert), Some(key)) => Some(ServerTls { cert, key }),
             (None, None) => None,
             (Some(_), None) => return Err(invalid("tls_key", "is required when tls_cert is set")),
             (None, Some(_)) => return Err(invalid("tls_cert", "is required when tls_key is set")),
         };
-        let client_identity = match (raw.backend_client_cert, raw.backend_client_key) {
+        let client_identity = match (options.backend_client_cert, options.backend_client_key) {
             (Some(cert), Some(key)) => Some((cert, key)),
             (None, None) => None,
             (Some(_), None) => {
@@ -546,141 +849,63 @@ impl Config {
                 ))
             }
         };
-        let public_url = match raw.public_url {
-            Some(text) => {
-                if !(text.starts_with("http://") || text.starts_with("https://")) {
-                    return Err(invalid("public_url", "must start with http:// or https://"));
-                }
-                Some(text.trim_end_matches('/').to_owned())
-            }
-            None => None,
+        let connection_limits = crate::connections::Limits {
+            max_connections: max_connections(options.max_connections)?,
+            header_timeout: options.client_header_timeout,
+            idle_timeout: options.client_idle_timeout,
+            write_timeout: options.client_write_timeout,
         };
-        let identifier_word = raw
-            .identifier_word
-            .unwrap_or_else(|| crate::identifier::DEFAULT_WORD.to_owned());
-        crate::identifier::check(&identifier_word)
-            .map_err(|error| invalid("identifier_word", &error.to_string()))?;
-        let log_format = match raw.log_format.as_deref().unwrap_or("text") {
-            "text" => LogFormat::Text,
-            "json" => LogFormat::Json,
-            other => return Err(invalid("log_format", &format!("{other:?} is not text or json"))),
-        };
-        let shapes = match raw.response_shapes.as_deref().unwrap_or("strict") {
-            "strict" => ShapeMode::Strict,
-            "tolerant" => ShapeMode::Tolerant,
-            other => {
-                return Err(invalid(
-                    "response_shapes",
-                    &format!("{other:?} is not strict or tolerant"),
-                ))
-            }
-        };
-        let body_read_timeout = nonzero_duration("body_read_timeout", raw.body_read_timeout.clone(), "30s")?;
-        let connection_limits = connection_limits(
-            raw.max_connections,
-            raw.client_header_timeout.clone(),
-            raw.client_idle_timeout.clone(),
-            raw.client_write_timeout.clone(),
-        )?;
         Ok(Config {
-            listen,
+            listen: options.listen,
             backend: BackendConfig {
                 url,
-                ca_bundle: raw.backend_ca_bundle,
+                ca_bundle: options.backend_ca_bundle,
                 client_identity,
-                connect_timeout: duration("backend_connect_timeout", raw.backend_connect_timeout, "5s")?,
-                timeout: duration("backend_timeout", raw.backend_timeout, "60s")?,
-                pool_idle_timeout: duration(
-                    "backend_pool_idle_timeout",
-                    raw.backend_pool_idle_timeout,
-                    "90s",
-                )?,
-                preserve_host: raw.preserve_host.unwrap_or(false),
-                memory_budget_bytes: positive(
-                    "rewrite_memory_budget_bytes",
-                    raw.rewrite_memory_budget_bytes,
-                    256 << 20,
-                )?,
-                upgrade_idle_timeout: nonzero_duration(
-                    "upgrade_idle_timeout",
-                    raw.upgrade_idle_timeout,
-                    "10m",
-                )?,
+                connect_timeout: options.backend_connect_timeout,
+                timeout: options.backend_timeout,
+                pool_idle_timeout: options.backend_pool_idle_timeout,
+                preserve_host: options.preserve_host,
+                memory_budget_bytes: options.rewrite_memory_budget_bytes,
+                upgrade_idle_timeout: options.upgrade_idle_timeout,
             },
-            data_dir: raw.data_dir,
-            public_url,
+            data_dir: options.data_dir,
+            public_url: options.public_url,
             dev,
             tls,
-            shutdown_grace: duration("shutdown_grace", raw.shutdown_grace, "30s")?,
+            shutdown_grace: options.shutdown_grace,
             connection_limits,
-            log_format,
-            log_level: raw.log_level.unwrap_or_else(|| "info".to_owned()),
-            rules_dir: raw.rules_dir,
-            identifier_word,
-            shapes,
-            max_collected_items: positive("max_collected_items", raw.max_collected_items, 10_000)?,
-            // A full V3 page (100 items) each completed by one call, plus the list itself and a few lookups: a
-            // lower cap would refuse ordinary lists.
-            max_backend_calls_per_request: u32::try_from(positive(
-                "max_backend_calls_per_request",
-                raw.max_backend_calls_per_request,
-                110,
-            )?)
-            .map_err(|_| invalid("max_backend_calls_per_request", "is too large"))?,
-            max_rewrite_body_bytes: positive("max_rewrite_body_bytes", raw.max_rewrite_body_bytes, 64 << 20)?,
-            body_read_timeout,
-            id_cache_entries: positive("id_cache_entries", raw.id_cache_entries, 100_000)?,
-            id_lookup_max_pages: u32::try_from(positive("id_lookup_max_pages", raw.id_lookup_max_pages, 50)?)
-                .map_err(|_| invalid("id_lookup_max_pages", "is too large"))?,
-            item_fetch_concurrency: positive("item_fetch_concurrency", raw.item_fetch_concurrency, 8)?,
-            item_fetch_cache_ttl: duration("item_fetch_cache_ttl", raw.item_fetch_cache_ttl, "30s")?,
-            service_token: raw.service_token,
+            log_format: options.log_format,
+            log_level: options.log_level,
+            rules_dir: options.rules_dir,
+            identifier_word: options.identifier_word,
+            shapes: options.response_shapes,
+            max_collected_items: options.max_collected_items,
+            max_backend_calls_per_request: options.max_backend_calls_per_request,
+            max_rewrite_body_bytes: options.max_rewrite_body_bytes,
+            body_read_timeout: options.body_read_timeout,
+            id_cache_entries: options.id_cache_entries,
+            id_lookup_max_pages: options.id_lookup_max_pages,
+            item_fetch_concurrency: options.item_fetch_concurrency,
+            item_fetch_cache_ttl: options.item_fetch_cache_ttl,
+            service_token: options.service_token,
             alerts: AlertConfig {
-                edition: match raw.edition.as_deref().unwrap_or("premium") {
-                    "premium" => Edition::Premium,
-                    "free" => Edition::Free,
-                    other => return Err(invalid("edition", &format!("{other:?} is not free or premium"))),
-                },
-                secret_key: match raw.secret_key {
-                    Some(text) => Some(parse_key(&text)?),
-                    None => None,
-                },
-                max_body_bytes: positive("alert_max_body_bytes", raw.alert_max_body_bytes, 1 << 20)? as u64,
-                max_depth: positive("alert_max_depth", raw.alert_max_depth, 64)?,
-                rate_limit: match raw.alert_rate_limit.unwrap_or(0) {
-                    0 => None,
-                    rate => {
-                        Some(u32::try_from(rate).map_err(|_| invalid("alert_rate_limit", "is too large"))?)
-                    }
-                },
-                rate_burst: u32::try_from(positive("alert_rate_burst", raw.alert_rate_burst, 50)?)
-                    .map_err(|_| invalid("alert_rate_burst", "is too large"))?,
-                access_cache_ttl: duration("access_cache_ttl", raw.access_cache_ttl, "60s")?,
-                access_cache_entries: positive("access_cache_entries", raw.access_cache_entries, 10_000)?,
-                memory_budget_bytes: positive(
-                    "alert_memory_budget_bytes",
-                    raw.alert_memory_budget_bytes,
-                    64 << 20,
-                )?,
-                max_concurrent: positive("alert_max_concurrent", raw.alert_max_concurrent, 256)?,
-                max_concurrent_per_integration: positive(
-                    "alert_max_concurrent_per_integration",
-                    raw.alert_max_concurrent_per_integration,
-                    16,
-                )?,
-                body_read_timeout,
+                edition: options.edition,
+                secret_key: options.secret_key,
+                max_body_bytes: options.alert_max_body_bytes as u64,
+                max_depth: options.alert_max_depth,
+                rate_limit: options.alert_rate_limit,
+                rate_burst: options.alert_rate_burst,
+                access_cache_ttl: options.access_cache_ttl,
+                access_cache_entries: options.access_cache_entries,
+                memory_budget_bytes: options.alert_memory_budget_bytes,
+                max_concurrent: options.alert_max_concurrent,
+                max_concurrent_per_integration: options.alert_max_concurrent_per_integration,
+                body_read_timeout: options.body_read_timeout,
             },
-            session_ttl: duration("session_ttl", raw.session_ttl, "8h")?,
-            usage_flush_interval: duration("usage_flush_interval", raw.usage_flush_interval, "10s")?,
-            usage_max_clients_per_route: positive(
-                "usage_max_clients_per_route",
-                raw.usage_max_clients_per_route,
-                50,
-            )?,
-            worker_threads: match raw.worker_threads {
-                Some(count) => Some(positive("worker_threads", Some(count), 1)?),
-                None => None,
-            },
+            session_ttl: options.session_ttl,
+            worker_threads: options.worker_threads,
+            usage_flush_interval: options.usage_flush_interval,
+            usage_max_clients_per_route: options.usage_max_clients_per_route,
         })
     }
 
@@ -706,104 +931,26 @@ fn invalid(option: &'static str, message: &str) -> ConfigError {
     }
 }
 
-fn parse_key(text: &str) -> Result<[u8; 32], ConfigError> {
-    let text = text.trim();
-    let bad = || invalid("secret_key", "must be 64 hexadecimal digits (32 bytes)");
-    if text.len() != 64 {
-        return Err(bad());
-    }
-    let mut key = [0u8; 32];
-    for (index, byte) in key.iter_mut().enumerate() {
-        *byte =
-            u8::from_str_radix(text.get(index * 2..index * 2 + 2).ok_or_else(bad)?, 16).map_err(|_| bad())?;
-    }
-    Ok(key)
-}
-
-fn parse_backend(text: &str) -> Result<http::Uri, ConfigError> {
-    let trimmed = text.trim_end_matches('/');
-    let uri: http::Uri = trimmed
-        .parse()
-        .map_err(|_| invalid("backend", &format!("{text:?} is not a URL")))?;
-    match uri.scheme_str() {
-        Some("http") | Some("https") if uri.authority().is_some() => Ok(uri),
-        _ => Err(invalid(
-            "backend",
-            &format!("{text:?} must be an http:// or https:// URL with a host"),
-        )),
-    }
-}
-
-fn duration(option: &'static str, value: Option<String>, default: &str) -> Result<Duration, ConfigError> {
-    let text = value.unwrap_or_else(|| default.to_owned());
-    humantime::parse_duration(&text)
-        .map_err(|_| invalid(option, &format!("{text:?} is not a duration like 30s or 500ms")))
-}
-
-fn nonzero_duration(
-    option: &'static str,
-    value: Option<String>,
-    default: &str,
-) -> Result<Duration, ConfigError> {
-    let parsed = duration(option, value, default)?;
-    if parsed.is_zero() {
-        return Err(invalid(option, "must be longer than 0s"));
-    }
-    Ok(parsed)
-}
-
-/// The client connection limits; `max_connections` must stay below the process's open-file limit, which it
-/// shares with backend connections and the store.
-fn connection_limits(
-    max_connections: Option<u64>,
-    header_timeout: Option<String>,
-    idle_timeout: Option<String>,
-    write_timeout: Option<String>,
-) -> Result<crate::connections::Limits, ConfigError> {
-    let max_connections = match max_connections {
-        Some(0) => return Err(invalid("max_connections", "must be greater than 0")),
-        Some(cap) => {
-            if let Some(limit) = crate::connections::open_file_limit() {
-                if cap >= limit {
-                    return Err(invalid(
-                        "max_connections",
-                        &format!("{cap} must be below this process's open-file limit ({limit}); raise `ulimit -n` or lower it"),
-                    ));
-                }
-            }
-            usize::try_from(cap).map_err(|_| invalid("max_connections", "is too large"))?
-        }
-        None => crate::connections::default_max_connections(),
+/// The client connection cap: the declared one, which must stay below the process's open-file limit (shared with
+/// backend connections and the store), or one derived from that limit.
+fn max_connections(declared: Option<usize>) -> Result<usize, ConfigError> {
+    let Some(cap) = declared else {
+        return Ok(crate::connections::default_max_connections());
     };
-    Ok(crate::connections::Limits {
-        max_connections,
-        header_timeout: nonzero_duration("client_header_timeout", header_timeout, "30s")?,
-        idle_timeout: nonzero_duration("client_idle_timeout", idle_timeout, "60s")?,
-        write_timeout: nonzero_duration("client_write_timeout", write_timeout, "60s")?,
-    })
-}
-
-fn positive(option: &'static str, value: Option<u64>, default: u64) -> Result<usize, ConfigError> {
-    let number = value.unwrap_or(default);
-    if number == 0 {
-        return Err(invalid(option, "must be greater than 0"));
+    if let Some(limit) = crate::connections::open_file_limit() {
+        if cap as u64 >= limit {
+            return Err(invalid(
+                "max_connections",
+                &format!("{cap} must be below this process's open-file limit ({limit}); raise `ulimit -n` or lower it"),
+            ));
+        }
     }
-    usize::try_from(number).map_err(|_| invalid(option, "is too large"))
+    Ok(cap)
 }
 
 /// The options as `name → kind` for the README's reference table and its test.
 pub fn option_names() -> BTreeMap<&'static str, &'static str> {
-    OPTIONS
-        .iter()
-        .map(|(name, kind)| {
-            let kind = match kind {
-                Kind::Text => "text",
-                Kind::Flag => "boolean",
-                Kind::Number => "number",
-            };
-            (*name, kind)
-        })
-        .collect()
+    OPTIONS.iter().map(|info| (info.name(), info.kind())).collect()
 }
 
 #[cfg(test)]
@@ -929,6 +1076,41 @@ mod tests {
         let config = Config::from_raw(raw).unwrap();
         assert!(config.backend.preserve_host);
         assert_eq!(config.backend.upgrade_idle_timeout, Duration::from_secs(90));
+    }
+
+    #[test]
+    fn declared_defaults_are_shown_as_written_and_apply() {
+        let default = |name: &str| {
+            options()
+                .iter()
+                .find(|option| option.name() == name)
+                .and_then(OptionInfo::default)
+        };
+        assert_eq!(default("max_rewrite_body_bytes").as_deref(), Some("67108864"));
+        assert_eq!(default("backend_timeout").as_deref(), Some("60s"));
+        assert_eq!(default("dev").as_deref(), Some("false"));
+        assert_eq!(default("identifier_word").as_deref(), Some("svc"));
+        assert_eq!(default("backend"), None);
+        let config = Config::from_raw(RawConfig {
+            dev: Some(true),
+            ..RawConfig::default()
+        })
+        .unwrap();
+        assert_eq!(config.max_rewrite_body_bytes, 64 << 20);
+        assert_eq!(config.backend.timeout, Duration::from_secs(60));
+        assert_eq!(config.alerts.edition, Edition::Premium);
+        assert_eq!(config.alerts.rate_limit, None);
+        assert_eq!(config.listen, "127.0.0.1:8080".parse().unwrap());
+        assert!(options().iter().all(|option| !option.doc().is_empty()));
+    }
+
+    #[test]
+    fn overlay_takes_every_option_the_higher_layer_sets() {
+        let low = RawConfig::from_toml("alert_rate_limit = 5\nlog_level = \"warn\"", "t.toml").unwrap();
+        let high = RawConfig::from_env(env(&[("SVCGATE_ALERT_RATE_LIMIT", "7")])).unwrap();
+        let merged = low.overlay(high);
+        assert_eq!(merged.alert_rate_limit, Some(7));
+        assert_eq!(merged.log_level.as_deref(), Some("warn"));
     }
 
     #[test]

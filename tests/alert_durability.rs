@@ -52,17 +52,23 @@ fn start(data_dir: &std::path::Path) -> Started {
     }
 }
 
+/// Alerts acknowledged before the kill: well past the 50 the test needs to prove anything.
+const STORM_BEFORE_KILL: usize = 100;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_acknowledged_alert_survives_a_kill_during_a_storm() {
     let data = tempfile::tempdir().unwrap();
     let mut running = start(data.path());
     let acknowledged = Arc::new(Mutex::new(HashSet::new()));
+    // Said once the storm has had enough alerts acknowledged to prove something; the kill comes then, mid-storm.
+    let enough = Arc::new(tokio::sync::Notify::new());
     let senders: Vec<_> = (0..16)
         .map(|sender| {
-            let (url, key, acknowledged) = (
+            let (url, key, acknowledged, enough) = (
                 running.alert_url.clone(),
                 running.key.clone(),
                 Arc::clone(&acknowledged),
+                Arc::clone(&enough),
             );
             tokio::spawn(async move {
                 for n in 0.. {
@@ -79,7 +85,11 @@ async fn every_acknowledged_alert_survives_a_kill_during_a_storm() {
                         .unwrap();
                     match tokio::time::timeout(Duration::from_secs(5), client.request(request)).await {
                         Ok(Ok(response)) if response.status().is_success() => {
-                            acknowledged.lock().unwrap().insert(title);
+                            let mut acknowledged = acknowledged.lock().unwrap();
+                            acknowledged.insert(title);
+                            if acknowledged.len() == STORM_BEFORE_KILL {
+                                enough.notify_one();
+                            }
                         }
                         Ok(Ok(_)) => {}
                         _ => return,
@@ -88,7 +98,9 @@ async fn every_acknowledged_alert_survives_a_kill_during_a_storm() {
             })
         })
         .collect();
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    tokio::time::timeout(Duration::from_secs(60), enough.notified())
+        .await
+        .expect("the storm got too few alerts acknowledged");
     Command::new("kill")
         .args(["-KILL", &running.child.id().to_string()])
         .status()

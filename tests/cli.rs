@@ -249,6 +249,21 @@ fn the_readme_documents_every_option() {
             "README lacks option {name}"
         );
     }
+    // Each declared default is the one the reference table shows on the option's row.
+    for option in svcgate::config::options() {
+        let Some(default) = option.default() else {
+            continue;
+        };
+        let row = readme
+            .lines()
+            .find(|line| line.starts_with(&format!("| `{}` |", option.name())))
+            .unwrap_or_else(|| panic!("README has no table row for option {}", option.name()));
+        assert!(
+            row.contains(&format!("`{default}`")),
+            "README's row for {} does not show its default `{default}`: {row}",
+            option.name()
+        );
+    }
 }
 
 #[tokio::test]

@@ -257,19 +257,36 @@ async fn http2_prior_knowledge_clients_are_served() {
 async fn shutdown_lets_an_in_flight_request_finish_and_refuses_new_connections() {
     let origin = Origin::start().await;
     let gateway = TestGateway::start(&origin.url()).await;
-    let url = format!("{}/sleep", gateway.url());
     let address = gateway.address;
-    let in_flight = tokio::spawn(async move { send(Method::GET, &url, &[], None).await });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let client: Client<_, http_body_util::Empty<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
+    let response = within(
+        5,
+        "the gated answer's head",
+        client.request(
+            Request::get(format!("{}/gated", gateway.url()))
+                .body(http_body_util::Empty::new())
+                .unwrap(),
+        ),
+    )
+    .await
+    .unwrap();
+    let mut body = response.into_body();
+    // The first bytes have arrived: the request is in flight, and stays so until the origin's gate opens.
+    let first = within(5, "first frame", body.frame()).await.unwrap().unwrap();
+    assert_eq!(first.into_data().unwrap(), Bytes::from_static(b"first;"));
     let stopping = tokio::spawn(gateway.stop());
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(
-        tokio::net::TcpStream::connect(address).await.is_err(),
-        "still accepting"
-    );
-    let answer = within(10, "in-flight request", in_flight).await.unwrap();
-    assert_eq!(answer.status, StatusCode::OK);
-    assert_eq!(answer.body, Bytes::from_static(b"late"));
+    within(5, "new connections refused", async {
+        while tokio::net::TcpStream::connect(address).await.is_ok() {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    origin.gate.notify_one();
+    let rest = within(10, "the in-flight answer", body.collect())
+        .await
+        .unwrap()
+        .to_bytes();
+    assert_eq!(rest, Bytes::from_static(b"rest"));
     within(10, "shutdown", stopping).await.unwrap();
 }
 

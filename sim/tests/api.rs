@@ -553,6 +553,12 @@ async fn shutdown_stops_accepting() {
     let sim = start().await;
     let addr = sim.addr();
     sim.shutdown();
-    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    assert!(tokio::net::TcpStream::connect(addr).await.is_err());
+    // The accept loop drops the listener once it sees the request; from then on connections are refused.
+    let refused = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+        while tokio::net::TcpStream::connect(addr).await.is_ok() {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    assert!(refused.is_ok(), "still accepting 5 s after shutdown");
 }

@@ -134,6 +134,7 @@ mod tests {
 
     use rusqlite::params;
 
+    use crate::store::sqlite::queued;
     use crate::store::{AlertEvent, SqliteStore, Store, StoreError};
 
     const NOW: &str = "2026-11-22T10:00:00Z";
@@ -205,15 +206,17 @@ mod tests {
         let store = SqliteStore::open(dir.path()).unwrap();
         assert_eq!(outcome(&store, firing("f")).await, ("created", 1, 1));
         // Hold the writer so that the next three jobs share a batch; the failing one rolls the batch back once.
-        let hold = store.write(|_| {
-            std::thread::sleep(std::time::Duration::from_millis(200));
-            Ok(())
-        });
-        let grouped = outcome(&store, firing("f"));
-        let bad = store.write(|connection| connection.execute("INSERT INTO no_such_table VALUES (1)", []));
-        let created = outcome(&store, firing("g"));
-        let (hold, grouped, bad, created) = tokio::join!(hold, grouped, bad, created);
-        hold.unwrap();
+        let release = store.hold_writer().await;
+        let mut grouped = std::pin::pin!(outcome(&store, firing("f")));
+        queued(grouped.as_mut()).await;
+        let mut bad = std::pin::pin!(
+            store.write(|connection| connection.execute("INSERT INTO no_such_table VALUES (1)", []))
+        );
+        queued(bad.as_mut()).await;
+        let mut created = std::pin::pin!(outcome(&store, firing("g")));
+        queued(created.as_mut()).await;
+        release.send(()).unwrap();
+        let (grouped, bad, created) = tokio::join!(grouped, bad, created);
         assert!(bad.is_err());
         assert_eq!((grouped, created), (("grouped", 1, 2), ("created", 2, 1)));
         assert_eq!(outcome(&store, firing("g")).await, ("grouped", 2, 2));

@@ -169,6 +169,28 @@ impl SqliteStore {
         answer.await.map_err(|_| writer_gone())?
     }
 
+    /// Test aid: queues a job that holds the writer, and returns once the writer runs it; the writer is let go
+    /// when the returned sender sends or is dropped. Jobs queued meanwhile run as one batch.
+    #[cfg(test)]
+    pub(crate) async fn hold_writer(&self) -> std::sync::mpsc::Sender<()> {
+        let (running, is_running) = std::sync::mpsc::channel();
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let (reply, _) = oneshot::channel();
+        let job: Box<dyn WriteJob> = Box::new(Job {
+            work: move |_: &Connection| {
+                let _ = running.send(());
+                let _ = released.recv();
+                Ok(())
+            },
+            result: None,
+            reply,
+        });
+        assert!(self.writer.send(job).is_ok(), "the writer is gone");
+        let started = tokio::task::spawn_blocking(move || is_running.recv()).await;
+        assert!(matches!(started, Ok(Ok(()))), "the holding job did not run");
+        release
+    }
+
     /// Runs `work` on a read connection on the blocking pool.
     pub async fn read<F, R>(&self, work: F) -> Result<R, StoreError>
     where
@@ -476,6 +498,19 @@ impl SqliteStore {
     }
 }
 
+/// Test aid: polls a store job's future once, so that its job is queued (behind a held writer: it must still wait).
+#[cfg(test)]
+pub(crate) async fn queued<F: std::future::Future>(mut job: std::pin::Pin<&mut F>) {
+    std::future::poll_fn(|context| {
+        assert!(
+            job.as_mut().poll(context).is_pending(),
+            "the job ran while the writer was held"
+        );
+        std::task::Poll::Ready(())
+    })
+    .await;
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -583,23 +618,23 @@ mod tests {
         let bump = |connection: &Connection| {
             connection.execute("UPDATE id_index SET iid = iid + 1 WHERE id = 100", [])
         };
-        // The first job holds the writer, so that the next three wait and run as one batch: the shared run is
+        // The writer is held while the next three are queued, so that they run as one batch: the shared run is
         // rolled back at the failing job, and the batch runs again with savepoints.
-        let hold = store.write(|_| {
-            std::thread::sleep(std::time::Duration::from_millis(200));
-            Ok(())
-        });
-        let before = store.write(bump);
-        let bad = store.write(|connection| {
+        let release = store.hold_writer().await;
+        let mut before = std::pin::pin!(store.write(bump));
+        queued(before.as_mut()).await;
+        let mut bad = std::pin::pin!(store.write(|connection| {
             connection.execute(
                 "INSERT INTO id_index (kind, id, project_id, iid) VALUES ('issue', 5, 7, 5)",
                 [],
             )?;
             connection.execute("INSERT INTO no_such_table VALUES (1)", [])
-        });
-        let after = store.write(bump);
-        let (hold, before, bad, after) = tokio::join!(hold, before, bad, after);
-        hold.unwrap();
+        }));
+        queued(bad.as_mut()).await;
+        let mut after = std::pin::pin!(store.write(bump));
+        queued(after.as_mut()).await;
+        release.send(()).unwrap();
+        let (before, bad, after) = tokio::join!(before, bad, after);
         assert!(bad.is_err());
         assert_eq!((before.unwrap(), after.unwrap()), (1, 1));
         assert_eq!(store.id_lookup(IdKind::Issue, 5).await.unwrap(), None);

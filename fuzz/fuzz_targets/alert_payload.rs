@@ -37,7 +37,7 @@ fn check_limits(alert: &NormalizedAlert) {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
     }
     assert!(alert.started_at.offset().is_utc());
-    assert!(alert.ended_at.map_or(true, |t| t.offset().is_utc()));
+    assert!(alert.ended_at.is_none_or(|t| t.offset().is_utc()));
 }
 
 fuzz_target!(|data: &[u8]| {

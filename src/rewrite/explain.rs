@@ -88,7 +88,14 @@ fn split(request_line: &str) -> Result<(Method, String, String), ExplainError> {
     let target = target.trim();
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
     let rest = path.strip_prefix(V3_PREFIX).ok_or(ExplainError::BadRequestLine)?;
-    Ok((method, fold_empty_segments(rest), query.to_owned()))
+    let path = fold_empty_segments(rest);
+    // The gateway refuses these before any rule is looked at; translate says the same.
+    if super::has_dot_segment(&path) {
+        return Err(ExplainError::BadParameter(
+            "a path segment may not be . or .. (plain or percent-encoded)".to_owned(),
+        ));
+    }
+    Ok((method, path, query.to_owned()))
 }
 
 /// The global ids a request names (to resolve them before [`explain`]).
@@ -471,6 +478,10 @@ mod tests {
         );
         assert!(explain(&table(), "projects", None, &[]).is_err());
         assert!(explain(&table(), "GET /api/v4/projects", None, &[]).is_err());
+        assert!(matches!(
+            explain(&table(), "GET /api/v3/projects/5/../1", None, &[]),
+            Err(ExplainError::BadParameter(_))
+        ));
         let bad = explain(
             &table(),
             "POST /api/v3/projects",

@@ -415,6 +415,18 @@ async fn world() -> World {
     world.set("email2", &email2["id"]);
     let (goner, _) = world.sim.create_user("goner", false);
     world.set("goner", &json!(goner));
+    let (asker, asker_token) = world.sim.create_user("asker", false);
+    world.set("asker", &json!(asker));
+    for source in [format!("/projects/{p}"), format!("/groups/{}", demo.group_id)] {
+        world
+            .v4(
+                Method::POST,
+                &format!("{source}/access_requests"),
+                &asker_token,
+                json!({}),
+            )
+            .await;
+    }
     for name in ["user_key", "user_key2"] {
         let made = world
             .v4(
@@ -785,6 +797,8 @@ fn cases() -> Vec<Case> {
         ("DELETE /users/{demo}/emails/{email}", None, &["DELETE /users/{demo}/emails/{email}"], 200),
         ("DELETE /user/emails/{email2}", None, &["DELETE /user/emails/{email2}"], 200),
         ("DELETE /users/{goner}", None, &["GET /users/{goner}", "DELETE /users/{goner}"], 200),
+        ("DELETE /projects/{p}/access_requests/{asker}", None, &["GET /projects/{p}/access_requests", "DELETE /projects/{p}/access_requests/{asker}"], 200),
+        ("DELETE /groups/{g}/access_requests/{asker}", None, &["GET /groups/{g}/access_requests", "DELETE /groups/{g}/access_requests/{asker}"], 200),
         ("DELETE /broadcast_messages/{message}", None, &["GET /broadcast_messages/{message}", "DELETE /broadcast_messages/{message}"], 200),
         ("DELETE /projects/{doomed}", None, &["DELETE /projects/{doomed}"], 200),
         ("DELETE /groups/{g}", None, &["GET /groups/{g}", "DELETE /groups/{g}"], 200),

@@ -948,3 +948,23 @@ async fn cancel_merge_when_build_succeeds_answers_the_v3_merge_request_read_afte
     assert_eq!(answer.json()["merge_when_build_succeeds"], json!(false));
     assert_eq!(answer.json()["id"], json!(id));
 }
+
+#[tokio::test]
+async fn denying_an_access_request_answers_200_with_the_request_as_v3_servers_of_8x_did() {
+    let world = World::new().await;
+    let (asker, asker_token) = world.sim.create_user("asker", false);
+    let requested = common::send_json(
+        Method::POST,
+        &world.v4(&format!("/projects/{}/access_requests", world.project)),
+        &asker_token,
+        json!({}),
+    )
+    .await;
+    assert_eq!(requested.status, StatusCode::CREATED, "{:?}", requested.body);
+    let url = world.v3(&format!("/projects/{}/access_requests/{asker}", world.project));
+    let denied = send(Method::DELETE, &url, &[("private-token", &world.token)], None).await;
+    assert_eq!(denied.status, StatusCode::OK, "{:?}", denied.body);
+    assert_eq!(denied.json()["username"], json!("asker"));
+    let again = send(Method::DELETE, &url, &[("private-token", &world.token)], None).await;
+    assert_eq!(again.status, StatusCode::NOT_FOUND);
+}

@@ -1,5 +1,6 @@
 //! The route handlers, one module per resource. Each module exposes `routes()`; `all()` collects them.
 
+mod access_requests;
 mod awards;
 mod boards;
 mod branches;
@@ -50,6 +51,7 @@ pub fn all() -> Vec<Route> {
         groups::routes(),
         projects::routes(),
         members::routes(),
+        access_requests::routes(),
         issues::routes(),
         merge_requests::routes(),
         notes::routes(),

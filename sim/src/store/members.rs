@@ -39,3 +39,12 @@ pub fn level_in(members: &[Member], user_id: u64) -> Option<u8> {
         .find(|m| m.user_id == user_id)
         .map(|m| m.access_level)
 }
+
+/// Where a membership or an access request belongs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum MemberSource {
+    /// A project.
+    Project(u64),
+    /// A group.
+    Group(u64),
+}

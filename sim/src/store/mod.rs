@@ -42,7 +42,7 @@ pub use hooks::Hook;
 pub use issues::Issue;
 pub use keys::{Email, SshKey};
 pub use labels::{Label, Milestone};
-pub use members::{access, Member};
+pub use members::{access, Member, MemberSource};
 pub use merge_requests::MergeRequest;
 pub use namespaces::{Namespace, NamespaceKind};
 pub use notes::{Note, NoteableKind};
@@ -176,6 +176,8 @@ pub struct Store {
     pub board_lists: BTreeMap<u64, BoardList>,
     /// Notification settings by (user, source).
     pub notification_settings: BTreeMap<(u64, NotificationSource), NotificationSetting>,
+    /// Pending access requests by (project or group, user): when each was made.
+    pub access_requests: BTreeMap<(MemberSource, u64), Millis>,
     counters: BTreeMap<&'static str, u64>,
     seq: Sequences,
     last_millis: Millis,
@@ -221,6 +223,7 @@ impl Store {
             broadcast_messages: BTreeMap::new(),
             boards: BTreeMap::new(),
             board_lists: BTreeMap::new(),
+            access_requests: BTreeMap::new(),
             notification_settings: BTreeMap::new(),
             counters: BTreeMap::new(),
             seq: Sequences {

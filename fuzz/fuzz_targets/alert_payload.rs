@@ -12,11 +12,13 @@
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-use svcgate::alerts::payload::{
-    normalize_generic, normalize_prometheus, parse_json, read_generic, AttributeMapping, Edition,
-    NormalizedAlert, PayloadError, DESCRIPTION_MAX_CHARS, HOSTS_MAX_CHARS, SHORT_TEXT_MAX_CHARS,
-    TITLE_MAX_CHARS,
+use svcgate::alerts::generic::{normalize_generic, read_generic};
+use svcgate::alerts::mapping::AttributeMapping;
+use svcgate::alerts::normalized::{
+    Edition, NormalizedAlert, DESCRIPTION_MAX_CHARS, HOSTS_MAX_CHARS, SHORT_TEXT_MAX_CHARS, TITLE_MAX_CHARS,
 };
+use svcgate::alerts::payload::{parse_json, PayloadError};
+use svcgate::alerts::prometheus::normalize_prometheus;
 use time::macros::datetime;
 use time::OffsetDateTime;
 

@@ -135,10 +135,7 @@ impl Credentials {
     }
 
     fn new(name: &'static str, value: HeaderValue) -> Self {
-        let key = Sha256::digest(value.as_bytes())
-            .iter()
-            .map(|byte| format!("{byte:02x}"))
-            .collect();
+        let key = hex::encode(Sha256::digest(value.as_bytes()));
         Credentials {
             header: (name, value),
             key,

@@ -49,18 +49,12 @@ pub fn random_bytes(bytes: &mut [u8]) -> Result<(), SecretError> {
 pub fn random_hex(count: usize) -> Result<String, SecretError> {
     let mut bytes = vec![0u8; count];
     random_bytes(&mut bytes)?;
-    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
+    Ok(hex::encode(bytes))
 }
 
 fn parse_hex_key(text: &str) -> Option<[u8; 32]> {
-    let text = text.trim();
-    if text.len() != 64 {
-        return None;
-    }
     let mut key = [0u8; 32];
-    for (index, byte) in key.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(text.get(index * 2..index * 2 + 2)?, 16).ok()?;
-    }
+    hex::decode_to_slice(text.trim(), &mut key).ok()?;
     Some(key)
 }
 

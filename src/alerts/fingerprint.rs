@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 /// The SHA-256, as 64 lowercase hex digits, of the canonical JSON text of `value`.
 pub fn fingerprint_of(value: &Value) -> String {
     let digest = Sha256::digest(canonical_json(value).as_bytes());
-    hex(&digest)
+    hex::encode(digest)
 }
 
 /// The canonical JSON text of `value`: object keys sorted recursively, no insignificant white space.
@@ -35,16 +35,6 @@ fn sorted(value: &Value) -> Value {
         }
         other => other.clone(),
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for byte in bytes {
-        out.push(char::from(DIGITS[usize::from(byte >> 4)]));
-        out.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
-    }
-    out
 }
 
 #[cfg(test)]
@@ -83,7 +73,7 @@ mod tests {
             fingerprint_of(&json!("a")),
             "ac8d8342bbb2362d13f0a559a3621bb407011368895164b628a54f7fc33fc43c"
         );
-        assert_eq!(fingerprint_of(&json!("a")), hex(&Sha256::digest(b"\"a\"")));
+        assert_eq!(fingerprint_of(&json!("a")), hex::encode(Sha256::digest(b"\"a\"")));
     }
 
     #[test]

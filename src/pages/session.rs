@@ -37,10 +37,7 @@ pub struct Sessions {
 }
 
 fn hash(id: &str) -> String {
-    Sha256::digest(id.as_bytes())
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+    hex::encode(Sha256::digest(id.as_bytes()))
 }
 
 /// A cookie's value from the request headers.

@@ -33,20 +33,14 @@ pub struct Sessions {
 }
 
 fn hash(token: &str) -> String {
-    Sha256::digest(token.as_bytes())
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+    hex::encode(Sha256::digest(token.as_bytes()))
 }
 
 fn new_token() -> Result<String, GatewayError> {
     let mut bytes = [0u8; 20];
     getrandom::getrandom(&mut bytes)
         .map_err(|error| GatewayError::Internal(format!("random source: {error}")))?;
-    Ok(format!(
-        "{TOKEN_PREFIX}{}",
-        bytes.iter().map(|byte| format!("{byte:02x}")).collect::<String>()
-    ))
+    Ok(format!("{TOKEN_PREFIX}{}", hex::encode(bytes)))
 }
 
 fn unauthorized() -> Outcome {

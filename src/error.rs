@@ -51,6 +51,12 @@ pub enum GatewayError {
         /// The backend's body.
         body: bytes::Bytes,
     },
+    /// Nothing is served at this svcgate path (`/-/svcgate/…`).
+    #[error("no such svcgate route")]
+    NoRoute,
+    /// The route exists but not for this method; the value is the `Allow` header.
+    #[error("method not allowed")]
+    MethodNotAllowed(&'static str),
     /// The gateway itself failed (store, bug); detail is logged only.
     #[error("internal: {0}")]
     Internal(String),
@@ -65,7 +71,8 @@ impl GatewayError {
             }
             GatewayError::CollectionTooLarge(_) => StatusCode::BAD_GATEWAY,
             GatewayError::BackendTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
-            GatewayError::NotFound(_) => StatusCode::NOT_FOUND,
+            GatewayError::NotFound(_) | GatewayError::NoRoute => StatusCode::NOT_FOUND,
+            GatewayError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             GatewayError::BadRequest(_) | GatewayError::TooManyBackendCalls { .. } => StatusCode::BAD_REQUEST,
             GatewayError::Relay { status, .. } => *status,
             GatewayError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -91,6 +98,8 @@ impl GatewayError {
                  svcgate does not return a truncated list"
             ),
             GatewayError::NotFound(what) => format!("404 {what} Not Found"),
+            GatewayError::NoRoute => "404 Not Found".to_owned(),
+            GatewayError::MethodNotAllowed(_) => "405 Method Not Allowed".to_owned(),
             GatewayError::BadRequest(message) => format!("400 (Bad request) {message}"),
             GatewayError::TooManyBackendCalls {
                 limit,
@@ -129,13 +138,20 @@ impl GatewayError {
         ) {
             tracing::error!(error = %self, "request failed");
         }
-        let busy = matches!(self, GatewayError::Busy(_));
         let mut response = error_response(self.status(), &self.client_message());
-        if busy {
-            response.headers_mut().insert(
-                http::header::RETRY_AFTER,
-                http::HeaderValue::from(crate::budget::RETRY_AFTER_SECONDS),
-            );
+        match self {
+            GatewayError::Busy(_) => {
+                response.headers_mut().insert(
+                    http::header::RETRY_AFTER,
+                    http::HeaderValue::from(crate::budget::RETRY_AFTER_SECONDS),
+                );
+            }
+            GatewayError::MethodNotAllowed(allow) => {
+                response
+                    .headers_mut()
+                    .insert(http::header::ALLOW, http::HeaderValue::from_static(allow));
+            }
+            _ => {}
         }
         response
     }

@@ -9,6 +9,7 @@ use http::{Method, Response, StatusCode};
 use serde_json::json;
 
 use crate::body::{self, json_response, Body};
+use crate::error::GatewayError;
 use crate::store::Store;
 use crate::telemetry::Metrics;
 use crate::upstream::Upstream;
@@ -49,14 +50,8 @@ pub async fn handle(probes: Probes<'_>, method: &Method, path: &str) -> Response
             );
             response
         }
-        (_, "health" | "ready" | "metrics") => {
-            let mut response = body::error_response(StatusCode::METHOD_NOT_ALLOWED, "405 Method Not Allowed");
-            response
-                .headers_mut()
-                .insert(http::header::ALLOW, http::HeaderValue::from_static("GET, HEAD"));
-            response
-        }
-        _ => body::error_response(StatusCode::NOT_FOUND, "404 Not Found"),
+        (_, "health" | "ready" | "metrics") => GatewayError::MethodNotAllowed("GET, HEAD").into_response(),
+        _ => GatewayError::NoRoute.into_response(),
     }
 }
 

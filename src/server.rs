@@ -23,6 +23,7 @@ use tracing::Instrument;
 
 use crate::access::{AccessChecker, Credentials};
 use crate::alerts::integrations::parse_address;
+use crate::alerts::manage::ManageError;
 use crate::alerts::AlertService;
 use crate::body::Body;
 use crate::config::{Config, ServerTls};
@@ -38,7 +39,6 @@ use crate::telemetry::{acceptable_request_id, new_request_id, KindLabels, Metric
 use crate::upstream::{read_certs, read_key, ClientInfo, Upstream};
 use crate::usage::UsageRecorder;
 use crate::{alerts, internal, pages, passthrough};
-use http_body_util::BodyExt;
 
 /// The V3 usage report of the management API.
 const V3_USAGE_API: &str = "/-/svcgate/api/v3-usage";
@@ -222,22 +222,17 @@ impl Gateway {
 
     /// `GET /-/svcgate/api/v3-usage`: routes by calls with their clients; for admins of the backend only.
     async fn v3_usage_api(&self, headers: &http::HeaderMap, query: Option<&str>) -> Response<Body> {
-        let Some(credentials) = Credentials::from_headers(headers) else {
-            return crate::body::error_response(http::StatusCode::UNAUTHORIZED, "401 Unauthorized");
-        };
-        match self.alerts.access.user(&credentials).await {
-            Ok((_, true)) => {}
-            Ok(_) => return crate::body::error_response(http::StatusCode::FORBIDDEN, "403 Forbidden"),
-            Err(error) => return alerts::api::access_failure(&error).into(),
-        }
-        let rows = match self.usage.report().await {
-            Ok(rows) => rows,
-            Err(_) => {
-                return crate::body::error_response(
-                    http::StatusCode::SERVICE_UNAVAILABLE,
-                    "503 Service Unavailable: the store could not be read",
-                )
+        let report = async {
+            let credentials = Credentials::from_headers(headers).ok_or(ManageError::Unauthenticated)?;
+            let (_, admin) = self.alerts.access.user(&credentials).await?;
+            if !admin {
+                return Err(ManageError::AdminOnly);
             }
+            Ok(self.usage.report().await?)
+        };
+        let rows = match report.await {
+            Ok(rows) => rows,
+            Err(error) => return alerts::api::error_response(&error),
         };
         let pairs = crate::url_parts::parse_pairs(query.unwrap_or("").as_bytes());
         let sort = pairs
@@ -262,43 +257,10 @@ impl Gateway {
         format!("{}://{host}", context.client.proto)
     }
 
-    /// Reads a management request's JSON body (at most 1 MiB) and answers it.
+    /// Answers a management request, with the gateway's base URL for receiving addresses.
     async fn alert_api(&self, request: Request<Incoming>, context: &RequestContext) -> Response<Body> {
-        let (parts, incoming) = request.into_parts();
-        let query = crate::url_parts::parse_pairs(parts.uri.query().unwrap_or("").as_bytes());
-        let bytes = match http_body_util::Limited::new(incoming, 1 << 20).collect().await {
-            Ok(collected) => collected.to_bytes(),
-            Err(_) => {
-                return crate::body::error_response(
-                    http::StatusCode::PAYLOAD_TOO_LARGE,
-                    "413 Payload Too Large: management requests are at most 1 MiB",
-                )
-            }
-        };
-        let body = if bytes.iter().all(u8::is_ascii_whitespace) {
-            serde_json::Value::Null
-        } else {
-            match crate::plain_value::from_slice(&bytes) {
-                Ok(value) => value,
-                Err(error) => {
-                    return crate::body::error_response(
-                        http::StatusCode::BAD_REQUEST,
-                        &format!("400 (Bad request) the body is not valid JSON: {error}"),
-                    )
-                }
-            }
-        };
-        let origin = self.origin_of(&parts.headers, &parts.uri, context);
-        alerts::api::handle(
-            &self.alerts,
-            &parts.method,
-            parts.uri.path(),
-            &parts.headers,
-            query,
-            body,
-            origin,
-        )
-        .await
+        let origin = self.origin_of(request.headers(), request.uri(), context);
+        alerts::api::handle(&self.alerts, request, origin).await
     }
 
     fn record(&self, context: &RequestContext, method: &http::Method, path: &str, status: u16) {

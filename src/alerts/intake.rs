@@ -13,7 +13,7 @@ use http::{Method, Request, Response, StatusCode};
 use hyper::body::Incoming;
 use serde_json::json;
 
-use super::apply;
+use super::apply::{self, AnswerEntry};
 use super::generic;
 use super::integrations::{Address, Integration, Kind, Registry};
 use super::normalized::Edition as PayloadEdition;
@@ -48,25 +48,114 @@ struct ReadingSlot {
     _integration: tokio::sync::OwnedSemaphorePermit,
 }
 
-/// A 503 that asks the sender to retry shortly, in the intake's error shape.
-fn busy(message: &str) -> Response<Body> {
-    with_header(
-        alert_error(StatusCode::SERVICE_UNAVAILABLE, "busy", message),
-        http::header::RETRY_AFTER,
-        crate::budget::RETRY_AFTER_SECONDS.to_string(),
-    )
+/// Why the intake refused a request or could not keep its alerts. [`IntakeError::into_response`] is the one place
+/// that turns it into an answer, `{"message": "...", "error": "<code>"}`, with the headers senders act on.
+#[derive(Debug, thiserror::Error)]
+pub enum IntakeError {
+    /// Only POST is accepted (405, `Allow: POST`).
+    #[error("only POST is accepted")]
+    MethodNotAllowed,
+    /// No active integration at this address (one 404 for unknown projects, endpoints and inactive ones).
+    #[error("no active alert integration at this address")]
+    NotFound,
+    /// The key is missing or wrong (401, `WWW-Authenticate: Bearer`).
+    #[error("missing or wrong authorization key")]
+    Unauthorized,
+    /// The body is not declared as JSON (415).
+    #[error("the payload must be sent as application/json")]
+    UnsupportedMediaType,
+    /// The body is larger than `alert_max_body_bytes` (413).
+    #[error("the payload is larger than {limit} bytes (alert_max_body_bytes)")]
+    TooLarge {
+        /// The limit that applied.
+        limit: u64,
+    },
+    /// A shared limit is spent for now (503, `Retry-After`).
+    #[error("{0}")]
+    Busy(String),
+    /// The body did not arrive within `body_read_timeout` (408).
+    #[error("the payload did not arrive within {0:?} (body_read_timeout)")]
+    TimedOut(std::time::Duration),
+    /// The body's stream failed before it ended (400).
+    #[error("the payload could not be read")]
+    Unreadable,
+    /// The body is not usable JSON (400) or not an alert (422).
+    #[error(transparent)]
+    Payload(#[from] PayloadError),
+    /// Over the integration's rate (429, or 503 for Prometheus, whose Alertmanager retries only 5xx).
+    #[error("over the rate limit; retry later")]
+    RateLimited {
+        /// Seconds until a token is free (`Retry-After`).
+        wait: u64,
+        /// The integration is a Prometheus one.
+        prometheus: bool,
+    },
+    /// The store could not commit (503, `Retry-After`); the detail is logged where it happened, never sent.
+    #[error("the alert could not be stored; retry later")]
+    StoreUnavailable(#[source] crate::store::StoreError),
 }
 
-/// An error answer in the alert intake's shape.
-pub fn alert_error(status: StatusCode, code: &str, message: &str) -> Response<Body> {
-    json_response(status, &json!({ "message": message, "error": code }))
-}
-
-fn with_header(mut response: Response<Body>, name: http::HeaderName, value: String) -> Response<Body> {
-    if let Ok(value) = HeaderValue::from_str(&value) {
-        response.headers_mut().insert(name, value);
+impl IntakeError {
+    /// The status this error is answered with.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            IntakeError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            IntakeError::NotFound => StatusCode::NOT_FOUND,
+            IntakeError::Unauthorized => StatusCode::UNAUTHORIZED,
+            IntakeError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            IntakeError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            IntakeError::Busy(_) | IntakeError::StoreUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            IntakeError::TimedOut(_) => StatusCode::REQUEST_TIMEOUT,
+            IntakeError::Unreadable => StatusCode::BAD_REQUEST,
+            IntakeError::Payload(error) => error.status(),
+            IntakeError::RateLimited { prometheus: true, .. } => StatusCode::SERVICE_UNAVAILABLE,
+            IntakeError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+        }
     }
-    response
+
+    /// The answer's `error` code, for senders that branch on it.
+    pub fn code(&self) -> &'static str {
+        match self {
+            IntakeError::MethodNotAllowed => "method_not_allowed",
+            IntakeError::NotFound => "not_found",
+            IntakeError::Unauthorized => "unauthorized",
+            IntakeError::UnsupportedMediaType => "unsupported_media_type",
+            IntakeError::TooLarge { .. } => "payload_too_large",
+            IntakeError::Busy(_) => "busy",
+            IntakeError::TimedOut(_) => "timeout",
+            IntakeError::Unreadable => "invalid_json",
+            IntakeError::Payload(error) => error.code(),
+            IntakeError::RateLimited { .. } => "rate_limited",
+            IntakeError::StoreUnavailable(_) => "store_unavailable",
+        }
+    }
+
+    /// The answer for this error, in the intake's shape and with the header the sender acts on.
+    pub fn into_response(self) -> Response<Body> {
+        let header = match &self {
+            IntakeError::MethodNotAllowed => Some((http::header::ALLOW, "POST".to_owned())),
+            IntakeError::Unauthorized => Some((http::header::WWW_AUTHENTICATE, "Bearer".to_owned())),
+            IntakeError::Busy(_) => Some((
+                http::header::RETRY_AFTER,
+                crate::budget::RETRY_AFTER_SECONDS.to_string(),
+            )),
+            IntakeError::RateLimited { wait, .. } => Some((http::header::RETRY_AFTER, wait.to_string())),
+            IntakeError::StoreUnavailable(_) => {
+                Some((http::header::RETRY_AFTER, STORE_RETRY_AFTER.to_string()))
+            }
+            _ => None,
+        };
+        let mut response = json_response(
+            self.status(),
+            &json!({ "message": self.to_string(), "error": self.code() }),
+        );
+        if let Some((name, value)) = header {
+            if let Ok(value) = HeaderValue::from_str(&value) {
+                response.headers_mut().insert(name, value);
+            }
+        }
+        response
+    }
 }
 
 /// The key a sender presented: `Authorization: Bearer <key>`, or HTTP Basic with the key as password.
@@ -117,45 +206,38 @@ impl Intake {
 
     /// Answers one request to a receiving address.
     pub async fn handle(&self, request: Request<Incoming>, address: &Address) -> Response<Body> {
+        match self.receive(request, address).await {
+            Ok((integration, entries)) => answer(&integration, &entries),
+            Err(error) => error.into_response(),
+        }
+    }
+
+    /// The checks of the contract in their order, then the alerts applied.
+    async fn receive(
+        &self,
+        request: Request<Incoming>,
+        address: &Address,
+    ) -> Result<(Arc<Integration>, Vec<AnswerEntry>), IntakeError> {
         if request.method() != Method::POST {
-            let answer = alert_error(
-                StatusCode::METHOD_NOT_ALLOWED,
-                "method_not_allowed",
-                "only POST is accepted",
-            );
-            return with_header(answer, http::header::ALLOW, "POST".to_owned());
+            return Err(IntakeError::MethodNotAllowed);
         }
         // One answer for an unknown project, an unknown endpoint and an inactive integration alike.
-        let Some(integration) = self.registry.receiving(address) else {
-            return alert_error(
-                StatusCode::NOT_FOUND,
-                "not_found",
-                "no active alert integration at this address",
-            );
-        };
+        let integration = self.registry.receiving(address).ok_or(IntakeError::NotFound)?;
         if !presented_key(request.headers()).is_some_and(|key| integration.accepts(&key)) {
-            let answer = alert_error(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized",
-                "missing or wrong authorization key",
-            );
-            return with_header(answer, http::header::WWW_AUTHENTICATE, "Bearer".to_owned());
+            return Err(IntakeError::Unauthorized);
         }
         if !is_json(request.headers()) {
-            return alert_error(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "unsupported_media_type",
-                "the payload must be sent as application/json",
-            );
+            return Err(IntakeError::UnsupportedMediaType);
         }
         let Some(_slot) = self.reading_slot(integration.record.id).await else {
-            return busy("too many alert requests are waiting to be read; retry shortly");
+            return Err(IntakeError::Busy(
+                "too many alert requests are waiting to be read; retry shortly".to_owned(),
+            ));
         };
-        match self.read_body(request).await {
-            // The body's bytes stay counted in the budget until the alert is stored and answered.
-            Ok((bytes, _held)) => self.accept(&integration, &bytes).await,
-            Err(answer) => answer,
-        }
+        // The body's bytes stay counted in the budget until the alert is stored and answered.
+        let (bytes, _held) = self.read_body(request).await?;
+        let entries = self.accept(&integration, &bytes).await?;
+        Ok((integration, entries))
     }
 
     /// A slot among the requests read at once. A request waits for one (its body unread, so it holds no
@@ -186,7 +268,7 @@ impl Intake {
             .flatten()
     }
 
-    async fn read_body(&self, request: Request<Incoming>) -> Result<(bytes::Bytes, Held), Response<Body>> {
+    async fn read_body(&self, request: Request<Incoming>) -> Result<(bytes::Bytes, Held), IntakeError> {
         let limit = self.config.max_body_bytes;
         let declared = request
             .headers()
@@ -198,87 +280,57 @@ impl Intake {
             .read(request.into_body(), declared, max)
             .await
             .map_err(|error| match error {
-                BudgetError::TooLarge { .. } => alert_error(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "payload_too_large",
-                    &format!("the payload is larger than {limit} bytes (alert_max_body_bytes)"),
-                ),
-                BudgetError::Exhausted { budget } => busy(&format!(
+                BudgetError::TooLarge { .. } => IntakeError::TooLarge { limit },
+                BudgetError::Exhausted { budget } => IntakeError::Busy(format!(
                     "svcgate holds {budget} bytes of alert payloads already (alert_memory_budget_bytes); retry shortly"
                 )),
-                BudgetError::TimedOut(after) => alert_error(
-                    StatusCode::REQUEST_TIMEOUT,
-                    "timeout",
-                    &format!("the payload did not arrive within {after:?} (body_read_timeout)"),
-                ),
-                BudgetError::Unreadable(_) => alert_error(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_json",
-                    "the payload could not be read",
-                ),
+                BudgetError::TimedOut(after) => IntakeError::TimedOut(after),
+                BudgetError::Unreadable(_) => IntakeError::Unreadable,
             })
     }
 
-    /// Parses, checks, rate-limits and stores a payload already authorised (also used by test alerts).
-    pub async fn accept(&self, integration: &Integration, bytes: &[u8]) -> Response<Body> {
+    /// Parses, checks, rate-limits and stores a payload already authorised (also used by test alerts): one answer
+    /// entry per alert, in order.
+    pub async fn accept(
+        &self,
+        integration: &Integration,
+        bytes: &[u8],
+    ) -> Result<Vec<AnswerEntry>, IntakeError> {
         let now = time::OffsetDateTime::now_utc();
         let max_depth = self.config.max_depth;
-        let normalized = match integration.kind {
+        let alerts = match integration.kind {
             Kind::Prometheus => payload::parse_json(bytes, max_depth)
-                .and_then(|(value, _)| prometheus::normalize_prometheus(&value, now, self.edition())),
-            _ => generic::read_generic(
+                .and_then(|(value, _)| prometheus::normalize_prometheus(&value, now, self.edition()))?,
+            _ => vec![generic::read_generic(
                 bytes,
                 max_depth,
                 now,
                 self.edition(),
                 integration.mapping.as_ref(),
-            )
-            .map(|alert| vec![alert]),
-        };
-        let alerts = match normalized {
-            Ok(alerts) => alerts,
-            Err(error @ (PayloadError::InvalidJson { .. } | PayloadError::TooDeep { .. })) => {
-                return alert_error(StatusCode::BAD_REQUEST, "invalid_json", &error.to_string())
-            }
-            Err(error) => {
-                return alert_error(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    "invalid_payload",
-                    &error.to_string(),
-                )
-            }
+            )?],
         };
         if let Err(wait) = self.limiter.take(integration.record.id, alerts.len()) {
-            // Alertmanager retries only 5xx answers, so Prometheus senders are told 503.
-            let (status, message) = match integration.kind {
-                Kind::Prometheus => (
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "over the rate limit; retry later",
-                ),
-                _ => (StatusCode::TOO_MANY_REQUESTS, "over the rate limit; retry later"),
-            };
-            let answer = alert_error(status, "rate_limited", message);
-            return with_header(answer, http::header::RETRY_AFTER, wait.to_string());
+            return Err(IntakeError::RateLimited {
+                wait,
+                prometheus: integration.kind == Kind::Prometheus,
+            });
         }
-        match apply::process(self.store.as_ref(), integration, alerts, now).await {
-            Ok(entries) => {
-                let status = match integration.kind {
-                    Kind::Prometheus => StatusCode::CREATED,
-                    _ => StatusCode::OK,
-                };
-                json_response(status, &entries)
-            }
-            Err(error) => {
+        apply::process(self.store.as_ref(), integration, alerts, now)
+            .await
+            .map_err(|error| {
                 tracing::error!(%error, integration = integration.record.id, "alert not committed");
-                let answer = alert_error(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "store_unavailable",
-                    "the alert could not be stored; retry later",
-                );
-                with_header(answer, http::header::RETRY_AFTER, STORE_RETRY_AFTER.to_string())
-            }
-        }
+                IntakeError::StoreUnavailable(error)
+            })
     }
+}
+
+/// The answer to alerts taken in: 201 for Prometheus (as Alertmanager's receivers answer), else 200.
+fn answer(integration: &Integration, entries: &[AnswerEntry]) -> Response<Body> {
+    let status = match integration.kind {
+        Kind::Prometheus => StatusCode::CREATED,
+        _ => StatusCode::OK,
+    };
+    json_response(status, &entries)
 }
 
 #[cfg(test)]

@@ -5,7 +5,8 @@
 //! [`intake`] (the receiving endpoint's checks in order), [`ratelimit`]. The alert model, pure: [`payload`] (the
 //! body as JSON), [`generic`] with [`mapping`] and [`members`], and [`prometheus`], each into [`normalized`]
 //! alerts, grouped by [`fingerprint`]. [`apply`] (alerts into the store, where [`crate::lifecycle`] decides what
-//! each does, and the answer), [`outbox`] (incidents through the backend), [`api`] (the management JSON API).
+//! each does, and the answer), [`outbox`] (incidents through the backend), [`manage`] (the operations on integrations and alerts, typed, shared
+//! by the API and the pages), [`api`] (the management JSON API around them).
 
 pub mod api;
 pub mod apply;
@@ -13,6 +14,7 @@ pub mod fingerprint;
 pub mod generic;
 pub mod intake;
 pub mod integrations;
+pub mod manage;
 pub mod mapping;
 pub mod members;
 pub mod normalized;

@@ -2,9 +2,10 @@
 //! Settings › Operations › Alerts and the environments dashboard.
 //!
 //! Server-rendered HTML from askama templates (`templates/`), working without JavaScript (one small script adds
-//! copy buttons). Every page asks the backend, with the signed-in person's token, what they may do, and every
-//! change goes through the same operations as the management API ([`api::call`]), so the pages enforce the same
-//! roles. Every form carries the session's CSRF token; sign-in uses a double-submit cookie.
+//! copy buttons). Every page asks the backend, with the signed-in person's token, what they may do, and reads and
+//! changes alerts and integrations through the same operations as the management API ([`manage`]), so the pages
+//! enforce the same roles. A failed operation is shown by [`error_page`], the pages' one mapping of a
+//! [`ManageError`]. Every form carries the session's CSRF token; sign-in uses a double-submit cookie.
 
 pub mod session;
 pub mod views;
@@ -15,13 +16,15 @@ use askama::Template;
 use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use self::session::{cookie, set_cookie, Session, Sessions, COOKIE, CSRF_COOKIE};
 use self::views::*;
 use crate::access::{Credentials, ProjectAccess, Role};
-use crate::alerts::api::{self, alert_query, ApiRequest};
 use crate::alerts::integrations::Kind;
+use crate::alerts::manage::{
+    self, AlertListParams, IntegrationFields, ManageError, NewIntegration, SettingsChanges,
+};
 use crate::alerts::AlertService;
 use crate::body::{self, Body};
 use crate::secret::random_hex;
@@ -102,10 +105,9 @@ fn render(status: StatusCode, page: &impl Template) -> Page {
             );
             response
         }
-        Err(error) => {
-            tracing::error!(%error, "page could not be rendered");
-            body::error_response(StatusCode::INTERNAL_SERVER_ERROR, "500 Internal Server Error")
-        }
+        Err(error) => crate::alerts::api::error_response(&ManageError::Internal(format!(
+            "a page could not be rendered: {error}"
+        ))),
     }
 }
 
@@ -156,6 +158,37 @@ fn message(
             text: text.to_owned(),
         },
     )
+}
+
+/// The page for a failed operation: the error's status and message (for a refused role, the role it needs).
+fn error_page(session: Option<&Session>, error: &ManageError) -> Page {
+    error.log();
+    let status = error.status();
+    let (id, heading) = match error {
+        ManageError::FormExpired => ("failure", "Form expired"),
+        ManageError::TooLarge => ("failure", "Too large"),
+        _ if status == StatusCode::FORBIDDEN => ("forbidden", "Not allowed"),
+        _ if status == StatusCode::NOT_FOUND => ("not-found", "Not found"),
+        _ => ("failure", "That did not work"),
+    };
+    let text = match error {
+        ManageError::Forbidden { needs } => format!("This needs the {} role on this project.", needs.name()),
+        other => other.message(),
+    };
+    message(session, status, id, heading, &text)
+}
+
+/// After a change: on to `then` when it was made, else the error's page.
+fn done<T>(session: &Session, outcome: Result<T, ManageError>, then: &str) -> Page {
+    match outcome {
+        Ok(_) => redirect(then),
+        Err(error) => error_page(Some(session), &error),
+    }
+}
+
+/// The integration id of a path segment.
+fn integration_id(id: &str) -> Result<u64, ManageError> {
+    id.parse().map_err(|_| ManageError::IntegrationNotFound)
 }
 
 fn notice_text(code: Option<&str>) -> Option<String> {
@@ -222,15 +255,7 @@ impl Pages {
         let form = if parts.method == Method::POST {
             match Limited::new(incoming, MAX_FORM_BYTES).collect().await {
                 Ok(collected) => parse_pairs(&collected.to_bytes()),
-                Err(_) => {
-                    return message(
-                        None,
-                        StatusCode::PAYLOAD_TOO_LARGE,
-                        "failure",
-                        "Too large",
-                        "The form is larger than 1 MiB.",
-                    )
-                }
+                Err(_) => return error_page(None, &ManageError::TooLarge),
             }
         } else {
             Vec::new()
@@ -267,13 +292,7 @@ impl Pages {
             return redirect("/-/svcgate/sign_in");
         };
         if call.method == Method::POST && call.field("csrf") != Some(session.csrf.as_str()) {
-            return message(
-                Some(&session),
-                StatusCode::FORBIDDEN,
-                "failure",
-                "Form expired",
-                "The form was not sent from a current page of yours. Go back, reload it and try again.",
-            );
+            return error_page(Some(&session), &ManageError::FormExpired);
         }
         match (&call.method, segments.as_slice()) {
             (&Method::GET, [""]) => redirect("/-/svcgate/projects"),
@@ -289,26 +308,11 @@ impl Pages {
                 };
                 let access = match call.service.access.project(&credentials, &project).await {
                     Ok(access) => access,
-                    Err(error) => {
-                        let failure = api::access_failure(&error);
-                        return message(
-                            Some(&session),
-                            failure.status,
-                            "not-found",
-                            "Not available",
-                            &failure.message,
-                        );
-                    }
+                    Err(error) => return error_page(Some(&session), &error.into()),
                 };
                 self.project_page(call, &session, &access, rest).await
             }
-            _ => message(
-                Some(&session),
-                StatusCode::NOT_FOUND,
-                "not-found",
-                "Not found",
-                "There is no page here.",
-            ),
+            _ => error_page(Some(&session), &ManageError::NoRoute),
         }
     }
 
@@ -324,38 +328,19 @@ impl Pages {
             (&Method::GET, ["alerts"]) => self.alert_list(call, session, access, &base).await,
             (&Method::GET, ["alerts", iid]) => self.alert_page(call, session, access, &base, iid).await,
             (&Method::POST, ["alerts", iid, "status"]) => {
-                let status = call.field("status").unwrap_or("");
-                self.act(
-                    call,
-                    session,
-                    access,
-                    Method::PUT,
-                    &format!("alerts/{iid}"),
-                    json!({"status": status}),
-                    &format!("{base}/alerts/{iid}?notice=status"),
-                )
-                .await
+                let changed =
+                    manage::change_status(call.service, access, iid.parse().ok(), call.field("status")).await;
+                done(session, changed, &format!("{base}/alerts/{iid}?notice=status"))
             }
             (&Method::GET, ["environments"]) => self.environments(call, session, access, &base).await,
             (_, ["settings", "operations", more @ ..]) => {
-                if access.role < Role::Maintainer {
-                    return message(
-                        Some(session),
-                        StatusCode::FORBIDDEN,
-                        "forbidden",
-                        "Not allowed",
-                        "Settings › Operations needs the Maintainer role on this project.",
-                    );
+                // Every form of Settings › Operations needs the Maintainer role, the test alert's too.
+                if let Err(error) = manage::require(access, Role::Maintainer) {
+                    return error_page(Some(session), &error);
                 }
                 self.settings_page(call, session, access, &base, more).await
             }
-            _ => message(
-                Some(session),
-                StatusCode::NOT_FOUND,
-                "not-found",
-                "Not found",
-                "There is no page here.",
-            ),
+            _ => error_page(Some(session), &ManageError::NoRoute),
         }
     }
 
@@ -384,59 +369,43 @@ impl Pages {
             (&Method::POST, ["integrations"]) => self.create_integration(call, session, access, base).await,
             (&Method::POST, ["test"]) => self.test_alert(call, session, access, base).await,
             (&Method::POST, ["incidents"]) => {
-                let body = json!({"create_incident": call.checked("create_incident"), "auto_close_incident": call.checked("auto_close_incident")});
-                self.act(
-                    call,
-                    session,
-                    access,
-                    Method::PUT,
-                    "alert_settings",
-                    body,
-                    &format!("{settings}?notice=incidents"),
-                )
-                .await
+                let changes = SettingsChanges {
+                    create_incident: Some(call.checked("create_incident")),
+                    auto_close_incident: Some(call.checked("auto_close_incident")),
+                };
+                let saved = manage::update_incident_settings(call.service, access, changes).await;
+                done(session, saved, &format!("{settings}?notice=incidents"))
             }
             (&Method::GET, ["integrations", id]) => {
-                self.integration_page(call, session, access, base, id).await
+                self.integration_page(call, session, access, base, id, None).await
             }
             (&Method::POST, ["integrations", id]) => {
-                let mut body = Map::new();
-                body.insert("name".to_owned(), Value::from(call.field("name").unwrap_or("")));
-                body.insert("active".to_owned(), Value::Bool(call.checked("active")));
-                for name in ["payload_example", "api_url"] {
-                    if let Some(value) = call.field(name) {
-                        body.insert(name.to_owned(), Value::from(value));
+                let fields = IntegrationFields {
+                    name: Some(call.field("name").unwrap_or("").to_owned()),
+                    active: Some(call.checked("active")),
+                    api_url: call.field("api_url").map(str::to_owned),
+                    payload_example: call.field("payload_example").map(str::to_owned),
+                    payload_attribute_mapping: None,
+                };
+                let updated = match integration_id(id) {
+                    Ok(id) => manage::update_integration(call.service, access, id, fields).await,
+                    Err(error) => Err(error),
+                };
+                match updated {
+                    Ok(_) => redirect(&format!("{settings}/integrations/{id}?notice=saved")),
+                    Err(error) => {
+                        error.log();
+                        self.integration_page(call, session, access, base, id, Some(error.message()))
+                            .await
                     }
-                }
-                let (code, answer) = self
-                    .operation(
-                        call,
-                        access,
-                        Method::PUT,
-                        &format!("integrations/{id}"),
-                        Value::Object(body),
-                    )
-                    .await;
-                if code.is_success() {
-                    redirect(&format!("{settings}/integrations/{id}?notice=saved"))
-                } else {
-                    self.integration_page_with(call, session, access, base, id, Some(error_text(&answer)))
-                        .await
                 }
             }
             (&Method::GET, ["integrations", id, "reset_token"]) => {
-                let (code, answer) = self
-                    .operation(
-                        call,
-                        access,
-                        Method::GET,
-                        &format!("integrations/{id}"),
-                        Value::Null,
-                    )
-                    .await;
-                if !code.is_success() {
-                    return self.failure(session, code, &answer);
-                }
+                let integration =
+                    match integration_id(id).and_then(|id| manage::integration(call.service, access, id)) {
+                        Ok(integration) => integration,
+                        Err(error) => return error_page(Some(session), &error),
+                    };
                 render(
                     StatusCode::OK,
                     &ConfirmReset {
@@ -444,7 +413,7 @@ impl Pages {
                         project: Some(project_view(access, base)),
                         notice: None,
                         error: None,
-                        name: answer["name"].as_str().unwrap_or_default().to_owned(),
+                        name: integration.record.name.clone(),
                         action: format!("{settings}/integrations/{id}/reset_token"),
                         back: format!("{settings}/integrations/{id}"),
                         csrf: session.csrf.clone(),
@@ -452,95 +421,25 @@ impl Pages {
                 )
             }
             (&Method::POST, ["integrations", id, "reset_token"]) => {
-                self.act(
-                    call,
+                let reset = match integration_id(id) {
+                    Ok(id) => manage::reset_key(call.service, access, id).await,
+                    Err(error) => Err(error),
+                };
+                done(
                     session,
-                    access,
-                    Method::POST,
-                    &format!("integrations/{id}/reset_token"),
-                    Value::Null,
+                    reset,
                     &format!("{settings}/integrations/{id}?notice=key-reset"),
                 )
-                .await
             }
             (&Method::POST, ["integrations", id, "delete"]) => {
-                self.act(
-                    call,
-                    session,
-                    access,
-                    Method::DELETE,
-                    &format!("integrations/{id}"),
-                    Value::Null,
-                    &format!("{settings}?notice=deleted"),
-                )
-                .await
+                let deleted = match integration_id(id) {
+                    Ok(id) => manage::delete_integration(call.service, access, id).await,
+                    Err(error) => Err(error),
+                };
+                done(session, deleted, &format!("{settings}?notice=deleted"))
             }
-            _ => message(
-                Some(session),
-                StatusCode::NOT_FOUND,
-                "not-found",
-                "Not found",
-                "There is no page here.",
-            ),
+            _ => error_page(Some(session), &ManageError::NoRoute),
         }
-    }
-
-    /// Runs a management operation and, when it succeeds, sends the person to `then`; else shows why not.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "one call site per form; a struct would only rename them"
-    )]
-    async fn act(
-        &self,
-        call: &Call<'_>,
-        session: &Session,
-        access: &ProjectAccess,
-        method: Method,
-        rest: &str,
-        body: Value,
-        then: &str,
-    ) -> Page {
-        let (code, answer) = self.operation(call, access, method, rest, body).await;
-        if code.is_success() {
-            redirect(then)
-        } else {
-            self.failure(session, code, &answer)
-        }
-    }
-
-    /// Runs a management operation as the signed-in person.
-    async fn operation(
-        &self,
-        call: &Call<'_>,
-        access: &ProjectAccess,
-        method: Method,
-        rest: &str,
-        body: Value,
-    ) -> (StatusCode, Value) {
-        let request = ApiRequest {
-            method: &method,
-            rest,
-            query: Vec::new(),
-            body,
-            access: access.clone(),
-            origin: call.origin.clone(),
-        };
-        api::call(call.service, request).await
-    }
-
-    fn failure(&self, session: &Session, status: StatusCode, answer: &Value) -> Page {
-        let id = if status == StatusCode::FORBIDDEN {
-            "forbidden"
-        } else {
-            "failure"
-        };
-        message(
-            Some(session),
-            status,
-            id,
-            "That did not work",
-            &error_text(answer),
-        )
     }
 
     fn sign_in_form(&self, call: &Call<'_>, error: Option<String>) -> Page {
@@ -618,25 +517,11 @@ impl Pages {
             None => false,
         };
         if !admin {
-            return message(
-                Some(session),
-                StatusCode::FORBIDDEN,
-                "forbidden",
-                "Not allowed",
-                "V3 usage is for administrators of the svc server.",
-            );
+            return error_page(Some(session), &ManageError::AdminOnly);
         }
         let rows = match call.usage.report().await {
             Ok(rows) => rows,
-            Err(_) => {
-                return message(
-                    Some(session),
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "failure",
-                    "Not available",
-                    "The store could not be read.",
-                )
-            }
+            Err(error) => return error_page(Some(session), &error.into()),
         };
         let routes = crate::usage::by_route(
             rows,
@@ -657,12 +542,9 @@ impl Pages {
                     );
                     response
                 }
-                Err(_) => message(
+                Err(error) => error_page(
                     Some(session),
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "failure",
-                    "Not available",
-                    "The CSV could not be written.",
+                    &ManageError::Internal(format!("the V3 usage CSV could not be written: {error}")),
                 ),
             };
         }
@@ -684,16 +566,7 @@ impl Pages {
         };
         let projects = match call.service.access.projects(&credentials).await {
             Ok(projects) => projects,
-            Err(error) => {
-                let failure = api::access_failure(&error);
-                return message(
-                    Some(session),
-                    failure.status,
-                    "failure",
-                    "Not available",
-                    &failure.message,
-                );
-            }
+            Err(error) => return error_page(Some(session), &error.into()),
         };
         render(
             StatusCode::OK,
@@ -717,44 +590,19 @@ impl Pages {
         access: &ProjectAccess,
         base: &str,
     ) -> Page {
-        if access.role < Role::Developer {
-            return message(
-                Some(session),
-                StatusCode::FORBIDDEN,
-                "forbidden",
-                "Not allowed",
-                "Alerts need the Developer role on this project.",
-            );
-        }
-        let lookup = |name: &str| {
-            call.query(name)
-                .filter(|value| !value.is_empty())
-                .map(str::to_owned)
-        };
-        let query = match alert_query(access.project_id, &lookup, "open") {
-            Ok(query) => query,
-            Err(text) => {
-                return message(
-                    Some(session),
-                    StatusCode::BAD_REQUEST,
-                    "failure",
-                    "Cannot list alerts",
-                    &text,
-                )
+        let params = AlertListParams::from_pairs(&call.query);
+        let listed = match manage::alert_query(access.project_id, &params, "open") {
+            Ok(query) => {
+                let (page, per_page) = (query.page, query.per_page);
+                manage::alerts(call.service, access, query)
+                    .await
+                    .map(|result| (page, per_page, result))
             }
+            Err(error) => Err(error),
         };
-        let (page, per_page) = (query.page, query.per_page);
-        let result = match call.service.store.alerts(query).await {
-            Ok(result) => result,
-            Err(_) => {
-                return message(
-                    Some(session),
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "failure",
-                    "Not available",
-                    "The store could not be read.",
-                )
-            }
+        let (page, per_page, result) = match listed {
+            Ok(listed) => listed,
+            Err(error) => return error_page(Some(session), &error),
         };
         let status = call
             .query("status")
@@ -845,16 +693,17 @@ impl Pages {
         base: &str,
         iid: &str,
     ) -> Page {
-        let (code, alert) = self
-            .operation(call, access, Method::GET, &format!("alerts/{iid}"), Value::Null)
-            .await;
-        if !code.is_success() {
-            return self.failure(session, code, &alert);
-        }
-        let text = |name: &str| alert.get(name).and_then(Value::as_str).unwrap_or("").to_owned();
-        let severity = text("severity");
-        let (icon, severity_label) = severity_view(&severity);
-        let payload = alert.get("payload").cloned().unwrap_or(Value::Null);
+        let detail = match iid.parse::<u64>() {
+            Ok(number) => manage::alert(call.service, access, number).await,
+            Err(_) => Err(ManageError::AlertNotFound),
+        };
+        let detail = match detail {
+            Ok(detail) => detail,
+            Err(error) => return error_page(Some(session), &error),
+        };
+        let alert = &detail.alert;
+        let text = |value: &Option<String>| value.clone().unwrap_or_default();
+        let (icon, severity_label) = severity_view(&alert.severity);
         let known = [
             "title",
             "description",
@@ -867,7 +716,9 @@ impl Pages {
             "fingerprint",
             crate::alerts::normalized::Attribute::EnvironmentName.key(),
         ];
-        let custom = payload
+        // The payload is the sender's own JSON: its keys are data, shown as they came.
+        let custom = detail
+            .payload
             .as_object()
             .map(|fields| {
                 fields
@@ -877,32 +728,29 @@ impl Pages {
                     .collect()
             })
             .unwrap_or_default();
-        let calls = alert["incident"]["calls"]
-            .as_array()
-            .map(|calls| {
-                calls
-                    .iter()
-                    .map(|call| {
-                        let kind = if call["kind"] == json!("create_incident") {
-                            "Open the incident"
-                        } else {
-                            "Close the incident"
-                        };
-                        match call["state"].as_str() {
-                            Some("done") => format!("{kind}: done"),
-                            _ => format!(
-                                "{kind}: pending after {} attempt(s){}",
-                                call["attempts"],
-                                call["last_error"]
-                                    .as_str()
-                                    .map(|error| format!(" (last error: {error})"))
-                                    .unwrap_or_default()
-                            ),
-                        }
-                    })
-                    .collect()
+        let calls = detail
+            .calls
+            .iter()
+            .map(|call| {
+                let kind = if call.kind == "create_incident" {
+                    "Open the incident"
+                } else {
+                    "Close the incident"
+                };
+                match (&call.done_at, &call.last_error) {
+                    (Some(_), _) => format!("{kind}: done"),
+                    (None, error) => format!(
+                        "{kind}: pending after {} attempt(s){}",
+                        call.attempts,
+                        error
+                            .as_deref()
+                            .map(|error| format!(" (last error: {error})"))
+                            .unwrap_or_default()
+                    ),
+                }
             })
-            .unwrap_or_default();
+            .collect();
+        let hosts: Vec<String> = serde_json::from_str(&alert.hosts_json).unwrap_or_default();
         render(
             StatusCode::OK,
             &AlertPage {
@@ -911,41 +759,32 @@ impl Pages {
                 notice: notice_text(call.query("notice")),
                 error: None,
                 list_href: format!("{base}/alerts"),
-                iid: alert["iid"].as_u64().unwrap_or(0),
-                title: text("title"),
-                status: text("status"),
-                severity,
+                iid: alert.iid,
+                title: alert.title.clone(),
+                status: alert.status.clone(),
+                severity: alert.severity.clone(),
                 severity_label,
                 icon,
-                events: alert["events"].as_u64().unwrap_or(0),
-                started_at: text("started_at"),
-                ended_at: text("ended_at"),
-                last_event_at: text("last_event_at"),
-                description: text("description"),
-                service: text("service"),
-                monitoring_tool: text("monitoring_tool"),
-                hosts: alert["hosts"]
-                    .as_array()
-                    .map(|hosts| {
-                        hosts
-                            .iter()
-                            .filter_map(Value::as_str)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    })
-                    .unwrap_or_default(),
-                environment: text("environment"),
-                fingerprint: text("fingerprint"),
+                events: alert.events,
+                started_at: alert.started_at.clone(),
+                ended_at: text(&alert.ended_at),
+                last_event_at: alert.last_event_at.clone(),
+                description: text(&alert.description),
+                service: text(&alert.service),
+                monitoring_tool: text(&alert.monitoring_tool),
+                hosts: hosts.join(", "),
+                environment: text(&alert.environment),
+                fingerprint: text(&alert.fingerprint),
                 custom,
-                payload: serde_json::to_string_pretty(&payload).unwrap_or_default(),
+                payload: serde_json::to_string_pretty(&detail.payload).unwrap_or_default(),
                 status_action: format!("{base}/alerts/{iid}/status"),
                 csrf: session.csrf.clone(),
-                statuses: api::STATUSES.iter().map(|status| (*status).to_owned()).collect(),
-                incident_link: alert["incident"]["url"].as_str().map(str::to_owned),
-                incident_iid: alert["incident_iid"]
-                    .as_u64()
-                    .map(|iid| iid.to_string())
-                    .unwrap_or_default(),
+                statuses: manage::STATUSES
+                    .iter()
+                    .map(|status| (*status).to_owned())
+                    .collect(),
+                incident_link: detail.incident_url.clone(),
+                incident_iid: alert.incident_iid.map(|iid| iid.to_string()).unwrap_or_default(),
                 calls,
             },
         )
@@ -971,10 +810,15 @@ impl Pages {
             Flash::Error(text) => (None, Some(text)),
         };
         let settings_base = format!("{base}/settings/operations");
-        let integrations: Vec<IntegrationRow> = call
-            .service
-            .registry
-            .of_project(access.project_id)
+        let listed = match manage::integrations(call.service, access) {
+            Ok(listed) => listed,
+            Err(error) => return error_page(Some(session), &error),
+        };
+        let incident = match manage::incident_settings(call.service, access).await {
+            Ok(incident) => incident,
+            Err(error) => return error_page(Some(session), &error),
+        };
+        let integrations: Vec<IntegrationRow> = listed
             .iter()
             .map(|integration| IntegrationRow {
                 id: integration.record.id,
@@ -989,10 +833,7 @@ impl Pages {
                 href: format!("{settings_base}/integrations/{}", integration.record.id),
             })
             .collect();
-        let receiving = call
-            .service
-            .registry
-            .of_project(access.project_id)
+        let receiving = listed
             .iter()
             .filter(|integration| integration.kind != Kind::Opsgenie && integration.record.active)
             .map(|integration| IntegrationRow {
@@ -1003,12 +844,6 @@ impl Pages {
                 href: String::new(),
             })
             .collect();
-        let incident = call
-            .service
-            .store
-            .alert_settings(access.project_id)
-            .await
-            .unwrap_or_default();
         let mut form = form;
         if form.kind.is_empty() {
             form.kind = "http".to_owned();
@@ -1063,81 +898,78 @@ impl Pages {
             payload_example: call.field("payload_example").unwrap_or("").to_owned(),
             api_url: call.field("api_url").unwrap_or("").trim().to_owned(),
         };
-        let mut body = Map::new();
-        body.insert("type".to_owned(), Value::from(form.kind.clone()));
-        body.insert("active".to_owned(), Value::Bool(form.active));
-        if !form.name.is_empty() {
-            body.insert("name".to_owned(), Value::from(form.name.clone()));
-        }
-        if !form.payload_example.trim().is_empty() {
-            if serde_json::from_str::<Value>(&form.payload_example).is_err() {
-                return self
-                    .settings(
-                        call,
-                        session,
-                        access,
-                        base,
-                        Flash::Error("The sample payload is not valid JSON; nothing was saved.".to_owned()),
-                        form,
-                        String::new(),
-                    )
-                    .await;
-            }
-            body.insert(
-                "payload_example".to_owned(),
-                Value::from(form.payload_example.clone()),
-            );
-        }
-        if !form.api_url.is_empty() {
-            body.insert("api_url".to_owned(), Value::from(form.api_url.clone()));
-        }
-        let (code, created) = self
-            .operation(call, access, Method::POST, "integrations", Value::Object(body))
-            .await;
-        if !code.is_success() {
+        if !form.payload_example.trim().is_empty()
+            && serde_json::from_str::<serde::de::IgnoredAny>(&form.payload_example).is_err()
+        {
             return self
                 .settings(
                     call,
                     session,
                     access,
                     base,
-                    Flash::Error(error_text(&created)),
+                    Flash::Error("The sample payload is not valid JSON; nothing was saved.".to_owned()),
                     form,
                     String::new(),
                 )
                 .await;
         }
+        let non_empty = |text: &str| (!text.trim().is_empty()).then(|| text.to_owned());
+        let created = match NewIntegration::kind_of(Some(&form.kind)) {
+            Ok(kind) => {
+                let new = NewIntegration {
+                    kind,
+                    fields: IntegrationFields {
+                        name: non_empty(&form.name),
+                        active: Some(form.active),
+                        api_url: non_empty(&form.api_url),
+                        payload_example: non_empty(&form.payload_example),
+                        payload_attribute_mapping: None,
+                    },
+                };
+                manage::create_integration(call.service, access, new).await
+            }
+            Err(error) => Err(error),
+        };
+        let created = match created {
+            Ok(created) => created,
+            Err(error) => {
+                error.log();
+                return self
+                    .settings(
+                        call,
+                        session,
+                        access,
+                        base,
+                        Flash::Error(error.message()),
+                        form,
+                        String::new(),
+                    )
+                    .await;
+            }
+        };
         let settings = format!("{base}/settings/operations");
         if call.field("action") != Some("save_and_test") {
             return redirect(&format!("{settings}?notice=saved"));
         }
-        let id = created["id"].as_u64().unwrap_or(0);
-        let (code, tested) = self
-            .operation(
-                call,
-                access,
-                Method::POST,
-                &format!("integrations/{id}/test"),
-                Value::Null,
-            )
-            .await;
-        if code.is_success() {
-            redirect(&format!("{settings}?notice=tested"))
-        } else {
-            let error = format!(
-                "The integration was saved, but the test alert failed: {}",
-                error_text(&tested)
-            );
-            self.settings(
-                call,
-                session,
-                access,
-                base,
-                Flash::Error(error),
-                IntegrationForm::default(),
-                String::new(),
-            )
-            .await
+        match manage::test_alert(call.service, access, created.record.id, None).await {
+            Ok(_) => redirect(&format!("{settings}?notice=tested")),
+            Err(error) => {
+                error.log();
+                let error = format!(
+                    "The integration was saved, but the test alert failed: {}",
+                    error.message()
+                );
+                self.settings(
+                    call,
+                    session,
+                    access,
+                    base,
+                    Flash::Error(error),
+                    IntegrationForm::default(),
+                    String::new(),
+                )
+                .await
+            }
         }
     }
 
@@ -1150,20 +982,17 @@ impl Pages {
     ) -> Page {
         let id = call.field("integration_id").unwrap_or("");
         let payload = call.field("payload").unwrap_or("").to_owned();
-        let (code, answer) = self
-            .operation(
-                call,
-                access,
-                Method::POST,
-                &format!("integrations/{id}/test"),
-                Value::from(payload.clone()),
-            )
-            .await;
+        let tested = match integration_id(id) {
+            Ok(id) => manage::test_alert(call.service, access, id, Some(payload.clone())).await,
+            Err(error) => Err(error),
+        };
         // The page is shown in place (no redirect), so the tested payload stays in the box.
-        let flash = if code.is_success() {
-            Flash::Notice("The test alert was received.".to_owned())
-        } else {
-            Flash::Error(format!("The test alert was refused: {}", error_text(&answer)))
+        let flash = match tested {
+            Ok(_) => Flash::Notice("The test alert was received.".to_owned()),
+            Err(error) => {
+                error.log();
+                Flash::Error(format!("The test alert was refused: {}", error.message()))
+            }
         };
         self.settings(
             call,
@@ -1184,40 +1013,16 @@ impl Pages {
         access: &ProjectAccess,
         base: &str,
         id: &str,
-    ) -> Page {
-        self.integration_page_with(call, session, access, base, id, None)
-            .await
-    }
-
-    async fn integration_page_with(
-        &self,
-        call: &Call<'_>,
-        session: &Session,
-        access: &ProjectAccess,
-        base: &str,
-        id: &str,
         error: Option<String>,
     ) -> Page {
-        let (code, integration) = self
-            .operation(
-                call,
-                access,
-                Method::GET,
-                &format!("integrations/{id}"),
-                Value::Null,
-            )
-            .await;
-        if !code.is_success() {
-            return self.failure(session, code, &integration);
-        }
-        let text = |name: &str| {
-            integration
-                .get(name)
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned()
-        };
-        let kind = text("type");
+        let integration =
+            match integration_id(id).and_then(|id| manage::integration(call.service, access, id)) {
+                Ok(integration) => integration,
+                Err(error) => return error_page(Some(session), &error),
+            };
+        let record = &integration.record;
+        // The address and key are shown only while the integration is active, as the API shows them.
+        let address = record.active.then(|| integration.path()).flatten();
         let settings = format!("{base}/settings/operations");
         render(
             if error.is_some() {
@@ -1235,20 +1040,25 @@ impl Pages {
                 },
                 error,
                 settings_href: settings.clone(),
-                name: text("name"),
-                type_name: text("type_name"),
-                url: integration.get("url").and_then(Value::as_str).map(str::to_owned),
-                key: text("token"),
-                receives: kind != "opsgenie",
-                active: integration["active"] == json!(true),
-                is_http: kind == "http",
-                is_opsgenie: kind == "opsgenie",
-                payload_example: integration
-                    .get("payload_example")
-                    .filter(|value| !value.is_null())
-                    .map(|value| serde_json::to_string_pretty(value).unwrap_or_default())
+                name: record.name.clone(),
+                type_name: integration.kind.label().to_owned(),
+                key: if address.is_some() {
+                    integration.token().to_owned()
+                } else {
+                    String::new()
+                },
+                url: address.map(|path| format!("{}{path}", call.origin)),
+                receives: integration.kind != Kind::Opsgenie,
+                active: record.active,
+                is_http: integration.kind == Kind::Http,
+                is_opsgenie: integration.kind == Kind::Opsgenie,
+                payload_example: record
+                    .payload_example
+                    .as_deref()
+                    .and_then(|text| serde_json::from_str::<Value>(text).ok())
+                    .map(|value| serde_json::to_string_pretty(&value).unwrap_or_default())
                     .unwrap_or_default(),
-                api_url: text("api_url"),
+                api_url: record.api_url.clone().unwrap_or_default(),
                 edit_action: format!("{settings}/integrations/{id}"),
                 delete_action: format!("{settings}/integrations/{id}/delete"),
                 reset_href: format!("{settings}/integrations/{id}/reset_token"),
@@ -1264,33 +1074,16 @@ impl Pages {
         access: &ProjectAccess,
         base: &str,
     ) -> Page {
-        if access.role < Role::Developer {
-            return message(
-                Some(session),
-                StatusCode::FORBIDDEN,
-                "forbidden",
-                "Not allowed",
-                "Alerts need the Developer role on this project.",
-            );
-        }
-        let alerts = call
-            .service
-            .store
-            .alerts_by_environment(access.project_id)
-            .await
-            .unwrap_or_default();
-        let mut groups: Vec<EnvironmentGroup> = Vec::new();
-        for alert in &alerts {
-            let name = alert.environment.clone().unwrap_or_default();
-            let row = alert_row(alert, base);
-            match groups.iter_mut().find(|group| group.name == name) {
-                Some(group) => group.rows.push(row),
-                None => groups.push(EnvironmentGroup {
-                    name,
-                    rows: vec![row],
-                }),
-            }
-        }
+        let groups = match manage::environments(call.service, access).await {
+            Ok(groups) => groups
+                .into_iter()
+                .map(|group| EnvironmentGroup {
+                    rows: group.alerts.iter().map(|alert| alert_row(alert, base)).collect(),
+                    name: group.name,
+                })
+                .collect(),
+            Err(error) => return error_page(Some(session), &error),
+        };
         render(
             StatusCode::OK,
             &Environments {
@@ -1310,12 +1103,4 @@ fn project_view(access: &ProjectAccess, base: &str) -> ProjectView {
         path: access.project_path.clone(),
         base: base.to_owned(),
     }
-}
-
-fn error_text(answer: &Value) -> String {
-    answer
-        .get("message")
-        .and_then(Value::as_str)
-        .unwrap_or("the operation failed")
-        .to_owned()
 }

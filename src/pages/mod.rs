@@ -4,7 +4,7 @@
 //! Server-rendered HTML from askama templates (`templates/`), working without JavaScript (one small script adds
 //! copy buttons). Every page asks the backend, with the signed-in person's token, what they may do, and reads and
 //! changes alerts and integrations through the same operations as the management API ([`manage`]), so the pages
-//! enforce the same roles. A failed operation is shown by [`error_page`], the pages' one mapping of a
+//! enforce the same roles. A failed operation is shown by `error_page`, the pages' one mapping of a
 //! [`ManageError`]. Every form carries the session's CSRF token; sign-in uses a double-submit cookie.
 
 pub mod session;

@@ -37,6 +37,16 @@ if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium chromium-driver
 fi
 
+# PostgreSQL (tests/postgres_*.rs): Debian's server binaries; each test runs its own throwaway cluster on
+# loopback (initdb + postgres in a temporary directory, as the `postgres` user when run as root), stopped by pid.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+    $sudo apt-get update
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql
+    # The package starts a system cluster; the tests run their own.
+    $sudo systemctl disable --now postgresql >/dev/null 2>&1 || true
+fi
+
 cargo test --workspace --all-targets
 
 # svc-sim measured against a suite written for a real server: python-gitlab's own functional V4 API tests

@@ -727,9 +727,16 @@ pub fn open_by_environment(connection: &Connection, project_id: u64) -> rusqlite
     rows.collect()
 }
 
-/// Outbox items due at `now`, oldest first.
-pub fn outbox_due(connection: &Connection, now: &str, limit: u32) -> rusqlite::Result<Vec<OutboxItem>> {
-    let mut statement = connection.prepare(
+/// Claims the outbox items due at `now`, oldest first, until `lease_until`: a claimed item is due again only when
+/// its lease ends (the process stopped mid-call) or when it is retried or done. The PostgreSQL store claims the
+/// same way, so that one call is made once however many replicas run.
+pub fn outbox_claim(
+    connection: &Connection,
+    now: &str,
+    lease_until: &str,
+    limit: u32,
+) -> rusqlite::Result<Vec<OutboxItem>> {
+    let mut statement = connection.prepare_cached(
         "SELECT id, kind, attempts, alert_id FROM outbox WHERE done_at IS NULL AND next_attempt_at <= ?1
          ORDER BY next_attempt_at, id LIMIT ?2",
     )?;
@@ -741,9 +748,13 @@ pub fn outbox_due(connection: &Connection, now: &str, limit: u32) -> rusqlite::R
             row.get::<_, u64>(3)?,
         ))
     })?;
-    let mut items = Vec::new();
-    for row in rows {
-        let (id, kind, attempts, alert_id) = row?;
+    let due: Vec<(u64, String, u64, u64)> = rows.collect::<rusqlite::Result<_>>()?;
+    let mut items = Vec::with_capacity(due.len());
+    for (id, kind, attempts, alert_id) in due {
+        connection.execute(
+            "UPDATE outbox SET next_attempt_at = ?2 WHERE id = ?1",
+            params![id, lease_until],
+        )?;
         items.push(OutboxItem {
             id,
             kind,

@@ -25,6 +25,8 @@
 pub mod alerts;
 mod migrations;
 mod open_alerts;
+pub mod postgres;
+mod postgres_schema;
 mod sqlite;
 pub mod usage;
 
@@ -35,6 +37,7 @@ pub use alerts::{
     AlertEvent, AlertPage, AlertQuery, AlertRecord, AlertSettings, EventOutcome, IntegrationRecord,
     OutboxItem, OutboxState, TouchedAlert,
 };
+pub use postgres::{PostgresOptions, PostgresStore};
 pub use sqlite::SqliteStore;
 pub use usage::{UsageDelta, UsageRow};
 
@@ -47,7 +50,7 @@ pub enum StoreError {
     /// A constraint of the schema refused the write: a second open alert of one fingerprint, a second integration
     /// of a one-per-project type, a reused endpoint identifier. The caller's request conflicts with what is stored.
     #[error("refused by a constraint: {0}")]
-    Conflict(#[source] rusqlite::Error),
+    Conflict(#[source] DatabaseError),
     /// A row the operation works on is gone (it was there when the operation began).
     #[error("the row is gone")]
     NotFound,
@@ -57,7 +60,18 @@ pub enum StoreError {
     Unavailable(String),
     /// The database failed the operation otherwise.
     #[error("database: {0}")]
-    Database(#[source] rusqlite::Error),
+    Database(#[source] DatabaseError),
+    /// The database was set up with another `secret_key`: integration keys sealed with it cannot be opened.
+    #[error(
+        "secret_key does not match the key this database was set up with (fingerprint {stored}, this key's \
+         {given}); give every replica the same secret_key"
+    )]
+    KeyMismatch {
+        /// The fingerprint stored in the database.
+        stored: String,
+        /// The fingerprint of the configured key.
+        given: String,
+    },
     /// The data directory could not be used.
     #[error("data directory {path}: {source}")]
     DataDir {
@@ -68,6 +82,20 @@ pub enum StoreError {
     },
 }
 
+/// How long a process owns an outbox call it claimed; after that, another replica (or this one, restarted) may
+/// take it over. Longer than any one incident call can take (the backend timeout and its retries).
+pub const OUTBOX_LEASE: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// When a lease taken at `now` (the store's time text) ends.
+fn outbox_lease_end(now: &str) -> Result<String, StoreError> {
+    crate::time_format::parse_time(now)
+        .map(|now| crate::time_format::format_time(now + OUTBOX_LEASE))
+        .ok_or_else(|| StoreError::Unavailable(format!("outbox: unreadable time {now}")))
+}
+
+/// A database driver's error, whichever database it came from.
+pub type DatabaseError = Box<dyn std::error::Error + Send + Sync>;
+
 impl From<rusqlite::Error> for StoreError {
     /// Sorts a failed statement by what it means for the caller.
     fn from(error: rusqlite::Error) -> Self {
@@ -75,10 +103,10 @@ impl From<rusqlite::Error> for StoreError {
             rusqlite::Error::SqliteFailure(failure, _)
                 if failure.code == rusqlite::ErrorCode::ConstraintViolation =>
             {
-                StoreError::Conflict(error)
+                StoreError::Conflict(Box::new(error))
             }
             rusqlite::Error::QueryReturnedNoRows => StoreError::NotFound,
-            _ => StoreError::Database(error),
+            _ => StoreError::Database(Box::new(error)),
         }
     }
 }
@@ -177,7 +205,8 @@ pub trait Store: Send + Sync {
     fn alert_settings(&self, project_id: u64) -> StoreFuture<'_, AlertSettings>;
     /// Stores a project's incident settings.
     fn alert_settings_put(&self, project_id: u64, settings: AlertSettings) -> StoreFuture<'_, ()>;
-    /// Incident calls due now.
+    /// Claims the incident calls due at `now` for [`OUTBOX_LEASE`]: a claimed call is not due again until its lease
+    /// ends or it is retried, so that it is made once however many replicas run.
     fn outbox_due(&self, now: String, limit: u32) -> StoreFuture<'_, Vec<OutboxItem>>;
     /// An incident call succeeded.
     fn outbox_done(

@@ -390,7 +390,11 @@ impl Store for SqliteStore {
     }
 
     fn outbox_due(&self, now: String, limit: u32) -> StoreFuture<'_, Vec<OutboxItem>> {
-        Box::pin(self.read(move |connection| alerts::outbox_due(connection, &now, limit)))
+        Box::pin(async move {
+            let lease_until = super::outbox_lease_end(&now)?;
+            self.write(move |connection| alerts::outbox_claim(connection, &now, &lease_until, limit))
+                .await
+        })
     }
 
     fn outbox_done(

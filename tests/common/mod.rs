@@ -3,6 +3,7 @@
 
 pub mod alerts;
 pub mod origin;
+pub mod postgres;
 
 use std::future::Future;
 use std::net::SocketAddr;

@@ -1,0 +1,1113 @@
+//! The shared store: PostgreSQL, for several svcgate replicas behind one load balancer.
+//!
+//! Connections come from a `deadpool-postgres` pool (`database_pool_size`), over TLS through rustls unless the
+//! URL says `sslmode=disable`. Reads and single writes take a pooled connection each. Incoming alerts go through
+//! one writer task per replica that commits them in batches, as the SQLite store does, so that one commit (and one
+//! WAL flush, `synchronous_commit` on) serves many senders; a sender is answered only after its batch committed.
+//!
+//! # Correct with many replicas
+//!
+//! - **One open alert per project and fingerprint** is PostgreSQL's unique index `alerts_one_open`: an event that
+//!   does not resolve is one `INSERT … ON CONFLICT (project_id, fingerprint) … DO UPDATE` that creates the alert
+//!   or counts one more event of the open one, never a read and then a write. The two branches are
+//!   [`lifecycle::decide`]'s `Create` and `Group` rows; a resolving event is one `UPDATE … RETURNING` (its
+//!   `Resolve` row) or finds nothing (`Ignore`).
+//! - **Per-project iids** come from `alert_iids`: a batch locks a project's counter row before it writes any
+//!   alert of that project, so iids are given without gaps (a rolled-back batch gives its numbers back) or
+//!   duplicates.
+//! - **No deadlocks between replicas**: a batch takes its locks in one order, by project then fingerprint, and
+//!   holds a project's counter lock before any alert row of that project.
+//! - **The outbox** is claimed with `FOR UPDATE SKIP LOCKED` and a lease ([`super::OUTBOX_LEASE`]): a claimed call is
+//!   not due again until its lease ends, so one incident is created once however many replicas run, and a
+//!   replica that dies mid-call is taken over when its lease runs out.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod};
+use tokio::sync::{mpsc, oneshot};
+use tokio_postgres::error::SqlState;
+use tokio_postgres::Row;
+
+use super::{
+    postgres_schema, AlertEvent, AlertPage, AlertQuery, AlertRecord, AlertSettings, EventOutcome, IdKind,
+    IdRecord, IntegrationRecord, OutboxItem, OutboxState, Store, StoreError, StoreFuture, TouchedAlert,
+    UsageDelta, UsageRow,
+};
+use crate::lifecycle::{self, Action};
+
+/// The most alert events one commit takes.
+const MAX_BATCH: usize = 512;
+
+/// How to reach the database.
+#[derive(Debug, Clone)]
+pub struct PostgresOptions {
+    /// `postgres://user:password@host:port/database?sslmode=…`.
+    pub url: String,
+    /// Connections in the pool.
+    pub pool_size: usize,
+    /// PEM file of the CAs to trust for the database's certificate (else the system's).
+    pub ca_bundle: Option<PathBuf>,
+}
+
+/// The PostgreSQL implementation of [`Store`].
+pub struct PostgresStore {
+    pool: Pool,
+    events: mpsc::Sender<EventJob>,
+}
+
+/// One incoming alert waiting for the writer, and where its outcome goes.
+struct EventJob {
+    event: AlertEvent,
+    reply: oneshot::Sender<Result<EventOutcome, StoreError>>,
+}
+
+impl From<tokio_postgres::Error> for StoreError {
+    /// Sorts a failed statement by what it means for the caller.
+    fn from(error: tokio_postgres::Error) -> Self {
+        let code = error.code().cloned();
+        match code {
+            Some(code)
+                if code == SqlState::UNIQUE_VIOLATION
+                    || code == SqlState::CHECK_VIOLATION
+                    || code == SqlState::FOREIGN_KEY_VIOLATION =>
+            {
+                StoreError::Conflict(Box::new(error))
+            }
+            None if error.is_closed() => StoreError::Unavailable(error.to_string()),
+            _ => StoreError::Database(Box::new(error)),
+        }
+    }
+}
+
+impl From<deadpool_postgres::PoolError> for StoreError {
+    fn from(error: deadpool_postgres::PoolError) -> Self {
+        match error {
+            deadpool_postgres::PoolError::Backend(error) => error.into(),
+            other => StoreError::Unavailable(format!("no database connection: {other}")),
+        }
+    }
+}
+
+fn int(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+fn uint(value: i64) -> u64 {
+    u64::try_from(value).unwrap_or(0)
+}
+
+fn opt_uint(value: Option<i64>) -> Option<u64> {
+    value.map(uint)
+}
+
+/// The client-side TLS setup for the database: the system's roots plus `ca_bundle`.
+fn tls(ca_bundle: Option<&PathBuf>) -> Result<tokio_postgres_rustls::MakeRustlsConnect, StoreError> {
+    let mut roots = rustls::RootCertStore::empty();
+    for certificate in rustls_native_certs::load_native_certs().certs {
+        // A system certificate rustls cannot use is skipped, as every rustls client does.
+        drop(roots.add(certificate));
+    }
+    if let Some(path) = ca_bundle {
+        for certificate in crate::upstream::read_certs("database_ca_bundle", path)
+            .map_err(|error| StoreError::Unavailable(error.to_string()))?
+        {
+            roots
+                .add(certificate)
+                .map_err(|error| StoreError::Unavailable(format!("database_ca_bundle: {error}")))?;
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|error| StoreError::Unavailable(error.to_string()))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
+}
+
+impl PostgresStore {
+    /// Connects, applies the schema's migrations (once, whichever replica comes first) and starts the writer.
+    pub async fn connect(options: &PostgresOptions) -> Result<Self, StoreError> {
+        let config: tokio_postgres::Config = options
+            .url
+            .parse()
+            .map_err(|error| StoreError::Unavailable(format!("database_url: {error}")))?;
+        let manager_config = ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        };
+        let manager = if config.get_ssl_mode() == tokio_postgres::config::SslMode::Disable {
+            Manager::from_config(config, tokio_postgres::NoTls, manager_config)
+        } else {
+            Manager::from_config(config, tls(options.ca_bundle.as_ref())?, manager_config)
+        };
+        let pool = Pool::builder(manager)
+            .max_size(options.pool_size.max(2))
+            .build()
+            .map_err(|error| StoreError::Unavailable(format!("database pool: {error}")))?;
+        {
+            let mut client = pool.get().await?;
+            postgres_schema::apply(&mut client).await?;
+        }
+        let (events, receiver) = mpsc::channel(MAX_BATCH * 4);
+        tokio::spawn(write_events(pool.clone(), receiver));
+        Ok(PostgresStore { pool, events })
+    }
+
+    /// Records `fingerprint` as the secret key's on first use, and refuses a different key later: integration
+    /// keys sealed with one key cannot be opened with another.
+    pub async fn check_key(&self, fingerprint: &str) -> Result<(), StoreError> {
+        let client = self.pool.get().await?;
+        client
+            .execute(
+                "INSERT INTO svcgate_meta (name, value) VALUES ('key_fingerprint', $1) ON CONFLICT (name) DO NOTHING",
+                &[&fingerprint],
+            )
+            .await?;
+        let stored: String = client
+            .query_one(
+                "SELECT value FROM svcgate_meta WHERE name = 'key_fingerprint'",
+                &[],
+            )
+            .await?
+            .try_get(0)?;
+        if stored == fingerprint {
+            Ok(())
+        } else {
+            Err(StoreError::KeyMismatch {
+                stored,
+                given: fingerprint.to_owned(),
+            })
+        }
+    }
+
+    async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
+        Ok(self.pool.get().await?)
+    }
+}
+
+const ALERT_COLUMNS: &str = "id, project_id, iid, integration_id, fingerprint, status, title, description, severity, \
+    service, monitoring_tool, hosts, environment, started_at, ended_at, events, last_event_at, payload, incident_iid, \
+    created_at, updated_at";
+
+const INTEGRATION_COLUMNS: &str = "id, project_id, project_path, type, name, active, endpoint_identifier, \
+    token_nonce, token_ciphertext, api_url, payload_example, payload_attribute_mapping, created_at, updated_at";
+
+const TOUCHED_COLUMNS: &str = "id, project_id, iid, status, title, events, incident_iid";
+
+fn alert_from(row: &Row) -> Result<AlertRecord, tokio_postgres::Error> {
+    Ok(AlertRecord {
+        id: uint(row.try_get(0)?),
+        project_id: uint(row.try_get(1)?),
+        iid: uint(row.try_get(2)?),
+        integration_id: opt_uint(row.try_get(3)?),
+        fingerprint: row.try_get(4)?,
+        status: row.try_get(5)?,
+        title: row.try_get(6)?,
+        description: row.try_get(7)?,
+        severity: row.try_get(8)?,
+        service: row.try_get(9)?,
+        monitoring_tool: row.try_get(10)?,
+        hosts_json: row.try_get(11)?,
+        environment: row.try_get(12)?,
+        started_at: row.try_get(13)?,
+        ended_at: row.try_get(14)?,
+        events: uint(row.try_get(15)?),
+        last_event_at: row.try_get(16)?,
+        payload_json: row.try_get(17)?,
+        incident_iid: opt_uint(row.try_get(18)?),
+        created_at: row.try_get(19)?,
+        updated_at: row.try_get(20)?,
+    })
+}
+
+fn touched_from(row: &Row) -> Result<TouchedAlert, tokio_postgres::Error> {
+    Ok(TouchedAlert {
+        id: uint(row.try_get(0)?),
+        project_id: uint(row.try_get(1)?),
+        iid: uint(row.try_get(2)?),
+        status: row.try_get(3)?,
+        title: row.try_get(4)?,
+        events: uint(row.try_get(5)?),
+        incident_iid: opt_uint(row.try_get(6)?),
+    })
+}
+
+fn integration_from(row: &Row) -> Result<IntegrationRecord, tokio_postgres::Error> {
+    Ok(IntegrationRecord {
+        id: uint(row.try_get(0)?),
+        project_id: uint(row.try_get(1)?),
+        project_path: row.try_get(2)?,
+        kind: row.try_get(3)?,
+        name: row.try_get(4)?,
+        active: row.try_get(5)?,
+        endpoint_identifier: row.try_get(6)?,
+        token_nonce: row.try_get(7)?,
+        token_ciphertext: row.try_get(8)?,
+        api_url: row.try_get(9)?,
+        payload_example: row.try_get(10)?,
+        payload_attribute_mapping: row.try_get(11)?,
+        created_at: row.try_get(12)?,
+        updated_at: row.try_get(13)?,
+    })
+}
+
+fn collect<T>(
+    rows: Vec<Row>,
+    mapper: fn(&Row) -> Result<T, tokio_postgres::Error>,
+) -> Result<Vec<T>, StoreError> {
+    rows.iter()
+        .map(|row| mapper(row).map_err(StoreError::from))
+        .collect()
+}
+
+async fn settings_get<C: GenericClient>(client: &C, project_id: u64) -> Result<AlertSettings, StoreError> {
+    let row = client
+        .query_opt(
+            "SELECT create_incident, auto_close_incident FROM alert_settings WHERE project_id = $1",
+            &[&int(project_id)],
+        )
+        .await?;
+    Ok(match row {
+        Some(row) => AlertSettings {
+            create_incident: row.try_get(0)?,
+            auto_close_incident: row.try_get(1)?,
+        },
+        None => AlertSettings::default(),
+    })
+}
+
+async fn enqueue<C: GenericClient>(
+    client: &C,
+    kind: &str,
+    project_id: u64,
+    alert_id: u64,
+    now: &str,
+) -> Result<(), StoreError> {
+    client
+        .execute(
+            "INSERT INTO outbox (kind, project_id, alert_id, next_attempt_at) VALUES ($1, $2, $3, $4)",
+            &[&kind, &int(project_id), &int(alert_id), &now],
+        )
+        .await?;
+    Ok(())
+}
+
+async fn alert_by_id<C: GenericClient>(client: &C, id: u64) -> Result<AlertRecord, StoreError> {
+    let row = client
+        .query_one(
+            &format!("SELECT {ALERT_COLUMNS} FROM alerts WHERE id = $1"),
+            &[&int(id)],
+        )
+        .await?;
+    Ok(alert_from(&row)?)
+}
+
+/// The writer: takes the events waiting (up to [`MAX_BATCH`]) and commits them together.
+async fn write_events(pool: Pool, mut receiver: mpsc::Receiver<EventJob>) {
+    while let Some(first) = receiver.recv().await {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match receiver.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        let events: Vec<&AlertEvent> = batch.iter().map(|job| &job.event).collect();
+        match run_batch(&pool, &events).await {
+            Ok(outcomes) => {
+                for (job, outcome) in batch.into_iter().zip(outcomes) {
+                    drop(job.reply.send(Ok(outcome)));
+                }
+            }
+            // The batch was rolled back whole; each event is tried again alone, so that one event's failure is
+            // its own answer only.
+            Err(_) => {
+                for job in batch {
+                    let outcome = run_batch(&pool, &[&job.event]).await.and_then(|mut outcomes| {
+                        outcomes
+                            .pop()
+                            .ok_or_else(|| StoreError::Unavailable("an event had no outcome".to_owned()))
+                    });
+                    drop(job.reply.send(outcome));
+                }
+            }
+        }
+    }
+}
+
+/// Applies `events` in one transaction, answering their outcomes in their order.
+async fn run_batch(pool: &Pool, events: &[&AlertEvent]) -> Result<Vec<EventOutcome>, StoreError> {
+    let mut client = pool.get().await?;
+    let transaction = client.transaction().await?;
+    // Locks in one order, by project then fingerprint (see the module documentation).
+    let mut order: Vec<usize> = (0..events.len()).collect();
+    order.sort_by(|&a, &b| {
+        (events[a].project_id, &events[a].fingerprint).cmp(&(events[b].project_id, &events[b].fingerprint))
+    });
+    let mut outcomes: Vec<Option<EventOutcome>> = (0..events.len()).map(|_| None).collect();
+    let mut project: Option<ProjectCounter> = None;
+    for index in order {
+        let event = events[index];
+        if project.as_ref().map(|counter| counter.project_id) != Some(event.project_id) {
+            if let Some(done) = project.take() {
+                done.save(&transaction).await?;
+            }
+            project = Some(ProjectCounter::lock(&transaction, event.project_id).await?);
+        }
+        let Some(counter) = project.as_mut() else {
+            continue;
+        };
+        outcomes[index] = Some(apply_event(&transaction, counter, event).await?);
+    }
+    if let Some(done) = project.take() {
+        done.save(&transaction).await?;
+    }
+    transaction.commit().await?;
+    outcomes
+        .into_iter()
+        .map(|outcome| outcome.ok_or_else(|| StoreError::Unavailable("an event had no outcome".to_owned())))
+        .collect()
+}
+
+/// A project's iid counter, locked for the rest of the transaction, with its incident settings.
+struct ProjectCounter {
+    project_id: u64,
+    last_iid: i64,
+    changed: bool,
+    settings: AlertSettings,
+}
+
+impl ProjectCounter {
+    /// Locks the project's counter row (creating it at the project's highest iid).
+    async fn lock<C: GenericClient>(client: &C, project_id: u64) -> Result<Self, StoreError> {
+        let row = client
+            .query_one(
+                "INSERT INTO alert_iids (project_id, last_iid)
+                 VALUES ($1, (SELECT COALESCE(MAX(iid), 0) FROM alerts WHERE project_id = $1))
+                 ON CONFLICT (project_id) DO UPDATE SET last_iid = alert_iids.last_iid
+                 RETURNING last_iid",
+                &[&int(project_id)],
+            )
+            .await?;
+        Ok(ProjectCounter {
+            project_id,
+            last_iid: row.try_get(0)?,
+            changed: false,
+            settings: settings_get(client, project_id).await?,
+        })
+    }
+
+    async fn save<C: GenericClient>(self, client: &C) -> Result<(), StoreError> {
+        if self.changed {
+            client
+                .execute(
+                    "UPDATE alert_iids SET last_iid = $2 WHERE project_id = $1",
+                    &[&int(self.project_id), &self.last_iid],
+                )
+                .await?;
+        }
+        Ok(())
+    }
+}
+
+/// One event's lifecycle, carried out by PostgreSQL in one statement.
+async fn apply_event<C: GenericClient>(
+    client: &C,
+    counter: &mut ProjectCounter,
+    event: &AlertEvent,
+) -> Result<EventOutcome, StoreError> {
+    let project_id = int(event.project_id);
+    if let Some(ended_at) = &event.ended_at {
+        let resolved = match &event.fingerprint {
+            Some(fingerprint) => client
+                .query_opt(
+                    &format!(
+                        "UPDATE alerts SET status = 'resolved', ended_at = $3, updated_at = $4
+                         WHERE project_id = $1 AND fingerprint = $2 AND status <> 'resolved'
+                         RETURNING {TOUCHED_COLUMNS}"
+                    ),
+                    &[&project_id, fingerprint, ended_at, &event.now],
+                )
+                .await?
+                .map(|row| touched_from(&row))
+                .transpose()?,
+            None => None,
+        };
+        let action = lifecycle::decide(resolved, decision_event(event));
+        let outcome = action.outcome();
+        let alert = match action {
+            Action::Resolve { alert, .. } => {
+                if alert.incident_iid.is_some() && counter.settings.auto_close_incident {
+                    enqueue(client, "close_incident", alert.project_id, alert.id, &event.now).await?;
+                }
+                Some(alert)
+            }
+            _ => None,
+        };
+        return Ok(EventOutcome { outcome, alert });
+    }
+    let next_iid = counter.last_iid + 1;
+    let row = client
+        .query_one(
+            &format!(
+                "INSERT INTO alerts (project_id, iid, integration_id, fingerprint, status, title, description,
+                    severity, service, monitoring_tool, hosts, environment, started_at, events, last_event_at,
+                    payload, created_at, updated_at)
+                 VALUES ($1, $2, $3, $4, 'triggered', $5, $6, $7, $8, $9, $10, $11, $12, 1, $13, $14, $13, $13)
+                 ON CONFLICT (project_id, fingerprint) WHERE status <> 'resolved' AND fingerprint IS NOT NULL
+                 DO UPDATE SET events = alerts.events + 1, last_event_at = EXCLUDED.last_event_at,
+                    updated_at = EXCLUDED.updated_at
+                 RETURNING {TOUCHED_COLUMNS}, (xmax = 0) AS created"
+            ),
+            &[
+                &project_id,
+                &next_iid,
+                &int(event.integration_id),
+                &event.fingerprint,
+                &event.title,
+                &event.description,
+                &event.severity,
+                &event.service,
+                &event.monitoring_tool,
+                &event.hosts_json,
+                &event.environment,
+                &event.started_at,
+                &event.now,
+                &event.payload_json,
+            ],
+        )
+        .await?;
+    let alert = touched_from(&row)?;
+    let created: bool = row.try_get(7)?;
+    // What PostgreSQL did is the decision's Create (no open alert) or Group (the open alert) row.
+    let action = lifecycle::decide((!created).then_some(alert.clone()), decision_event(event));
+    if created {
+        counter.last_iid = next_iid;
+        counter.changed = true;
+        if counter.settings.create_incident {
+            enqueue(client, "create_incident", alert.project_id, alert.id, &event.now).await?;
+        }
+    }
+    Ok(EventOutcome {
+        outcome: action.outcome(),
+        alert: Some(alert),
+    })
+}
+
+fn decision_event(event: &AlertEvent) -> lifecycle::Event<'_> {
+    lifecycle::Event {
+        fingerprint: event.fingerprint.as_deref(),
+        ended_at: event.ended_at.as_deref(),
+    }
+}
+
+/// A page of a project's alerts: the same filters, counts and order as the SQLite store.
+async fn alerts_list<C: GenericClient>(client: &C, query: &AlertQuery) -> Result<AlertPage, StoreError> {
+    let mut conditions = vec!["project_id = $1".to_owned()];
+    let mut texts: Vec<String> = Vec::new();
+    if let Some(severity) = &query.severity {
+        texts.push(severity.clone());
+        conditions.push(format!("severity = ${}", texts.len() + 1));
+    }
+    if let Some(environment) = &query.environment {
+        texts.push(environment.clone());
+        conditions.push(format!("environment = ${}", texts.len() + 1));
+    }
+    if let Some(search) = query.search.as_ref().filter(|search| !search.is_empty()) {
+        let escaped = search
+            .to_lowercase()
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_");
+        texts.push(format!("%{escaped}%"));
+        let n = texts.len() + 1;
+        conditions.push(format!(
+            "(lower(title) LIKE ${n} ESCAPE '\\' OR lower(coalesce(description, '')) LIKE ${n} ESCAPE '\\' \
+             OR lower(coalesce(service, '')) LIKE ${n} ESCAPE '\\' \
+             OR lower(coalesce(monitoring_tool, '')) LIKE ${n} ESCAPE '\\' OR lower(hosts) LIKE ${n} ESCAPE '\\')"
+        ));
+    }
+    let project_id = int(query.project_id);
+    let mut values: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![&project_id];
+    values.extend(
+        texts
+            .iter()
+            .map(|text| text as &(dyn tokio_postgres::types::ToSql + Sync)),
+    );
+    let base = conditions.join(" AND ");
+    let mut counts = std::collections::BTreeMap::new();
+    for row in client
+        .query(
+            &format!("SELECT status, COUNT(*) FROM alerts WHERE {base} GROUP BY status"),
+            &values,
+        )
+        .await?
+    {
+        counts.insert(row.try_get::<_, String>(0)?, uint(row.try_get(1)?));
+    }
+    let filtered = if query.statuses.is_empty() {
+        base
+    } else {
+        let list: Vec<String> = query
+            .statuses
+            .iter()
+            .filter(|status| ["triggered", "acknowledged", "resolved", "ignored"].contains(&status.as_str()))
+            .map(|status| format!("'{status}'"))
+            .collect();
+        format!("{base} AND status IN ({})", list.join(", "))
+    };
+    let total = uint(
+        client
+            .query_one(&format!("SELECT COUNT(*) FROM alerts WHERE {filtered}"), &values)
+            .await?
+            .try_get(0)?,
+    );
+    let column = if super::alerts::SORTABLE.contains(&query.sort_by) {
+        query.sort_by
+    } else {
+        "started_at"
+    };
+    let order = if column == "severity_rank" {
+        "CASE severity WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' THEN 2 WHEN 'low' THEN 3 \
+         WHEN 'info' THEN 4 ELSE 5 END"
+            .to_owned()
+    } else {
+        column.to_owned()
+    };
+    let direction = match (column == "severity_rank", query.descending) {
+        (true, true) | (false, false) => "ASC",
+        _ => "DESC",
+    };
+    let ties = if query.descending { "DESC" } else { "ASC" };
+    let offset = (query.page.max(1) - 1).saturating_mul(query.per_page);
+    // Text sorts as SQLite sorts it (by bytes), whatever the database's collation.
+    let order = if column == "title" || column == "status" || column == "started_at" {
+        format!("{order} COLLATE \"C\"")
+    } else {
+        order
+    };
+    let rows = client
+        .query(
+            &format!(
+                "SELECT {ALERT_COLUMNS} FROM alerts WHERE {filtered} ORDER BY {order} {direction}, id {ties} \
+                 LIMIT {} OFFSET {offset}",
+                query.per_page
+            ),
+            &values,
+        )
+        .await?;
+    Ok(AlertPage {
+        alerts: collect(rows, alert_from)?,
+        total,
+        counts,
+    })
+}
+
+impl Store for PostgresStore {
+    fn ping(&self) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            self.client().await?.query_one("SELECT 1", &[]).await?;
+            Ok(())
+        })
+    }
+
+    fn id_lookup(&self, kind: IdKind, id: u64) -> StoreFuture<'_, Option<IdRecord>> {
+        Box::pin(async move {
+            let row = self
+                .client()
+                .await?
+                .query_opt(
+                    "SELECT project_id, iid FROM id_index WHERE kind = $1 AND id = $2",
+                    &[&kind.as_str(), &int(id)],
+                )
+                .await?;
+            Ok(match row {
+                Some(row) => Some(IdRecord {
+                    kind,
+                    id,
+                    project_id: uint(row.try_get(0)?),
+                    iid: uint(row.try_get(1)?),
+                }),
+                None => None,
+            })
+        })
+    }
+
+    fn id_record(&self, records: Vec<IdRecord>) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let statement = client
+                .prepare_cached(
+                    "INSERT INTO id_index (kind, id, project_id, iid) VALUES ($1, $2, $3, $4)
+                     ON CONFLICT (kind, id) DO UPDATE SET project_id = EXCLUDED.project_id, iid = EXCLUDED.iid",
+                )
+                .await?;
+            // Sent together: the client pipelines them on its connection.
+            let writes = records.iter().map(|record| {
+                let (id, project_id, iid) = (int(record.id), int(record.project_id), int(record.iid));
+                let statement = &statement;
+                let client = &client;
+                async move {
+                    client
+                        .execute(statement, &[&record.kind.as_str(), &id, &project_id, &iid])
+                        .await
+                }
+            });
+            for outcome in futures_util::future::join_all(writes).await {
+                outcome?;
+            }
+            Ok(())
+        })
+    }
+
+    fn session_put(
+        &self,
+        token_hash: String,
+        access_token: String,
+        user_id: Option<u64>,
+    ) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            self.client()
+                .await?
+                .execute(
+                    "INSERT INTO sessions (token_hash, access_token, user_id) VALUES ($1, $2, $3)
+                     ON CONFLICT (token_hash) DO UPDATE SET access_token = EXCLUDED.access_token",
+                    &[&token_hash, &access_token, &user_id.map(int)],
+                )
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn session_get(&self, token_hash: String) -> StoreFuture<'_, Option<String>> {
+        Box::pin(async move {
+            let row = self
+                .client()
+                .await?
+                .query_opt(
+                    "SELECT access_token FROM sessions WHERE token_hash = $1",
+                    &[&token_hash],
+                )
+                .await?;
+            Ok(row.map(|row| row.try_get(0)).transpose()?)
+        })
+    }
+
+    fn integrations(&self) -> StoreFuture<'_, Vec<IntegrationRecord>> {
+        Box::pin(async move {
+            let rows = self
+                .client()
+                .await?
+                .query(
+                    &format!("SELECT {INTEGRATION_COLUMNS} FROM integrations ORDER BY id"),
+                    &[],
+                )
+                .await?;
+            collect(rows, integration_from)
+        })
+    }
+
+    fn integration_insert(&self, record: IntegrationRecord) -> StoreFuture<'_, IntegrationRecord> {
+        Box::pin(async move {
+            let row = self
+                .client()
+                .await?
+                .query_one(
+                    "INSERT INTO integrations (project_id, project_path, type, name, active, endpoint_identifier,
+                        token_nonce, token_ciphertext, api_url, payload_example, payload_attribute_mapping,
+                        created_at, updated_at)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id",
+                    &[
+                        &int(record.project_id),
+                        &record.project_path,
+                        &record.kind,
+                        &record.name,
+                        &record.active,
+                        &record.endpoint_identifier,
+                        &record.token_nonce,
+                        &record.token_ciphertext,
+                        &record.api_url,
+                        &record.payload_example,
+                        &record.payload_attribute_mapping,
+                        &record.created_at,
+                        &record.updated_at,
+                    ],
+                )
+                .await?;
+            Ok(IntegrationRecord {
+                id: uint(row.try_get(0)?),
+                ..record
+            })
+        })
+    }
+
+    fn integration_update(&self, record: IntegrationRecord) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            self.client()
+                .await?
+                .execute(
+                    "UPDATE integrations SET name = $2, active = $3, token_nonce = $4, token_ciphertext = $5,
+                        api_url = $6, payload_example = $7, payload_attribute_mapping = $8, updated_at = $9,
+                        project_path = $10
+                     WHERE id = $1",
+                    &[
+                        &int(record.id),
+                        &record.name,
+                        &record.active,
+                        &record.token_nonce,
+                        &record.token_ciphertext,
+                        &record.api_url,
+                        &record.payload_example,
+                        &record.payload_attribute_mapping,
+                        &record.updated_at,
+                        &record.project_path,
+                    ],
+                )
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn integration_delete(&self, id: u64) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            self.client()
+                .await?
+                .execute("DELETE FROM integrations WHERE id = $1", &[&int(id)])
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn alert_event(&self, event: AlertEvent) -> StoreFuture<'_, EventOutcome> {
+        Box::pin(async move {
+            let (reply, answer) = oneshot::channel();
+            self.events
+                .send(EventJob { event, reply })
+                .await
+                .map_err(|_| StoreError::Unavailable("the alert writer has stopped".to_owned()))?;
+            answer
+                .await
+                .map_err(|_| StoreError::Unavailable("the alert writer has stopped".to_owned()))?
+        })
+    }
+
+    fn alert(&self, project_id: u64, iid: u64) -> StoreFuture<'_, Option<AlertRecord>> {
+        Box::pin(async move {
+            let row = self
+                .client()
+                .await?
+                .query_opt(
+                    &format!("SELECT {ALERT_COLUMNS} FROM alerts WHERE project_id = $1 AND iid = $2"),
+                    &[&int(project_id), &int(iid)],
+                )
+                .await?;
+            Ok(row.map(|row| alert_from(&row)).transpose()?)
+        })
+    }
+
+    fn alerts(&self, query: AlertQuery) -> StoreFuture<'_, AlertPage> {
+        Box::pin(async move { alerts_list(&self.client().await?, &query).await })
+    }
+
+    fn alerts_by_environment(&self, project_id: u64) -> StoreFuture<'_, Vec<AlertRecord>> {
+        Box::pin(async move {
+            let rows = self
+                .client()
+                .await?
+                .query(
+                    &format!(
+                        "SELECT {ALERT_COLUMNS} FROM alerts
+                         WHERE project_id = $1 AND status <> 'resolved' AND environment IS NOT NULL
+                         ORDER BY environment COLLATE \"C\", CASE severity WHEN 'critical' THEN 0 WHEN 'high' THEN 1
+                            WHEN 'medium' THEN 2 WHEN 'low' THEN 3 WHEN 'info' THEN 4 ELSE 5 END,
+                            started_at COLLATE \"C\" DESC"
+                    ),
+                    &[&int(project_id)],
+                )
+                .await?;
+            collect(rows, alert_from)
+        })
+    }
+
+    fn alert_status(
+        &self,
+        project_id: u64,
+        iid: u64,
+        status: String,
+        now: String,
+    ) -> StoreFuture<'_, Option<AlertRecord>> {
+        Box::pin(async move {
+            let mut client = self.client().await?;
+            let transaction = client.transaction().await?;
+            let row = transaction
+                .query_opt(
+                    &format!(
+                        "SELECT {ALERT_COLUMNS} FROM alerts WHERE project_id = $1 AND iid = $2 FOR UPDATE"
+                    ),
+                    &[&int(project_id), &int(iid)],
+                )
+                .await?;
+            let Some(alert) = row.map(|row| alert_from(&row)).transpose()? else {
+                return Ok(None);
+            };
+            let ended_at =
+                (status == "resolved").then(|| alert.ended_at.clone().unwrap_or_else(|| now.clone()));
+            // Reopening an alert while a newer one of its fingerprint is open breaks `alerts_one_open`: a conflict.
+            let updated = transaction
+                .query_one(
+                    &format!(
+                        "UPDATE alerts SET status = $2, ended_at = $3, updated_at = $4 WHERE id = $1
+                         RETURNING {ALERT_COLUMNS}"
+                    ),
+                    &[&int(alert.id), &status, &ended_at, &now],
+                )
+                .await?;
+            if status == "resolved"
+                && alert.status != "resolved"
+                && alert.incident_iid.is_some()
+                && settings_get(&transaction, project_id).await?.auto_close_incident
+            {
+                enqueue(&transaction, "close_incident", alert.project_id, alert.id, &now).await?;
+            }
+            let updated = alert_from(&updated)?;
+            transaction.commit().await?;
+            Ok(Some(updated))
+        })
+    }
+
+    fn alert_settings(&self, project_id: u64) -> StoreFuture<'_, AlertSettings> {
+        Box::pin(async move { settings_get(&self.client().await?, project_id).await })
+    }
+
+    fn alert_settings_put(&self, project_id: u64, settings: AlertSettings) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            self.client()
+                .await?
+                .execute(
+                    "INSERT INTO alert_settings (project_id, create_incident, auto_close_incident) VALUES ($1, $2, $3)
+                     ON CONFLICT (project_id) DO UPDATE SET create_incident = EXCLUDED.create_incident,
+                        auto_close_incident = EXCLUDED.auto_close_incident",
+                    &[&int(project_id), &settings.create_incident, &settings.auto_close_incident],
+                )
+                .await?;
+            Ok(())
+        })
+    }
+
+    /// Rows another replica is claiming are skipped (`SKIP LOCKED`).
+    fn outbox_due(&self, now: String, limit: u32) -> StoreFuture<'_, Vec<OutboxItem>> {
+        Box::pin(async move {
+            let lease_until = super::outbox_lease_end(&now)?;
+            let mut client = self.client().await?;
+            let transaction = client.transaction().await?;
+            let rows = transaction
+                .query(
+                    "UPDATE outbox SET next_attempt_at = $3 WHERE id IN (
+                        SELECT id FROM outbox WHERE done_at IS NULL AND next_attempt_at <= $1
+                        ORDER BY next_attempt_at, id LIMIT $2 FOR UPDATE SKIP LOCKED)
+                     RETURNING id, kind, attempts, alert_id",
+                    &[&now, &i64::from(limit), &lease_until],
+                )
+                .await?;
+            let mut items = Vec::with_capacity(rows.len());
+            for row in rows {
+                items.push(OutboxItem {
+                    id: uint(row.try_get(0)?),
+                    kind: row.try_get(1)?,
+                    attempts: uint(row.try_get(2)?),
+                    alert: alert_by_id(&transaction, uint(row.try_get(3)?)).await?,
+                });
+            }
+            transaction.commit().await?;
+            items.sort_by_key(|item| item.id);
+            Ok(items)
+        })
+    }
+
+    fn outbox_done(
+        &self,
+        id: u64,
+        alert_id: u64,
+        incident_iid: Option<u64>,
+        now: String,
+    ) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            let mut client = self.client().await?;
+            let transaction = client.transaction().await?;
+            transaction
+                .execute(
+                    "UPDATE outbox SET done_at = $2, attempts = attempts + 1, last_error = NULL WHERE id = $1",
+                    &[&int(id), &now],
+                )
+                .await?;
+            if let Some(iid) = incident_iid {
+                transaction
+                    .execute(
+                        "UPDATE alerts SET incident_iid = $2 WHERE id = $1",
+                        &[&int(alert_id), &int(iid)],
+                    )
+                    .await?;
+                // An alert resolved before its incident existed still gets the incident closed.
+                let alert = alert_by_id(&transaction, alert_id).await?;
+                if alert.status == "resolved"
+                    && settings_get(&transaction, alert.project_id)
+                        .await?
+                        .auto_close_incident
+                {
+                    enqueue(&transaction, "close_incident", alert.project_id, alert.id, &now).await?;
+                }
+            }
+            transaction.commit().await?;
+            Ok(())
+        })
+    }
+
+    fn outbox_retry(&self, id: u64, next_attempt_at: String, error: String) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            self.client()
+                .await?
+                .execute(
+                    "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = $2, last_error = $3 WHERE id = $1",
+                    &[&int(id), &next_attempt_at, &error],
+                )
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn outbox_of(&self, alert_id: u64) -> StoreFuture<'_, Vec<OutboxState>> {
+        Box::pin(async move {
+            let rows = self
+                .client()
+                .await?
+                .query(
+                    "SELECT kind, attempts, last_error, done_at, next_attempt_at FROM outbox WHERE alert_id = $1
+                     ORDER BY id",
+                    &[&int(alert_id)],
+                )
+                .await?;
+            let mut states = Vec::with_capacity(rows.len());
+            for row in rows {
+                states.push(OutboxState {
+                    kind: row.try_get(0)?,
+                    attempts: uint(row.try_get(1)?),
+                    last_error: row.try_get(2)?,
+                    done_at: row.try_get(3)?,
+                    next_attempt_at: row.try_get(4)?,
+                });
+            }
+            Ok(states)
+        })
+    }
+
+    fn usage_add(&self, deltas: Vec<UsageDelta>, max_clients: usize) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            let mut client = self.client().await?;
+            let transaction = client.transaction().await?;
+            let mut routes = std::collections::BTreeSet::new();
+            // Counts add up across replicas: each adds its own deltas to the shared rows.
+            for delta in &deltas {
+                transaction
+                    .execute(
+                        "INSERT INTO v3_usage (route, since, client, user_agent, calls, errors, first_seen, last_seen)
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                         ON CONFLICT (route, client, user_agent) DO UPDATE SET
+                            calls = v3_usage.calls + EXCLUDED.calls, errors = v3_usage.errors + EXCLUDED.errors,
+                            since = EXCLUDED.since,
+                            first_seen = LEAST(v3_usage.first_seen, EXCLUDED.first_seen),
+                            last_seen = GREATEST(v3_usage.last_seen, EXCLUDED.last_seen)",
+                        &[
+                            &delta.route,
+                            &delta.since,
+                            &delta.client,
+                            &delta.user_agent,
+                            &int(delta.calls),
+                            &int(delta.errors),
+                            &delta.first_seen,
+                            &delta.last_seen,
+                        ],
+                    )
+                    .await?;
+                routes.insert(delta.route.clone());
+            }
+            for route in routes {
+                fold_usage(&transaction, &route, max_clients).await?;
+            }
+            transaction.commit().await?;
+            Ok(())
+        })
+    }
+
+    fn usage(&self) -> StoreFuture<'_, Vec<UsageRow>> {
+        Box::pin(async move {
+            let rows = self
+                .client()
+                .await?
+                .query(
+                    "SELECT route, since, client, user_agent, calls, errors, first_seen, last_seen FROM v3_usage
+                     ORDER BY route COLLATE \"C\", calls DESC",
+                    &[],
+                )
+                .await?;
+            let mut usage = Vec::with_capacity(rows.len());
+            for row in rows {
+                usage.push(UsageDelta {
+                    route: row.try_get(0)?,
+                    since: row.try_get(1)?,
+                    client: row.try_get(2)?,
+                    user_agent: row.try_get(3)?,
+                    calls: uint(row.try_get(4)?),
+                    errors: uint(row.try_get(5)?),
+                    first_seen: row.try_get(6)?,
+                    last_seen: row.try_get(7)?,
+                });
+            }
+            Ok(usage)
+        })
+    }
+}
+
+/// Folds a route's least recent clients into `others` until at most `max_clients` rows remain besides it.
+async fn fold_usage<C: GenericClient>(client: &C, route: &str, max_clients: usize) -> Result<(), StoreError> {
+    let others = super::usage::OTHERS;
+    let count = uint(
+        client
+            .query_one(
+                "SELECT COUNT(*) FROM v3_usage WHERE route = $1 AND client <> $2",
+                &[&route, &others],
+            )
+            .await?
+            .try_get(0)?,
+    );
+    let max_clients = max_clients as u64;
+    if count <= max_clients {
+        return Ok(());
+    }
+    let folded = client
+        .query(
+            "DELETE FROM v3_usage WHERE (route, client, user_agent) IN (
+                SELECT route, client, user_agent FROM v3_usage WHERE route = $1 AND client <> $2
+                ORDER BY last_seen ASC LIMIT $3)
+             RETURNING calls, errors, first_seen, last_seen, since",
+            &[&route, &others, &int(count - max_clients)],
+        )
+        .await?;
+    for row in folded {
+        let (calls, errors): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
+        let (first_seen, last_seen, since): (String, String, String) =
+            (row.try_get(2)?, row.try_get(3)?, row.try_get(4)?);
+        client
+            .execute(
+                "INSERT INTO v3_usage (route, since, client, user_agent, calls, errors, first_seen, last_seen)
+                 VALUES ($1, $2, $3, '', $4, $5, $6, $7)
+                 ON CONFLICT (route, client, user_agent) DO UPDATE SET
+                    calls = v3_usage.calls + EXCLUDED.calls, errors = v3_usage.errors + EXCLUDED.errors,
+                    first_seen = LEAST(v3_usage.first_seen, EXCLUDED.first_seen),
+                    last_seen = GREATEST(v3_usage.last_seen, EXCLUDED.last_seen)",
+                &[&route, &since, &others, &calls, &errors, &first_seen, &last_seen],
+            )
+            .await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,148 @@
+//! The PostgreSQL schema: numbered migrations, applied in order at start under an advisory lock, so that replicas
+//! starting at the same moment apply each migration once. A migration never changes once released.
+//!
+//! The tables and columns are the SQLite store's (`migrations.rs`), with PostgreSQL's types: `BIGINT` ids,
+//! `BOOLEAN` flags, `BYTEA` sealed tokens. Times stay RFC 3339 text in UTC with milliseconds, which sorts as
+//! it reads, so both stores compare and order them alike. What only several replicas need is new here: the
+//! per-project iid counter, the key fingerprint, and the one-open-alert rule as a unique index.
+
+use tokio_postgres::Client;
+
+/// The advisory lock migrations run under (any fixed number; "svcgate" in ASCII).
+const MIGRATION_LOCK: i64 = 0x7376_6367_6174_65;
+
+/// The migrations, in order.
+const MIGRATIONS: &[(i64, &str)] = &[(
+    1,
+    "CREATE TABLE id_index (
+        kind TEXT NOT NULL,
+        id BIGINT NOT NULL,
+        project_id BIGINT NOT NULL,
+        iid BIGINT NOT NULL,
+        PRIMARY KEY (kind, id)
+    );
+    CREATE TABLE sessions (
+        token_hash TEXT PRIMARY KEY,
+        access_token TEXT NOT NULL,
+        user_id BIGINT,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    );
+    CREATE TABLE integrations (
+        id BIGSERIAL PRIMARY KEY,
+        project_id BIGINT NOT NULL,
+        project_path TEXT NOT NULL,
+        type TEXT NOT NULL CHECK (type IN ('generic', 'http', 'prometheus', 'opsgenie')),
+        name TEXT NOT NULL,
+        active BOOLEAN NOT NULL,
+        endpoint_identifier TEXT,
+        token_nonce BYTEA NOT NULL,
+        token_ciphertext BYTEA NOT NULL,
+        api_url TEXT,
+        payload_example TEXT,
+        payload_attribute_mapping TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX integrations_one_per_project ON integrations (project_id, type)
+        WHERE type IN ('generic', 'prometheus', 'opsgenie');
+    CREATE UNIQUE INDEX integrations_endpoint ON integrations (endpoint_identifier)
+        WHERE endpoint_identifier IS NOT NULL;
+    CREATE TABLE alerts (
+        id BIGSERIAL PRIMARY KEY,
+        project_id BIGINT NOT NULL,
+        iid BIGINT NOT NULL,
+        integration_id BIGINT,
+        fingerprint TEXT,
+        status TEXT NOT NULL CHECK (status IN ('triggered', 'acknowledged', 'resolved', 'ignored')),
+        title TEXT NOT NULL,
+        description TEXT,
+        severity TEXT NOT NULL,
+        service TEXT,
+        monitoring_tool TEXT,
+        hosts TEXT NOT NULL,
+        environment TEXT,
+        started_at TEXT NOT NULL,
+        ended_at TEXT,
+        events BIGINT NOT NULL,
+        last_event_at TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        incident_iid BIGINT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        UNIQUE (project_id, iid)
+    );
+    -- At most one open alert per project and fingerprint, held by PostgreSQL for every replica: the intake's
+    -- INSERT ... ON CONFLICT names this index, so a repeat groups into the open alert instead of creating one.
+    CREATE UNIQUE INDEX alerts_one_open ON alerts (project_id, fingerprint)
+        WHERE status <> 'resolved' AND fingerprint IS NOT NULL;
+    CREATE INDEX alerts_by_project_status ON alerts (project_id, status);
+    -- The last iid given in each project. Creating an alert locks its project's row until commit, so iids come
+    -- without gaps or duplicates however many replicas write.
+    CREATE TABLE alert_iids (
+        project_id BIGINT PRIMARY KEY,
+        last_iid BIGINT NOT NULL
+    );
+    CREATE TABLE alert_settings (
+        project_id BIGINT PRIMARY KEY,
+        create_incident BOOLEAN NOT NULL,
+        auto_close_incident BOOLEAN NOT NULL
+    );
+    CREATE TABLE outbox (
+        id BIGSERIAL PRIMARY KEY,
+        kind TEXT NOT NULL CHECK (kind IN ('create_incident', 'close_incident')),
+        project_id BIGINT NOT NULL,
+        alert_id BIGINT NOT NULL,
+        attempts BIGINT NOT NULL DEFAULT 0,
+        next_attempt_at TEXT NOT NULL,
+        last_error TEXT,
+        done_at TEXT
+    );
+    CREATE INDEX outbox_due ON outbox (next_attempt_at) WHERE done_at IS NULL;
+    CREATE INDEX outbox_by_alert ON outbox (alert_id);
+    CREATE TABLE v3_usage (
+        route TEXT NOT NULL,
+        since TEXT NOT NULL,
+        client TEXT NOT NULL,
+        user_agent TEXT NOT NULL,
+        calls BIGINT NOT NULL,
+        errors BIGINT NOT NULL,
+        first_seen TEXT NOT NULL,
+        last_seen TEXT NOT NULL,
+        PRIMARY KEY (route, client, user_agent)
+    );
+    -- Facts about the database itself: the fingerprint of the secret_key its integration keys are sealed with.
+    CREATE TABLE svcgate_meta (
+        name TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );",
+)];
+
+/// Applies every migration not yet applied, in one transaction under [`MIGRATION_LOCK`]: a replica that starts
+/// while another migrates waits, then finds the work done.
+pub async fn apply(client: &mut Client) -> Result<(), tokio_postgres::Error> {
+    let transaction = client.transaction().await?;
+    transaction
+        .execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .await?;
+    transaction
+        .batch_execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (
+                version BIGINT PRIMARY KEY,
+                applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+            )",
+        )
+        .await?;
+    for (version, sql) in MIGRATIONS {
+        let seen = transaction
+            .query_opt("SELECT 1 FROM schema_migrations WHERE version = $1", &[version])
+            .await?
+            .is_some();
+        if !seen {
+            transaction.batch_execute(sql).await?;
+            transaction
+                .execute("INSERT INTO schema_migrations (version) VALUES ($1)", &[version])
+                .await?;
+        }
+    }
+    transaction.commit().await
+}

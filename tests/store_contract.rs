@@ -1,0 +1,508 @@
+//! One contract, two stores: every test here runs against the embedded SQLite store and against PostgreSQL (a
+//! throwaway cluster per test, `tests/common/postgres.rs`). Then what only PostgreSQL promises: several
+//! replicas sharing one database, each a store of its own on it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::sync::Arc;
+
+use common::postgres::Postgres;
+use svcgate::store::{
+    AlertEvent, AlertQuery, AlertSettings, IdKind, IdRecord, IntegrationRecord, PostgresOptions,
+    PostgresStore, SqliteStore, Store, StoreError, UsageDelta,
+};
+
+/// A store under test, with what keeps it alive.
+struct Subject {
+    store: Arc<dyn Store>,
+    _sqlite_dir: Option<tempfile::TempDir>,
+    _postgres: Option<Postgres>,
+}
+
+async fn sqlite() -> Subject {
+    let dir = tempfile::tempdir().unwrap();
+    Subject {
+        store: Arc::new(SqliteStore::open(dir.path()).unwrap()),
+        _sqlite_dir: Some(dir),
+        _postgres: None,
+    }
+}
+
+fn options(url: String) -> PostgresOptions {
+    PostgresOptions {
+        url,
+        pool_size: 8,
+        ca_bundle: None,
+    }
+}
+
+async fn postgres() -> Subject {
+    let cluster = tokio::task::spawn_blocking(Postgres::start).await.unwrap();
+    let url = cluster.database("contract").await;
+    Subject {
+        store: Arc::new(PostgresStore::connect(&options(url)).await.unwrap()),
+        _sqlite_dir: None,
+        _postgres: Some(cluster),
+    }
+}
+
+/// Runs one contract test against both stores, as two tests named `<name>_sqlite` and `<name>_postgres`.
+macro_rules! contract {
+    ($name:ident) => {
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                let subject = super::sqlite().await;
+                super::$name(subject.store.as_ref()).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                let subject = super::postgres().await;
+                super::$name(subject.store.as_ref()).await;
+            }
+        }
+    };
+}
+
+const NOW: &str = "2026-11-24T10:00:00.000Z";
+
+fn event(project_id: u64, fingerprint: Option<&str>, ended_at: Option<&str>) -> AlertEvent {
+    AlertEvent {
+        project_id,
+        integration_id: 1,
+        fingerprint: fingerprint.map(str::to_owned),
+        ended_at: ended_at.map(str::to_owned),
+        title: format!("disk full {}", fingerprint.unwrap_or("-")),
+        description: Some("the disk is full".to_owned()),
+        severity: "critical".to_owned(),
+        service: Some("db".to_owned()),
+        monitoring_tool: None,
+        hosts_json: "[\"web-1\"]".to_owned(),
+        environment: Some("production".to_owned()),
+        started_at: NOW.to_owned(),
+        payload_json: "{\"title\":\"disk full\"}".to_owned(),
+        now: NOW.to_owned(),
+    }
+}
+
+fn integration(project_id: u64, kind: &str) -> IntegrationRecord {
+    IntegrationRecord {
+        id: 0,
+        project_id,
+        project_path: format!("group/project-{project_id}"),
+        kind: kind.to_owned(),
+        name: kind.to_owned(),
+        active: true,
+        endpoint_identifier: (kind == "http").then(|| format!("{project_id:016x}")),
+        token_nonce: vec![1; 12],
+        token_ciphertext: vec![2; 32],
+        api_url: None,
+        payload_example: None,
+        payload_attribute_mapping: None,
+        created_at: NOW.to_owned(),
+        updated_at: NOW.to_owned(),
+    }
+}
+
+fn query(project_id: u64) -> AlertQuery {
+    AlertQuery {
+        project_id,
+        statuses: Vec::new(),
+        severity: None,
+        environment: None,
+        search: None,
+        sort_by: "started_at",
+        descending: true,
+        page: 1,
+        per_page: 20,
+    }
+}
+
+async fn integrations_are_kept_changed_and_deleted(store: &dyn Store) {
+    let generic = store.integration_insert(integration(7, "generic")).await.unwrap();
+    let http = store.integration_insert(integration(7, "http")).await.unwrap();
+    assert_ne!(generic.id, http.id);
+    assert!(matches!(
+        store.integration_insert(integration(7, "generic")).await,
+        Err(StoreError::Conflict(_))
+    ));
+    let mut renamed = http.clone();
+    renamed.name = "Renamed".to_owned();
+    renamed.active = false;
+    renamed.token_ciphertext = vec![9; 32];
+    store.integration_update(renamed.clone()).await.unwrap();
+    let all = store.integrations().await.unwrap();
+    assert_eq!(all, vec![generic.clone(), renamed]);
+    store.integration_delete(http.id).await.unwrap();
+    assert_eq!(store.integrations().await.unwrap(), vec![generic]);
+}
+contract!(integrations_are_kept_changed_and_deleted);
+
+async fn repeats_group_and_an_end_time_resolves(store: &dyn Store) {
+    let first = store.alert_event(event(7, Some("f1"), None)).await.unwrap();
+    assert_eq!(first.outcome, "created");
+    let first_alert = first.alert.unwrap();
+    assert_eq!((first_alert.iid, first_alert.events), (1, 1));
+
+    let again = store.alert_event(event(7, Some("f1"), None)).await.unwrap();
+    assert_eq!(again.outcome, "grouped");
+    let grouped = again.alert.unwrap();
+    assert_eq!((grouped.id, grouped.iid, grouped.events), (first_alert.id, 1, 2));
+
+    let other = store.alert_event(event(7, Some("f2"), None)).await.unwrap();
+    assert_eq!((other.outcome, other.alert.unwrap().iid), ("created", 2));
+
+    let resolved = store
+        .alert_event(event(7, Some("f1"), Some("2026-11-24T11:00:00.000Z")))
+        .await
+        .unwrap();
+    assert_eq!(resolved.outcome, "resolved");
+    assert_eq!(resolved.alert.unwrap().status, "resolved");
+    let nothing = store
+        .alert_event(event(7, Some("f1"), Some("2026-11-24T11:00:00.000Z")))
+        .await
+        .unwrap();
+    assert_eq!(
+        (nothing.outcome, nothing.alert.is_none()),
+        ("no_open_alert", true)
+    );
+
+    // After the resolve, the fingerprint opens a new alert with the next iid.
+    let reopened = store.alert_event(event(7, Some("f1"), None)).await.unwrap();
+    assert_eq!((reopened.outcome, reopened.alert.unwrap().iid), ("created", 3));
+    // Without a fingerprint nothing groups; another project counts its own iids.
+    for _ in 0..2 {
+        let lone = store.alert_event(event(7, None, None)).await.unwrap();
+        assert_eq!(lone.outcome, "created");
+    }
+    let elsewhere = store.alert_event(event(8, Some("f1"), None)).await.unwrap();
+    assert_eq!(elsewhere.alert.unwrap().iid, 1);
+
+    let stored = store.alert(7, 1).await.unwrap().unwrap();
+    assert_eq!(stored.status, "resolved");
+    assert_eq!(stored.ended_at.as_deref(), Some("2026-11-24T11:00:00.000Z"));
+    assert_eq!(stored.events, 2);
+    assert_eq!(stored.hosts_json, "[\"web-1\"]");
+}
+contract!(repeats_group_and_an_end_time_resolves);
+
+async fn concurrent_repeats_make_one_open_alert(store: &dyn Store) {
+    let sends = (0..200).map(|_| store.alert_event(event(7, Some("storm"), None)));
+    let outcomes = futures_util::future::join_all(sends).await;
+    let created = outcomes
+        .iter()
+        .filter(|outcome| outcome.as_ref().unwrap().outcome == "created")
+        .count();
+    assert_eq!(created, 1);
+    let page = store.alerts(query(7)).await.unwrap();
+    assert_eq!(page.total, 1);
+    assert_eq!(page.alerts[0].events, 200);
+}
+contract!(concurrent_repeats_make_one_open_alert);
+
+async fn a_status_change_cannot_reopen_a_second_open_alert(store: &dyn Store) {
+    store.alert_event(event(7, Some("f"), None)).await.unwrap();
+    let resolved = store
+        .alert_status(7, 1, "resolved".to_owned(), NOW.to_owned())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (resolved.status.as_str(), resolved.ended_at.as_deref()),
+        ("resolved", Some(NOW))
+    );
+    store.alert_event(event(7, Some("f"), None)).await.unwrap();
+    assert!(matches!(
+        store
+            .alert_status(7, 1, "triggered".to_owned(), NOW.to_owned())
+            .await,
+        Err(StoreError::Conflict(_))
+    ));
+    let acknowledged = store
+        .alert_status(7, 2, "acknowledged".to_owned(), NOW.to_owned())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (acknowledged.status.as_str(), acknowledged.ended_at),
+        ("acknowledged", None)
+    );
+    assert!(store
+        .alert_status(7, 99, "resolved".to_owned(), NOW.to_owned())
+        .await
+        .unwrap()
+        .is_none());
+}
+contract!(a_status_change_cannot_reopen_a_second_open_alert);
+
+async fn lists_filter_count_and_sort(store: &dyn Store) {
+    for (fingerprint, severity) in [("a", "low"), ("b", "critical"), ("c", "medium")] {
+        let mut alert = event(7, Some(fingerprint), None);
+        alert.severity = severity.to_owned();
+        alert.title = format!("Title {fingerprint}");
+        store.alert_event(alert).await.unwrap();
+    }
+    store
+        .alert_status(7, 3, "resolved".to_owned(), NOW.to_owned())
+        .await
+        .unwrap();
+    let mut by_severity = query(7);
+    by_severity.sort_by = "severity_rank";
+    let page = store.alerts(by_severity).await.unwrap();
+    let severities: Vec<&str> = page.alerts.iter().map(|alert| alert.severity.as_str()).collect();
+    assert_eq!(severities, ["critical", "medium", "low"]);
+    assert_eq!(page.counts.get("triggered"), Some(&2));
+    assert_eq!(page.counts.get("resolved"), Some(&1));
+
+    let mut open = query(7);
+    open.statuses = vec!["triggered".to_owned()];
+    open.search = Some("TITLE B".to_owned());
+    let page = store.alerts(open).await.unwrap();
+    assert_eq!((page.total, page.alerts[0].title.as_str()), (1, "Title b"));
+
+    let mut paged = query(7);
+    paged.sort_by = "title";
+    paged.descending = false;
+    paged.per_page = 2;
+    paged.page = 2;
+    let page = store.alerts(paged).await.unwrap();
+    assert_eq!(
+        (page.total, page.alerts.len(), page.alerts[0].title.as_str()),
+        (3, 1, "Title c")
+    );
+
+    let environments = store.alerts_by_environment(7).await.unwrap();
+    assert_eq!(environments.len(), 2, "open alerts that name an environment");
+}
+contract!(lists_filter_count_and_sort);
+
+async fn incidents_are_queued_claimed_once_and_closed(store: &dyn Store) {
+    store
+        .alert_settings_put(
+            7,
+            AlertSettings {
+                create_incident: true,
+                auto_close_incident: true,
+            },
+        )
+        .await
+        .unwrap();
+    assert!(store.alert_settings(7).await.unwrap().create_incident);
+    assert_eq!(store.alert_settings(8).await.unwrap(), AlertSettings::default());
+    let created = store.alert_event(event(7, Some("f"), None)).await.unwrap();
+    let alert_id = created.alert.unwrap().id;
+
+    let due = store.outbox_due(NOW.to_owned(), 10).await.unwrap();
+    assert_eq!(due.len(), 1);
+    assert_eq!(
+        (due[0].kind.as_str(), due[0].alert.id),
+        ("create_incident", alert_id)
+    );
+    // Claimed: not due again within its lease, due again once the lease has run out.
+    assert!(store.outbox_due(NOW.to_owned(), 10).await.unwrap().is_empty());
+    let after_lease = "2026-11-24T10:05:00.000Z".to_owned();
+    let taken_over = store.outbox_due(after_lease.clone(), 10).await.unwrap();
+    assert_eq!(taken_over.len(), 1);
+
+    store
+        .outbox_done(taken_over[0].id, alert_id, Some(42), after_lease.clone())
+        .await
+        .unwrap();
+    assert_eq!(store.alert(7, 1).await.unwrap().unwrap().incident_iid, Some(42));
+    let states = store.outbox_of(alert_id).await.unwrap();
+    assert_eq!(states.len(), 1);
+    assert!(states[0].done_at.is_some());
+
+    store
+        .alert_event(event(7, Some("f"), Some("2026-11-24T10:06:00.000Z")))
+        .await
+        .unwrap();
+    let due = store
+        .outbox_due("2026-11-24T10:07:00.000Z".to_owned(), 10)
+        .await
+        .unwrap();
+    assert_eq!(due.len(), 1);
+    assert_eq!(due[0].kind, "close_incident");
+    store
+        .outbox_retry(due[0].id, "2026-11-24T10:09:00.000Z".to_owned(), "502".to_owned())
+        .await
+        .unwrap();
+    assert!(store
+        .outbox_due("2026-11-24T10:08:00.000Z".to_owned(), 10)
+        .await
+        .unwrap()
+        .is_empty());
+    let retried = store
+        .outbox_due("2026-11-24T10:09:00.000Z".to_owned(), 10)
+        .await
+        .unwrap();
+    assert_eq!(retried[0].attempts, 1);
+}
+contract!(incidents_are_queued_claimed_once_and_closed);
+
+async fn sessions_ids_and_usage_are_kept(store: &dyn Store) {
+    store
+        .session_put("hash".to_owned(), "sealed".to_owned(), Some(5))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.session_get("hash".to_owned()).await.unwrap().as_deref(),
+        Some("sealed")
+    );
+    assert_eq!(store.session_get("other".to_owned()).await.unwrap(), None);
+
+    let record = IdRecord {
+        kind: IdKind::Issue,
+        id: 1042,
+        project_id: 7,
+        iid: 3,
+    };
+    store.id_record(vec![record]).await.unwrap();
+    let found = store.id_lookup(IdKind::Issue, 1042).await.unwrap().unwrap();
+    assert_eq!((found.project_id, found.iid), (7, 3));
+    assert!(store
+        .id_lookup(IdKind::MergeRequest, 1042)
+        .await
+        .unwrap()
+        .is_none());
+
+    let delta = |client: &str, last_seen: &str| UsageDelta {
+        route: "GET /projects/:id/issues".to_owned(),
+        since: "9.0".to_owned(),
+        client: client.to_owned(),
+        user_agent: "tool/1".to_owned(),
+        calls: 2,
+        errors: 1,
+        first_seen: NOW.to_owned(),
+        last_seen: last_seen.to_owned(),
+    };
+    store
+        .usage_add(
+            vec![delta("alice", NOW), delta("bob", "2026-11-24T10:01:00.000Z")],
+            10,
+        )
+        .await
+        .unwrap();
+    store.usage_add(vec![delta("alice", NOW)], 10).await.unwrap();
+    let rows = store.usage().await.unwrap();
+    let alice = rows.iter().find(|row| row.client == "alice").unwrap();
+    assert_eq!((alice.calls, alice.errors), (4, 2));
+    // Over the cap, the least recent client folds into `others`.
+    store
+        .usage_add(vec![delta("carol", "2026-11-24T10:02:00.000Z")], 2)
+        .await
+        .unwrap();
+    let clients: Vec<String> = store
+        .usage()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|row| row.client)
+        .collect();
+    assert!(clients.contains(&"others".to_owned()), "{clients:?}");
+    assert!(!clients.contains(&"alice".to_owned()), "{clients:?}");
+    store.ping().await.unwrap();
+}
+contract!(sessions_ids_and_usage_are_kept);
+
+/// Two replicas on one database: each its own store, its own pool and its own writer.
+async fn two_replicas(cluster: &Postgres) -> (PostgresStore, PostgresStore) {
+    let url = cluster.database("replicas").await;
+    let (one, other) = (options(url.clone()), options(url));
+    let (first, second) = tokio::join!(PostgresStore::connect(&one), PostgresStore::connect(&other));
+    (first.unwrap(), second.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_sending_one_fingerprint_at_once_make_one_open_alert() {
+    let cluster = tokio::task::spawn_blocking(Postgres::start).await.unwrap();
+    let (first, second) = two_replicas(&cluster).await;
+    let sends = (0..400).map(|n| {
+        let store: &dyn Store = if n % 2 == 0 { &first } else { &second };
+        store.alert_event(event(7, Some("storm"), None))
+    });
+    let outcomes = futures_util::future::join_all(sends).await;
+    assert!(outcomes.iter().all(Result::is_ok));
+    let page = first.alerts(query(7)).await.unwrap();
+    assert_eq!(page.total, 1, "one open alert");
+    assert_eq!(page.alerts[0].events, 400);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_creating_at_once_give_iids_without_gaps_or_duplicates() {
+    let cluster = tokio::task::spawn_blocking(Postgres::start).await.unwrap();
+    let (first, second) = two_replicas(&cluster).await;
+    // Both replicas create in projects 7 and 8 at once, each batch taking both projects' counters.
+    let sends = (0..300).map(|n| {
+        let store: &dyn Store = if n % 2 == 0 { &first } else { &second };
+        store.alert_event(event(7 + n % 3 / 2, Some(&format!("f{n}")), None))
+    });
+    let outcomes = futures_util::future::join_all(sends).await;
+    assert!(outcomes.iter().all(Result::is_ok), "no deadlock, no failure");
+    for project in [7, 8] {
+        let mut all = query(project);
+        all.per_page = 500;
+        all.sort_by = "started_at";
+        let page = second.alerts(all).await.unwrap();
+        let mut iids: Vec<u64> = page.alerts.iter().map(|alert| alert.iid).collect();
+        iids.sort_unstable();
+        let expected: Vec<u64> = (1..=page.total).collect();
+        assert_eq!(iids, expected, "project {project}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_claim_each_incident_call_once() {
+    let cluster = tokio::task::spawn_blocking(Postgres::start).await.unwrap();
+    let (first, second) = two_replicas(&cluster).await;
+    first
+        .alert_settings_put(
+            7,
+            AlertSettings {
+                create_incident: true,
+                auto_close_incident: true,
+            },
+        )
+        .await
+        .unwrap();
+    for n in 0..40 {
+        first
+            .alert_event(event(7, Some(&format!("f{n}")), None))
+            .await
+            .unwrap();
+    }
+    let (a, b) = tokio::join!(
+        first.outbox_due(NOW.to_owned(), 100),
+        second.outbox_due(NOW.to_owned(), 100)
+    );
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(a.len() + b.len(), 40);
+    let mut ids: Vec<u64> = a.iter().chain(&b).map(|item| item.id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 40, "no call claimed by both replicas");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_starting_at_once_on_an_empty_database_migrate_once() {
+    let cluster = tokio::task::spawn_blocking(Postgres::start).await.unwrap();
+    let url = cluster.database("fresh").await;
+    let all: Vec<PostgresOptions> = (0..4).map(|_| options(url.clone())).collect();
+    let starts = all.iter().map(PostgresStore::connect);
+    for started in futures_util::future::join_all(starts).await {
+        started.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_with_another_secret_key_is_refused() {
+    let cluster = tokio::task::spawn_blocking(Postgres::start).await.unwrap();
+    let (first, second) = two_replicas(&cluster).await;
+    first.check_key("aaaa").await.unwrap();
+    first.check_key("aaaa").await.unwrap();
+    let refused = second.check_key("bbbb").await.unwrap_err();
+    assert!(matches!(refused, StoreError::KeyMismatch { .. }));
+    assert!(refused.to_string().contains("same secret_key"), "{refused}");
+}

@@ -10,7 +10,7 @@ use crate::alerts::outbox::Outbox;
 use crate::config::Config;
 use crate::rewrite::table::RuleTable;
 use crate::server::{self, Gateway};
-use crate::store::SqliteStore;
+use crate::store::{PostgresStore, SqliteStore, Store};
 
 /// The token of the simulator's admin user in dev mode.
 pub const DEV_ROOT_TOKEN: &str = "svcgate-dev-root-token";
@@ -67,9 +67,8 @@ pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
             (dir.path().to_path_buf(), Some(dir))
         }
     };
-    let store = SqliteStore::open(&data_dir)
-        .with_context(|| format!("opening the store in {}", data_dir.display()))?;
-    let gateway = Gateway::build(config, &backend, Arc::new(store), table, &data_dir).await?;
+    let store = open_store(config, &data_dir).await?;
+    let gateway = Gateway::build(config, &backend, store, table, &data_dir).await?;
     let listener = TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("listening on {}", config.listen))?;
@@ -232,4 +231,24 @@ pub async fn resolve_ids(
         resolved.push((id.param.clone(), record.iid));
     }
     Ok(resolved)
+}
+
+/// The store `config` names: PostgreSQL shared by replicas (`database_url`), else SQLite in `data_dir`. A replica
+/// whose `secret_key` is not the one the database was set up with is refused here, before it serves anything.
+async fn open_store(config: &Config, data_dir: &std::path::Path) -> anyhow::Result<Arc<dyn Store>> {
+    let Some(database) = &config.database else {
+        let store = SqliteStore::open(data_dir)
+            .with_context(|| format!("opening the store in {}", data_dir.display()))?;
+        return Ok(Arc::new(store));
+    };
+    let store = PostgresStore::connect(database)
+        .await
+        .context("connecting to PostgreSQL (database_url)")?;
+    if let Some(key) = &config.alerts.secret_key {
+        store
+            .check_key(&crate::secret::key_fingerprint(key))
+            .await
+            .context("checking secret_key against the database")?;
+    }
+    Ok(Arc::new(store))
 }

@@ -151,8 +151,14 @@ options! {
     listen: Address = "127.0.0.1:8080",
     /// Base URL of the V4 backend (required unless `dev`).
     backend: HttpUrl,
-    /// Directory of the embedded store (required unless `dev`).
+    /// Directory of the embedded store (required unless `dev` or `database_url`).
     data_dir: Path,
+    /// `postgres://…`: keep state in PostgreSQL, shared by every replica, instead of the embedded store.
+    database_url: Text,
+    /// Connections to PostgreSQL each replica keeps at most.
+    database_pool_size: Count = 16,
+    /// PEM CA certificates trusted for PostgreSQL's TLS certificate (besides the system's).
+    database_ca_bundle: Path,
     /// Public base URL of the gateway, used in addresses it shows.
     public_url: BaseUrl,
     /// Start the in-process simulator as the backend.
@@ -716,8 +722,10 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Backend connection settings; `url` is `None` only with `dev`, where the simulator provides it.
     pub backend: BackendConfig,
-    /// Store directory; `None` means a temporary one (only allowed with `dev`).
+    /// Store directory; `None` means a temporary one (only allowed with `dev` or `database`).
     pub data_dir: Option<PathBuf>,
+    /// PostgreSQL, when state is shared by replicas there instead of the embedded store.
+    pub database: Option<crate::store::PostgresOptions>,
     /// Public base URL, if configured.
     pub public_url: Option<String>,
     /// Run with the in-process simulator.
@@ -821,10 +829,32 @@ impl Config {
                 ))
             }
         };
-        if options.data_dir.is_none() && !dev {
+        let database = match options.database_url {
+            Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+                if options.secret_key.is_none() {
+                    return Err(invalid(
+                        "secret_key",
+                        "is required with database_url: every replica must seal integration keys with the same key",
+                    ));
+                }
+                Some(crate::store::PostgresOptions {
+                    url,
+                    pool_size: options.database_pool_size.max(2),
+                    ca_bundle: options.database_ca_bundle,
+                })
+            }
+            Some(_) => {
+                return Err(invalid(
+                    "database_url",
+                    "must be a postgres:// or postgresql:// URL",
+                ))
+            }
+            None => None,
+        };
+        if options.data_dir.is_none() && database.is_none() && !dev {
             return Err(invalid(
                 "data_dir",
-                "is required (where the store lives), or use --dev",
+                "is required (where the store lives), or set database_url, or use --dev",
             ));
         }
         let tls = match (options.tls_cert, options.tls_key) {
@@ -869,6 +899,7 @@ impl Config {
                 upgrade_idle_timeout: options.upgrade_idle_timeout,
             },
             data_dir: options.data_dir,
+            database,
             public_url: options.public_url,
             dev,
             tls,
@@ -1029,6 +1060,23 @@ mod tests {
                 "{text}: {error}"
             );
         }
+    }
+
+    #[test]
+    fn postgresql_needs_a_postgres_url_and_a_shared_secret_key() {
+        let raw = |database_url: &str, secret_key: Option<&str>| RawConfig {
+            backend: Some("http://backend".to_owned()),
+            database_url: Some(database_url.to_owned()),
+            secret_key: secret_key.map(str::to_owned),
+            ..RawConfig::default()
+        };
+        let key = "00".repeat(32);
+        let config = Config::from_raw(raw("postgres://svcgate@db/svcgate", Some(&key))).unwrap();
+        assert_eq!(config.database.map(|database| database.pool_size), Some(16));
+        let error = Config::from_raw(raw("postgres://svcgate@db/svcgate", None)).unwrap_err();
+        assert!(error.to_string().contains("secret_key"), "{error}");
+        let error = Config::from_raw(raw("mysql://db", Some(&key))).unwrap_err();
+        assert!(error.to_string().contains("database_url"), "{error}");
     }
 
     #[test]

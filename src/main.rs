@@ -77,6 +77,9 @@ struct ServeArgs {
     /// Directory of the embedded store.
     #[arg(long)]
     data_dir: Option<PathBuf>,
+    /// PostgreSQL URL (postgres://…) for state shared by replicas.
+    #[arg(long)]
+    database_url: Option<String>,
     /// The gateway's public base URL.
     #[arg(long)]
     public_url: Option<String>,
@@ -236,6 +239,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         listen: args.listen,
         backend: args.backend,
         data_dir: args.data_dir,
+        database_url: args.database_url,
         public_url: args.public_url,
         dev: args.dev.then_some(true),
         preserve_host: args.preserve_host.then_some(true),

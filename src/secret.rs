@@ -143,6 +143,17 @@ impl SecretBox {
     }
 }
 
+/// A short, public fingerprint of `key` (16 hex digits of a SHA-256 over a fixed label and the key): enough to tell
+/// two keys apart, nothing that helps find the key. Replicas sharing a database compare theirs with the stored one.
+pub fn key_fingerprint(key: &[u8; 32]) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::new()
+        .chain_update(b"svcgate secret_key fingerprint\0")
+        .chain_update(key)
+        .finalize();
+    hex::encode(&digest[..8])
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -233,6 +233,14 @@ impl Registry {
         found.record.active.then_some(found)
     }
 
+    /// The ids of every integration held.
+    pub fn ids(&self) -> Vec<u64> {
+        self.by_id
+            .read()
+            .map(|by_id| by_id.keys().copied().collect())
+            .unwrap_or_default()
+    }
+
     /// One integration by id.
     pub fn get(&self, id: u64) -> Option<Arc<Integration>> {
         self.by_id.read().ok()?.get(&id).cloned()

@@ -36,6 +36,35 @@ use crate::secret::{self, SecretBox, SecretError};
 use crate::store::{IntegrationRecord, Store, StoreError};
 use crate::upstream::Upstream;
 
+/// How often a replica sharing its store reloads every integration besides the store's change signals, so that
+/// a missed signal is healed within this time.
+const FULL_RELOAD_INTERVAL: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// For a store shared by replicas: reloads the integrations whenever the store signals a change (another replica
+/// created, changed, re-keyed or deleted one), and every [`FULL_RELOAD_INTERVAL`]. Stops with the service.
+fn watch_integrations(service: &Arc<AlertService>) {
+    let Some(mut changes) = service.store.integration_changes() else {
+        return;
+    };
+    let service = Arc::downgrade(service);
+    tokio::spawn(async move {
+        let mut full_reload = tokio::time::interval(FULL_RELOAD_INTERVAL);
+        full_reload.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                changed = changes.changed() => if changed.is_err() { return },
+                _ = full_reload.tick() => {}
+            }
+            let Some(service) = service.upgrade() else {
+                return;
+            };
+            if let Err(error) = service.reload_integrations().await {
+                tracing::warn!(%error, "reloading the alert integrations failed; the next change or reload retries");
+            }
+        }
+    });
+}
+
 /// Why the alert service could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum AlertSetupError {
@@ -85,15 +114,43 @@ impl AlertService {
             config,
             backend_web_url,
         };
+        service.load_integrations(records);
+        let service = Arc::new(service);
+        watch_integrations(&service);
+        Ok(service)
+    }
+
+    /// Brings the registry in step with `records` (every integration the store holds): changed ones are replaced,
+    /// gone ones removed, unchanged ones left as they are (a sender never finds its integration missing midway).
+    fn load_integrations(&self, records: Vec<IntegrationRecord>) {
+        let kept: std::collections::HashSet<u64> = records.iter().map(|record| record.id).collect();
         for record in records {
-            match service.decrypt(record) {
-                Ok(integration) => service.registry.put(integration),
+            if self
+                .registry
+                .get(record.id)
+                .is_some_and(|known| known.record == record)
+            {
+                continue;
+            }
+            match self.decrypt(record) {
+                Ok(integration) => self.registry.put(integration),
                 Err((id, error)) => {
                     tracing::error!(integration = id, %error, "integration token cannot be decrypted; it stays inactive")
                 }
             }
         }
-        Ok(Arc::new(service))
+        for id in self.registry.ids() {
+            if !kept.contains(&id) {
+                self.registry.remove(id);
+            }
+        }
+    }
+
+    /// Reloads every integration from the store (another replica may have changed some).
+    pub async fn reload_integrations(&self) -> Result<(), StoreError> {
+        let records = self.store.integrations().await?;
+        self.load_integrations(records);
+        Ok(())
     }
 
     /// An integration from its record and clear token.

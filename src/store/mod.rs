@@ -224,4 +224,10 @@ pub trait Store: Send + Sync {
     fn usage_add(&self, deltas: Vec<UsageDelta>, max_clients: usize) -> StoreFuture<'_, ()>;
     /// Every V3 usage row.
     fn usage(&self) -> StoreFuture<'_, Vec<UsageRow>>;
+    /// For a store shared by replicas: a signal that changes whenever another process may have changed the
+    /// integrations (a change was committed, or the store reconnected and may have missed some), so that each
+    /// replica reloads them. `None` for a store only this process writes.
+    fn integration_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        None
+    }
 }

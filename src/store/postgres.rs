@@ -54,7 +54,12 @@ pub struct PostgresOptions {
 pub struct PostgresStore {
     pool: Pool,
     events: mpsc::Sender<EventJob>,
+    /// Counts the signals that integrations may have changed (see [`Store::integration_changes`]).
+    integration_changes: tokio::sync::watch::Receiver<u64>,
 }
+
+/// The channel integration changes are announced on, in the transaction that makes them.
+const INTEGRATIONS_CHANNEL: &str = "svcgate_integrations";
 
 /// One incoming alert waiting for the writer, and where its outcome goes.
 struct EventJob {
@@ -136,10 +141,14 @@ impl PostgresStore {
         let manager_config = ManagerConfig {
             recycling_method: RecyclingMethod::Fast,
         };
-        let manager = if config.get_ssl_mode() == tokio_postgres::config::SslMode::Disable {
-            Manager::from_config(config, tokio_postgres::NoTls, manager_config)
+        let tls = if config.get_ssl_mode() == tokio_postgres::config::SslMode::Disable {
+            None
         } else {
-            Manager::from_config(config, tls(options.ca_bundle.as_ref())?, manager_config)
+            Some(tls(options.ca_bundle.as_ref())?)
+        };
+        let manager = match tls.clone() {
+            None => Manager::from_config(config.clone(), tokio_postgres::NoTls, manager_config),
+            Some(tls) => Manager::from_config(config.clone(), tls, manager_config),
         };
         let pool = Pool::builder(manager)
             .max_size(options.pool_size.max(2))
@@ -151,7 +160,13 @@ impl PostgresStore {
         }
         let (events, receiver) = mpsc::channel(MAX_BATCH * 4);
         tokio::spawn(write_events(pool.clone(), receiver));
-        Ok(PostgresStore { pool, events })
+        let (changed, integration_changes) = tokio::sync::watch::channel(0);
+        tokio::spawn(listen_for_changes(config, tls, changed));
+        Ok(PostgresStore {
+            pool,
+            events,
+            integration_changes,
+        })
     }
 
     /// Records `fingerprint` as the secret key's on first use, and refuses a different key later: integration
@@ -604,7 +619,105 @@ async fn alerts_list<C: GenericClient>(client: &C, query: &AlertQuery) -> Result
     })
 }
 
+/// Keeps one connection (outside the pool) listening on [`INTEGRATIONS_CHANNEL`], and signals `changed` on every
+/// notification and after every (re)connection, when notifications may have been missed. Runs until the store is
+/// dropped (nobody holds a receiver any more).
+async fn listen_for_changes(
+    config: tokio_postgres::Config,
+    tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
+    changed: tokio::sync::watch::Sender<u64>,
+) {
+    let signal = |changed: &tokio::sync::watch::Sender<u64>| changed.send_modify(|count| *count += 1);
+    loop {
+        let outcome = match &tls {
+            None => listen_once(&config, tokio_postgres::NoTls, &changed, signal).await,
+            Some(tls) => listen_once(&config, tls.clone(), &changed, signal).await,
+        };
+        if changed.is_closed() {
+            return;
+        }
+        if let Err(error) = outcome {
+            tracing::warn!(%error, "listening for integration changes failed; reconnecting in 1 s");
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    }
+}
+
+/// One listening connection, until it fails or the store is dropped.
+async fn listen_once<T>(
+    config: &tokio_postgres::Config,
+    tls: T,
+    changed: &tokio::sync::watch::Sender<u64>,
+    signal: impl Fn(&tokio::sync::watch::Sender<u64>),
+) -> Result<(), tokio_postgres::Error>
+where
+    T: tokio_postgres::tls::MakeTlsConnect<tokio_postgres::Socket>,
+    T::Stream: Send + 'static,
+{
+    let (client, mut connection) = config.connect(tls).await?;
+    let (notifications, mut received) = mpsc::unbounded_channel();
+    // The connection delivers notifications only while it is polled for messages.
+    let driver = tokio::spawn(async move {
+        let mut messages = futures_util::stream::poll_fn(move |context| connection.poll_message(context));
+        while let Some(message) = futures_util::StreamExt::next(&mut messages).await {
+            match message {
+                Ok(tokio_postgres::AsyncMessage::Notification(_)) => {
+                    if notifications.send(()).is_err() {
+                        return Ok(());
+                    }
+                }
+                Ok(_) => {}
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(())
+    });
+    client
+        .batch_execute(&format!("LISTEN {INTEGRATIONS_CHANNEL}"))
+        .await?;
+    // Whatever changed while this replica was not listening is picked up by one reload.
+    signal(changed);
+    loop {
+        tokio::select! {
+            notified = received.recv() => match notified {
+                Some(()) => signal(changed),
+                None => break,
+            },
+            () = changed.closed() => break,
+        }
+    }
+    drop(client);
+    match driver.await {
+        Ok(outcome) => outcome,
+        Err(_) => Ok(()),
+    }
+}
+
+/// Runs `write` and announces the integration change in the same transaction: the notification is delivered
+/// to every listening replica when, and only if, the change commits.
+async fn with_notification<T>(
+    store: &PostgresStore,
+    write: impl for<'a> FnOnce(
+        &'a deadpool_postgres::Transaction<'a>,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<T, StoreError>> + Send + 'a>,
+    >,
+) -> Result<T, StoreError> {
+    let mut client = store.client().await?;
+    let transaction = client.transaction().await?;
+    let outcome = write(&transaction).await?;
+    transaction
+        .execute("SELECT pg_notify($1, '')", &[&INTEGRATIONS_CHANNEL])
+        .await?;
+    transaction.commit().await?;
+    Ok(outcome)
+}
+
 impl Store for PostgresStore {
+    fn integration_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        Some(self.integration_changes.clone())
+    }
+
     fn ping(&self) -> StoreFuture<'_, ()> {
         Box::pin(async move {
             self.client().await?.query_one("SELECT 1", &[]).await?;
@@ -709,10 +822,9 @@ impl Store for PostgresStore {
     }
 
     fn integration_insert(&self, record: IntegrationRecord) -> StoreFuture<'_, IntegrationRecord> {
-        Box::pin(async move {
-            let row = self
-                .client()
-                .await?
+        Box::pin(with_notification(self, move |client| {
+            Box::pin(async move {
+                let row = client
                 .query_one(
                     "INSERT INTO integrations (project_id, project_path, type, name, active, endpoint_identifier,
                         token_nonce, token_ciphertext, api_url, payload_example, payload_attribute_mapping,
@@ -735,17 +847,18 @@ impl Store for PostgresStore {
                     ],
                 )
                 .await?;
-            Ok(IntegrationRecord {
-                id: uint(row.try_get(0)?),
-                ..record
+                Ok(IntegrationRecord {
+                    id: uint(row.try_get(0)?),
+                    ..record
+                })
             })
-        })
+        }))
     }
 
     fn integration_update(&self, record: IntegrationRecord) -> StoreFuture<'_, ()> {
-        Box::pin(async move {
-            self.client()
-                .await?
+        Box::pin(with_notification(self, move |client| {
+            Box::pin(async move {
+                client
                 .execute(
                     "UPDATE integrations SET name = $2, active = $3, token_nonce = $4, token_ciphertext = $5,
                         api_url = $6, payload_example = $7, payload_attribute_mapping = $8, updated_at = $9,
@@ -765,18 +878,20 @@ impl Store for PostgresStore {
                     ],
                 )
                 .await?;
-            Ok(())
-        })
+                Ok(())
+            })
+        }))
     }
 
     fn integration_delete(&self, id: u64) -> StoreFuture<'_, ()> {
-        Box::pin(async move {
-            self.client()
-                .await?
-                .execute("DELETE FROM integrations WHERE id = $1", &[&int(id)])
-                .await?;
-            Ok(())
-        })
+        Box::pin(with_notification(self, move |client| {
+            Box::pin(async move {
+                client
+                    .execute("DELETE FROM integrations WHERE id = $1", &[&int(id)])
+                    .await?;
+                Ok(())
+            })
+        }))
     }
 
     fn alert_event(&self, event: AlertEvent) -> StoreFuture<'_, EventOutcome> {

@@ -9,7 +9,7 @@
 use tokio_postgres::Client;
 
 /// The advisory lock migrations run under (any fixed number; "svcgate" in ASCII).
-const MIGRATION_LOCK: i64 = 0x7376_6367_6174_65;
+const MIGRATION_LOCK: i64 = 0x0073_7663_6761_7465;
 
 /// The migrations, in order.
 const MIGRATIONS: &[(i64, &str)] = &[(

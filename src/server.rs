@@ -102,8 +102,9 @@ impl Gateway {
                 max_backend_calls: config.max_backend_calls_per_request,
                 body_read_timeout: config.body_read_timeout,
             },
-            secret,
+            Arc::clone(&secret),
         );
+        let pages = Pages::new(config.session_ttl, Arc::clone(&store), secret);
         Ok(Arc::new(Gateway {
             upstream,
             rewriter,
@@ -111,7 +112,7 @@ impl Gateway {
             store,
             alerts,
             public_url: config.public_url.clone(),
-            pages: Pages::new(config.session_ttl),
+            pages,
             usage: Arc::new(UsageRecorder::new(
                 Arc::clone(&store_for_usage),
                 AccessChecker::new(

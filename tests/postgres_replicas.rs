@@ -147,3 +147,49 @@ async fn alerts_sent_to_both_replicas_at_once_group_into_one_open_alert() {
     assert_eq!(alerts[0]["events"], 400);
     assert_eq!(alerts[0]["iid"], 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn signing_in_on_one_replica_works_on_the_other_and_signing_out_ends_it_on_both() {
+    let cluster = tokio::task::spawn_blocking(Postgres::start).await.unwrap();
+    let (world, second) = replicas(&cluster).await;
+    let signed_in = common::sign_in(&world.gateway.url(), &world.maintainer).await;
+    assert_eq!(signed_in.status, StatusCode::SEE_OTHER);
+    let session = signed_in.cookie();
+
+    let page = |base: String| {
+        let session = session.clone();
+        async move {
+            common::send(
+                Method::GET,
+                &format!("{base}/-/svcgate/projects"),
+                &[("cookie", &session)],
+                None,
+            )
+            .await
+        }
+    };
+    let on_second = page(second.url()).await;
+    assert_eq!(
+        on_second.status,
+        StatusCode::OK,
+        "the second replica knows the session"
+    );
+    assert!(String::from_utf8_lossy(&on_second.body).contains("maintainer"));
+
+    // Signed out through the second replica (its form's CSRF token is the session's own).
+    let csrf = on_second.csrf();
+    let out = common::send(
+        Method::POST,
+        &format!("{}/-/svcgate/sign_out", second.url()),
+        &[("cookie", &session)],
+        Some((
+            "application/x-www-form-urlencoded",
+            format!("csrf={csrf}").into_bytes(),
+        )),
+    )
+    .await;
+    assert_eq!(out.status, StatusCode::SEE_OTHER);
+    let on_first = page(world.gateway.url()).await;
+    assert_eq!(on_first.status, StatusCode::SEE_OTHER, "signed out everywhere");
+    assert_eq!(on_first.header("location"), Some("/-/svcgate/sign_in"));
+}

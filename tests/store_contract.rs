@@ -506,3 +506,43 @@ async fn a_replica_with_another_secret_key_is_refused() {
     assert!(matches!(refused, StoreError::KeyMismatch { .. }));
     assert!(refused.to_string().contains("same secret_key"), "{refused}");
 }
+
+async fn page_sessions_are_found_until_they_expire_or_end(store: &dyn Store) {
+    let session = |id: &str, expires_at: &str| svcgate::store::PageSessionRecord {
+        id_hash: id.to_owned(),
+        sealed_token: "sealed".to_owned(),
+        username: "demo".to_owned(),
+        csrf: "c".repeat(32),
+        expires_at: expires_at.to_owned(),
+    };
+    store
+        .page_session_put(session("live", "2026-11-24T11:00:00.000Z"))
+        .await
+        .unwrap();
+    store
+        .page_session_put(session("old", "2026-11-24T09:00:00.000Z"))
+        .await
+        .unwrap();
+    let found = store
+        .page_session_get("live".to_owned(), NOW.to_owned())
+        .await
+        .unwrap();
+    assert_eq!(found, Some(session("live", "2026-11-24T11:00:00.000Z")));
+    assert_eq!(
+        store
+            .page_session_get("old".to_owned(), NOW.to_owned())
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(store.page_sessions_sweep(NOW.to_owned()).await.unwrap(), 1);
+    store.page_session_delete("live".to_owned()).await.unwrap();
+    assert_eq!(
+        store
+            .page_session_get("live".to_owned(), NOW.to_owned())
+            .await
+            .unwrap(),
+        None
+    );
+}
+contract!(page_sessions_are_found_until_they_expire_or_end);

@@ -10,6 +10,7 @@
 pub mod session;
 pub mod views;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use askama::Template;
@@ -27,8 +28,9 @@ use crate::alerts::manage::{
 };
 use crate::alerts::AlertService;
 use crate::body::{self, Body};
-use crate::secret::random_hex;
+use crate::secret::{random_hex, SecretBox};
 use crate::store::AlertRecord;
+use crate::store::Store;
 use crate::url_parts::{encode_pairs, parse_pairs};
 use crate::usage::UsageRecorder;
 
@@ -236,9 +238,9 @@ fn alert_row(alert: &AlertRecord, base: &str) -> AlertRow {
 
 impl Pages {
     /// Pages with sessions lasting `session_ttl`.
-    pub fn new(session_ttl: Duration) -> Self {
+    pub fn new(session_ttl: Duration, store: Arc<dyn Store>, secret: Arc<SecretBox>) -> Self {
         Pages {
-            sessions: Sessions::new(session_ttl),
+            sessions: Sessions::new(session_ttl, store, secret),
         }
     }
 
@@ -288,7 +290,7 @@ impl Pages {
             (&Method::POST, ["sign_in"]) => return self.sign_in(call).await,
             _ => {}
         }
-        let Some(session) = self.sessions.of(&call.headers) else {
+        let Some(session) = self.sessions.of(&call.headers).await else {
             return redirect("/-/svcgate/sign_in");
         };
         if call.method == Method::POST && call.field("csrf") != Some(session.csrf.as_str()) {
@@ -296,7 +298,7 @@ impl Pages {
         }
         match (&call.method, segments.as_slice()) {
             (&Method::GET, [""]) => redirect("/-/svcgate/projects"),
-            (&Method::POST, ["sign_out"]) => self.sign_out(call),
+            (&Method::POST, ["sign_out"]) => self.sign_out(call).await,
             (&Method::GET, ["projects"]) => self.projects(call, &session).await,
             (&Method::GET, ["admin", "v3-usage"]) => self.v3_usage(call, &session, false).await,
             (&Method::GET, ["admin", "v3-usage.csv"]) => self.v3_usage(call, &session, true).await,
@@ -492,7 +494,7 @@ impl Pages {
                 return self.sign_in_form(call, Some("The svc server did not accept this token.".to_owned()))
             }
         };
-        let Some(id) = self.sessions.open(token, username) else {
+        let Some(id) = self.sessions.open(token, username).await else {
             return self.sign_in_form(call, Some("The session could not be opened.".to_owned()));
         };
         let mut page = redirect("/-/svcgate/projects");
@@ -502,8 +504,8 @@ impl Pages {
         page
     }
 
-    fn sign_out(&self, call: &Call<'_>) -> Page {
-        self.sessions.close(&call.headers);
+    async fn sign_out(&self, call: &Call<'_>) -> Page {
+        self.sessions.close(&call.headers).await;
         let mut page = redirect("/-/svcgate/sign_in");
         if let Ok(value) = HeaderValue::from_str(&set_cookie(COOKIE, "", Duration::ZERO, call.secure)) {
             page.headers_mut().append(http::header::SET_COOKIE, value);

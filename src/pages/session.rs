@@ -1,17 +1,19 @@
-//! Signed-in page sessions: a random id in an `HttpOnly`, `SameSite=Strict` cookie, the personal access token
-//! it stands for kept server-side, in memory, with an expiry and a CSRF token for every form.
+//! Signed-in page sessions: a random id in an `HttpOnly`, `SameSite=Strict` cookie; the personal access token it
+//! stands for, an expiry and a CSRF token for every form are kept in the store, so that every replica on a shared
+//! store knows every session and a restart signs nobody out.
 //!
-//! Sessions live in memory on purpose: a restart signs people out rather than keeping their backend tokens in
-//! another place on disk.
+//! The store holds the hash of the cookie's value, never the value, and the token sealed with the secret key;
+//! expired sessions are swept whenever a session is opened.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use http::HeaderMap;
 use sha2::{Digest, Sha256};
 
-use crate::secret::random_hex;
+use crate::secret::{random_hex, SecretBox};
+use crate::store::{PageSessionRecord, Store};
+use crate::time_format::format_time;
 
 /// The session cookie's name.
 pub const COOKIE: &str = "svcgate_session";
@@ -27,13 +29,13 @@ pub struct Session {
     pub username: String,
     /// The token every form of theirs carries.
     pub csrf: String,
-    expires: Instant,
 }
 
-/// Every open session, by the hash of its id.
+/// Every open session, kept in the store.
 pub struct Sessions {
     ttl: Duration,
-    open: Mutex<HashMap<String, Session>>,
+    store: Arc<dyn Store>,
+    secret: Arc<SecretBox>,
 }
 
 fn hash(id: &str) -> String {
@@ -61,13 +63,14 @@ pub fn set_cookie(name: &str, value: &str, max_age: Duration, secure: bool) -> S
     )
 }
 
+fn now() -> time::OffsetDateTime {
+    time::OffsetDateTime::now_utc()
+}
+
 impl Sessions {
-    /// Sessions that expire `ttl` after sign-in.
-    pub fn new(ttl: Duration) -> Self {
-        Sessions {
-            ttl,
-            open: Mutex::new(HashMap::new()),
-        }
+    /// Sessions that expire `ttl` after sign-in, kept in `store`, tokens sealed by `secret`.
+    pub fn new(ttl: Duration, store: Arc<dyn Store>, secret: Arc<SecretBox>) -> Self {
+        Sessions { ttl, store, secret }
     }
 
     /// How long a session lasts.
@@ -75,38 +78,53 @@ impl Sessions {
         self.ttl
     }
 
-    /// Opens a session; answers its id (the cookie's value).
-    pub fn open(&self, token: String, username: String) -> Option<String> {
+    /// Opens a session; answers its id (the cookie's value), or `None` when it could not be kept.
+    pub async fn open(&self, token: String, username: String) -> Option<String> {
         let id = random_hex(32).ok()?;
         let csrf = random_hex(16).ok()?;
-        let mut open = self.open.lock().ok()?;
-        let now = Instant::now();
-        open.retain(|_, session| session.expires > now);
-        open.insert(
-            hash(&id),
-            Session {
-                token,
-                username,
-                csrf,
-                expires: now + self.ttl,
-            },
-        );
-        Some(id)
+        let sealed_token = self.secret.seal_text(&token).ok()?;
+        let now = now();
+        if let Err(error) = self.store.page_sessions_sweep(format_time(now)).await {
+            tracing::warn!(%error, "expired page sessions could not be swept");
+        }
+        let record = PageSessionRecord {
+            id_hash: hash(&id),
+            sealed_token,
+            username,
+            csrf,
+            expires_at: format_time(now + self.ttl),
+        };
+        match self.store.page_session_put(record).await {
+            Ok(()) => Some(id),
+            Err(error) => {
+                tracing::error!(%error, "a page session could not be stored");
+                None
+            }
+        }
     }
 
     /// The live session of a request, if any.
-    pub fn of(&self, headers: &HeaderMap) -> Option<Session> {
+    pub async fn of(&self, headers: &HeaderMap) -> Option<Session> {
         let id = cookie(headers, COOKIE)?;
-        let open = self.open.lock().ok()?;
-        open.get(&hash(&id))
-            .filter(|session| session.expires > Instant::now())
-            .cloned()
+        let record = self
+            .store
+            .page_session_get(hash(&id), format_time(now()))
+            .await
+            .ok()
+            .flatten()?;
+        Some(Session {
+            token: self.secret.open_text(&record.sealed_token).ok()?,
+            username: record.username,
+            csrf: record.csrf,
+        })
     }
 
     /// Ends the session of a request.
-    pub fn close(&self, headers: &HeaderMap) {
-        if let (Some(id), Ok(mut open)) = (cookie(headers, COOKIE), self.open.lock()) {
-            open.remove(&hash(&id));
+    pub async fn close(&self, headers: &HeaderMap) {
+        if let Some(id) = cookie(headers, COOKIE) {
+            if let Err(error) = self.store.page_session_delete(hash(&id)).await {
+                tracing::error!(%error, "a page session could not be ended");
+            }
         }
     }
 }
@@ -116,27 +134,60 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    #[test]
-    fn sessions_are_found_by_cookie_and_end_on_close() {
-        let sessions = Sessions::new(Duration::from_secs(60));
-        let id = sessions.open("t".into(), "demo".into()).unwrap();
+    fn sessions(dir: &tempfile::TempDir, ttl: Duration) -> Sessions {
+        let store = Arc::new(crate::store::SqliteStore::open(dir.path()).unwrap());
+        Sessions::new(ttl, store, Arc::new(SecretBox::new([7; 32])))
+    }
+
+    fn with_cookie(id: &str) -> HeaderMap {
         let mut headers = HeaderMap::new();
         headers.insert(
             http::header::COOKIE,
             format!("other=1; {COOKIE}={id}").parse().unwrap(),
         );
-        assert_eq!(sessions.of(&headers).unwrap().username, "demo");
-        sessions.close(&headers);
-        assert!(sessions.of(&headers).is_none());
+        headers
     }
 
-    #[test]
-    fn expired_sessions_are_not_found() {
-        let sessions = Sessions::new(Duration::from_millis(0));
-        let id = sessions.open("t".into(), "demo".into()).unwrap();
-        let mut headers = HeaderMap::new();
-        headers.insert(http::header::COOKIE, format!("{COOKIE}={id}").parse().unwrap());
-        assert!(sessions.of(&headers).is_none());
+    #[tokio::test]
+    async fn sessions_are_found_by_cookie_and_end_on_close() {
+        let dir = tempfile::tempdir().unwrap();
+        let sessions = sessions(&dir, Duration::from_secs(60));
+        let id = sessions.open("t".into(), "demo".into()).await.unwrap();
+        let headers = with_cookie(&id);
+        let found = sessions.of(&headers).await.unwrap();
+        assert_eq!((found.username.as_str(), found.token.as_str()), ("demo", "t"));
+        sessions.close(&headers).await;
+        assert!(sessions.of(&headers).await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_session_outlives_the_process_that_opened_it_but_not_its_expiry() {
+        let dir = tempfile::tempdir().unwrap();
+        let id = sessions(&dir, Duration::from_secs(60))
+            .open("t".into(), "demo".into())
+            .await
+            .unwrap();
+        let reopened = sessions(&dir, Duration::from_secs(60));
+        assert_eq!(reopened.of(&with_cookie(&id)).await.unwrap().username, "demo");
+
+        let expired = sessions(&dir, Duration::from_millis(0));
+        let id = expired.open("t".into(), "demo".into()).await.unwrap();
+        assert!(expired.of(&with_cookie(&id)).await.is_none());
+    }
+
+    #[tokio::test]
+    async fn the_store_holds_neither_the_cookie_nor_the_token_in_the_clear() {
+        let dir = tempfile::tempdir().unwrap();
+        let sessions = sessions(&dir, Duration::from_secs(60));
+        let id = sessions.open("glpat-secret".into(), "demo".into()).await.unwrap();
+        let record = sessions
+            .store
+            .page_session_get(hash(&id), format_time(now()))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_ne!(record.id_hash, id);
+        assert!(!record.sealed_token.contains("glpat-secret"));
     }
 
     #[test]

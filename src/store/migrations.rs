@@ -168,6 +168,19 @@ const MIGRATIONS: &[(i64, &str)] = &[
     // The index would also refuse rows another program writes (the `sqlite3` shell), which the store accepts and
     // groups into, older first. Should it come back, duplicates an older build or the shell left must be resolved
     // first (all but the oldest open alert of each key), or the migration fails on existing data.
+    (
+        8,
+        "-- Signed-in page sessions are rows, so that a restart keeps people signed in: found by the hash of the
+    -- session cookie, the backend token sealed with the secret key, swept once expired.
+    CREATE TABLE page_sessions (
+        id_hash TEXT PRIMARY KEY,
+        sealed_token TEXT NOT NULL,
+        username TEXT NOT NULL,
+        csrf TEXT NOT NULL,
+        expires_at TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX page_sessions_expiry ON page_sessions (expires_at);",
+    ),
 ];
 
 /// Applies every migration the database has not seen, each in its own transaction.

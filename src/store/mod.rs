@@ -118,6 +118,22 @@ impl StoreError {
     }
 }
 
+/// A signed-in page session as stored: found by the hash of its cookie, so the cookie itself is never stored, with
+/// the person's backend token sealed by the secret key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageSessionRecord {
+    /// SHA-256 of the cookie's value, in hex.
+    pub id_hash: String,
+    /// The person's backend token, sealed (`SecretBox::seal_text`).
+    pub sealed_token: String,
+    /// Their username.
+    pub username: String,
+    /// The token each of their forms carries.
+    pub csrf: String,
+    /// When the session ends (the store's time text).
+    pub expires_at: String,
+}
+
 /// What an issue or merge request global id stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct IdRecord {
@@ -177,6 +193,14 @@ pub trait Store: Send + Sync {
     ) -> StoreFuture<'_, ()>;
     /// The backend token of a session, by the hash of the issued token.
     fn session_get(&self, token_hash: String) -> StoreFuture<'_, Option<String>>;
+    /// Keeps a signed-in page session (replacing one with the same id hash).
+    fn page_session_put(&self, session: PageSessionRecord) -> StoreFuture<'_, ()>;
+    /// A page session by the hash of its cookie, unless it has expired by `now`.
+    fn page_session_get(&self, id_hash: String, now: String) -> StoreFuture<'_, Option<PageSessionRecord>>;
+    /// Ends a page session.
+    fn page_session_delete(&self, id_hash: String) -> StoreFuture<'_, ()>;
+    /// Removes the page sessions expired by `now`, answering how many.
+    fn page_sessions_sweep(&self, now: String) -> StoreFuture<'_, u64>;
     /// Every alert integration.
     fn integrations(&self) -> StoreFuture<'_, Vec<IntegrationRecord>>;
     /// Adds an integration; a second one of a one-per-project type is a conflict.

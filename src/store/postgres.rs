@@ -31,8 +31,8 @@ use tokio_postgres::Row;
 
 use super::{
     postgres_schema, AlertEvent, AlertPage, AlertQuery, AlertRecord, AlertSettings, EventOutcome, IdKind,
-    IdRecord, IntegrationRecord, OutboxItem, OutboxState, Store, StoreError, StoreFuture, TouchedAlert,
-    UsageDelta, UsageRow,
+    IdRecord, IntegrationRecord, OutboxItem, OutboxState, PageSessionRecord, Store, StoreError, StoreFuture,
+    TouchedAlert, UsageDelta, UsageRow,
 };
 use crate::lifecycle::{self, Action};
 
@@ -804,6 +804,73 @@ impl Store for PostgresStore {
                 )
                 .await?;
             Ok(row.map(|row| row.try_get(0)).transpose()?)
+        })
+    }
+
+    fn page_session_put(&self, session: PageSessionRecord) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            self.client()
+                .await?
+                .execute(
+                    "INSERT INTO page_sessions (id_hash, sealed_token, username, csrf, expires_at)
+                     VALUES ($1, $2, $3, $4, $5)
+                     ON CONFLICT (id_hash) DO UPDATE SET sealed_token = EXCLUDED.sealed_token,
+                        username = EXCLUDED.username, csrf = EXCLUDED.csrf, expires_at = EXCLUDED.expires_at",
+                    &[
+                        &session.id_hash,
+                        &session.sealed_token,
+                        &session.username,
+                        &session.csrf,
+                        &session.expires_at,
+                    ],
+                )
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn page_session_get(&self, id_hash: String, now: String) -> StoreFuture<'_, Option<PageSessionRecord>> {
+        Box::pin(async move {
+            let row = self
+                .client()
+                .await?
+                .query_opt(
+                    "SELECT sealed_token, username, csrf, expires_at FROM page_sessions
+                     WHERE id_hash = $1 AND expires_at > $2",
+                    &[&id_hash, &now],
+                )
+                .await?;
+            Ok(match row {
+                Some(row) => Some(PageSessionRecord {
+                    id_hash,
+                    sealed_token: row.try_get(0)?,
+                    username: row.try_get(1)?,
+                    csrf: row.try_get(2)?,
+                    expires_at: row.try_get(3)?,
+                }),
+                None => None,
+            })
+        })
+    }
+
+    fn page_session_delete(&self, id_hash: String) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            self.client()
+                .await?
+                .execute("DELETE FROM page_sessions WHERE id_hash = $1", &[&id_hash])
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn page_sessions_sweep(&self, now: String) -> StoreFuture<'_, u64> {
+        Box::pin(async move {
+            let removed = self
+                .client()
+                .await?
+                .execute("DELETE FROM page_sessions WHERE expires_at <= $1", &[&now])
+                .await?;
+            Ok(removed)
         })
     }
 

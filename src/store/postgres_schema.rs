@@ -12,8 +12,9 @@ use tokio_postgres::Client;
 const MIGRATION_LOCK: i64 = 0x0073_7663_6761_7465;
 
 /// The migrations, in order.
-const MIGRATIONS: &[(i64, &str)] = &[(
-    1,
+const MIGRATIONS: &[(i64, &str)] = &[
+    (
+        1,
     "CREATE TABLE id_index (
         kind TEXT NOT NULL,
         id BIGINT NOT NULL,
@@ -115,7 +116,21 @@ const MIGRATIONS: &[(i64, &str)] = &[(
         name TEXT PRIMARY KEY,
         value TEXT NOT NULL
     );",
-)];
+    ),
+    (
+        2,
+        "-- Signed-in page sessions, shared by every replica: found by the hash of the session cookie, the backend
+    -- token sealed with the secret key, swept once expired.
+    CREATE TABLE page_sessions (
+        id_hash TEXT PRIMARY KEY,
+        sealed_token TEXT NOT NULL,
+        username TEXT NOT NULL,
+        csrf TEXT NOT NULL,
+        expires_at TEXT NOT NULL
+    );
+    CREATE INDEX page_sessions_expiry ON page_sessions (expires_at);",
+    ),
+];
 
 /// Applies every migration not yet applied, in one transaction under [`MIGRATION_LOCK`]: a replica that starts
 /// while another migrates waits, then finds the work done.

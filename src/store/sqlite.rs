@@ -20,8 +20,8 @@ use tokio::sync::{mpsc, oneshot};
 use super::open_alerts::OpenAlerts;
 use super::{
     alerts, migrations, usage, AlertEvent, AlertPage, AlertQuery, AlertRecord, AlertSettings, EventOutcome,
-    IdKind, IdRecord, IntegrationRecord, OutboxItem, OutboxState, Store, StoreError, StoreFuture, UsageDelta,
-    UsageRow,
+    IdKind, IdRecord, IntegrationRecord, OutboxItem, OutboxState, PageSessionRecord, Store, StoreError,
+    StoreFuture, UsageDelta, UsageRow,
 };
 
 /// The most jobs one commit takes.
@@ -428,6 +428,60 @@ impl Store for SqliteStore {
 
     fn session_get(&self, token_hash: String) -> StoreFuture<'_, Option<String>> {
         self.get_session(token_hash)
+    }
+
+    fn page_session_put(&self, session: PageSessionRecord) -> StoreFuture<'_, ()> {
+        Box::pin(self.write(move |connection| {
+            connection.execute(
+                "INSERT INTO page_sessions (id_hash, sealed_token, username, csrf, expires_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (id_hash) DO UPDATE SET sealed_token = excluded.sealed_token,
+                    username = excluded.username, csrf = excluded.csrf, expires_at = excluded.expires_at",
+                rusqlite::params![
+                    session.id_hash,
+                    session.sealed_token,
+                    session.username,
+                    session.csrf,
+                    session.expires_at
+                ],
+            )?;
+            Ok(())
+        }))
+    }
+
+    fn page_session_get(&self, id_hash: String, now: String) -> StoreFuture<'_, Option<PageSessionRecord>> {
+        Box::pin(self.read(move |connection| {
+            connection
+                .query_row(
+                    "SELECT sealed_token, username, csrf, expires_at FROM page_sessions
+                     WHERE id_hash = ?1 AND expires_at > ?2",
+                    rusqlite::params![id_hash, now],
+                    |row| {
+                        Ok(PageSessionRecord {
+                            id_hash: id_hash.clone(),
+                            sealed_token: row.get(0)?,
+                            username: row.get(1)?,
+                            csrf: row.get(2)?,
+                            expires_at: row.get(3)?,
+                        })
+                    },
+                )
+                .optional()
+        }))
+    }
+
+    fn page_session_delete(&self, id_hash: String) -> StoreFuture<'_, ()> {
+        Box::pin(self.write(move |connection| {
+            connection.execute("DELETE FROM page_sessions WHERE id_hash = ?1", [&id_hash])?;
+            Ok(())
+        }))
+    }
+
+    fn page_sessions_sweep(&self, now: String) -> StoreFuture<'_, u64> {
+        Box::pin(self.write(move |connection| {
+            let removed = connection.execute("DELETE FROM page_sessions WHERE expires_at <= ?1", [&now])?;
+            Ok(removed as u64)
+        }))
     }
 
     fn ping(&self) -> StoreFuture<'_, ()> {

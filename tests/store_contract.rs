@@ -546,3 +546,18 @@ async fn page_sessions_are_found_until_they_expire_or_end(store: &dyn Store) {
     );
 }
 contract!(page_sessions_are_found_until_they_expire_or_end);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_count_each_other_as_live_and_sqlite_counts_itself() {
+    let cluster = tokio::task::spawn_blocking(Postgres::start).await.unwrap();
+    let (first, second) = two_replicas(&cluster).await;
+    assert_eq!(first.replica_heartbeat("a".to_owned()).await.unwrap(), 1);
+    assert_eq!(second.replica_heartbeat("b".to_owned()).await.unwrap(), 2);
+    assert_eq!(
+        first.replica_heartbeat("a".to_owned()).await.unwrap(),
+        2,
+        "a beat again is not a new replica"
+    );
+    let alone = sqlite().await;
+    assert_eq!(alone.store.replica_heartbeat("a".to_owned()).await.unwrap(), 1);
+}

@@ -197,6 +197,11 @@ impl Intake {
         }
     }
 
+    /// Shares each integration's rate limit among `replicas` live replicas.
+    pub fn share_rate_among(&self, replicas: u64) {
+        self.limiter.set_replicas(replicas);
+    }
+
     fn edition(&self) -> PayloadEdition {
         match self.config.edition {
             Edition::Free => PayloadEdition::Free,

@@ -33,7 +33,7 @@ use self::mapping::AttributeMapping;
 use crate::access::AccessChecker;
 use crate::config::AlertConfig;
 use crate::secret::{self, SecretBox, SecretError};
-use crate::store::{IntegrationRecord, Store, StoreError};
+use crate::store::{IntegrationRecord, Store, StoreError, HEARTBEAT_INTERVAL};
 use crate::upstream::Upstream;
 
 /// How often a replica sharing its store reloads every integration besides the store's change signals, so that
@@ -41,25 +41,40 @@ use crate::upstream::Upstream;
 const FULL_RELOAD_INTERVAL: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// For a store shared by replicas: reloads the integrations whenever the store signals a change (another replica
-/// created, changed, re-keyed or deleted one), and every [`FULL_RELOAD_INTERVAL`]. Stops with the service.
-fn watch_integrations(service: &Arc<AlertService>) {
+/// created, changed, re-keyed or deleted one) and every [`FULL_RELOAD_INTERVAL`]; says every
+/// [`HEARTBEAT_INTERVAL`] that this replica is alive and shares the rate limits among the live ones. Stops with
+/// the service.
+fn watch_shared_store(service: &Arc<AlertService>) {
     let Some(mut changes) = service.store.integration_changes() else {
         return;
     };
+    let replica = secret::random_hex(8).unwrap_or_else(|_| format!("pid-{}", std::process::id()));
     let service = Arc::downgrade(service);
     tokio::spawn(async move {
         let mut full_reload = tokio::time::interval(FULL_RELOAD_INTERVAL);
         full_reload.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut heartbeat = tokio::time::interval(HEARTBEAT_INTERVAL);
+        heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
-            tokio::select! {
-                changed = changes.changed() => if changed.is_err() { return },
-                _ = full_reload.tick() => {}
-            }
+            let reload = tokio::select! {
+                changed = changes.changed() => if changed.is_err() { return } else { true },
+                _ = full_reload.tick() => true,
+                _ = heartbeat.tick() => false,
+            };
             let Some(service) = service.upgrade() else {
                 return;
             };
-            if let Err(error) = service.reload_integrations().await {
-                tracing::warn!(%error, "reloading the alert integrations failed; the next change or reload retries");
+            if reload {
+                if let Err(error) = service.reload_integrations().await {
+                    tracing::warn!(%error, "reloading the alert integrations failed; the next change or reload retries");
+                }
+            } else {
+                match service.store.replica_heartbeat(replica.clone()).await {
+                    Ok(live) => service.intake.share_rate_among(live),
+                    Err(error) => {
+                        tracing::warn!(%error, "the replica heartbeat failed; the rate share stays as it was")
+                    }
+                }
             }
         }
     });
@@ -116,7 +131,7 @@ impl AlertService {
         };
         service.load_integrations(records);
         let service = Arc::new(service);
-        watch_integrations(&service);
+        watch_shared_store(&service);
         Ok(service)
     }
 

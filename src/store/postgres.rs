@@ -718,6 +718,35 @@ impl Store for PostgresStore {
         Some(self.integration_changes.clone())
     }
 
+    fn replica_heartbeat(&self, replica: String) -> StoreFuture<'_, u64> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let timeout = super::REPLICA_TIMEOUT.as_secs_f64();
+            client
+                .execute(
+                    "INSERT INTO replicas (id, last_seen) VALUES ($1, now())
+                     ON CONFLICT (id) DO UPDATE SET last_seen = now()",
+                    &[&replica],
+                )
+                .await?;
+            // Rows of replicas gone for a day are removed; the count is of those heard from lately.
+            client
+                .execute(
+                    "DELETE FROM replicas WHERE last_seen < now() - interval '1 day'",
+                    &[],
+                )
+                .await?;
+            let live: i64 = client
+                .query_one(
+                    "SELECT count(*) FROM replicas WHERE last_seen > now() - make_interval(secs => $1)",
+                    &[&timeout],
+                )
+                .await?
+                .try_get(0)?;
+            Ok(uint(live).max(1))
+        })
+    }
+
     fn ping(&self) -> StoreFuture<'_, ()> {
         Box::pin(async move {
             self.client().await?.query_one("SELECT 1", &[]).await?;

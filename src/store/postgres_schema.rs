@@ -130,6 +130,14 @@ const MIGRATIONS: &[(i64, &str)] = &[
     );
     CREATE INDEX page_sessions_expiry ON page_sessions (expires_at);",
     ),
+    (
+        3,
+        "-- The replicas alive, each refreshing its row every few seconds: they share the rate limits among them.
+    CREATE TABLE replicas (
+        id TEXT PRIMARY KEY,
+        last_seen TIMESTAMPTZ NOT NULL
+    );",
+    ),
 ];
 
 /// Applies every migration not yet applied, in one transaction under [`MIGRATION_LOCK`]: a replica that starts

@@ -35,8 +35,36 @@ enum Command {
     },
     /// Show what the gateway would do with one V3 request, without sending it.
     Translate(TranslateArgs),
+    /// Work on the store itself.
+    Store {
+        #[command(subcommand)]
+        action: StoreAction,
+    },
     /// Print the version.
     Version,
+}
+
+#[derive(Subcommand)]
+enum StoreAction {
+    /// Copy a SQLite store (integrations and their keys, alerts, settings, sessions, usage) into an empty
+    /// PostgreSQL database; give every replica the key it prints the fingerprint of.
+    Copy(CopyArgs),
+}
+
+#[derive(Args)]
+struct CopyArgs {
+    /// The data directory of the SQLite store (stop the svcgate using it first).
+    #[arg(long)]
+    data_dir: PathBuf,
+    /// The PostgreSQL database to copy into (postgres://…; empty).
+    #[arg(long, env = "SVCGATE_DATABASE_URL")]
+    database_url: String,
+    /// The store's key, 64 hex digits (default: the secret.key file in the data directory).
+    #[arg(long, env = "SVCGATE_SECRET_KEY", hide_env_values = true)]
+    secret_key: Option<String>,
+    /// PEM CA certificates trusted for PostgreSQL's certificate.
+    #[arg(long, env = "SVCGATE_DATABASE_CA_BUNDLE")]
+    database_ca_bundle: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -134,6 +162,9 @@ fn main() -> ExitCode {
         }
         Command::Rules { action } => rules(action),
         Command::Translate(args) => translate(args),
+        Command::Store {
+            action: StoreAction::Copy(args),
+        } => store_copy(args),
         Command::Serve(args) => serve(args),
     }
 }
@@ -229,6 +260,48 @@ fn translate(args: TranslateArgs) -> ExitCode {
             } else {
                 ExitCode::from(EXIT_NO_RULE)
             }
+        }
+        Err(error) => fail(error.to_string()),
+    }
+}
+
+fn store_copy(args: CopyArgs) -> ExitCode {
+    let fail = |message: String| {
+        eprintln!("svcgate store copy: {message}");
+        ExitCode::FAILURE
+    };
+    let configured = match args.secret_key.as_deref().map(svcgate::secret::parse_hex_key) {
+        Some(None) => return fail("secret_key must be 64 hexadecimal digits (32 bytes)".to_owned()),
+        Some(Some(key)) => Some(key),
+        None => None,
+    };
+    let key = match svcgate::secret::existing_key(configured, &args.data_dir) {
+        Ok(key) => key,
+        Err(error) => return fail(format!("the store's key: {error}")),
+    };
+    let fingerprint = svcgate::secret::key_fingerprint(&key);
+    let target = svcgate::store::PostgresOptions {
+        url: args.database_url,
+        pool_size: 2,
+        ca_bundle: args.database_ca_bundle,
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => return fail(format!("starting the runtime: {error}")),
+    };
+    match runtime.block_on(svcgate::store::copy::sqlite_to_postgres(
+        &args.data_dir,
+        &target,
+        &fingerprint,
+    )) {
+        Ok(copied) => {
+            for (table, rows) in copied.tables {
+                println!("{table}: {rows} rows");
+            }
+            println!(
+                "done; start every replica with database_url and this store's secret_key (fingerprint {fingerprint})"
+            );
+            ExitCode::SUCCESS
         }
         Err(error) => fail(error.to_string()),
     }

@@ -52,7 +52,8 @@ pub fn random_hex(count: usize) -> Result<String, SecretError> {
     Ok(hex::encode(bytes))
 }
 
-fn parse_hex_key(text: &str) -> Option<[u8; 32]> {
+/// A key written as 64 hexadecimal digits (surrounding white space ignored).
+pub fn parse_hex_key(text: &str) -> Option<[u8; 32]> {
     let mut key = [0u8; 32];
     hex::decode_to_slice(text.trim(), &mut key).ok()?;
     Some(key)
@@ -141,6 +142,21 @@ impl SecretBox {
             .map_err(|_| SecretError::Crypto)?;
         String::from_utf8(plaintext).map_err(|_| SecretError::Crypto)
     }
+}
+
+/// The key of an existing store: `configured` when given, else the `secret.key` file in `data_dir` (never
+/// created here).
+pub fn existing_key(configured: Option<[u8; 32]>, data_dir: &Path) -> Result<[u8; 32], SecretError> {
+    if let Some(key) = configured {
+        return Ok(key);
+    }
+    let path = data_dir.join("secret.key");
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(&path).map_err(|source| SecretError::KeyFile {
+        path: shown.clone(),
+        source,
+    })?;
+    parse_hex_key(&text).ok_or(SecretError::BadKeyFile(shown))
 }
 
 /// A short, public fingerprint of `key` (16 hex digits of a SHA-256 over a fixed label and the key): enough to tell

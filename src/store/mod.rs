@@ -23,6 +23,7 @@
 //!    older is the one grouped into.
 
 pub mod alerts;
+pub mod copy;
 mod migrations;
 mod open_alerts;
 pub mod postgres;

@@ -199,6 +199,11 @@ impl PostgresStore {
     async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
         Ok(self.pool.get().await?)
     }
+
+    /// A pooled connection, for work that spans tables (`store copy`).
+    pub(crate) async fn pool_client(&self) -> Result<deadpool_postgres::Object, StoreError> {
+        self.client().await
+    }
 }
 
 const ALERT_COLUMNS: &str = "id, project_id, iid, integration_id, fingerprint, status, title, description, severity, \

@@ -561,3 +561,22 @@ async fn replicas_count_each_other_as_live_and_sqlite_counts_itself() {
     let alone = sqlite().await;
     assert_eq!(alone.store.replica_heartbeat("a".to_owned()).await.unwrap(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alerts_are_acknowledged_only_with_synchronous_commit_on_whatever_the_database_default() {
+    let cluster = tokio::task::spawn_blocking(Postgres::start).await.unwrap();
+    let url = cluster.database("durable").await;
+    let (client, connection) = tokio_postgres::connect(&cluster.url("postgres"), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let task = tokio::spawn(connection);
+    client
+        .batch_execute("ALTER DATABASE durable SET synchronous_commit = off")
+        .await
+        .unwrap();
+    drop(client);
+    drop(task.await);
+    let store = PostgresStore::connect(&options(url)).await.unwrap();
+    let setting = store.setting("synchronous_commit").await.unwrap();
+    assert_eq!(setting, "on");
+}

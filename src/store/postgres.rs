@@ -134,10 +134,16 @@ fn tls(ca_bundle: Option<&PathBuf>) -> Result<tokio_postgres_rustls::MakeRustlsC
 impl PostgresStore {
     /// Connects, applies the schema's migrations (once, whichever replica comes first) and starts the writer.
     pub async fn connect(options: &PostgresOptions) -> Result<Self, StoreError> {
-        let config: tokio_postgres::Config = options
+        let mut config: tokio_postgres::Config = options
             .url
             .parse()
             .map_err(|error| StoreError::Unavailable(format!("database_url: {error}")))?;
+        // An alert is acknowledged only once its commit is durable, whatever the database's default says.
+        let session_options = match config.get_options() {
+            Some(given) => format!("{given} -c synchronous_commit=on"),
+            None => "-c synchronous_commit=on".to_owned(),
+        };
+        config.options(&session_options);
         let manager_config = ManagerConfig {
             recycling_method: RecyclingMethod::Fast,
         };
@@ -198,6 +204,16 @@ impl PostgresStore {
 
     async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
         Ok(self.pool.get().await?)
+    }
+
+    /// A setting of the pool's sessions (`current_setting`), as PostgreSQL reports it.
+    pub async fn setting(&self, name: &str) -> Result<String, StoreError> {
+        Ok(self
+            .client()
+            .await?
+            .query_one("SELECT current_setting($1)", &[&name])
+            .await?
+            .try_get(0)?)
     }
 
     /// A pooled connection, for work that spans tables (`store copy`).

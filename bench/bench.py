@@ -37,6 +37,8 @@ OHA = TOOLS / "bin" / "oha"
 
 HOST = "127.0.0.1"
 P_ORIGIN, P_NGINX, P_GATE, P_SIM, P_ALERTS = 18090, 18091, 18092, 18093, 18094
+P_REPLICAS, P_POSTGRES = (18095, 18096), 18097
+BENCH_KEY = "6a" * 32  # the replicas' shared secret_key
 ROOT_TOKEN = "bench-root"
 TOKEN_HEADER = "PRIVATE-TOKEN: bench-token"
 CLK = os.sysconf("SC_CLK_TCK")
@@ -450,6 +452,68 @@ def start_gate(name, port, backend, data_dir):
             raise RuntimeError(f"{name} did not become ready; see {WORK}/logs/{name}.log")
         time.sleep(0.005)
     return proc, time.monotonic() - t0
+
+
+def pg_bin(name):
+    found = sorted(Path("/usr/lib/postgresql").glob(f"*/bin/{name}"))
+    if not found:
+        raise RuntimeError("PostgreSQL is not installed (bench/run installs Debian's postgresql)")
+    return found[-1]
+
+
+def as_postgres_user(argv):
+    """PostgreSQL refuses to run as root: as root, run it as the postgres user (setpriv execs, so the pid is its)."""
+    if os.geteuid() == 0:
+        return ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--", *argv]
+    return argv
+
+
+def start_postgres():
+    """A throwaway cluster in bench/.work/pg on loopback (fsync on, as in production), and a `bench` database."""
+    base = WORK / "pg"
+    if base.exists():
+        shutil.rmtree(base)
+    base.mkdir(parents=True)
+    if os.geteuid() == 0:
+        shutil.chown(base, "postgres", "postgres")
+    data = base / "data"
+    subprocess.run(as_postgres_user([pg_bin("initdb"), "--auth=trust", "--username=svcgate", "--encoding=UTF8",
+                                     "--no-instructions", "-D", data]),
+                   check=True, capture_output=True)
+    proc = PROCS.start("postgres", as_postgres_user([pg_bin("postgres"), "-D", data, "-p", P_POSTGRES, "-k", base,
+                                                     "-c", "listen_addresses=127.0.0.1",
+                                                     "-c", "max_connections=200"]))
+    deadline = time.monotonic() + 30
+    while subprocess.run([pg_bin("pg_isready"), "-q", "-h", HOST, "-p", str(P_POSTGRES), "-U", "svcgate"]).returncode:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"PostgreSQL did not start; see {WORK}/logs/postgres.log")
+        time.sleep(0.05)
+    psql("postgres", "CREATE DATABASE bench")
+    return proc
+
+
+def psql(database, sql):
+    out = subprocess.run([pg_bin("psql"), "-h", HOST, "-p", str(P_POSTGRES), "-U", "svcgate", "-d", database,
+                          "-At", "-c", sql], check=True, capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def start_replica(name, port, backend):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SVCGATE_")}
+    env["SVCGATE_SECRET_KEY"] = BENCH_KEY
+    env["SVCGATE_DATABASE_URL"] = f"postgres://svcgate@{HOST}:{P_POSTGRES}/bench?sslmode=disable"
+    proc = PROCS.start(name, [SVCGATE, "serve", "--backend", backend, "--listen", f"{HOST}:{port}",
+                              "--worker-threads", "1"], env=env)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if call("GET", port, "/-/svcgate/ready", timeout=1)[0] == 200:
+                return proc
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"{name} did not become ready; see {WORK}/logs/{name}.log")
+        time.sleep(0.01)
 
 
 # ---------------------------------------------------------------- load runs
@@ -1003,6 +1067,85 @@ class Bench:
                        "lat": lat, "acked": acked, "stored": stored, "rows": alerts, "slack": slack,
                        "payload_bytes": payload_bytes}
 
+    def row7(self):
+        """Alert intake on PostgreSQL: two replicas, each sent half of 50 senders' alerts at once."""
+        log("row 7: alert intake, 2 replicas on one PostgreSQL")
+        root = {"PRIVATE-TOKEN": ROOT_TOKEN}
+        status, _, body = call("POST", P_SIM, "/api/v4/projects", {"name": "Replicas", "path": "replicas"}, root)
+        assert status == 201, (status, body)
+        project = json.loads(body)
+        postgres = start_postgres()
+        replicas = [start_replica(f"svcgate-replica{n}", port, f"http://{HOST}:{P_SIM}")
+                    for n, port in enumerate(P_REPLICAS)]
+        status, _, body = call("POST", P_REPLICAS[0], f"/-/svcgate/api/projects/{project['id']}/integrations",
+                               {"type": "generic", "name": "bench", "active": True}, root)
+        if status != 201:
+            raise RuntimeError(f"creating the integration answered {status}: {body[:300]!r}")
+        integration = json.loads(body)
+        path = "/" + integration["url"].split("/", 3)[3]
+        key = integration["token"]
+        time.sleep(0.5)  # the second replica hears of the integration through NOTIFY
+
+        def both(tag, seconds):
+            """25 senders to each replica at once: the answers of both wrk runs and the CPU it cost."""
+            pids = [postgres.pid] + [r.pid for r in replicas]
+            before = [tree_ticks(pid) for pid in pids]
+            started = time.monotonic()
+            procs = [subprocess.Popen([str(a) for a in wrk_argv(port, path, 25, seconds, BENCH / "alerts.lua",
+                                                                (key, f"{tag}-{port}"))],
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                     for port in P_REPLICAS]
+            texts = [proc.communicate()[0] for proc in procs]
+            wall = time.monotonic() - started
+            ticks = [(tree_ticks(pid) - b) / CLK for pid, b in zip(pids, before)]
+            return [parse_wrk(text) for text in texts], wall, ticks
+
+        acked, tries = 0, 0
+        if self.warmup:
+            parsed, _, _ = both("warmup", self.warmup)
+            acked += sum(p["requests"] - p["non2xx"] for p in parsed)
+            tries += 1
+        runs = []
+        for rep in range(self.reps):
+            parsed, wall, ticks = both(f"run{rep}", self.duration)
+            ok = sum(p["requests"] - p["non2xx"] for p in parsed)
+            acked += ok
+            tries += 1
+            seconds = max(p["seconds"] for p in parsed)
+            runs.append({"rps": ok / seconds, "pg": ticks[0] / wall, "gates": sum(ticks[1:]) / wall,
+                         "non2xx": sum(p["non2xx"] for p in parsed)})
+            log(f"  replicas #{rep + 1}: {runs[-1]['rps']:,.0f} alerts/s acknowledged (svcgate "
+                f"{runs[-1]['gates']:.2f} cores, PostgreSQL {runs[-1]['pg']:.2f}; {runs[-1]['non2xx']} non-2xx)")
+        bodies = WORK / "alert-bodies.jsonl"
+        if not bodies.exists():
+            write_alert_bodies(bodies)
+        run = Run(oha_argv(P_REPLICAS[0], path, self.duration,
+                           ["-m", "POST", "-Z", bodies, "-T", "application/json",
+                            "-H", f"Authorization: Bearer {key}"]),
+                  {"proxy": replicas[0].pid, "origin": postgres.pid}, "replicas latency")
+        result = run.measured()
+        lat = parse_oha(result["text"])
+        for attempt in run.attempts:  # redone tries were acknowledged too
+            acked += parse_oha(attempt["text"])["ok"]
+            tries += 1
+        log(f"  replicas at 2,000/s: p50 {fmt_ms(lat['p50'])}, p99 {fmt_ms(lat['p99'])}")
+        stored, rows = (int(x) for x in psql("bench", "SELECT COALESCE(SUM(events), 0), COUNT(*) FROM alerts")
+                        .split("|"))
+        doubled = int(psql("bench", "SELECT COUNT(*) FROM (SELECT 1 FROM alerts WHERE status <> 'resolved' "
+                                    "AND fingerprint IS NOT NULL GROUP BY project_id, fingerprint "
+                                    "HAVING COUNT(*) > 1) AS twice"))
+        slack = 50 * tries
+        if not (acked <= stored <= acked + slack):
+            self.anomaly(f"replicas: {acked} acknowledged but {stored} events in PostgreSQL")
+        self.replicas = {"rps": statistics.median(r["rps"] for r in runs),
+                         "gates": statistics.median(r["gates"] for r in runs),
+                         "pg": statistics.median(r["pg"] for r in runs),
+                         "lat": lat, "acked": acked, "stored": stored, "rows": rows, "slack": slack,
+                         "doubled": doubled}
+        for proc in replicas:
+            PROCS.stop(proc)
+        PROCS.stop(postgres)
+
     # ---- the table
 
     def table(self):
@@ -1066,11 +1209,34 @@ class Bench:
           f"{a['acked']:,} vs {a['stored']:,}",
           f"stored − acknowledged in [0, {a['slack']:,}] (in flight at a run's end)",
           verdict(a["acked"] <= a["stored"] <= a["acked"] + a["slack"]))
+        if hasattr(self, "replicas"):
+            self.replica_rows()
         R("6", "idle resident memory", "", "", f"{self.idle_rss / 1024:.1f} MiB", "≤ 20 MiB",
           verdict(self.idle_rss <= 20 * 1024))
         R("6", "spawn → first 200 of /-/svcgate/ready (median of 3 fresh starts)", "", "",
           f"{self.ready * 1000:.0f} ms ({', '.join(f'{t * 1000:.0f}' for t in self.ready_all)})",
           "≤ 200 ms", verdict(self.ready <= 0.200))
+
+    def replica_rows(self):
+        R, p = self.row, self.replicas
+        R("7", "2 replicas on PostgreSQL, 25 senders each, ~1 KB, 10% repeats: alerts/s acknowledged (svcgate "
+          "cores; PostgreSQL cores)", "", "", f"{fmt_int(p['rps'])} ({p['gates']:.2f}; {p['pg']:.2f})",
+          "≥ 10,000/s", verdict(p["rps"] >= 10000))
+        R("7", "2 replicas, alerts at 2,000/s open loop to one: p50; p99", "", "",
+          f"{fmt_ms(p['lat']['p50'])}; {fmt_ms(p['lat']['p99'])}", "", "")
+        R("7", "acknowledged vs stored in PostgreSQL; open alerts sharing a fingerprint", "", "",
+          f"{p['acked']:,} vs {p['stored']:,}; {p['doubled']}",
+          f"stored − acknowledged in [0, {p['slack']:,}]; 0",
+          verdict(p["acked"] <= p["stored"] <= p["acked"] + p["slack"] and p["doubled"] == 0))
+
+    def run_replicas_only(self):
+        """Only row 7 (`--replicas-only`), for working on the PostgreSQL store."""
+        for sub in ("logs", "data"):
+            (WORK / sub).mkdir(parents=True, exist_ok=True)
+        self.sim = PROCS.start("svc-sim", [SIM, "--listen", f"{HOST}:{P_SIM}", "--root-token", ROOT_TOKEN])
+        wait_port(P_SIM, "/api/v4/version")
+        self.row7()
+        self.replica_rows()
 
     def run(self):
         runs = (12 + 3 + 1 + 1) * self.reps
@@ -1093,11 +1259,12 @@ class Bench:
         self.latency()
         self.row4()
         self.row5()
+        self.row7()
         failures = Path(WORK / "logs" / "origin-failures.log")
         if failures.exists() and failures.stat().st_size:
             lines = failures.read_text().splitlines()
             self.anomaly(f"the origin answered {len(lines)} requests with an error, e.g. {lines[0]}")
-        for name in ("svcgate", "svcgate-alerts"):
+        for name in ("svcgate", "svcgate-alerts", "svcgate-replica0", "svcgate-replica1"):
             text = (WORK / "logs" / f"{name}.log").read_text(errors="replace")
             bad = len(re.findall(r"\b(ERROR|WARN)\b", text))
             if bad:
@@ -1143,6 +1310,7 @@ def main():
     parser.add_argument("--quick", action="store_true", help="1 repetition of 3 s per cell, for trying things")
     parser.add_argument("--reps", type=int, help="repetitions of each closed-loop cell (default 5)")
     parser.add_argument("--duration", type=int, help="seconds of each run (default 5)")
+    parser.add_argument("--replicas-only", action="store_true", help="only row 7: two replicas on PostgreSQL")
     args = parser.parse_args()
     reps = args.reps or (1 if args.quick else 5)
     # 17 closed-loop cells × 5 repetitions: at 10 s a run the load alone would take 14.2 minutes, which with
@@ -1162,7 +1330,10 @@ def main():
     started = time.monotonic()
     bench = Bench(reps, duration, warmup)
     try:
-        bench.run()
+        if args.replicas_only:
+            bench.run_replicas_only()
+        else:
+            bench.run()
     finally:
         PROCS.stop_all()
     took = time.monotonic() - started
@@ -1215,11 +1386,12 @@ def main():
     if bench.anomalies:
         lines += ["", "Anomalies:", ""] + [f"* {a}" for a in bench.anomalies]
     text = "\n".join(lines) + "\n"
+    suffix = "-replicas" if args.replicas_only else ""
     if reps < 5 or duration < 5:  # a trial is not a result: keep it out of bench/results/
-        out = WORK / f"{datetime.date.today().isoformat()}-trial.md"
+        out = WORK / f"{datetime.date.today().isoformat()}{suffix}-trial.md"
     else:
         RESULTS.mkdir(exist_ok=True)
-        out = RESULTS / f"{datetime.date.today().isoformat()}.md"
+        out = RESULTS / f"{datetime.date.today().isoformat()}{suffix}.md"
     out.write_text(text)
     print()
     print(text)

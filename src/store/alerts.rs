@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-use rusqlite::{params, Connection, OptionalExtension, Row};
+use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::lifecycle::{self, Action};
 
@@ -244,78 +244,14 @@ pub struct OutboxState {
     pub next_attempt_at: String,
 }
 
-const ALERT_COLUMNS: &str = "id, project_id, iid, integration_id, fingerprint, status, title, description, severity, \
-    service, monitoring_tool, hosts, environment, started_at, ended_at, events, last_event_at, payload, incident_iid, \
-    created_at, updated_at";
-
-const INTEGRATION_COLUMNS: &str = "id, project_id, project_path, type, name, active, endpoint_identifier, \
-    token_nonce, token_ciphertext, api_url, payload_example, payload_attribute_mapping, created_at, updated_at";
-
-fn alert_from(row: &Row<'_>) -> rusqlite::Result<AlertRecord> {
-    Ok(AlertRecord {
-        id: row.get(0)?,
-        project_id: row.get(1)?,
-        iid: row.get(2)?,
-        integration_id: row.get(3)?,
-        fingerprint: row.get(4)?,
-        status: row.get(5)?,
-        title: row.get(6)?,
-        description: row.get(7)?,
-        severity: row.get(8)?,
-        service: row.get(9)?,
-        monitoring_tool: row.get(10)?,
-        hosts_json: row.get(11)?,
-        environment: row.get(12)?,
-        started_at: row.get(13)?,
-        ended_at: row.get(14)?,
-        events: row.get(15)?,
-        last_event_at: row.get(16)?,
-        payload_json: row.get(17)?,
-        incident_iid: row.get(18)?,
-        created_at: row.get(19)?,
-        updated_at: row.get(20)?,
-    })
-}
-
-const TOUCHED_COLUMNS: &str = "id, project_id, iid, status, title, events, incident_iid";
-
-fn touched_from(row: &Row<'_>) -> rusqlite::Result<TouchedAlert> {
-    Ok(TouchedAlert {
-        id: row.get(0)?,
-        project_id: row.get(1)?,
-        iid: row.get(2)?,
-        status: row.get(3)?,
-        title: row.get(4)?,
-        events: row.get(5)?,
-        incident_iid: row.get(6)?,
-    })
-}
-
-fn integration_from(row: &Row<'_>) -> rusqlite::Result<IntegrationRecord> {
-    Ok(IntegrationRecord {
-        id: row.get(0)?,
-        project_id: row.get(1)?,
-        project_path: row.get(2)?,
-        kind: row.get(3)?,
-        name: row.get(4)?,
-        active: row.get(5)?,
-        endpoint_identifier: row.get(6)?,
-        token_nonce: row.get(7)?,
-        token_ciphertext: row.get(8)?,
-        api_url: row.get(9)?,
-        payload_example: row.get(10)?,
-        payload_attribute_mapping: row.get(11)?,
-        created_at: row.get(12)?,
-        updated_at: row.get(13)?,
-    })
-}
+use super::rows::{self, ALERT_COLUMNS, INTEGRATION_COLUMNS, OUTBOX_STATE_COLUMNS, TOUCHED_COLUMNS};
 
 /// Every integration.
 pub fn integrations_all(connection: &Connection) -> rusqlite::Result<Vec<IntegrationRecord>> {
     let mut statement = connection.prepare(&format!(
         "SELECT {INTEGRATION_COLUMNS} FROM integrations ORDER BY id"
     ))?;
-    let rows = statement.query_map([], integration_from)?;
+    let rows = statement.query_map([], |row| rows::integration(row))?;
     rows.collect()
 }
 
@@ -420,14 +356,14 @@ fn open_alert(
     });
     connection
         .prepare_cached(&SQL)?
-        .query_row(params![project_id, fingerprint], touched_from)
+        .query_row(params![project_id, fingerprint], |row| rows::touched(row))
         .optional()
 }
 
 fn alert_by_id(connection: &Connection, id: u64) -> rusqlite::Result<AlertRecord> {
     connection
         .prepare_cached(&format!("SELECT {ALERT_COLUMNS} FROM alerts WHERE id = ?1"))?
-        .query_row([id], alert_from)
+        .query_row([id], |row| rows::alert(row))
 }
 
 fn enqueue(
@@ -588,7 +524,7 @@ pub fn alert_get(
         .query_row(
             &format!("SELECT {ALERT_COLUMNS} FROM alerts WHERE project_id = ?1 AND iid = ?2"),
             params![project_id, iid],
-            alert_from,
+            |row| rows::alert(row),
         )
         .optional()
 }
@@ -627,87 +563,25 @@ pub fn alert_set_status(
 
 /// A page of a project's alerts.
 pub fn alerts_list(connection: &Connection, query: &AlertQuery) -> rusqlite::Result<AlertPage> {
-    let mut conditions = vec!["project_id = ?1".to_owned()];
-    let mut values: Vec<rusqlite::types::Value> =
-        vec![rusqlite::types::Value::Integer(query.project_id as i64)];
-    if let Some(severity) = &query.severity {
-        values.push(rusqlite::types::Value::Text(severity.clone()));
-        conditions.push(format!("severity = ?{}", values.len()));
-    }
-    if let Some(environment) = &query.environment {
-        values.push(rusqlite::types::Value::Text(environment.clone()));
-        conditions.push(format!("environment = ?{}", values.len()));
-    }
-    if let Some(search) = query.search.as_ref().filter(|search| !search.is_empty()) {
-        let escaped = search
-            .to_lowercase()
-            .replace('\\', "\\\\")
-            .replace('%', "\\%")
-            .replace('_', "\\_");
-        values.push(rusqlite::types::Value::Text(format!("%{escaped}%")));
-        let n = values.len();
-        conditions.push(format!(
-            "(lower(title) LIKE ?{n} ESCAPE '\\' OR lower(coalesce(description, '')) LIKE ?{n} ESCAPE '\\' \
-             OR lower(coalesce(service, '')) LIKE ?{n} ESCAPE '\\' \
-             OR lower(coalesce(monitoring_tool, '')) LIKE ?{n} ESCAPE '\\' OR lower(hosts) LIKE ?{n} ESCAPE '\\')"
-        ));
-    }
-    let base = conditions.join(" AND ");
-    let mut counts = BTreeMap::new();
-    {
-        let mut statement = connection.prepare(&format!(
-            "SELECT status, COUNT(*) FROM alerts WHERE {base} GROUP BY status"
-        ))?;
-        let rows = statement.query_map(rusqlite::params_from_iter(values.iter()), |row| {
-            Ok((row.get::<_, String>(0)?, row.get::<_, u64>(1)?))
-        })?;
-        for row in rows {
-            let (status, count) = row?;
-            counts.insert(status, count);
-        }
-    }
-    let filtered = if query.statuses.is_empty() {
-        base
-    } else {
-        let list: Vec<String> = query
-            .statuses
-            .iter()
-            .filter(|status| ["triggered", "acknowledged", "resolved", "ignored"].contains(&status.as_str()))
-            .map(|status| format!("'{status}'"))
-            .collect();
-        format!("{base} AND status IN ({})", list.join(", "))
-    };
+    let statements = rows::alert_list(query, "");
+    let mut values: Vec<rusqlite::types::Value> = vec![rusqlite::types::Value::Integer(
+        i64::try_from(query.project_id).unwrap_or(i64::MAX),
+    )];
+    values.extend(statements.texts.iter().cloned().map(rusqlite::types::Value::Text));
+    let counts = connection
+        .prepare(&statements.counts)?
+        .query_map(rusqlite::params_from_iter(values.iter()), |row| {
+            rows::status_count(row)
+        })?
+        .collect::<rusqlite::Result<_>>()?;
     let total: u64 = connection.query_row(
-        &format!("SELECT COUNT(*) FROM alerts WHERE {filtered}"),
+        &statements.total,
         rusqlite::params_from_iter(values.iter()),
         |row| row.get(0),
     )?;
-    let column = if SORTABLE.contains(&query.sort_by) {
-        query.sort_by
-    } else {
-        "started_at"
-    };
-    let order = if column == "severity_rank" {
-        "CASE severity WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' THEN 2 WHEN 'low' THEN 3 \
-         WHEN 'info' THEN 4 ELSE 5 END"
-            .to_owned()
-    } else {
-        column.to_owned()
-    };
-    // Severity ranks lower for more severe alerts, so "descending" severity lists the most severe first.
-    let direction = match (column == "severity_rank", query.descending) {
-        (true, true) | (false, false) => "ASC",
-        _ => "DESC",
-    };
-    // Alerts with the same value (created in the same millisecond) follow the order asked for too.
-    let ties = if query.descending { "DESC" } else { "ASC" };
-    let offset = (query.page.max(1) - 1).saturating_mul(query.per_page);
-    let mut statement = connection.prepare(&format!(
-        "SELECT {ALERT_COLUMNS} FROM alerts WHERE {filtered} ORDER BY {order} {direction}, id {ties} LIMIT {} OFFSET {offset}",
-        query.per_page
-    ))?;
-    let alerts = statement
-        .query_map(rusqlite::params_from_iter(values.iter()), alert_from)?
+    let alerts = connection
+        .prepare(&statements.page)?
+        .query_map(rusqlite::params_from_iter(values.iter()), |row| rows::alert(row))?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(AlertPage {
         alerts,
@@ -723,8 +597,8 @@ pub fn open_by_environment(connection: &Connection, project_id: u64) -> rusqlite
          ORDER BY environment, CASE severity WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' THEN 2
             WHEN 'low' THEN 3 WHEN 'info' THEN 4 ELSE 5 END, started_at DESC"
     ))?;
-    let rows = statement.query_map([project_id], alert_from)?;
-    rows.collect()
+    let found = statement.query_map([project_id], |row| rows::alert(row))?;
+    found.collect()
 }
 
 /// Claims the outbox items due at `now`, oldest first, until `lease_until`: a claimed item is due again only when
@@ -807,17 +681,9 @@ pub fn outbox_retry(
 
 /// The incident calls of an alert.
 pub fn outbox_of(connection: &Connection, alert_id: u64) -> rusqlite::Result<Vec<OutboxState>> {
-    let mut statement = connection.prepare(
-        "SELECT kind, attempts, last_error, done_at, next_attempt_at FROM outbox WHERE alert_id = ?1 ORDER BY id",
-    )?;
-    let rows = statement.query_map([alert_id], |row| {
-        Ok(OutboxState {
-            kind: row.get(0)?,
-            attempts: row.get(1)?,
-            last_error: row.get(2)?,
-            done_at: row.get(3)?,
-            next_attempt_at: row.get(4)?,
-        })
-    })?;
-    rows.collect()
+    let mut statement = connection.prepare(&format!(
+        "SELECT {OUTBOX_STATE_COLUMNS} FROM outbox WHERE alert_id = $1 ORDER BY id"
+    ))?;
+    let found = statement.query_map([alert_id], |row| rows::outbox_state(row))?;
+    found.collect()
 }

@@ -28,6 +28,7 @@ mod migrations;
 mod open_alerts;
 pub mod postgres;
 mod postgres_schema;
+pub mod rows;
 mod sqlite;
 pub mod usage;
 

@@ -32,7 +32,7 @@ use tokio_postgres::Row;
 use super::{
     postgres_schema, AlertEvent, AlertPage, AlertQuery, AlertRecord, AlertSettings, EventOutcome, IdKind,
     IdRecord, IntegrationRecord, OutboxItem, OutboxState, PageSessionRecord, Store, StoreError, StoreFuture,
-    TouchedAlert, UsageDelta, UsageRow,
+    UsageDelta, UsageRow,
 };
 use crate::lifecycle::{self, Action};
 
@@ -100,10 +100,6 @@ fn int(value: u64) -> i64 {
 
 fn uint(value: i64) -> u64 {
     u64::try_from(value).unwrap_or(0)
-}
-
-fn opt_uint(value: Option<i64>) -> Option<u64> {
-    value.map(uint)
 }
 
 /// The client-side TLS setup for the database: the system's roots plus `ca_bundle`.
@@ -222,71 +218,9 @@ impl PostgresStore {
     }
 }
 
-const ALERT_COLUMNS: &str = "id, project_id, iid, integration_id, fingerprint, status, title, description, severity, \
-    service, monitoring_tool, hosts, environment, started_at, ended_at, events, last_event_at, payload, incident_iid, \
-    created_at, updated_at";
-
-const INTEGRATION_COLUMNS: &str = "id, project_id, project_path, type, name, active, endpoint_identifier, \
-    token_nonce, token_ciphertext, api_url, payload_example, payload_attribute_mapping, created_at, updated_at";
-
-const TOUCHED_COLUMNS: &str = "id, project_id, iid, status, title, events, incident_iid";
-
-fn alert_from(row: &Row) -> Result<AlertRecord, tokio_postgres::Error> {
-    Ok(AlertRecord {
-        id: uint(row.try_get(0)?),
-        project_id: uint(row.try_get(1)?),
-        iid: uint(row.try_get(2)?),
-        integration_id: opt_uint(row.try_get(3)?),
-        fingerprint: row.try_get(4)?,
-        status: row.try_get(5)?,
-        title: row.try_get(6)?,
-        description: row.try_get(7)?,
-        severity: row.try_get(8)?,
-        service: row.try_get(9)?,
-        monitoring_tool: row.try_get(10)?,
-        hosts_json: row.try_get(11)?,
-        environment: row.try_get(12)?,
-        started_at: row.try_get(13)?,
-        ended_at: row.try_get(14)?,
-        events: uint(row.try_get(15)?),
-        last_event_at: row.try_get(16)?,
-        payload_json: row.try_get(17)?,
-        incident_iid: opt_uint(row.try_get(18)?),
-        created_at: row.try_get(19)?,
-        updated_at: row.try_get(20)?,
-    })
-}
-
-fn touched_from(row: &Row) -> Result<TouchedAlert, tokio_postgres::Error> {
-    Ok(TouchedAlert {
-        id: uint(row.try_get(0)?),
-        project_id: uint(row.try_get(1)?),
-        iid: uint(row.try_get(2)?),
-        status: row.try_get(3)?,
-        title: row.try_get(4)?,
-        events: uint(row.try_get(5)?),
-        incident_iid: opt_uint(row.try_get(6)?),
-    })
-}
-
-fn integration_from(row: &Row) -> Result<IntegrationRecord, tokio_postgres::Error> {
-    Ok(IntegrationRecord {
-        id: uint(row.try_get(0)?),
-        project_id: uint(row.try_get(1)?),
-        project_path: row.try_get(2)?,
-        kind: row.try_get(3)?,
-        name: row.try_get(4)?,
-        active: row.try_get(5)?,
-        endpoint_identifier: row.try_get(6)?,
-        token_nonce: row.try_get(7)?,
-        token_ciphertext: row.try_get(8)?,
-        api_url: row.try_get(9)?,
-        payload_example: row.try_get(10)?,
-        payload_attribute_mapping: row.try_get(11)?,
-        created_at: row.try_get(12)?,
-        updated_at: row.try_get(13)?,
-    })
-}
+use super::rows::{
+    self, ALERT_COLUMNS, INTEGRATION_COLUMNS, OUTBOX_STATE_COLUMNS, TOUCHED_COLUMNS, USAGE_COLUMNS,
+};
 
 fn collect<T>(
     rows: Vec<Row>,
@@ -336,7 +270,7 @@ async fn alert_by_id<C: GenericClient>(client: &C, id: u64) -> Result<AlertRecor
             &[&int(id)],
         )
         .await?;
-    Ok(alert_from(&row)?)
+    Ok(rows::alert(&row)?)
 }
 
 /// The writer: takes the events waiting (up to [`MAX_BATCH`]) and commits them together.
@@ -466,7 +400,7 @@ async fn apply_event<C: GenericClient>(
                     &[&project_id, fingerprint, ended_at, &event.now],
                 )
                 .await?
-                .map(|row| touched_from(&row))
+                .map(|row| rows::touched(&row))
                 .transpose()?,
             None => None,
         };
@@ -514,7 +448,7 @@ async fn apply_event<C: GenericClient>(
             ],
         )
         .await?;
-    let alert = touched_from(&row)?;
+    let alert = rows::touched(&row)?;
     let created: bool = row.try_get(7)?;
     // What PostgreSQL did is the decision's Create (no open alert) or Group (the open alert) row.
     let action = lifecycle::decide((!created).then_some(alert.clone()), decision_event(event));
@@ -538,103 +472,27 @@ fn decision_event(event: &AlertEvent) -> lifecycle::Event<'_> {
     }
 }
 
-/// A page of a project's alerts: the same filters, counts and order as the SQLite store.
+/// A page of a project's alerts: the statements the SQLite store runs, with text compared by bytes as SQLite does.
 async fn alerts_list<C: GenericClient>(client: &C, query: &AlertQuery) -> Result<AlertPage, StoreError> {
-    let mut conditions = vec!["project_id = $1".to_owned()];
-    let mut texts: Vec<String> = Vec::new();
-    if let Some(severity) = &query.severity {
-        texts.push(severity.clone());
-        conditions.push(format!("severity = ${}", texts.len() + 1));
-    }
-    if let Some(environment) = &query.environment {
-        texts.push(environment.clone());
-        conditions.push(format!("environment = ${}", texts.len() + 1));
-    }
-    if let Some(search) = query.search.as_ref().filter(|search| !search.is_empty()) {
-        let escaped = search
-            .to_lowercase()
-            .replace('\\', "\\\\")
-            .replace('%', "\\%")
-            .replace('_', "\\_");
-        texts.push(format!("%{escaped}%"));
-        let n = texts.len() + 1;
-        conditions.push(format!(
-            "(lower(title) LIKE ${n} ESCAPE '\\' OR lower(coalesce(description, '')) LIKE ${n} ESCAPE '\\' \
-             OR lower(coalesce(service, '')) LIKE ${n} ESCAPE '\\' \
-             OR lower(coalesce(monitoring_tool, '')) LIKE ${n} ESCAPE '\\' OR lower(hosts) LIKE ${n} ESCAPE '\\')"
-        ));
-    }
+    let statements = rows::alert_list(query, " COLLATE \"C\"");
     let project_id = int(query.project_id);
     let mut values: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![&project_id];
     values.extend(
-        texts
+        statements
+            .texts
             .iter()
             .map(|text| text as &(dyn tokio_postgres::types::ToSql + Sync)),
     );
-    let base = conditions.join(" AND ");
-    let mut counts = std::collections::BTreeMap::new();
-    for row in client
-        .query(
-            &format!("SELECT status, COUNT(*) FROM alerts WHERE {base} GROUP BY status"),
-            &values,
-        )
+    let counts = client
+        .query(&statements.counts, &values)
         .await?
-    {
-        counts.insert(row.try_get::<_, String>(0)?, uint(row.try_get(1)?));
-    }
-    let filtered = if query.statuses.is_empty() {
-        base
-    } else {
-        let list: Vec<String> = query
-            .statuses
-            .iter()
-            .filter(|status| ["triggered", "acknowledged", "resolved", "ignored"].contains(&status.as_str()))
-            .map(|status| format!("'{status}'"))
-            .collect();
-        format!("{base} AND status IN ({})", list.join(", "))
-    };
-    let total = uint(
-        client
-            .query_one(&format!("SELECT COUNT(*) FROM alerts WHERE {filtered}"), &values)
-            .await?
-            .try_get(0)?,
-    );
-    let column = if super::alerts::SORTABLE.contains(&query.sort_by) {
-        query.sort_by
-    } else {
-        "started_at"
-    };
-    let order = if column == "severity_rank" {
-        "CASE severity WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' THEN 2 WHEN 'low' THEN 3 \
-         WHEN 'info' THEN 4 ELSE 5 END"
-            .to_owned()
-    } else {
-        column.to_owned()
-    };
-    let direction = match (column == "severity_rank", query.descending) {
-        (true, true) | (false, false) => "ASC",
-        _ => "DESC",
-    };
-    let ties = if query.descending { "DESC" } else { "ASC" };
-    let offset = (query.page.max(1) - 1).saturating_mul(query.per_page);
-    // Text sorts as SQLite sorts it (by bytes), whatever the database's collation.
-    let order = if column == "title" || column == "status" || column == "started_at" {
-        format!("{order} COLLATE \"C\"")
-    } else {
-        order
-    };
-    let rows = client
-        .query(
-            &format!(
-                "SELECT {ALERT_COLUMNS} FROM alerts WHERE {filtered} ORDER BY {order} {direction}, id {ties} \
-                 LIMIT {} OFFSET {offset}",
-                query.per_page
-            ),
-            &values,
-        )
-        .await?;
+        .iter()
+        .map(rows::status_count)
+        .collect::<Result<_, _>>()?;
+    let total = uint(client.query_one(&statements.total, &values).await?.try_get(0)?);
+    let alerts = collect(client.query(&statements.page, &values).await?, rows::alert)?;
     Ok(AlertPage {
-        alerts: collect(rows, alert_from)?,
+        alerts,
         total,
         counts,
     })
@@ -934,7 +792,7 @@ impl Store for PostgresStore {
                     &[],
                 )
                 .await?;
-            collect(rows, integration_from)
+            collect(rows, rows::integration)
         })
     }
 
@@ -1034,7 +892,7 @@ impl Store for PostgresStore {
                     &[&int(project_id), &int(iid)],
                 )
                 .await?;
-            Ok(row.map(|row| alert_from(&row)).transpose()?)
+            Ok(row.map(|row| rows::alert(&row)).transpose()?)
         })
     }
 
@@ -1058,7 +916,7 @@ impl Store for PostgresStore {
                     &[&int(project_id)],
                 )
                 .await?;
-            collect(rows, alert_from)
+            collect(rows, rows::alert)
         })
     }
 
@@ -1080,7 +938,7 @@ impl Store for PostgresStore {
                     &[&int(project_id), &int(iid)],
                 )
                 .await?;
-            let Some(alert) = row.map(|row| alert_from(&row)).transpose()? else {
+            let Some(alert) = row.map(|row| rows::alert(&row)).transpose()? else {
                 return Ok(None);
             };
             let ended_at =
@@ -1102,7 +960,7 @@ impl Store for PostgresStore {
             {
                 enqueue(&transaction, "close_incident", alert.project_id, alert.id, &now).await?;
             }
-            let updated = alert_from(&updated)?;
+            let updated = rows::alert(&updated)?;
             transaction.commit().await?;
             Ok(Some(updated))
         })
@@ -1210,26 +1068,15 @@ impl Store for PostgresStore {
 
     fn outbox_of(&self, alert_id: u64) -> StoreFuture<'_, Vec<OutboxState>> {
         Box::pin(async move {
-            let rows = self
+            let found = self
                 .client()
                 .await?
                 .query(
-                    "SELECT kind, attempts, last_error, done_at, next_attempt_at FROM outbox WHERE alert_id = $1
-                     ORDER BY id",
+                    &format!("SELECT {OUTBOX_STATE_COLUMNS} FROM outbox WHERE alert_id = $1 ORDER BY id"),
                     &[&int(alert_id)],
                 )
                 .await?;
-            let mut states = Vec::with_capacity(rows.len());
-            for row in rows {
-                states.push(OutboxState {
-                    kind: row.try_get(0)?,
-                    attempts: uint(row.try_get(1)?),
-                    last_error: row.try_get(2)?,
-                    done_at: row.try_get(3)?,
-                    next_attempt_at: row.try_get(4)?,
-                });
-            }
-            Ok(states)
+            collect(found, rows::outbox_state)
         })
     }
 
@@ -1273,29 +1120,15 @@ impl Store for PostgresStore {
 
     fn usage(&self) -> StoreFuture<'_, Vec<UsageRow>> {
         Box::pin(async move {
-            let rows = self
+            let found = self
                 .client()
                 .await?
                 .query(
-                    "SELECT route, since, client, user_agent, calls, errors, first_seen, last_seen FROM v3_usage
-                     ORDER BY route COLLATE \"C\", calls DESC",
+                    &format!("SELECT {USAGE_COLUMNS} FROM v3_usage ORDER BY route COLLATE \"C\", calls DESC"),
                     &[],
                 )
                 .await?;
-            let mut usage = Vec::with_capacity(rows.len());
-            for row in rows {
-                usage.push(UsageDelta {
-                    route: row.try_get(0)?,
-                    since: row.try_get(1)?,
-                    client: row.try_get(2)?,
-                    user_agent: row.try_get(3)?,
-                    calls: uint(row.try_get(4)?),
-                    errors: uint(row.try_get(5)?),
-                    first_seen: row.try_get(6)?,
-                    last_seen: row.try_get(7)?,
-                });
-            }
-            Ok(usage)
+            collect(found, rows::usage)
         })
     }
 }

@@ -108,21 +108,10 @@ fn fold(connection: &Connection, route: &str, max_clients: usize) -> rusqlite::R
 
 /// Every row, by route.
 pub fn all(connection: &Connection) -> rusqlite::Result<Vec<UsageRow>> {
-    let mut statement = connection.prepare(
-        "SELECT route, since, client, user_agent, calls, errors, first_seen, last_seen FROM v3_usage
-         ORDER BY route, calls DESC",
-    )?;
-    let rows = statement.query_map([], |row| {
-        Ok(UsageDelta {
-            route: row.get(0)?,
-            since: row.get(1)?,
-            client: row.get(2)?,
-            user_agent: row.get(3)?,
-            calls: row.get(4)?,
-            errors: row.get(5)?,
-            first_seen: row.get(6)?,
-            last_seen: row.get(7)?,
-        })
-    })?;
-    rows.collect()
+    let mut statement = connection.prepare(&format!(
+        "SELECT {} FROM v3_usage ORDER BY route, calls DESC",
+        super::rows::USAGE_COLUMNS
+    ))?;
+    let found = statement.query_map([], |row| super::rows::usage(row))?;
+    found.collect()
 }

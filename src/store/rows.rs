@@ -1,0 +1,270 @@
+//! What the SQLite and PostgreSQL stores share about rows: the column lists, one mapper per record type over
+//! either driver's row ([`Columns`]), and the alert list's query, built once for both.
+//!
+//! Statements both databases accept are written once with `$n` placeholders: PostgreSQL numbers them, and SQLite
+//! reads `$1` as a named parameter, which rusqlite binds by position as long as the names first appear in order.
+
+use super::{AlertQuery, AlertRecord, IntegrationRecord, OutboxState, TouchedAlert, UsageDelta};
+
+/// The columns [`alert`] reads, in its order.
+pub const ALERT_COLUMNS: &str = "id, project_id, iid, integration_id, fingerprint, status, title, description, \
+    severity, service, monitoring_tool, hosts, environment, started_at, ended_at, events, last_event_at, payload, \
+    incident_iid, created_at, updated_at";
+
+/// The columns [`integration`] reads, in its order.
+pub const INTEGRATION_COLUMNS: &str = "id, project_id, project_path, type, name, active, endpoint_identifier, \
+    token_nonce, token_ciphertext, api_url, payload_example, payload_attribute_mapping, created_at, updated_at";
+
+/// The columns [`touched`] reads, in its order.
+pub const TOUCHED_COLUMNS: &str = "id, project_id, iid, status, title, events, incident_iid";
+
+/// The columns [`outbox_state`] reads, in its order.
+pub const OUTBOX_STATE_COLUMNS: &str = "kind, attempts, last_error, done_at, next_attempt_at";
+
+/// The columns [`usage`] reads, in its order.
+pub const USAGE_COLUMNS: &str = "route, since, client, user_agent, calls, errors, first_seen, last_seen";
+
+/// The severities from most to least severe, as an SQL expression that ranks them (0 is the most severe).
+pub const SEVERITY_RANK: &str =
+    "CASE severity WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' THEN 2 \
+    WHEN 'low' THEN 3 WHEN 'info' THEN 4 ELSE 5 END";
+
+/// A row of either driver, read by column index.
+pub trait Columns {
+    /// The driver's error.
+    type Error;
+    /// A text column.
+    fn text(&self, index: usize) -> Result<String, Self::Error>;
+    /// A text column that may be NULL.
+    fn opt_text(&self, index: usize) -> Result<Option<String>, Self::Error>;
+    /// A non-negative integer column.
+    fn int(&self, index: usize) -> Result<u64, Self::Error>;
+    /// A non-negative integer column that may be NULL.
+    fn opt_int(&self, index: usize) -> Result<Option<u64>, Self::Error>;
+    /// A boolean column (SQLite: 0 or 1).
+    fn flag(&self, index: usize) -> Result<bool, Self::Error>;
+    /// A blob column.
+    fn bytes(&self, index: usize) -> Result<Vec<u8>, Self::Error>;
+}
+
+impl Columns for rusqlite::Row<'_> {
+    type Error = rusqlite::Error;
+    fn text(&self, index: usize) -> rusqlite::Result<String> {
+        self.get(index)
+    }
+    fn opt_text(&self, index: usize) -> rusqlite::Result<Option<String>> {
+        self.get(index)
+    }
+    fn int(&self, index: usize) -> rusqlite::Result<u64> {
+        self.get(index)
+    }
+    fn opt_int(&self, index: usize) -> rusqlite::Result<Option<u64>> {
+        self.get(index)
+    }
+    fn flag(&self, index: usize) -> rusqlite::Result<bool> {
+        self.get(index)
+    }
+    fn bytes(&self, index: usize) -> rusqlite::Result<Vec<u8>> {
+        self.get(index)
+    }
+}
+
+/// PostgreSQL's `BIGINT`s are signed; ids and counts are never negative.
+fn unsigned(value: i64) -> u64 {
+    u64::try_from(value).unwrap_or(0)
+}
+
+impl Columns for tokio_postgres::Row {
+    type Error = tokio_postgres::Error;
+    fn text(&self, index: usize) -> Result<String, tokio_postgres::Error> {
+        self.try_get(index)
+    }
+    fn opt_text(&self, index: usize) -> Result<Option<String>, tokio_postgres::Error> {
+        self.try_get(index)
+    }
+    fn int(&self, index: usize) -> Result<u64, tokio_postgres::Error> {
+        self.try_get::<_, i64>(index).map(unsigned)
+    }
+    fn opt_int(&self, index: usize) -> Result<Option<u64>, tokio_postgres::Error> {
+        self.try_get::<_, Option<i64>>(index)
+            .map(|value| value.map(unsigned))
+    }
+    fn flag(&self, index: usize) -> Result<bool, tokio_postgres::Error> {
+        self.try_get(index)
+    }
+    fn bytes(&self, index: usize) -> Result<Vec<u8>, tokio_postgres::Error> {
+        self.try_get(index)
+    }
+}
+
+/// An alert from [`ALERT_COLUMNS`].
+pub fn alert<R: Columns>(row: &R) -> Result<AlertRecord, R::Error> {
+    Ok(AlertRecord {
+        id: row.int(0)?,
+        project_id: row.int(1)?,
+        iid: row.int(2)?,
+        integration_id: row.opt_int(3)?,
+        fingerprint: row.opt_text(4)?,
+        status: row.text(5)?,
+        title: row.text(6)?,
+        description: row.opt_text(7)?,
+        severity: row.text(8)?,
+        service: row.opt_text(9)?,
+        monitoring_tool: row.opt_text(10)?,
+        hosts_json: row.text(11)?,
+        environment: row.opt_text(12)?,
+        started_at: row.text(13)?,
+        ended_at: row.opt_text(14)?,
+        events: row.int(15)?,
+        last_event_at: row.text(16)?,
+        payload_json: row.text(17)?,
+        incident_iid: row.opt_int(18)?,
+        created_at: row.text(19)?,
+        updated_at: row.text(20)?,
+    })
+}
+
+/// The columns of an alert an event touched, from [`TOUCHED_COLUMNS`].
+pub fn touched<R: Columns>(row: &R) -> Result<TouchedAlert, R::Error> {
+    Ok(TouchedAlert {
+        id: row.int(0)?,
+        project_id: row.int(1)?,
+        iid: row.int(2)?,
+        status: row.text(3)?,
+        title: row.text(4)?,
+        events: row.int(5)?,
+        incident_iid: row.opt_int(6)?,
+    })
+}
+
+/// An integration from [`INTEGRATION_COLUMNS`].
+pub fn integration<R: Columns>(row: &R) -> Result<IntegrationRecord, R::Error> {
+    Ok(IntegrationRecord {
+        id: row.int(0)?,
+        project_id: row.int(1)?,
+        project_path: row.text(2)?,
+        kind: row.text(3)?,
+        name: row.text(4)?,
+        active: row.flag(5)?,
+        endpoint_identifier: row.opt_text(6)?,
+        token_nonce: row.bytes(7)?,
+        token_ciphertext: row.bytes(8)?,
+        api_url: row.opt_text(9)?,
+        payload_example: row.opt_text(10)?,
+        payload_attribute_mapping: row.opt_text(11)?,
+        created_at: row.text(12)?,
+        updated_at: row.text(13)?,
+    })
+}
+
+/// An incident call's state from [`OUTBOX_STATE_COLUMNS`].
+pub fn outbox_state<R: Columns>(row: &R) -> Result<OutboxState, R::Error> {
+    Ok(OutboxState {
+        kind: row.text(0)?,
+        attempts: row.int(1)?,
+        last_error: row.opt_text(2)?,
+        done_at: row.opt_text(3)?,
+        next_attempt_at: row.text(4)?,
+    })
+}
+
+/// A V3 usage row from [`USAGE_COLUMNS`].
+pub fn usage<R: Columns>(row: &R) -> Result<UsageDelta, R::Error> {
+    Ok(UsageDelta {
+        route: row.text(0)?,
+        since: row.text(1)?,
+        client: row.text(2)?,
+        user_agent: row.text(3)?,
+        calls: row.int(4)?,
+        errors: row.int(5)?,
+        first_seen: row.text(6)?,
+        last_seen: row.text(7)?,
+    })
+}
+
+/// The statements of one page of an alert list, with their parameters: `$1` is the project, then text values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AlertListStatements {
+    /// `status, count` for every status, under the filters but not the status filter (the tabs' counts).
+    pub counts: String,
+    /// The number of matching alerts.
+    pub total: String,
+    /// The page, [`ALERT_COLUMNS`].
+    pub page: String,
+    /// The text parameters after the project, in placeholder order.
+    pub texts: Vec<String>,
+}
+
+/// The alert list's statements for `query`. Text sorts by bytes in both databases (`collate_binary` names the
+/// clause that makes PostgreSQL do so whatever its collation; SQLite sorts by bytes already).
+pub fn alert_list(query: &AlertQuery, collate_binary: &str) -> AlertListStatements {
+    let mut conditions = vec!["project_id = $1".to_owned()];
+    let mut texts: Vec<String> = Vec::new();
+    if let Some(severity) = &query.severity {
+        texts.push(severity.clone());
+        conditions.push(format!("severity = ${}", texts.len() + 1));
+    }
+    if let Some(environment) = &query.environment {
+        texts.push(environment.clone());
+        conditions.push(format!("environment = ${}", texts.len() + 1));
+    }
+    if let Some(search) = query.search.as_ref().filter(|search| !search.is_empty()) {
+        let escaped = search
+            .to_lowercase()
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_");
+        texts.push(format!("%{escaped}%"));
+        let n = texts.len() + 1;
+        conditions.push(format!(
+            "(lower(title) LIKE ${n} ESCAPE '\\' OR lower(coalesce(description, '')) LIKE ${n} ESCAPE '\\' \
+             OR lower(coalesce(service, '')) LIKE ${n} ESCAPE '\\' \
+             OR lower(coalesce(monitoring_tool, '')) LIKE ${n} ESCAPE '\\' OR lower(hosts) LIKE ${n} ESCAPE '\\')"
+        ));
+    }
+    let base = conditions.join(" AND ");
+    let filtered = if query.statuses.is_empty() {
+        base.clone()
+    } else {
+        let list: Vec<String> = query
+            .statuses
+            .iter()
+            .filter(|status| ["triggered", "acknowledged", "resolved", "ignored"].contains(&status.as_str()))
+            .map(|status| format!("'{status}'"))
+            .collect();
+        format!("{base} AND status IN ({})", list.join(", "))
+    };
+    let column = if super::alerts::SORTABLE.contains(&query.sort_by) {
+        query.sort_by
+    } else {
+        "started_at"
+    };
+    let order = match column {
+        "severity_rank" => SEVERITY_RANK.to_owned(),
+        "title" | "status" | "started_at" => format!("{column}{collate_binary}"),
+        other => other.to_owned(),
+    };
+    // Severity ranks lower for more severe alerts, so "descending" severity lists the most severe first.
+    let direction = match (column == "severity_rank", query.descending) {
+        (true, true) | (false, false) => "ASC",
+        _ => "DESC",
+    };
+    // Alerts with the same value (created in the same millisecond) follow the order asked for too.
+    let ties = if query.descending { "DESC" } else { "ASC" };
+    let offset = (query.page.max(1) - 1).saturating_mul(query.per_page);
+    AlertListStatements {
+        counts: format!("SELECT status, COUNT(*) FROM alerts WHERE {base} GROUP BY status"),
+        total: format!("SELECT COUNT(*) FROM alerts WHERE {filtered}"),
+        page: format!(
+            "SELECT {ALERT_COLUMNS} FROM alerts WHERE {filtered} ORDER BY {order} {direction}, id {ties} \
+             LIMIT {} OFFSET {offset}",
+            query.per_page
+        ),
+        texts,
+    }
+}
+
+/// One row of [`AlertListStatements::counts`]: a status and its count.
+pub fn status_count<R: Columns>(row: &R) -> Result<(String, u64), R::Error> {
+    Ok((row.text(0)?, row.int(1)?))
+}

@@ -244,13 +244,11 @@ pub struct OutboxState {
     pub next_attempt_at: String,
 }
 
-use super::rows::{self, ALERT_COLUMNS, INTEGRATION_COLUMNS, OUTBOX_STATE_COLUMNS, TOUCHED_COLUMNS};
+use super::rows::{self, ALERT_COLUMNS, OUTBOX_STATE_COLUMNS, TOUCHED_COLUMNS};
 
 /// Every integration.
 pub fn integrations_all(connection: &Connection) -> rusqlite::Result<Vec<IntegrationRecord>> {
-    let mut statement = connection.prepare(&format!(
-        "SELECT {INTEGRATION_COLUMNS} FROM integrations ORDER BY id"
-    ))?;
+    let mut statement = connection.prepare(&rows::sqlite(rows::INTEGRATIONS_ALL))?;
     let rows = statement.query_map([], |row| rows::integration(row))?;
     rows.collect()
 }
@@ -260,10 +258,8 @@ pub fn integration_insert(
     connection: &Connection,
     record: &IntegrationRecord,
 ) -> rusqlite::Result<IntegrationRecord> {
-    connection.execute(
-        "INSERT INTO integrations (project_id, project_path, type, name, active, endpoint_identifier, token_nonce,
-            token_ciphertext, api_url, payload_example, payload_attribute_mapping, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    let id: u64 = connection.query_row(
+        &rows::sqlite(rows::INTEGRATION_INSERT),
         params![
             record.project_id,
             record.project_path,
@@ -279,19 +275,15 @@ pub fn integration_insert(
             record.created_at,
             record.updated_at,
         ],
+        |row| row.get(0),
     )?;
-    Ok(IntegrationRecord {
-        id: u64::try_from(connection.last_insert_rowid()).unwrap_or(0),
-        ..record.clone()
-    })
+    Ok(IntegrationRecord { id, ..record.clone() })
 }
 
 /// Replaces an integration's mutable fields.
 pub fn integration_update(connection: &Connection, record: &IntegrationRecord) -> rusqlite::Result<usize> {
     connection.execute(
-        "UPDATE integrations SET name = ?2, active = ?3, token_nonce = ?4, token_ciphertext = ?5, api_url = ?6,
-            payload_example = ?7, payload_attribute_mapping = ?8, updated_at = ?9, project_path = ?10
-         WHERE id = ?1",
+        &rows::sqlite(rows::INTEGRATION_UPDATE),
         params![
             record.id,
             record.name,
@@ -309,15 +301,13 @@ pub fn integration_update(connection: &Connection, record: &IntegrationRecord) -
 
 /// Deletes an integration.
 pub fn integration_delete(connection: &Connection, id: u64) -> rusqlite::Result<usize> {
-    connection.execute("DELETE FROM integrations WHERE id = ?1", [id])
+    connection.execute(&rows::sqlite(rows::INTEGRATION_DELETE), [id])
 }
 
 /// A project's incident settings (defaults when never set).
 pub fn settings_get(connection: &Connection, project_id: u64) -> rusqlite::Result<AlertSettings> {
     Ok(connection
-        .prepare_cached(
-            "SELECT create_incident, auto_close_incident FROM alert_settings WHERE project_id = ?1",
-        )?
+        .prepare_cached(&rows::sqlite(rows::SETTINGS_GET))?
         .query_row([project_id], |row| {
             Ok(AlertSettings {
                 create_incident: row.get(0)?,
@@ -335,9 +325,7 @@ pub fn settings_put(
     settings: AlertSettings,
 ) -> rusqlite::Result<()> {
     connection.execute(
-        "INSERT INTO alert_settings (project_id, create_incident, auto_close_incident) VALUES (?1, ?2, ?3)
-         ON CONFLICT (project_id) DO UPDATE SET create_incident = excluded.create_incident,
-            auto_close_incident = excluded.auto_close_incident",
+        &rows::sqlite(rows::SETTINGS_PUT),
         params![project_id, settings.create_incident, settings.auto_close_incident],
     )?;
     Ok(())
@@ -374,7 +362,7 @@ fn enqueue(
     now: &str,
 ) -> rusqlite::Result<()> {
     connection.execute(
-        "INSERT INTO outbox (kind, project_id, alert_id, next_attempt_at) VALUES (?1, ?2, ?3, ?4)",
+        &rows::sqlite(rows::OUTBOX_ENQUEUE),
         params![kind, project_id, alert_id, now],
     )?;
     Ok(())
@@ -548,7 +536,7 @@ pub fn alert_set_status(
         None
     };
     connection.execute(
-        "UPDATE alerts SET status = ?2, ended_at = ?3, updated_at = ?4 WHERE id = ?1",
+        &rows::sqlite(rows::ALERT_SET_STATUS),
         params![alert.id, status, ended_at, now],
     )?;
     if status == "resolved"
@@ -647,15 +635,9 @@ pub fn outbox_done(
     incident_iid: Option<u64>,
     now: &str,
 ) -> rusqlite::Result<()> {
-    connection.execute(
-        "UPDATE outbox SET done_at = ?2, attempts = attempts + 1, last_error = NULL WHERE id = ?1",
-        params![id, now],
-    )?;
+    connection.execute(&rows::sqlite(rows::OUTBOX_DONE), params![id, now])?;
     if let Some(iid) = incident_iid {
-        connection.execute(
-            "UPDATE alerts SET incident_iid = ?2 WHERE id = ?1",
-            params![alert_id, iid],
-        )?;
+        connection.execute(&rows::sqlite(rows::ALERT_SET_INCIDENT), params![alert_id, iid])?;
         // An alert resolved before its incident existed still gets the incident closed.
         let alert = alert_by_id(connection, alert_id)?;
         if alert.status == "resolved" && settings_get(connection, alert.project_id)?.auto_close_incident {
@@ -673,7 +655,7 @@ pub fn outbox_retry(
     error: &str,
 ) -> rusqlite::Result<()> {
     connection.execute(
-        "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?2, last_error = ?3 WHERE id = ?1",
+        &rows::sqlite(rows::OUTBOX_RETRY),
         params![id, next_attempt_at, error],
     )?;
     Ok(())

@@ -218,9 +218,7 @@ impl PostgresStore {
     }
 }
 
-use super::rows::{
-    self, ALERT_COLUMNS, INTEGRATION_COLUMNS, OUTBOX_STATE_COLUMNS, TOUCHED_COLUMNS, USAGE_COLUMNS,
-};
+use super::rows::{self, ALERT_COLUMNS, OUTBOX_STATE_COLUMNS, TOUCHED_COLUMNS, USAGE_COLUMNS};
 
 fn collect<T>(
     rows: Vec<Row>,
@@ -232,12 +230,7 @@ fn collect<T>(
 }
 
 async fn settings_get<C: GenericClient>(client: &C, project_id: u64) -> Result<AlertSettings, StoreError> {
-    let row = client
-        .query_opt(
-            "SELECT create_incident, auto_close_incident FROM alert_settings WHERE project_id = $1",
-            &[&int(project_id)],
-        )
-        .await?;
+    let row = client.query_opt(rows::SETTINGS_GET, &[&int(project_id)]).await?;
     Ok(match row {
         Some(row) => AlertSettings {
             create_incident: row.try_get(0)?,
@@ -256,7 +249,7 @@ async fn enqueue<C: GenericClient>(
 ) -> Result<(), StoreError> {
     client
         .execute(
-            "INSERT INTO outbox (kind, project_id, alert_id, next_attempt_at) VALUES ($1, $2, $3, $4)",
+            rows::OUTBOX_ENQUEUE,
             &[&kind, &int(project_id), &int(alert_id), &now],
         )
         .await?;
@@ -638,10 +631,7 @@ impl Store for PostgresStore {
             let row = self
                 .client()
                 .await?
-                .query_opt(
-                    "SELECT project_id, iid FROM id_index WHERE kind = $1 AND id = $2",
-                    &[&kind.as_str(), &int(id)],
-                )
+                .query_opt(rows::ID_LOOKUP, &[&kind.as_str(), &int(id)])
                 .await?;
             Ok(match row {
                 Some(row) => Some(IdRecord {
@@ -658,12 +648,7 @@ impl Store for PostgresStore {
     fn id_record(&self, records: Vec<IdRecord>) -> StoreFuture<'_, ()> {
         Box::pin(async move {
             let client = self.client().await?;
-            let statement = client
-                .prepare_cached(
-                    "INSERT INTO id_index (kind, id, project_id, iid) VALUES ($1, $2, $3, $4)
-                     ON CONFLICT (kind, id) DO UPDATE SET project_id = EXCLUDED.project_id, iid = EXCLUDED.iid",
-                )
-                .await?;
+            let statement = client.prepare_cached(rows::ID_RECORD).await?;
             // Sent together: the client pipelines them on its connection.
             let writes = records.iter().map(|record| {
                 let (id, project_id, iid) = (int(record.id), int(record.project_id), int(record.iid));
@@ -692,8 +677,7 @@ impl Store for PostgresStore {
             self.client()
                 .await?
                 .execute(
-                    "INSERT INTO sessions (token_hash, access_token, user_id) VALUES ($1, $2, $3)
-                     ON CONFLICT (token_hash) DO UPDATE SET access_token = EXCLUDED.access_token",
+                    rows::SESSION_PUT,
                     &[&token_hash, &access_token, &user_id.map(int)],
                 )
                 .await?;
@@ -706,10 +690,7 @@ impl Store for PostgresStore {
             let row = self
                 .client()
                 .await?
-                .query_opt(
-                    "SELECT access_token FROM sessions WHERE token_hash = $1",
-                    &[&token_hash],
-                )
+                .query_opt(rows::SESSION_GET, &[&token_hash])
                 .await?;
             Ok(row.map(|row| row.try_get(0)).transpose()?)
         })
@@ -720,10 +701,7 @@ impl Store for PostgresStore {
             self.client()
                 .await?
                 .execute(
-                    "INSERT INTO page_sessions (id_hash, sealed_token, username, csrf, expires_at)
-                     VALUES ($1, $2, $3, $4, $5)
-                     ON CONFLICT (id_hash) DO UPDATE SET sealed_token = EXCLUDED.sealed_token,
-                        username = EXCLUDED.username, csrf = EXCLUDED.csrf, expires_at = EXCLUDED.expires_at",
+                    rows::PAGE_SESSION_PUT,
                     &[
                         &session.id_hash,
                         &session.sealed_token,
@@ -742,11 +720,7 @@ impl Store for PostgresStore {
             let row = self
                 .client()
                 .await?
-                .query_opt(
-                    "SELECT sealed_token, username, csrf, expires_at FROM page_sessions
-                     WHERE id_hash = $1 AND expires_at > $2",
-                    &[&id_hash, &now],
-                )
+                .query_opt(rows::PAGE_SESSION_GET, &[&id_hash, &now])
                 .await?;
             Ok(match row {
                 Some(row) => Some(PageSessionRecord {
@@ -765,7 +739,7 @@ impl Store for PostgresStore {
         Box::pin(async move {
             self.client()
                 .await?
-                .execute("DELETE FROM page_sessions WHERE id_hash = $1", &[&id_hash])
+                .execute(rows::PAGE_SESSION_DELETE, &[&id_hash])
                 .await?;
             Ok(())
         })
@@ -776,7 +750,7 @@ impl Store for PostgresStore {
             let removed = self
                 .client()
                 .await?
-                .execute("DELETE FROM page_sessions WHERE expires_at <= $1", &[&now])
+                .execute(rows::PAGE_SESSIONS_SWEEP, &[&now])
                 .await?;
             Ok(removed)
         })
@@ -784,14 +758,7 @@ impl Store for PostgresStore {
 
     fn integrations(&self) -> StoreFuture<'_, Vec<IntegrationRecord>> {
         Box::pin(async move {
-            let rows = self
-                .client()
-                .await?
-                .query(
-                    &format!("SELECT {INTEGRATION_COLUMNS} FROM integrations ORDER BY id"),
-                    &[],
-                )
-                .await?;
+            let rows = self.client().await?.query(rows::INTEGRATIONS_ALL, &[]).await?;
             collect(rows, rows::integration)
         })
     }
@@ -800,28 +767,25 @@ impl Store for PostgresStore {
         Box::pin(with_notification(self, move |client| {
             Box::pin(async move {
                 let row = client
-                .query_one(
-                    "INSERT INTO integrations (project_id, project_path, type, name, active, endpoint_identifier,
-                        token_nonce, token_ciphertext, api_url, payload_example, payload_attribute_mapping,
-                        created_at, updated_at)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id",
-                    &[
-                        &int(record.project_id),
-                        &record.project_path,
-                        &record.kind,
-                        &record.name,
-                        &record.active,
-                        &record.endpoint_identifier,
-                        &record.token_nonce,
-                        &record.token_ciphertext,
-                        &record.api_url,
-                        &record.payload_example,
-                        &record.payload_attribute_mapping,
-                        &record.created_at,
-                        &record.updated_at,
-                    ],
-                )
-                .await?;
+                    .query_one(
+                        rows::INTEGRATION_INSERT,
+                        &[
+                            &int(record.project_id),
+                            &record.project_path,
+                            &record.kind,
+                            &record.name,
+                            &record.active,
+                            &record.endpoint_identifier,
+                            &record.token_nonce,
+                            &record.token_ciphertext,
+                            &record.api_url,
+                            &record.payload_example,
+                            &record.payload_attribute_mapping,
+                            &record.created_at,
+                            &record.updated_at,
+                        ],
+                    )
+                    .await?;
                 Ok(IntegrationRecord {
                     id: uint(row.try_get(0)?),
                     ..record
@@ -834,25 +798,22 @@ impl Store for PostgresStore {
         Box::pin(with_notification(self, move |client| {
             Box::pin(async move {
                 client
-                .execute(
-                    "UPDATE integrations SET name = $2, active = $3, token_nonce = $4, token_ciphertext = $5,
-                        api_url = $6, payload_example = $7, payload_attribute_mapping = $8, updated_at = $9,
-                        project_path = $10
-                     WHERE id = $1",
-                    &[
-                        &int(record.id),
-                        &record.name,
-                        &record.active,
-                        &record.token_nonce,
-                        &record.token_ciphertext,
-                        &record.api_url,
-                        &record.payload_example,
-                        &record.payload_attribute_mapping,
-                        &record.updated_at,
-                        &record.project_path,
-                    ],
-                )
-                .await?;
+                    .execute(
+                        rows::INTEGRATION_UPDATE,
+                        &[
+                            &int(record.id),
+                            &record.name,
+                            &record.active,
+                            &record.token_nonce,
+                            &record.token_ciphertext,
+                            &record.api_url,
+                            &record.payload_example,
+                            &record.payload_attribute_mapping,
+                            &record.updated_at,
+                            &record.project_path,
+                        ],
+                    )
+                    .await?;
                 Ok(())
             })
         }))
@@ -861,9 +822,7 @@ impl Store for PostgresStore {
     fn integration_delete(&self, id: u64) -> StoreFuture<'_, ()> {
         Box::pin(with_notification(self, move |client| {
             Box::pin(async move {
-                client
-                    .execute("DELETE FROM integrations WHERE id = $1", &[&int(id)])
-                    .await?;
+                client.execute(rows::INTEGRATION_DELETE, &[&int(id)]).await?;
                 Ok(())
             })
         }))
@@ -975,10 +934,12 @@ impl Store for PostgresStore {
             self.client()
                 .await?
                 .execute(
-                    "INSERT INTO alert_settings (project_id, create_incident, auto_close_incident) VALUES ($1, $2, $3)
-                     ON CONFLICT (project_id) DO UPDATE SET create_incident = EXCLUDED.create_incident,
-                        auto_close_incident = EXCLUDED.auto_close_incident",
-                    &[&int(project_id), &settings.create_incident, &settings.auto_close_incident],
+                    rows::SETTINGS_PUT,
+                    &[
+                        &int(project_id),
+                        &settings.create_incident,
+                        &settings.auto_close_incident,
+                    ],
                 )
                 .await?;
             Ok(())
@@ -1025,18 +986,10 @@ impl Store for PostgresStore {
         Box::pin(async move {
             let mut client = self.client().await?;
             let transaction = client.transaction().await?;
-            transaction
-                .execute(
-                    "UPDATE outbox SET done_at = $2, attempts = attempts + 1, last_error = NULL WHERE id = $1",
-                    &[&int(id), &now],
-                )
-                .await?;
+            transaction.execute(rows::OUTBOX_DONE, &[&int(id), &now]).await?;
             if let Some(iid) = incident_iid {
                 transaction
-                    .execute(
-                        "UPDATE alerts SET incident_iid = $2 WHERE id = $1",
-                        &[&int(alert_id), &int(iid)],
-                    )
+                    .execute(rows::ALERT_SET_INCIDENT, &[&int(alert_id), &int(iid)])
                     .await?;
                 // An alert resolved before its incident existed still gets the incident closed.
                 let alert = alert_by_id(&transaction, alert_id).await?;
@@ -1057,10 +1010,7 @@ impl Store for PostgresStore {
         Box::pin(async move {
             self.client()
                 .await?
-                .execute(
-                    "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = $2, last_error = $3 WHERE id = $1",
-                    &[&int(id), &next_attempt_at, &error],
-                )
+                .execute(rows::OUTBOX_RETRY, &[&int(id), &next_attempt_at, &error])
                 .await?;
             Ok(())
         })

@@ -11,10 +11,6 @@ pub const ALERT_COLUMNS: &str = "id, project_id, iid, integration_id, fingerprin
     severity, service, monitoring_tool, hosts, environment, started_at, ended_at, events, last_event_at, payload, \
     incident_iid, created_at, updated_at";
 
-/// The columns [`integration`] reads, in its order.
-pub const INTEGRATION_COLUMNS: &str = "id, project_id, project_path, type, name, active, endpoint_identifier, \
-    token_nonce, token_ciphertext, api_url, payload_example, payload_attribute_mapping, created_at, updated_at";
-
 /// The columns [`touched`] reads, in its order.
 pub const TOUCHED_COLUMNS: &str = "id, project_id, iid, status, title, events, incident_iid";
 
@@ -137,7 +133,7 @@ pub fn touched<R: Columns>(row: &R) -> Result<TouchedAlert, R::Error> {
     })
 }
 
-/// An integration from [`INTEGRATION_COLUMNS`].
+/// An integration from the columns of [`INTEGRATIONS_ALL`].
 pub fn integration<R: Columns>(row: &R) -> Result<IntegrationRecord, R::Error> {
     Ok(IntegrationRecord {
         id: row.int(0)?,
@@ -267,4 +263,104 @@ pub fn alert_list(query: &AlertQuery, collate_binary: &str) -> AlertListStatemen
 /// One row of [`AlertListStatements::counts`]: a status and its count.
 pub fn status_count<R: Columns>(row: &R) -> Result<(String, u64), R::Error> {
     Ok((row.text(0)?, row.int(1)?))
+}
+
+/// A statement shared by both stores, written for PostgreSQL (`$n`), in SQLite's spelling: `?n`, SQLite's own
+/// numbered placeholder, which binds by number as PostgreSQL does.
+pub fn sqlite(statement: &str) -> String {
+    statement.replace('$', "?")
+}
+
+/// Every integration, by id.
+pub const INTEGRATIONS_ALL: &str = "SELECT id, project_id, project_path, type, name, active, endpoint_identifier, \
+    token_nonce, token_ciphertext, api_url, payload_example, payload_attribute_mapping, created_at, updated_at \
+    FROM integrations ORDER BY id";
+
+/// Adds an integration, answering its id.
+pub const INTEGRATION_INSERT: &str =
+    "INSERT INTO integrations (project_id, project_path, type, name, active, \
+    endpoint_identifier, token_nonce, token_ciphertext, api_url, payload_example, payload_attribute_mapping, \
+    created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id";
+
+/// Replaces an integration's mutable fields: `$1` is its id.
+pub const INTEGRATION_UPDATE: &str = "UPDATE integrations SET name = $2, active = $3, token_nonce = $4, \
+    token_ciphertext = $5, api_url = $6, payload_example = $7, payload_attribute_mapping = $8, updated_at = $9, \
+    project_path = $10 WHERE id = $1";
+
+/// Removes an integration.
+pub const INTEGRATION_DELETE: &str = "DELETE FROM integrations WHERE id = $1";
+
+/// A project's incident settings.
+pub const SETTINGS_GET: &str =
+    "SELECT create_incident, auto_close_incident FROM alert_settings WHERE project_id = $1";
+
+/// Stores a project's incident settings.
+pub const SETTINGS_PUT: &str =
+    "INSERT INTO alert_settings (project_id, create_incident, auto_close_incident) \
+    VALUES ($1, $2, $3) ON CONFLICT (project_id) DO UPDATE SET create_incident = excluded.create_incident, \
+    auto_close_incident = excluded.auto_close_incident";
+
+/// Queues an incident call, due at once.
+pub const OUTBOX_ENQUEUE: &str =
+    "INSERT INTO outbox (kind, project_id, alert_id, next_attempt_at) VALUES ($1, $2, $3, $4)";
+
+/// An incident call succeeded: `$1` is its id, `$2` the time.
+pub const OUTBOX_DONE: &str =
+    "UPDATE outbox SET done_at = $2, attempts = attempts + 1, last_error = NULL WHERE id = $1";
+
+/// An incident call failed: `$1` is its id, `$2` when to try again, `$3` the error.
+pub const OUTBOX_RETRY: &str =
+    "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = $2, last_error = $3 WHERE id = $1";
+
+/// An alert's incident, once created: `$1` is the alert's id.
+pub const ALERT_SET_INCIDENT: &str = "UPDATE alerts SET incident_iid = $2 WHERE id = $1";
+
+/// An alert's status, with its end: `$1` is the alert's id.
+pub const ALERT_SET_STATUS: &str =
+    "UPDATE alerts SET status = $2, ended_at = $3, updated_at = $4 WHERE id = $1";
+
+/// A global id's project and iid.
+pub const ID_LOOKUP: &str = "SELECT project_id, iid FROM id_index WHERE kind = $1 AND id = $2";
+
+/// Records a global id's project and iid (a changed one replaces the old).
+pub const ID_RECORD: &str = "INSERT INTO id_index (kind, id, project_id, iid) VALUES ($1, $2, $3, $4) \
+    ON CONFLICT (kind, id) DO UPDATE SET project_id = excluded.project_id, iid = excluded.iid";
+
+/// Keeps a `POST /session` session.
+pub const SESSION_PUT: &str = "INSERT INTO sessions (token_hash, access_token, user_id) VALUES ($1, $2, $3) \
+    ON CONFLICT (token_hash) DO UPDATE SET access_token = excluded.access_token";
+
+/// A `POST /session` session's sealed backend token.
+pub const SESSION_GET: &str = "SELECT access_token FROM sessions WHERE token_hash = $1";
+
+/// Keeps a page session.
+pub const PAGE_SESSION_PUT: &str =
+    "INSERT INTO page_sessions (id_hash, sealed_token, username, csrf, expires_at) \
+    VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id_hash) DO UPDATE SET sealed_token = excluded.sealed_token, \
+    username = excluded.username, csrf = excluded.csrf, expires_at = excluded.expires_at";
+
+/// A live page session: `$1` the hash of its cookie, `$2` now.
+pub const PAGE_SESSION_GET: &str =
+    "SELECT sealed_token, username, csrf, expires_at FROM page_sessions WHERE id_hash = $1 AND expires_at > $2";
+
+/// Ends a page session.
+pub const PAGE_SESSION_DELETE: &str = "DELETE FROM page_sessions WHERE id_hash = $1";
+
+/// Removes the page sessions expired by `$1`.
+pub const PAGE_SESSIONS_SWEEP: &str = "DELETE FROM page_sessions WHERE expires_at <= $1";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_statements_become_sqlites_numbered_placeholders() {
+        assert_eq!(
+            sqlite(ALERT_SET_INCIDENT),
+            "UPDATE alerts SET incident_iid = ?2 WHERE id = ?1"
+        );
+        for statement in [INTEGRATION_INSERT, SETTINGS_PUT, PAGE_SESSION_PUT, ID_RECORD] {
+            assert!(!sqlite(statement).contains('$'), "{statement}");
+        }
+    }
 }

@@ -18,6 +18,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use tokio::sync::{mpsc, oneshot};
 
 use super::open_alerts::OpenAlerts;
+use super::rows;
 use super::{
     alerts, migrations, usage, AlertEvent, AlertPage, AlertQuery, AlertRecord, AlertSettings, EventOutcome,
     IdKind, IdRecord, IntegrationRecord, OutboxItem, OutboxState, PageSessionRecord, Store, StoreError,
@@ -433,10 +434,7 @@ impl Store for SqliteStore {
     fn page_session_put(&self, session: PageSessionRecord) -> StoreFuture<'_, ()> {
         Box::pin(self.write(move |connection| {
             connection.execute(
-                "INSERT INTO page_sessions (id_hash, sealed_token, username, csrf, expires_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT (id_hash) DO UPDATE SET sealed_token = excluded.sealed_token,
-                    username = excluded.username, csrf = excluded.csrf, expires_at = excluded.expires_at",
+                &rows::sqlite(rows::PAGE_SESSION_PUT),
                 rusqlite::params![
                     session.id_hash,
                     session.sealed_token,
@@ -453,8 +451,7 @@ impl Store for SqliteStore {
         Box::pin(self.read(move |connection| {
             connection
                 .query_row(
-                    "SELECT sealed_token, username, csrf, expires_at FROM page_sessions
-                     WHERE id_hash = ?1 AND expires_at > ?2",
+                    &rows::sqlite(rows::PAGE_SESSION_GET),
                     rusqlite::params![id_hash, now],
                     |row| {
                         Ok(PageSessionRecord {
@@ -472,14 +469,14 @@ impl Store for SqliteStore {
 
     fn page_session_delete(&self, id_hash: String) -> StoreFuture<'_, ()> {
         Box::pin(self.write(move |connection| {
-            connection.execute("DELETE FROM page_sessions WHERE id_hash = ?1", [&id_hash])?;
+            connection.execute(&rows::sqlite(rows::PAGE_SESSION_DELETE), [&id_hash])?;
             Ok(())
         }))
     }
 
     fn page_sessions_sweep(&self, now: String) -> StoreFuture<'_, u64> {
         Box::pin(self.write(move |connection| {
-            let removed = connection.execute("DELETE FROM page_sessions WHERE expires_at <= ?1", [&now])?;
+            let removed = connection.execute(&rows::sqlite(rows::PAGE_SESSIONS_SWEEP), [&now])?;
             Ok(removed as u64)
         }))
     }
@@ -492,7 +489,7 @@ impl Store for SqliteStore {
         Box::pin(self.read(move |connection| {
             connection
                 .query_row(
-                    "SELECT project_id, iid FROM id_index WHERE kind = ?1 AND id = ?2",
+                    &rows::sqlite(rows::ID_LOOKUP),
                     rusqlite::params![kind.as_str(), id],
                     |row| {
                         Ok(IdRecord {
@@ -509,10 +506,7 @@ impl Store for SqliteStore {
 
     fn id_record(&self, records: Vec<IdRecord>) -> StoreFuture<'_, ()> {
         Box::pin(self.write(move |connection| {
-            let mut statement = connection.prepare_cached(
-                "INSERT INTO id_index (kind, id, project_id, iid) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT (kind, id) DO UPDATE SET project_id = excluded.project_id, iid = excluded.iid",
-            )?;
+            let mut statement = connection.prepare_cached(&rows::sqlite(rows::ID_RECORD))?;
             for record in &records {
                 statement.execute(rusqlite::params![
                     record.kind.as_str(),
@@ -535,8 +529,7 @@ impl SqliteStore {
     ) -> StoreFuture<'_, ()> {
         Box::pin(self.write(move |connection| {
             connection.execute(
-                "INSERT INTO sessions (token_hash, access_token, user_id) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (token_hash) DO UPDATE SET access_token = excluded.access_token",
+                &rows::sqlite(rows::SESSION_PUT),
                 rusqlite::params![token_hash, access_token, user_id],
             )?;
             Ok(())
@@ -546,11 +539,7 @@ impl SqliteStore {
     fn get_session(&self, token_hash: String) -> StoreFuture<'_, Option<String>> {
         Box::pin(self.read(move |connection| {
             connection
-                .query_row(
-                    "SELECT access_token FROM sessions WHERE token_hash = ?1",
-                    [token_hash],
-                    |row| row.get(0),
-                )
+                .query_row(&rows::sqlite(rows::SESSION_GET), [token_hash], |row| row.get(0))
                 .optional()
         }))
     }

@@ -21,6 +21,7 @@ pub mod error;
 pub mod identifier;
 pub mod internal;
 pub mod lifecycle;
+pub mod logsink;
 pub mod pages;
 pub mod passthrough;
 pub mod plain_value;

@@ -252,7 +252,13 @@ fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let logging = telemetry::init_logging(config.log_format, &config.log_level);
+    let logging = match telemetry::init_logging(config.log_format, &config.log_level) {
+        Ok(logging) => logging,
+        Err(error) => {
+            eprintln!("svcgate: starting the log writer: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
     // One worker thread is best served by the single-threaded scheduler: the same work without the
     // work-stealing machinery (blocking calls still go to their own threads).
     let mut builder = match config.worker_threads {
@@ -283,7 +289,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         running.serve(&config).await
     });
     // Everything logged so far reaches stderr before the exit status or a final error does.
-    drop(logging);
+    logging.flush();
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

@@ -14,10 +14,10 @@ use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
 use tracing::Subscriber;
-use tracing_appender::non_blocking::WorkerGuard;
 use tracing_subscriber::fmt::MakeWriter;
 
 use crate::config::LogFormat;
+use crate::logsink::{BatchedStderr, LogFlusher};
 
 /// Metric names, one place for all of them.
 pub mod names {
@@ -170,25 +170,19 @@ impl Metrics {
     }
 }
 
-/// Bytes the log thread gathers before a `write` to stderr; it also writes whenever no more lines are waiting.
-const LOG_BUFFER: usize = 64 * 1024;
-
 /// Installs the global tracing subscriber; `filter` uses the `tracing` directive syntax. Lines reach stderr
-/// through `tracing-appender`'s non-blocking writer (never dropping a line); keep the returned guard until exit,
-/// its drop writes what is still queued. Colours only when stderr is a terminal.
-pub fn init_logging(format: LogFormat, filter: &str) -> WorkerGuard {
-    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-        .lossy(false)
-        .thread_name("svcgate-log")
-        .finish(std::io::BufWriter::with_capacity(LOG_BUFFER, std::io::stderr()));
+/// through the [`BatchedStderr`](crate::logsink::BatchedStderr) sink; keep the returned flusher until exit.
+/// Colours only when stderr is a terminal.
+pub fn init_logging(format: LogFormat, filter: &str) -> std::io::Result<LogFlusher> {
+    let (sink, flusher) = BatchedStderr::start()?;
     // A subscriber may already be installed (tests start several gateways in one process); keep the first.
     drop(tracing::subscriber::set_global_default(subscriber(
         format,
         filter,
-        writer,
+        sink,
         std::io::stderr().is_terminal(),
     )));
-    guard
+    Ok(flusher)
 }
 
 /// The subscriber [`init_logging`] installs, writing to `writer`: `<RFC 3339 UTC timestamp> <LEVEL>
@@ -385,28 +379,6 @@ mod tests {
         assert_eq!(line["status"], 200);
         assert_eq!(line["level"], "INFO");
         assert!(line["timestamp"].is_string());
-    }
-
-    #[test]
-    fn the_log_thread_keeps_every_line_in_order_and_its_guard_writes_them_out() {
-        let captured = Captured::default();
-        let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-            .lossy(false)
-            .buffered_lines_limit(16)
-            .finish(captured.clone());
-        let subscriber = subscriber(LogFormat::Text, "info", writer, false);
-        tracing::subscriber::with_default(subscriber, || {
-            for line in 0..1_000u64 {
-                tracing::info!(line, "numbered");
-            }
-        });
-        drop(guard);
-        let numbers: Vec<u64> = captured
-            .text()
-            .lines()
-            .filter_map(|line| line.rsplit_once("line=").and_then(|(_, n)| n.parse().ok()))
-            .collect();
-        assert_eq!(numbers, (0..1_000).collect::<Vec<_>>());
     }
 
     #[test]

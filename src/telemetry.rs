@@ -15,6 +15,7 @@ use prometheus_client::registry::Registry;
 
 use tracing::Subscriber;
 use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::util::SubscriberInitExt;
 
 use crate::config::LogFormat;
 use crate::logsink::{BatchedStderr, LogFlusher};
@@ -176,12 +177,8 @@ impl Metrics {
 pub fn init_logging(format: LogFormat, filter: &str) -> std::io::Result<LogFlusher> {
     let (sink, flusher) = BatchedStderr::start()?;
     // A subscriber may already be installed (tests start several gateways in one process); keep the first.
-    drop(tracing::subscriber::set_global_default(subscriber(
-        format,
-        filter,
-        sink,
-        std::io::stderr().is_terminal(),
-    )));
+    // `try_init` also passes `log` records (rustls, the store's pool) on to it.
+    drop(subscriber(format, filter, sink, std::io::stderr().is_terminal()).try_init());
     Ok(flusher)
 }
 

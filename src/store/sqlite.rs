@@ -124,10 +124,12 @@ impl SqliteStore {
         let manager = SqliteConnectionManager::file(&path)
             .with_flags(OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
             .with_init(|reader| reader.busy_timeout(std::time::Duration::from_secs(5)));
-        // All connections are opened here, so a store that cannot be read fails to open. A connection is not
-        // tested when taken: each read reports its own errors.
+        // All connections are opened here, so a store that cannot be read fails to open, and kept for the life of
+        // the store. A connection is not tested when taken: each read reports its own errors.
         let readers = r2d2::Pool::builder()
             .max_size(READERS)
+            .max_lifetime(None)
+            .idle_timeout(None)
             .test_on_check_out(false)
             .build(manager)
             .map_err(|error| StoreError::Unavailable(format!("opening the read connections: {error}")))?;

@@ -21,7 +21,6 @@ pub mod error;
 pub mod identifier;
 pub mod internal;
 pub mod lifecycle;
-pub mod logformat;
 pub mod logsink;
 pub mod pages;
 pub mod passthrough;

@@ -7,6 +7,8 @@
 //! the result in the object's place. A client could so make a body mean something other than what it says, and
 //! nest values past the parser's depth limit, one fresh limit per level of string. This reader is serde_json's
 //! `Value` reader without that token: every key is a key.
+//!
+//! `raw_value` kept (2026-11-24): 304 µs CPU per V3 list against 1,236 over a `Value` tree (bench/RESULTS.md).
 
 use std::fmt;
 

@@ -13,6 +13,10 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
+use tracing::Subscriber;
+use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::util::SubscriberInitExt;
+
 use crate::config::LogFormat;
 use crate::logsink::{BatchedStderr, LogFlusher};
 
@@ -171,21 +175,36 @@ impl Metrics {
 /// through the [`BatchedStderr`](crate::logsink::BatchedStderr) sink; keep the returned flusher until exit.
 /// Colours only when stderr is a terminal.
 pub fn init_logging(format: LogFormat, filter: &str) -> std::io::Result<LogFlusher> {
+    let (sink, flusher) = BatchedStderr::start()?;
+    // A subscriber may already be installed (tests start several gateways in one process); keep the first.
+    // `try_init` also passes `log` records (rustls, the store's pool) on to it.
+    drop(subscriber(format, filter, sink, std::io::stderr().is_terminal()).try_init());
+    Ok(flusher)
+}
+
+/// The subscriber [`init_logging`] installs, writing to `writer`: `<RFC 3339 UTC timestamp> <LEVEL>
+/// <span{fields}:…> <message> <name>=<value>…` as text (tracing-subscriber's full format without targets), or
+/// one flat JSON object a line.
+pub fn subscriber<W>(
+    format: LogFormat,
+    filter: &str,
+    writer: W,
+    ansi: bool,
+) -> Box<dyn Subscriber + Send + Sync>
+where
+    W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
+{
     let filter = tracing_subscriber::EnvFilter::try_new(filter)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let (sink, flusher) = BatchedStderr::start()?;
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(sink)
-        .with_ansi(std::io::stderr().is_terminal())
+        .with_writer(writer)
+        .with_ansi(ansi)
         .with_target(false);
-    let installed = match format {
-        LogFormat::Text => builder.event_format(crate::logformat::TextLine).try_init(),
-        LogFormat::Json => builder.json().flatten_event(true).try_init(),
-    };
-    // A subscriber may already be installed (tests start several gateways in one process); keep the first.
-    drop(installed);
-    Ok(flusher)
+    match format {
+        LogFormat::Text => Box::new(builder.finish()),
+        LogFormat::Json => Box::new(builder.json().flatten_event(true).finish()),
+    }
 }
 
 /// A fresh request id: 16 lowercase hex digits.
@@ -204,7 +223,160 @@ pub fn acceptable_request_id(value: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::{Arc, Mutex};
+
     use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("outer \x1b failure")]
+    struct Outer(#[source] Inner);
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("inner cause")]
+    struct Inner;
+
+    /// Collects what the subscriber writes.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0
+                .lock()
+                .map_err(|_| std::io::ErrorKind::Other)?
+                .extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl<'a> MakeWriter<'a> for Captured {
+        type Writer = Captured;
+        fn make_writer(&'a self) -> Self::Writer {
+            self.clone()
+        }
+    }
+
+    impl Captured {
+        fn text(&self) -> String {
+            String::from_utf8_lossy(&self.0.lock().map(|bytes| bytes.clone()).unwrap_or_default())
+                .into_owned()
+        }
+    }
+
+    /// What the installed layout writes for `log`.
+    fn logged(format: LogFormat, ansi: bool, log: impl Fn()) -> String {
+        let captured = Captured::default();
+        let subscriber = subscriber(format, "trace", captured.clone(), ansi);
+        tracing::subscriber::with_default(subscriber, log);
+        captured.text()
+    }
+
+    /// Drops each line's timestamp, which differs between two runs.
+    fn without_timestamps(text: &str) -> Vec<String> {
+        text.lines()
+            .map(|line| line.split_once("Z ").map_or(line, |(_, rest)| rest).to_owned())
+            .collect()
+    }
+
+    fn events() {
+        let peer = "127.0.0.1:5000";
+        let span = tracing::debug_span!("connection", %peer, id = 7);
+        let _entered = span.enter();
+        tracing::info!(
+            request_id = "ab12",
+            method = %http::Method::GET,
+            kind = "passthrough",
+            route = "/api/v4/projects/1",
+            status = 200u16,
+            latency_ms = 0.945,
+            backend_calls = 1usize,
+            "request"
+        );
+        tracing::warn!(
+            quoted = "a \"b\" \\ c\td é",
+            negative = -3i64,
+            flag = true,
+            "odd values"
+        );
+        tracing::error!(error = %"refused", "message with \x1b[31m escape \u{85} and {}", 5);
+        let failure = Outer(Inner);
+        tracing::warn!(
+            error = &failure as &(dyn std::error::Error + 'static),
+            "with sources"
+        );
+        tracing::warn!(
+            error = &Inner as &(dyn std::error::Error + 'static),
+            "without sources"
+        );
+        tracing::debug!(r#type = "x", "raw name");
+        tracing::trace!("no fields");
+        tracing::info!(message = 5u64, flag = false);
+        tracing::info!(message = true);
+        tracing::info!(
+            "log.target" = "rustls::client",
+            "log.line" = 7u64,
+            "from a log record"
+        );
+    }
+
+    #[test]
+    fn text_lines_have_the_layout_ops_read() {
+        let text = logged(LogFormat::Text, false, events);
+        let expected = [
+            r#" INFO connection{peer=127.0.0.1:5000 id=7}: request request_id="ab12" method=GET kind="passthrough" route="/api/v4/projects/1" status=200 latency_ms=0.945 backend_calls=1"#,
+            r#" WARN connection{peer=127.0.0.1:5000 id=7}: odd values quoted="a \"b\" \\ c\td é" negative=-3 flag=true"#,
+            r#"ERROR connection{peer=127.0.0.1:5000 id=7}: message with \x1b[31m escape \u{85} and 5 error=refused"#,
+            r#" WARN connection{peer=127.0.0.1:5000 id=7}: with sources error=outer \x1b failure error.sources=[inner cause]"#,
+            r#" WARN connection{peer=127.0.0.1:5000 id=7}: without sources error=inner cause"#,
+            r#"DEBUG connection{peer=127.0.0.1:5000 id=7}: raw name type="x""#,
+            r#"TRACE connection{peer=127.0.0.1:5000 id=7}: no fields"#,
+            r#" INFO connection{peer=127.0.0.1:5000 id=7}: 5 flag=false"#,
+            r#" INFO connection{peer=127.0.0.1:5000 id=7}: true"#,
+            r#" INFO connection{peer=127.0.0.1:5000 id=7}: from a log record"#,
+        ];
+        assert_eq!(without_timestamps(&text), expected);
+    }
+
+    #[test]
+    fn text_lines_start_with_an_rfc3339_utc_timestamp_in_microseconds() {
+        let text = logged(LogFormat::Text, false, events);
+        assert_eq!(text.lines().count(), 10);
+        for line in text.lines() {
+            let (timestamp, _) = line.split_once(' ').unwrap_or_default();
+            assert_eq!(timestamp.len(), "2026-11-22T17:25:45.526728Z".len(), "{line}");
+            assert!(humantime::parse_rfc3339(timestamp).is_ok(), "{line}");
+        }
+    }
+
+    #[test]
+    fn coloured_lines_keep_the_same_text_once_escapes_are_removed() {
+        let coloured = logged(LogFormat::Text, true, events);
+        let mut plain = coloured.clone();
+        for escape in [
+            "\x1b[2m", "\x1b[1m", "\x1b[3m", "\x1b[0m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[34m",
+            "\x1b[35m",
+        ] {
+            plain = plain.replace(escape, "");
+        }
+        let text = logged(LogFormat::Text, false, events);
+        assert_eq!(without_timestamps(&plain), without_timestamps(&text));
+        assert!(coloured.contains("\x1b[32m INFO\x1b[0m"));
+    }
+
+    #[test]
+    fn json_lines_are_flat_objects() {
+        let text = logged(LogFormat::Json, false, || {
+            tracing::info!(status = 200u16, route = "/api/v4/projects/1", "request");
+        });
+        let line: serde_json::Value = serde_json::from_str(text.trim_end()).unwrap_or_default();
+        assert_eq!(line["message"], "request");
+        assert_eq!(line["status"], 200);
+        assert_eq!(line["level"], "INFO");
+        assert!(line["timestamp"].is_string());
+    }
 
     #[test]
     fn metrics_render_in_prometheus_text_format() {

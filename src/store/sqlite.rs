@@ -8,12 +8,13 @@
 //! failure undoes that job's writes only. Savepoints are not used up front: within one, SQLite copies every page a
 //! job changes into a statement journal first (about 2.5 % of all the instructions an alert costs).
 //!
-//! Reads run on a small pool of read-only connections on the blocking thread pool, so no SQLite call ever blocks
-//! the async runtime.
+//! Reads run on an r2d2 pool of [`READERS`] read-only connections, taken and used on the blocking thread pool, so no
+//! SQLite call (and no wait for a free connection) ever blocks the async runtime.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
+use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use tokio::sync::{mpsc, oneshot};
 
@@ -28,7 +29,7 @@ use super::{
 /// The most jobs one commit takes.
 const MAX_BATCH: usize = 1024;
 /// Read connections kept open.
-const READERS: usize = 4;
+const READERS: u32 = 4;
 
 trait WriteJob: Send {
     /// Runs the job's statements, keeping the outcome; a batch may run a job twice (see the module comment).
@@ -101,7 +102,7 @@ fn writer_gone() -> StoreError {
 #[derive(Clone)]
 pub struct SqliteStore {
     writer: mpsc::UnboundedSender<Box<dyn WriteJob>>,
-    readers: Arc<Mutex<Vec<Connection>>>,
+    readers: r2d2::Pool<SqliteConnectionManager>,
     path: Arc<PathBuf>,
 }
 
@@ -121,15 +122,18 @@ impl SqliteStore {
         writer.busy_timeout(std::time::Duration::from_secs(5))?;
         migrations::apply(&mut writer)?;
         let open_alerts = OpenAlerts::install(&writer)?;
-        let mut readers = Vec::with_capacity(READERS);
-        for _ in 0..READERS {
-            let reader = Connection::open_with_flags(
-                &path,
-                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-            )?;
-            reader.busy_timeout(std::time::Duration::from_secs(5))?;
-            readers.push(reader);
-        }
+        let manager = SqliteConnectionManager::file(&path)
+            .with_flags(OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+            .with_init(|reader| reader.busy_timeout(std::time::Duration::from_secs(5)));
+        // All connections are opened here, so a store that cannot be read fails to open, and kept for the life of
+        // the store. A connection is not tested when taken: each read reports its own errors.
+        let readers = r2d2::Pool::builder()
+            .max_size(READERS)
+            .max_lifetime(None)
+            .idle_timeout(None)
+            .test_on_check_out(false)
+            .build(manager)
+            .map_err(|error| StoreError::Unavailable(format!("opening the read connections: {error}")))?;
         // SQLite copies the log into the database file inside a commit once the log holds this many pages; a
         // small log keeps each of those pauses short (the default, 1,000 pages, held senders back ~10 ms).
         writer.pragma_update(None, "wal_autocheckpoint", WAL_AUTOCHECKPOINT_PAGES)?;
@@ -143,7 +147,7 @@ impl SqliteStore {
             })?;
         Ok(SqliteStore {
             writer: sender,
-            readers: Arc::new(Mutex::new(readers)),
+            readers,
             path: Arc::new(path),
         })
     }
@@ -198,20 +202,12 @@ impl SqliteStore {
         F: FnOnce(&Connection) -> rusqlite::Result<R> + Send + 'static,
         R: Send + 'static,
     {
-        let readers = Arc::clone(&self.readers);
-        let path = Arc::clone(&self.path);
+        let readers = self.readers.clone();
         tokio::task::spawn_blocking(move || {
-            let pooled = readers.lock().ok().and_then(|mut pool| pool.pop());
-            let connection = match pooled {
-                Some(connection) => connection,
-                None => Connection::open_with_flags(path.as_path(), OpenFlags::SQLITE_OPEN_READ_ONLY)?,
-            };
+            let connection = readers
+                .get()
+                .map_err(|error| StoreError::Unavailable(format!("no read connection: {error}")))?;
             let outcome = work(&connection);
-            if let Ok(mut pool) = readers.lock() {
-                if pool.len() < READERS {
-                    pool.push(connection);
-                }
-            }
             outcome.map_err(StoreError::from)
         })
         .await

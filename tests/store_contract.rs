@@ -580,3 +580,37 @@ async fn alerts_are_acknowledged_only_with_synchronous_commit_on_whatever_the_da
     let setting = store.setting("synchronous_commit").await.unwrap();
     assert_eq!(setting, "on");
 }
+
+async fn events_sent_together_apply_in_the_order_they_were_sent(store: &dyn Store) {
+    let end = "2026-11-24T10:30:00.000Z";
+    let sends = [
+        event(7, Some("f"), None),
+        event(7, Some("f"), None),
+        event(7, Some("f"), Some(end)),
+        event(7, Some("f"), None),
+        event(7, None, Some(end)),
+        event(7, Some("g"), None),
+    ]
+    .map(|sent| store.alert_event(sent));
+    let outcomes: Vec<(&str, Option<u64>, Option<u64>)> = futures_util::future::join_all(sends)
+        .await
+        .into_iter()
+        .map(|outcome| {
+            let outcome = outcome.unwrap();
+            let alert = outcome.alert.as_ref();
+            (outcome.outcome, alert.map(|alert| alert.iid), alert.map(|alert| alert.events))
+        })
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("created", Some(1), Some(1)),
+            ("grouped", Some(1), Some(2)),
+            ("resolved", Some(1), Some(2)),
+            ("created", Some(2), Some(1)),
+            ("no_open_alert", None, None),
+            ("created", Some(3), Some(1)),
+        ]
+    );
+}
+contract!(events_sent_together_apply_in_the_order_they_were_sent);

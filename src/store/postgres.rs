@@ -218,7 +218,7 @@ impl PostgresStore {
     }
 }
 
-use super::rows::{self, ALERT_COLUMNS, OUTBOX_STATE_COLUMNS, TOUCHED_COLUMNS, USAGE_COLUMNS};
+use super::rows::{self, ALERT_COLUMNS, OUTBOX_STATE_COLUMNS, USAGE_COLUMNS};
 
 fn collect<T>(
     rows: Vec<Row>,
@@ -299,162 +299,168 @@ async fn write_events(pool: Pool, mut receiver: mpsc::Receiver<EventJob>) {
     }
 }
 
+/// Locks a project's iid counter row for the rest of the transaction (creating it at the project's highest iid).
+const LOCK_COUNTER: &str = "INSERT INTO alert_iids (project_id, last_iid)
+    VALUES ($1, (SELECT COALESCE(MAX(iid), 0) FROM alerts WHERE project_id = $1))
+    ON CONFLICT (project_id) DO UPDATE SET last_iid = alert_iids.last_iid";
+
+/// An event that does not resolve: creates the alert with the project's next iid, or counts one more event of the
+/// open alert of its fingerprint (`alerts_one_open`), in one statement. The counter moves only when a row was
+/// created, and a created alert's incident is queued when `$14` (the project's `create_incident`) says so.
+const FIRE: &str = "WITH up AS (
+        INSERT INTO alerts (project_id, iid, integration_id, fingerprint, status, title, description, severity,
+            service, monitoring_tool, hosts, environment, started_at, events, last_event_at, payload, created_at,
+            updated_at)
+        VALUES ($1, (SELECT last_iid + 1 FROM alert_iids WHERE project_id = $1), $2, $3, 'triggered', $4, $5, $6,
+            $7, $8, $9, $10, $11, 1, $12, $13, $12, $12)
+        ON CONFLICT (project_id, fingerprint) WHERE status <> 'resolved' AND fingerprint IS NOT NULL
+        DO UPDATE SET events = alerts.events + 1, last_event_at = EXCLUDED.last_event_at,
+            updated_at = EXCLUDED.updated_at
+        RETURNING id, project_id, iid, status, title, events, incident_iid, (xmax = 0) AS created
+    ), counted AS (
+        UPDATE alert_iids SET last_iid = last_iid + 1
+        WHERE project_id = $1 AND EXISTS (SELECT 1 FROM up WHERE created)
+    ), incident AS (
+        INSERT INTO outbox (kind, project_id, alert_id, next_attempt_at)
+        SELECT 'create_incident', project_id, id, $12 FROM up WHERE created AND $14
+    )
+    SELECT id, project_id, iid, status, title, events, incident_iid, created FROM up";
+
+/// An event that resolves: closes the open alert of its fingerprint, if any, and queues the closing of its
+/// incident when `$5` (the project's `auto_close_incident`) says so.
+const RESOLVE: &str = "WITH resolved AS (
+        UPDATE alerts SET status = 'resolved', ended_at = $3, updated_at = $4
+        WHERE project_id = $1 AND fingerprint = $2 AND status <> 'resolved'
+        RETURNING id, project_id, iid, status, title, events, incident_iid
+    ), closing AS (
+        INSERT INTO outbox (kind, project_id, alert_id, next_attempt_at)
+        SELECT 'close_incident', project_id, id, $4 FROM resolved WHERE incident_iid IS NOT NULL AND $5
+    )
+    SELECT id, project_id, iid, status, title, events, incident_iid FROM resolved";
+
 /// Applies `events` in one transaction, answering their outcomes in their order.
+///
+/// Two rounds of pipelined statements (tokio-postgres sends statements issued together without waiting, and
+/// PostgreSQL runs them in the order sent): first each project's counter lock and incident settings, in project
+/// order; then one statement per event, in the order the events came, so that repeats, ends and new alerts of one
+/// fingerprint apply as they were sent. One commit answers them all.
 async fn run_batch(pool: &Pool, events: &[&AlertEvent]) -> Result<Vec<EventOutcome>, StoreError> {
     let mut client = pool.get().await?;
     let transaction = client.transaction().await?;
-    // Locks in one order, by project then fingerprint (see the module documentation).
-    let mut order: Vec<usize> = (0..events.len()).collect();
-    order.sort_by(|&a, &b| {
-        (events[a].project_id, &events[a].fingerprint).cmp(&(events[b].project_id, &events[b].fingerprint))
-    });
-    let mut outcomes: Vec<Option<EventOutcome>> = (0..events.len()).map(|_| None).collect();
-    let mut project: Option<ProjectCounter> = None;
-    for index in order {
-        let event = events[index];
-        if project.as_ref().map(|counter| counter.project_id) != Some(event.project_id) {
-            if let Some(done) = project.take() {
-                done.save(&transaction).await?;
-            }
-            project = Some(ProjectCounter::lock(&transaction, event.project_id).await?);
-        }
-        let Some(counter) = project.as_mut() else {
-            continue;
+    let (lock, settings, fire, resolve) = tokio::try_join!(
+        transaction.prepare_cached(LOCK_COUNTER),
+        transaction.prepare_cached(rows::SETTINGS_GET),
+        transaction.prepare_cached(FIRE),
+        transaction.prepare_cached(RESOLVE),
+    )?;
+    // Locks in one order, by project, before any alert row of the project (see the module documentation).
+    let mut projects: Vec<i64> = events.iter().map(|event| int(event.project_id)).collect();
+    projects.sort_unstable();
+    projects.dedup();
+    let (lock, settings, transaction_ref) = (&lock, &settings, &transaction);
+    let (locks, found) = tokio::join!(
+        futures_util::future::try_join_all(
+            projects
+                .iter()
+                .map(|project| async move { transaction_ref.execute(lock, &[project]).await })
+        ),
+        futures_util::future::try_join_all(
+            projects
+                .iter()
+                .map(|project| async move { transaction_ref.query_opt(settings, &[project]).await })
+        ),
+    );
+    locks?;
+    let mut project_settings = std::collections::HashMap::new();
+    for (project, row) in projects.iter().zip(found?) {
+        let settings = match row {
+            Some(row) => AlertSettings {
+                create_incident: row.try_get(0)?,
+                auto_close_incident: row.try_get(1)?,
+            },
+            None => AlertSettings::default(),
         };
-        outcomes[index] = Some(apply_event(&transaction, counter, event).await?);
+        project_settings.insert(*project, settings);
     }
-    if let Some(done) = project.take() {
-        done.save(&transaction).await?;
-    }
-    transaction.commit().await?;
-    outcomes
-        .into_iter()
-        .map(|outcome| outcome.ok_or_else(|| StoreError::Unavailable("an event had no outcome".to_owned())))
-        .collect()
-}
-
-/// A project's iid counter, locked for the rest of the transaction, with its incident settings.
-struct ProjectCounter {
-    project_id: u64,
-    last_iid: i64,
-    changed: bool,
-    settings: AlertSettings,
-}
-
-impl ProjectCounter {
-    /// Locks the project's counter row (creating it at the project's highest iid).
-    async fn lock<C: GenericClient>(client: &C, project_id: u64) -> Result<Self, StoreError> {
-        let row = client
-            .query_one(
-                "INSERT INTO alert_iids (project_id, last_iid)
-                 VALUES ($1, (SELECT COALESCE(MAX(iid), 0) FROM alerts WHERE project_id = $1))
-                 ON CONFLICT (project_id) DO UPDATE SET last_iid = alert_iids.last_iid
-                 RETURNING last_iid",
-                &[&int(project_id)],
-            )
-            .await?;
-        Ok(ProjectCounter {
-            project_id,
-            last_iid: row.try_get(0)?,
-            changed: false,
-            settings: settings_get(client, project_id).await?,
-        })
-    }
-
-    async fn save<C: GenericClient>(self, client: &C) -> Result<(), StoreError> {
-        if self.changed {
-            client
-                .execute(
-                    "UPDATE alert_iids SET last_iid = $2 WHERE project_id = $1",
-                    &[&int(self.project_id), &self.last_iid],
-                )
-                .await?;
-        }
-        Ok(())
-    }
-}
-
-/// One event's lifecycle, carried out by PostgreSQL in one statement.
-async fn apply_event<C: GenericClient>(
-    client: &C,
-    counter: &mut ProjectCounter,
-    event: &AlertEvent,
-) -> Result<EventOutcome, StoreError> {
-    let project_id = int(event.project_id);
-    if let Some(ended_at) = &event.ended_at {
-        let resolved = match &event.fingerprint {
-            Some(fingerprint) => client
-                .query_opt(
-                    &format!(
-                        "UPDATE alerts SET status = 'resolved', ended_at = $3, updated_at = $4
-                         WHERE project_id = $1 AND fingerprint = $2 AND status <> 'resolved'
-                         RETURNING {TOUCHED_COLUMNS}"
-                    ),
-                    &[&project_id, fingerprint, ended_at, &event.now],
-                )
-                .await?
-                .map(|row| rows::touched(&row))
-                .transpose()?,
-            None => None,
-        };
-        let action = lifecycle::decide(resolved, decision_event(event));
-        let outcome = action.outcome();
-        let alert = match action {
-            Action::Resolve { alert, .. } => {
-                if alert.incident_iid.is_some() && counter.settings.auto_close_incident {
-                    enqueue(client, "close_incident", alert.project_id, alert.id, &event.now).await?;
+    let settings_of = |event: &AlertEvent| {
+        project_settings
+            .get(&int(event.project_id))
+            .copied()
+            .unwrap_or_default()
+    };
+    let statements = events.iter().map(|event| {
+        let (fire, resolve) = (&fire, &resolve);
+        let transaction = &transaction;
+        let settings = settings_of(event);
+        async move {
+            let project_id = int(event.project_id);
+            let row = match (&event.ended_at, &event.fingerprint) {
+                (Some(ended_at), Some(fingerprint)) => {
+                    transaction
+                        .query_opt(
+                            resolve,
+                            &[
+                                &project_id,
+                                fingerprint,
+                                ended_at,
+                                &event.now,
+                                &settings.auto_close_incident,
+                            ],
+                        )
+                        .await?
                 }
-                Some(alert)
-            }
-            _ => None,
-        };
-        return Ok(EventOutcome { outcome, alert });
-    }
-    let next_iid = counter.last_iid + 1;
-    let row = client
-        .query_one(
-            &format!(
-                "INSERT INTO alerts (project_id, iid, integration_id, fingerprint, status, title, description,
-                    severity, service, monitoring_tool, hosts, environment, started_at, events, last_event_at,
-                    payload, created_at, updated_at)
-                 VALUES ($1, $2, $3, $4, 'triggered', $5, $6, $7, $8, $9, $10, $11, $12, 1, $13, $14, $13, $13)
-                 ON CONFLICT (project_id, fingerprint) WHERE status <> 'resolved' AND fingerprint IS NOT NULL
-                 DO UPDATE SET events = alerts.events + 1, last_event_at = EXCLUDED.last_event_at,
-                    updated_at = EXCLUDED.updated_at
-                 RETURNING {TOUCHED_COLUMNS}, (xmax = 0) AS created"
-            ),
-            &[
-                &project_id,
-                &next_iid,
-                &int(event.integration_id),
-                &event.fingerprint,
-                &event.title,
-                &event.description,
-                &event.severity,
-                &event.service,
-                &event.monitoring_tool,
-                &event.hosts_json,
-                &event.environment,
-                &event.started_at,
-                &event.now,
-                &event.payload_json,
-            ],
-        )
-        .await?;
-    let alert = rows::touched(&row)?;
-    let created: bool = row.try_get(7)?;
-    // What PostgreSQL did is the decision's Create (no open alert) or Group (the open alert) row.
-    let action = lifecycle::decide((!created).then_some(alert.clone()), decision_event(event));
-    if created {
-        counter.last_iid = next_iid;
-        counter.changed = true;
-        if counter.settings.create_incident {
-            enqueue(client, "create_incident", alert.project_id, alert.id, &event.now).await?;
+                // An end without a fingerprint has no open alert to close.
+                (Some(_), None) => None,
+                (None, _) => Some(
+                    transaction
+                        .query_one(
+                            fire,
+                            &[
+                                &project_id,
+                                &int(event.integration_id),
+                                &event.fingerprint,
+                                &event.title,
+                                &event.description,
+                                &event.severity,
+                                &event.service,
+                                &event.monitoring_tool,
+                                &event.hosts_json,
+                                &event.environment,
+                                &event.started_at,
+                                &event.now,
+                                &event.payload_json,
+                                &settings.create_incident,
+                            ],
+                        )
+                        .await?,
+                ),
+            };
+            outcome(event, row.as_ref())
         }
-    }
+    });
+    let outcomes = futures_util::future::try_join_all(statements).await?;
+    transaction.commit().await?;
+    Ok(outcomes)
+}
+
+/// What one event did, from the row its statement answered: the rows of [`lifecycle::decide`]'s table, as
+/// PostgreSQL carried them out (a created row is its `Create`, an updated one its `Group`, a resolved one its
+/// `Resolve`, none its `Ignore`).
+fn outcome(event: &AlertEvent, row: Option<&Row>) -> Result<EventOutcome, StoreError> {
+    let touched = row.map(rows::touched).transpose()?;
+    let created = match (row, &event.ended_at) {
+        (Some(row), None) => row.try_get::<_, bool>(7)?,
+        _ => false,
+    };
+    // For a new alert the decision is taken as if no open alert had been found.
+    let open = if created { None } else { touched.clone() };
+    let action = lifecycle::decide(open, decision_event(event));
     Ok(EventOutcome {
         outcome: action.outcome(),
-        alert: Some(alert),
+        alert: match action {
+            Action::Ignore => None,
+            _ => touched,
+        },
     })
 }
 

@@ -32,6 +32,7 @@ pub struct Running {
     listener: TcpListener,
     outbox_task: tokio::task::JoinHandle<()>,
     usage_task: tokio::task::JoinHandle<()>,
+    probe_task: tokio::task::JoinHandle<()>,
 }
 
 /// Prepares everything `serve` needs, binding the listener, without serving yet.
@@ -86,6 +87,11 @@ pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
     };
     let outbox_task = tokio::spawn(outbox.run());
     let usage_task = tokio::spawn(Arc::clone(&gateway.usage).run(config.usage_flush_interval));
+    let probe_task = tokio::spawn(crate::internal::watch_backend(
+        Arc::clone(&gateway.upstream),
+        Arc::clone(&gateway.health),
+        Arc::clone(&gateway.metrics),
+    ));
     let demo_alerts = match &demo {
         Some(demo) => Some(
             gateway
@@ -106,6 +112,7 @@ pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
         listener,
         outbox_task,
         usage_task,
+        probe_task,
     })
 }
 
@@ -115,7 +122,8 @@ impl Running {
         self.serve_until(config, server::shutdown_signal()).await
     }
 
-    /// Serves until `shutdown` completes, then drains within the grace period.
+    /// Serves until `shutdown` completes, then drains: readiness fails at once, the listener closes after
+    /// `shutdown_delay`, in-flight requests have `shutdown_grace` to finish.
     pub async fn serve_until(
         self,
         config: &Config,
@@ -131,12 +139,16 @@ impl Running {
             tls,
             self.gateway,
             shutdown,
-            config.shutdown_grace,
+            server::Shutdown {
+                delay: config.shutdown_delay,
+                grace: config.shutdown_grace,
+            },
             config.connection_limits,
         )
         .await;
         self.outbox_task.abort();
         self.usage_task.abort();
+        self.probe_task.abort();
         // Counts gathered since the last batch are written before the gateway exits.
         usage.flush().await;
         if let Some(simulator) = &self.simulator {

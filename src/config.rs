@@ -185,6 +185,8 @@ options! {
     upgrade_idle_timeout: NonzeroDuration = "10m",
     /// Grace period for in-flight requests at shutdown.
     shutdown_grace: Duration = "30s",
+    /// Pause between SIGTERM and closing the listener, readiness answering 503, so a load balancer stops sending.
+    shutdown_delay: Duration = "0s",
     /// Most client connections open at once (default: from the open-file limit, which it must stay below).
     max_connections: Count,
     /// Time a new connection has to send its first complete request head.
@@ -734,6 +736,8 @@ pub struct Config {
     pub tls: Option<ServerTls>,
     /// Grace period for in-flight requests at shutdown.
     pub shutdown_grace: Duration,
+    /// Pause between the shutdown signal and closing the listener, readiness failing meanwhile.
+    pub shutdown_delay: Duration,
     /// Bounds on client connections: how many, and how long one may send nothing.
     pub connection_limits: crate::connections::Limits,
     /// Log format.
@@ -904,6 +908,7 @@ impl Config {
             dev,
             tls,
             shutdown_grace: options.shutdown_grace,
+            shutdown_delay: options.shutdown_delay,
             connection_limits,
             log_format: options.log_format,
             log_level: options.log_level,

@@ -1,8 +1,16 @@
 //! The gateway's own routes under `/-/svcgate/`: liveness, readiness and metrics.
 //!
-//! It is handed the three things it reports on ([`Probes`]) rather than the whole gateway, so that it depends on
-//! the store, the backend client and the metrics, not on the server that dispatches to it.
+//! It is handed the things it reports on ([`Probes`]) rather than the whole gateway, so that it depends on the
+//! store, the process's [`Health`] and the metrics, not on the server that dispatches to it.
+//!
+//! Readiness is what a load balancer reads to decide whether to send this replica requests, so it depends only on
+//! what this replica can fix by being taken out: the store answering, and the process not shutting down. The
+//! backend is shared by every replica, so its failure would take them all out at once and stop alert intake,
+//! which does not need it; its state is reported in the answer and as `svcgate_backend_up`, from a periodic
+//! probe ([`watch_backend`]) that readiness never waits for.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use http::{Method, Response, StatusCode};
@@ -22,19 +30,68 @@ pub fn is_internal(path: &str) -> bool {
     matches!(path.strip_prefix(PREFIX), Some("health" | "ready" | "metrics"))
 }
 
-/// What the operational routes report on: the store and the backend for readiness, the metrics to expose.
+/// What the operational routes report on: the store and the process's health for readiness, the metrics to expose.
 #[derive(Clone, Copy)]
 pub struct Probes<'a> {
     /// The store, pinged for readiness.
     pub store: &'a dyn Store,
-    /// The backend client, asked for the backend's version for readiness.
-    pub upstream: &'a Upstream,
+    /// Whether the process is draining, and the backend's last probe.
+    pub health: &'a Health,
     /// The metrics served at `metrics`.
     pub metrics: &'a Metrics,
 }
 
-/// How long readiness waits for the backend.
-const READY_BACKEND_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long one backend probe waits for an answer.
+const BACKEND_PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How often the backend is probed.
+pub const BACKEND_PROBE_INTERVAL: Duration = Duration::from_secs(5);
+
+/// The process's own state as readiness reports it: shared by the server (which starts draining on SIGTERM), the
+/// backend probe and the readiness route.
+#[derive(Debug)]
+pub struct Health {
+    draining: AtomicBool,
+    backend: Mutex<String>,
+}
+
+impl Default for Health {
+    fn default() -> Self {
+        Health {
+            draining: AtomicBool::new(false),
+            backend: Mutex::new("not probed yet".to_owned()),
+        }
+    }
+}
+
+impl Health {
+    /// A fresh state: not draining, the backend not probed yet.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Health::default())
+    }
+
+    /// Marks the process as shutting down: readiness answers 503 from now on.
+    pub fn start_draining(&self) {
+        self.draining.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the process is shutting down.
+    pub fn is_draining(&self) -> bool {
+        self.draining.load(Ordering::SeqCst)
+    }
+
+    /// The backend's state as the last probe found it: `ok` or `failing: …`.
+    pub fn backend(&self) -> String {
+        self.backend
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn set_backend(&self, state: String) {
+        *self.backend.lock().unwrap_or_else(PoisonError::into_inner) = state;
+    }
+}
 
 /// Answers a request under [`PREFIX`].
 pub async fn handle(probes: Probes<'_>, method: &Method, path: &str) -> Response<Body> {
@@ -55,34 +112,56 @@ pub async fn handle(probes: Probes<'_>, method: &Method, path: &str) -> Response
     }
 }
 
-/// Ready when the store answers and the backend answers anything at all (even 401) within a short timeout.
+/// Ready when the store answers and the process is not draining. The backend's last probe is reported beside,
+/// without deciding the status.
 async fn ready(probes: Probes<'_>) -> Response<Body> {
     let store = match probes.store.ping().await {
         Ok(()) => "ok".to_owned(),
         Err(error) => format!("failing: {error}"),
     };
-    let backend = match backend_reachable(probes).await {
-        Ok(()) => "ok".to_owned(),
-        Err(message) => format!("failing: {message}"),
-    };
-    let status = if store == "ok" && backend == "ok" {
+    let draining = probes.health.is_draining();
+    let status = if store == "ok" && !draining {
         StatusCode::OK
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
-    json_response(status, &json!({ "store": store, "backend": backend }))
+    json_response(
+        status,
+        &json!({ "store": store, "draining": draining, "backend": probes.health.backend() }),
+    )
 }
 
-async fn backend_reachable(probes: Probes<'_>) -> Result<(), String> {
-    let uri = probes
-        .upstream
+/// Probes the backend every [`BACKEND_PROBE_INTERVAL`], keeping its state in `health` and in the
+/// `svcgate_backend_up` gauge; runs until the task is dropped.
+pub async fn watch_backend(upstream: Arc<Upstream>, health: Arc<Health>, metrics: Arc<Metrics>) {
+    loop {
+        probe_backend(&upstream, &health, &metrics).await;
+        tokio::time::sleep(BACKEND_PROBE_INTERVAL).await;
+    }
+}
+
+/// Asks the backend once; any answer at all (even 401) within [`BACKEND_PROBE_TIMEOUT`] counts as up.
+pub async fn probe_backend(upstream: &Upstream, health: &Health, metrics: &Metrics) {
+    let (state, up) = match backend_reachable(upstream).await {
+        Ok(()) => ("ok".to_owned(), 1),
+        Err(message) => (format!("failing: {message}"), 0),
+    };
+    if state != health.backend() {
+        tracing::info!(backend = %state, "backend state changed");
+    }
+    health.set_backend(state);
+    metrics.backend_up.set(up);
+}
+
+async fn backend_reachable(upstream: &Upstream) -> Result<(), String> {
+    let uri = upstream
         .uri("/api/v4/version")
         .map_err(|error| error.to_string())?;
     let mut request = http::Request::new(body::empty());
     *request.uri_mut() = uri;
-    match tokio::time::timeout(READY_BACKEND_TIMEOUT, probes.upstream.send(request)).await {
+    match tokio::time::timeout(BACKEND_PROBE_TIMEOUT, upstream.send(request)).await {
         Ok(Ok(_)) => Ok(()),
         Ok(Err(error)) => Err(error.to_string()),
-        Err(_) => Err(format!("no answer within {READY_BACKEND_TIMEOUT:?}")),
+        Err(_) => Err(format!("no answer within {BACKEND_PROBE_TIMEOUT:?}")),
     }
 }

@@ -226,6 +226,8 @@ options! {
     item_fetch_cache_ttl: Duration = "30s",
     /// Token the gateway uses for its own backend calls.
     service_token: Text,
+    /// How long a replica owns an incident call it claimed before another may take it over.
+    outbox_lease: NonzeroDuration = "2m",
     /// `free` or `premium` alert features.
     edition: Edition = "premium",
     /// 64 hex digits: the key that encrypts integration tokens (else a key file in the data directory).
@@ -768,6 +770,8 @@ pub struct Config {
     pub item_fetch_cache_ttl: Duration,
     /// Token for the gateway's own backend calls.
     pub service_token: Option<String>,
+    /// How long a claimed incident call is owned before another replica may take it over.
+    pub outbox_lease: Duration,
     /// Alert settings.
     pub alerts: AlertConfig,
     /// How long a page session lasts.
@@ -924,6 +928,7 @@ impl Config {
             item_fetch_concurrency: options.item_fetch_concurrency,
             item_fetch_cache_ttl: options.item_fetch_cache_ttl,
             service_token: options.service_token,
+            outbox_lease: options.outbox_lease,
             alerts: AlertConfig {
                 edition: options.edition,
                 secret_key: options.secret_key,

@@ -32,7 +32,6 @@ pub struct Running {
     listener: TcpListener,
     outbox_task: tokio::task::JoinHandle<()>,
     usage_task: tokio::task::JoinHandle<()>,
-    probe_task: tokio::task::JoinHandle<()>,
 }
 
 /// Prepares everything `serve` needs, binding the listener, without serving yet.
@@ -88,11 +87,6 @@ pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
     };
     let outbox_task = tokio::spawn(outbox.run());
     let usage_task = tokio::spawn(Arc::clone(&gateway.usage).run(config.usage_flush_interval));
-    let probe_task = tokio::spawn(crate::internal::watch_backend(
-        Arc::clone(&gateway.upstream),
-        Arc::clone(&gateway.health),
-        Arc::clone(&gateway.metrics),
-    ));
     let demo_alerts = match &demo {
         Some(demo) => Some(
             gateway
@@ -113,7 +107,6 @@ pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
         listener,
         outbox_task,
         usage_task,
-        probe_task,
     })
 }
 
@@ -149,7 +142,6 @@ impl Running {
         .await;
         self.outbox_task.abort();
         self.usage_task.abort();
-        self.probe_task.abort();
         // Counts gathered since the last batch are written before the gateway exits.
         usage.flush().await;
         if let Some(simulator) = &self.simulator {

@@ -6,12 +6,13 @@
 //! Readiness is what a load balancer reads to decide whether to send this replica requests, so it depends only on
 //! what this replica can fix by being taken out: the store answering, and the process not shutting down. The
 //! backend is shared by every replica, so its failure would take them all out at once and stop alert intake,
-//! which does not need it; its state is reported in the answer and as `svcgate_backend_up`, from a periodic
-//! probe ([`watch_backend`]) that readiness never waits for.
+//! which does not need it; its state is reported in the answer and as `svcgate_backend_up`, from a probe that
+//! readiness and metrics requests start in the background at most every [`BACKEND_PROBE_INTERVAL`] and never wait
+//! for (so a balancer's probe timeout never depends on the backend, and an idle gateway sends it nothing).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use http::{Method, Response, StatusCode};
 use serde_json::json;
@@ -36,32 +37,34 @@ pub struct Probes<'a> {
     /// The store, pinged for readiness.
     pub store: &'a dyn Store,
     /// Whether the process is draining, and the backend's last probe.
-    pub health: &'a Health,
+    pub health: &'a Arc<Health>,
+    /// The backend client, for the backend probe.
+    pub upstream: &'a Arc<Upstream>,
     /// The metrics served at `metrics`.
-    pub metrics: &'a Metrics,
+    pub metrics: &'a Arc<Metrics>,
 }
 
 /// How long one backend probe waits for an answer.
 const BACKEND_PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// How often the backend is probed.
+/// How often, at most, the backend is probed.
 pub const BACKEND_PROBE_INTERVAL: Duration = Duration::from_secs(5);
 
 /// The process's own state as readiness reports it: shared by the server (which starts draining on SIGTERM), the
 /// backend probe and the readiness route.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Health {
     draining: AtomicBool,
-    backend: Mutex<String>,
+    backend: Mutex<BackendState>,
 }
 
-impl Default for Health {
-    fn default() -> Self {
-        Health {
-            draining: AtomicBool::new(false),
-            backend: Mutex::new("not probed yet".to_owned()),
-        }
-    }
+/// The backend probe's last finding, and whether one is under way.
+#[derive(Debug, Default)]
+struct BackendState {
+    /// `ok` or `failing: …`; empty before the first probe.
+    text: String,
+    probed_at: Option<Instant>,
+    probing: bool,
 }
 
 impl Health {
@@ -80,16 +83,51 @@ impl Health {
         self.draining.load(Ordering::SeqCst)
     }
 
-    /// The backend's state as the last probe found it: `ok` or `failing: …`.
+    /// The backend's state as the last probe found it: `ok`, `failing: …`, or `not probed yet`.
     pub fn backend(&self) -> String {
-        self.backend
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        let state = self.state();
+        if state.text.is_empty() {
+            "not probed yet".to_owned()
+        } else {
+            state.text.clone()
+        }
     }
 
-    fn set_backend(&self, state: String) {
-        *self.backend.lock().unwrap_or_else(PoisonError::into_inner) = state;
+    fn state(&self) -> std::sync::MutexGuard<'_, BackendState> {
+        self.backend.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Starts a backend probe in the background unless one is under way or the last one is recent (within
+    /// [`BACKEND_PROBE_INTERVAL`]); never waits for it. Any answer at all (even 401) within a short timeout
+    /// counts as up; the finding goes to [`Health::backend`] and the `svcgate_backend_up` gauge.
+    pub fn refresh_backend(self: &Arc<Self>, upstream: &Arc<Upstream>, metrics: &Arc<Metrics>) {
+        {
+            let mut state = self.state();
+            let recent = state
+                .probed_at
+                .is_some_and(|at| at.elapsed() < BACKEND_PROBE_INTERVAL);
+            if state.probing || recent {
+                return;
+            }
+            state.probing = true;
+        }
+        let (health, upstream, metrics) = (Arc::clone(self), Arc::clone(upstream), Arc::clone(metrics));
+        tokio::spawn(async move {
+            let (text, up) = match backend_reachable(&upstream).await {
+                Ok(()) => ("ok".to_owned(), 1),
+                Err(message) => (format!("failing: {message}"), 0),
+            };
+            metrics.backend_up.set(up);
+            let mut state = health.state();
+            if state.text != text {
+                tracing::info!(backend = %text, "backend state changed");
+            }
+            *state = BackendState {
+                text,
+                probed_at: Some(Instant::now()),
+                probing: false,
+            };
+        });
     }
 }
 
@@ -98,8 +136,12 @@ pub async fn handle(probes: Probes<'_>, method: &Method, path: &str) -> Response
     let route = path.strip_prefix(PREFIX).unwrap_or("");
     match (method, route) {
         (&Method::GET | &Method::HEAD, "health") => json_response(StatusCode::OK, &json!({ "status": "ok" })),
-        (&Method::GET | &Method::HEAD, "ready") => ready(probes).await,
+        (&Method::GET | &Method::HEAD, "ready") => {
+            probes.health.refresh_backend(probes.upstream, probes.metrics);
+            ready(probes).await
+        }
         (&Method::GET, "metrics") => {
+            probes.health.refresh_backend(probes.upstream, probes.metrics);
             let mut response = Response::new(body::full(probes.metrics.encode()));
             response.headers_mut().insert(
                 http::header::CONTENT_TYPE,
@@ -129,28 +171,6 @@ async fn ready(probes: Probes<'_>) -> Response<Body> {
         status,
         &json!({ "store": store, "draining": draining, "backend": probes.health.backend() }),
     )
-}
-
-/// Probes the backend every [`BACKEND_PROBE_INTERVAL`], keeping its state in `health` and in the
-/// `svcgate_backend_up` gauge; runs until the task is dropped.
-pub async fn watch_backend(upstream: Arc<Upstream>, health: Arc<Health>, metrics: Arc<Metrics>) {
-    loop {
-        probe_backend(&upstream, &health, &metrics).await;
-        tokio::time::sleep(BACKEND_PROBE_INTERVAL).await;
-    }
-}
-
-/// Asks the backend once; any answer at all (even 401) within [`BACKEND_PROBE_TIMEOUT`] counts as up.
-pub async fn probe_backend(upstream: &Upstream, health: &Health, metrics: &Metrics) {
-    let (state, up) = match backend_reachable(upstream).await {
-        Ok(()) => ("ok".to_owned(), 1),
-        Err(message) => (format!("failing: {message}"), 0),
-    };
-    if state != health.backend() {
-        tracing::info!(backend = %state, "backend state changed");
-    }
-    health.set_backend(state);
-    metrics.backend_up.set(up);
 }
 
 async fn backend_reachable(upstream: &Upstream) -> Result<(), String> {

@@ -166,6 +166,7 @@ impl Gateway {
             let probes = internal::Probes {
                 store: self.store.as_ref(),
                 health: &self.health,
+                upstream: &self.upstream,
                 metrics: &self.metrics,
             };
             Ok(internal::handle(probes, &method, &path).await)

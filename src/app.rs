@@ -83,6 +83,7 @@ pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
         upstream: Arc::clone(&gateway.upstream),
         service_token: config.service_token.clone(),
         public_url: public_url.clone(),
+        lease: config.outbox_lease,
     };
     let outbox_task = tokio::spawn(outbox.run());
     let usage_task = tokio::spawn(Arc::clone(&gateway.usage).run(config.usage_flush_interval));
@@ -115,7 +116,8 @@ impl Running {
         self.serve_until(config, server::shutdown_signal()).await
     }
 
-    /// Serves until `shutdown` completes, then drains within the grace period.
+    /// Serves until `shutdown` completes, then drains: readiness fails at once, the listener closes after
+    /// `shutdown_delay`, in-flight requests have `shutdown_grace` to finish.
     pub async fn serve_until(
         self,
         config: &Config,
@@ -131,7 +133,10 @@ impl Running {
             tls,
             self.gateway,
             shutdown,
-            config.shutdown_grace,
+            server::Shutdown {
+                delay: config.shutdown_delay,
+                grace: config.shutdown_grace,
+            },
             config.connection_limits,
         )
         .await;

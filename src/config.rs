@@ -185,6 +185,8 @@ options! {
     upgrade_idle_timeout: NonzeroDuration = "10m",
     /// Grace period for in-flight requests at shutdown.
     shutdown_grace: Duration = "30s",
+    /// Pause between SIGTERM and closing the listener, readiness answering 503, so a load balancer stops sending.
+    shutdown_delay: Duration = "0s",
     /// Most client connections open at once (default: from the open-file limit, which it must stay below).
     max_connections: Count,
     /// Time a new connection has to send its first complete request head.
@@ -224,6 +226,8 @@ options! {
     item_fetch_cache_ttl: Duration = "30s",
     /// Token the gateway uses for its own backend calls.
     service_token: Text,
+    /// How long a replica owns an incident call it claimed before another may take it over.
+    outbox_lease: NonzeroDuration = "2m",
     /// `free` or `premium` alert features.
     edition: Edition = "premium",
     /// 64 hex digits: the key that encrypts integration tokens (else a key file in the data directory).
@@ -734,6 +738,8 @@ pub struct Config {
     pub tls: Option<ServerTls>,
     /// Grace period for in-flight requests at shutdown.
     pub shutdown_grace: Duration,
+    /// Pause between the shutdown signal and closing the listener, readiness failing meanwhile.
+    pub shutdown_delay: Duration,
     /// Bounds on client connections: how many, and how long one may send nothing.
     pub connection_limits: crate::connections::Limits,
     /// Log format.
@@ -764,6 +770,8 @@ pub struct Config {
     pub item_fetch_cache_ttl: Duration,
     /// Token for the gateway's own backend calls.
     pub service_token: Option<String>,
+    /// How long a claimed incident call is owned before another replica may take it over.
+    pub outbox_lease: Duration,
     /// Alert settings.
     pub alerts: AlertConfig,
     /// How long a page session lasts.
@@ -904,6 +912,7 @@ impl Config {
             dev,
             tls,
             shutdown_grace: options.shutdown_grace,
+            shutdown_delay: options.shutdown_delay,
             connection_limits,
             log_format: options.log_format,
             log_level: options.log_level,
@@ -919,6 +928,7 @@ impl Config {
             item_fetch_concurrency: options.item_fetch_concurrency,
             item_fetch_cache_ttl: options.item_fetch_cache_ttl,
             service_token: options.service_token,
+            outbox_lease: options.outbox_lease,
             alerts: AlertConfig {
                 edition: options.edition,
                 secret_key: options.secret_key,

@@ -61,6 +61,8 @@ pub struct Gateway {
     pub pages: Pages,
     /// V3 usage counts.
     pub usage: Arc<UsageRecorder>,
+    /// Whether the process is draining, and the backend's last probe, for readiness.
+    pub health: Arc<internal::Health>,
 }
 
 impl Gateway {
@@ -113,6 +115,7 @@ impl Gateway {
             alerts,
             public_url: config.public_url.clone(),
             pages,
+            health: internal::Health::new(),
             usage: Arc::new(UsageRecorder::new(
                 Arc::clone(&store_for_usage),
                 AccessChecker::new(
@@ -163,6 +166,7 @@ impl Gateway {
             context.route = path.clone();
             let probes = internal::Probes {
                 store: self.store.as_ref(),
+                health: &self.health,
                 upstream: &self.upstream,
                 metrics: &self.metrics,
             };
@@ -318,15 +322,25 @@ pub fn tls_acceptor(tls: &ServerTls) -> anyhow::Result<TlsAcceptor> {
     Ok(TlsAcceptor::from(Arc::new(config)))
 }
 
-/// Serves `gateway` on `listener` until `shutdown` completes, then lets in-flight requests finish for at most
-/// `grace` before returning. `limits` bound how many connections may be open and how long one may send nothing
-/// ([`connections`](crate::connections)).
+/// When serving stops: the signal, and what follows it (see [`serve`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Shutdown {
+    /// How long the listener stays open after the signal, readiness answering 503 (`shutdown_delay`).
+    pub delay: Duration,
+    /// How long in-flight requests may take to finish once the listener is closed (`shutdown_grace`).
+    pub grace: Duration,
+}
+
+/// Serves `gateway` on `listener` until `shutdown` completes. Then readiness answers 503 at once, new connections
+/// are still accepted for `timing.delay` (a load balancer takes that long to notice), the listener closes, and
+/// in-flight requests have at most `timing.grace` to finish before this returns. `limits` bound how many
+/// connections may be open and how long one may send nothing ([`connections`](crate::connections)).
 pub async fn serve(
     listener: TcpListener,
     tls: Option<TlsAcceptor>,
     gateway: Arc<Gateway>,
     shutdown: impl Future<Output = ()>,
-    grace: Duration,
+    timing: Shutdown,
     limits: Limits,
 ) {
     let graceful = GracefulShutdown::new();
@@ -340,7 +354,17 @@ pub async fn serve(
     let builder = Arc::new(builder);
     let registry = Registry::new(limits);
     let mut accept_backoff = AcceptBackoff::default();
-    tokio::pin!(shutdown);
+    let health = Arc::clone(&gateway.health);
+    let stop_accepting = async move {
+        shutdown.await;
+        health.start_draining();
+        tracing::info!(
+            delay = ?timing.delay,
+            "shutting down: readiness answers 503; accepting connections for shutdown_delay"
+        );
+        tokio::time::sleep(timing.delay).await;
+    };
+    tokio::pin!(stop_accepting);
     loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -356,7 +380,7 @@ pub async fn serve(
                     continue;
                 }
             },
-            () = &mut shutdown => break,
+            () = &mut stop_accepting => break,
         };
         let Some(admitted) = registry.admit() else {
             // Every open connection has a request in progress: refuse this one at once.
@@ -429,7 +453,9 @@ pub async fn serve(
     );
     tokio::select! {
         () = graceful.shutdown() => tracing::info!("all connections closed"),
-        () = tokio::time::sleep(grace) => tracing::warn!(?grace, "grace period over; closing remaining connections"),
+        () = tokio::time::sleep(timing.grace) => {
+            tracing::warn!(grace = ?timing.grace, "grace period over; closing remaining connections");
+        }
     }
 }
 

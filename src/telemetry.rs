@@ -10,6 +10,7 @@ use std::sync::Arc;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
@@ -34,6 +35,8 @@ pub mod names {
     pub const V3_REQUESTS: &str = "svcgate_v3_requests";
     /// Client connections closed or refused by the connection limits, by reason.
     pub const CONNECTIONS_CLOSED: &str = "svcgate_client_connections_closed";
+    /// 1 when the backend answered the last readiness probe, else 0.
+    pub const BACKEND_UP: &str = "svcgate_backend_up";
 }
 
 /// Labels of the V3 request counter: bounded by the rule table (no user, no raw path).
@@ -100,6 +103,8 @@ pub struct Metrics {
     pub v3_requests: Family<V3Labels, Counter>,
     /// Client connections closed or refused by the limits.
     pub connections_closed: Family<ClosedLabels, Counter>,
+    /// 1 while the backend answers the periodic probe, 0 before the first answer and while it fails.
+    pub backend_up: Gauge,
 }
 
 impl Metrics {
@@ -138,8 +143,15 @@ impl Metrics {
             "Client connections closed or refused by the connection limits, by reason",
             connections_closed.clone(),
         );
+        let backend_up = Gauge::default();
+        registry.register(
+            names::BACKEND_UP,
+            "1 when the backend answered svcgate's last probe, else 0",
+            backend_up.clone(),
+        );
         Arc::new(Metrics {
             registry,
+            backend_up,
             connections_closed,
             requests,
             request_duration,

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use common::postgres::Postgres;
 use svcgate::store::{
     AlertEvent, AlertQuery, AlertSettings, IdKind, IdRecord, IntegrationRecord, PostgresOptions,
-    PostgresStore, SqliteStore, Store, StoreError, UsageDelta,
+    PostgresStore, SqliteStore, Store, StoreError, UsageDelta, OUTBOX_LEASE,
 };
 
 /// A store under test, with what keeps it alive.
@@ -294,16 +294,23 @@ async fn incidents_are_queued_claimed_once_and_closed(store: &dyn Store) {
     let created = store.alert_event(event(7, Some("f"), None)).await.unwrap();
     let alert_id = created.alert.unwrap().id;
 
-    let due = store.outbox_due(NOW.to_owned(), 10).await.unwrap();
+    let due = store.outbox_due(NOW.to_owned(), OUTBOX_LEASE, 10).await.unwrap();
     assert_eq!(due.len(), 1);
     assert_eq!(
         (due[0].kind.as_str(), due[0].alert.id),
         ("create_incident", alert_id)
     );
     // Claimed: not due again within its lease, due again once the lease has run out.
-    assert!(store.outbox_due(NOW.to_owned(), 10).await.unwrap().is_empty());
+    assert!(store
+        .outbox_due(NOW.to_owned(), OUTBOX_LEASE, 10)
+        .await
+        .unwrap()
+        .is_empty());
     let after_lease = "2026-11-24T10:05:00.000Z".to_owned();
-    let taken_over = store.outbox_due(after_lease.clone(), 10).await.unwrap();
+    let taken_over = store
+        .outbox_due(after_lease.clone(), OUTBOX_LEASE, 10)
+        .await
+        .unwrap();
     assert_eq!(taken_over.len(), 1);
 
     store
@@ -320,7 +327,7 @@ async fn incidents_are_queued_claimed_once_and_closed(store: &dyn Store) {
         .await
         .unwrap();
     let due = store
-        .outbox_due("2026-11-24T10:07:00.000Z".to_owned(), 10)
+        .outbox_due("2026-11-24T10:07:00.000Z".to_owned(), OUTBOX_LEASE, 10)
         .await
         .unwrap();
     assert_eq!(due.len(), 1);
@@ -330,12 +337,12 @@ async fn incidents_are_queued_claimed_once_and_closed(store: &dyn Store) {
         .await
         .unwrap();
     assert!(store
-        .outbox_due("2026-11-24T10:08:00.000Z".to_owned(), 10)
+        .outbox_due("2026-11-24T10:08:00.000Z".to_owned(), OUTBOX_LEASE, 10)
         .await
         .unwrap()
         .is_empty());
     let retried = store
-        .outbox_due("2026-11-24T10:09:00.000Z".to_owned(), 10)
+        .outbox_due("2026-11-24T10:09:00.000Z".to_owned(), OUTBOX_LEASE, 10)
         .await
         .unwrap();
     assert_eq!(retried[0].attempts, 1);
@@ -474,8 +481,8 @@ async fn replicas_claim_each_incident_call_once() {
             .unwrap();
     }
     let (a, b) = tokio::join!(
-        first.outbox_due(NOW.to_owned(), 100),
-        second.outbox_due(NOW.to_owned(), 100)
+        first.outbox_due(NOW.to_owned(), OUTBOX_LEASE, 100),
+        second.outbox_due(NOW.to_owned(), OUTBOX_LEASE, 100)
     );
     let (a, b) = (a.unwrap(), b.unwrap());
     assert_eq!(a.len() + b.len(), 40);
@@ -598,7 +605,11 @@ async fn events_sent_together_apply_in_the_order_they_were_sent(store: &dyn Stor
         .map(|outcome| {
             let outcome = outcome.unwrap();
             let alert = outcome.alert.as_ref();
-            (outcome.outcome, alert.map(|alert| alert.iid), alert.map(|alert| alert.events))
+            (
+                outcome.outcome,
+                alert.map(|alert| alert.iid),
+                alert.map(|alert| alert.events),
+            )
         })
         .collect();
     assert_eq!(

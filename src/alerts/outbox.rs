@@ -3,9 +3,15 @@
 //!
 //! The lifecycle writes an outbox row in the same transaction as the alert change, so no incident call is lost
 //! when the gateway stops; this worker polls the due rows.
+//!
+//! A call may have reached the backend without its outcome being recorded: the process died (SIGKILL) after the
+//! backend created the issue, or the answer timed out. The call is then made again (by this process after its
+//! back-off, or by another replica once the claim's lease ran out), so creating an incident first looks for an
+//! issue already made for the alert (its description links the alert's page, the same path on every replica)
+//! and reuses it: one incident per alert, whatever failed in between.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use http::{HeaderValue, Method, Request};
 use serde_json::{json, Value};
@@ -30,6 +36,8 @@ pub struct Outbox {
     pub service_token: Option<String>,
     /// The gateway's public base URL, for links to alert pages.
     pub public_url: String,
+    /// How long a claimed call stays this process's (`outbox_lease`).
+    pub lease: Duration,
 }
 
 impl Outbox {
@@ -44,7 +52,8 @@ impl Outbox {
     /// Makes every call that is due now.
     pub async fn drain(&self) {
         let now = time::OffsetDateTime::now_utc();
-        let due = match self.store.outbox_due(format_time(now), 50).await {
+        let claimed = Instant::now();
+        let due = match self.store.outbox_due(format_time(now), self.lease, 50).await {
             Ok(due) => due,
             Err(error) => {
                 tracing::warn!(%error, "outbox: could not read due calls");
@@ -52,6 +61,10 @@ impl Outbox {
             }
         };
         for item in due {
+            // Past half the lease, another replica may soon take the rest over: leave them to the next claim.
+            if claimed.elapsed() > self.lease / 2 {
+                break;
+            }
             let result = self.attempt(&item).await;
             let now = time::OffsetDateTime::now_utc();
             let stored = match result {
@@ -76,12 +89,15 @@ impl Outbox {
         }
     }
 
-    async fn call(&self, method: Method, path: &str, body: Value) -> Result<Value, String> {
+    async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Result<Value, String> {
         let token = self
             .service_token
             .as_deref()
             .ok_or("no service_token is configured, so svcgate cannot call the backend")?;
-        let mut request = Request::new(body::full(body.to_string()));
+        let mut request = match body {
+            Some(body) => Request::new(body::full(body.to_string())),
+            None => Request::new(body::empty()),
+        };
         *request.method_mut() = method;
         *request.uri_mut() = self.upstream.uri(path).map_err(|error| error.to_string())?;
         let headers = request.headers_mut();
@@ -119,10 +135,16 @@ impl Outbox {
         let project = alert.project_id;
         match item.kind.as_str() {
             "create_incident" => {
-                let link = format!(
-                    "{}/-/svcgate/projects/{project}/alerts/{}",
-                    self.public_url, alert.iid
-                );
+                let page = format!("/-/svcgate/projects/{project}/alerts/{}", alert.iid);
+                if let Some(iid) = self.incident_made_for(project, &page).await? {
+                    tracing::info!(
+                        alert = alert.id,
+                        incident = iid,
+                        "incident already made; reusing it"
+                    );
+                    return Ok(Some(iid));
+                }
+                let link = format!("{}{page}", self.public_url);
                 let mut lines = vec![format!("Alert [#{}]({link}): **{}**", alert.iid, alert.title)];
                 let fields = [
                     ("Severity", Some(alert.severity.clone())),
@@ -141,7 +163,7 @@ impl Outbox {
                     .call(
                         Method::POST,
                         &format!("/api/v4/projects/{project}/issues"),
-                        json!({"title": format!("Incident: {}", alert.title), "description": lines.join("\n"), "labels": "incident"}),
+                        Some(json!({"title": format!("Incident: {}", alert.title), "description": lines.join("\n"), "labels": "incident"})),
                     )
                     .await?;
                 issue
@@ -157,12 +179,35 @@ impl Outbox {
                 self.call(
                     Method::PUT,
                     &format!("/api/v4/projects/{project}/issues/{iid}"),
-                    json!({"state_event": "close"}),
+                    Some(json!({"state_event": "close"})),
                 )
                 .await?;
                 Ok(None)
             }
             other => Err(format!("unknown outbox call {other}")),
         }
+    }
+
+    /// The iid of an incident issue of `project` whose description links the alert page `page` (`…/alerts/7`
+    /// followed by the link's closing parenthesis, so alert 7 never matches alert 70), if one was made before.
+    async fn incident_made_for(&self, project: u64, page: &str) -> Result<Option<u64>, String> {
+        let pairs = [
+            ("labels", "incident"),
+            ("in", "description"),
+            ("search", page),
+            ("per_page", "100"),
+        ]
+        .map(|(name, value)| (name.to_owned(), value.to_owned()));
+        let path = crate::url_parts::with_query(&format!("/api/v4/projects/{project}/issues"), &pairs);
+        let found = self.call(Method::GET, &path, None).await?;
+        let link_end = format!("{page})");
+        Ok(found.as_array().into_iter().flatten().find_map(|issue| {
+            let description = issue.get("description").and_then(Value::as_str)?;
+            if description.contains(&link_end) {
+                issue.get("iid").and_then(Value::as_u64)
+            } else {
+                None
+            }
+        }))
     }
 }

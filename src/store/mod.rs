@@ -84,14 +84,15 @@ pub enum StoreError {
     },
 }
 
-/// How long a process owns an outbox call it claimed; after that, another replica (or this one, restarted) may
-/// take it over. Longer than any one incident call can take (the backend timeout and its retries).
+/// How long a process owns an outbox call it claimed unless `outbox_lease` says otherwise; after that, another
+/// replica (or this one, restarted) may take it over. Longer than any one incident call can take (the backend
+/// timeout and its retries).
 pub const OUTBOX_LEASE: std::time::Duration = std::time::Duration::from_secs(120);
 
-/// When a lease taken at `now` (the store's time text) ends.
-fn outbox_lease_end(now: &str) -> Result<String, StoreError> {
+/// When a lease of `lease` taken at `now` (the store's time text) ends.
+fn outbox_lease_end(now: &str, lease: std::time::Duration) -> Result<String, StoreError> {
     crate::time_format::parse_time(now)
-        .map(|now| crate::time_format::format_time(now + OUTBOX_LEASE))
+        .map(|now| crate::time_format::format_time(now + lease))
         .ok_or_else(|| StoreError::Unavailable(format!("outbox: unreadable time {now}")))
 }
 
@@ -231,9 +232,14 @@ pub trait Store: Send + Sync {
     fn alert_settings(&self, project_id: u64) -> StoreFuture<'_, AlertSettings>;
     /// Stores a project's incident settings.
     fn alert_settings_put(&self, project_id: u64, settings: AlertSettings) -> StoreFuture<'_, ()>;
-    /// Claims the incident calls due at `now` for [`OUTBOX_LEASE`]: a claimed call is not due again until its lease
-    /// ends or it is retried, so that it is made once however many replicas run.
-    fn outbox_due(&self, now: String, limit: u32) -> StoreFuture<'_, Vec<OutboxItem>>;
+    /// Claims the incident calls due at `now` for `lease` ([`OUTBOX_LEASE`] by default): a claimed call is not due
+    /// again until its lease ends or it is retried, so that it is made once however many replicas run.
+    fn outbox_due(
+        &self,
+        now: String,
+        lease: std::time::Duration,
+        limit: u32,
+    ) -> StoreFuture<'_, Vec<OutboxItem>>;
     /// An incident call succeeded.
     fn outbox_done(
         &self,

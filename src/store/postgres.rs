@@ -953,9 +953,14 @@ impl Store for PostgresStore {
     }
 
     /// Rows another replica is claiming are skipped (`SKIP LOCKED`).
-    fn outbox_due(&self, now: String, limit: u32) -> StoreFuture<'_, Vec<OutboxItem>> {
+    fn outbox_due(
+        &self,
+        now: String,
+        lease: std::time::Duration,
+        limit: u32,
+    ) -> StoreFuture<'_, Vec<OutboxItem>> {
         Box::pin(async move {
-            let lease_until = super::outbox_lease_end(&now)?;
+            let lease_until = super::outbox_lease_end(&now, lease)?;
             let mut client = self.client().await?;
             let transaction = client.transaction().await?;
             let rows = transaction

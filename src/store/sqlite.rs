@@ -386,9 +386,14 @@ impl Store for SqliteStore {
         Box::pin(self.write(move |connection| alerts::settings_put(connection, project_id, settings)))
     }
 
-    fn outbox_due(&self, now: String, limit: u32) -> StoreFuture<'_, Vec<OutboxItem>> {
+    fn outbox_due(
+        &self,
+        now: String,
+        lease: std::time::Duration,
+        limit: u32,
+    ) -> StoreFuture<'_, Vec<OutboxItem>> {
         Box::pin(async move {
-            let lease_until = super::outbox_lease_end(&now)?;
+            let lease_until = super::outbox_lease_end(&now, lease)?;
             self.write(move |connection| alerts::outbox_claim(connection, &now, &lease_until, limit))
                 .await
         })

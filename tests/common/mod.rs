@@ -82,6 +82,13 @@ impl TestGateway {
         format!("http://{}", self.address)
     }
 
+    /// Asks the gateway to stop (as SIGTERM would) without waiting for it; [`TestGateway::stop`] waits.
+    pub fn begin_stop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+
     /// Asks the gateway to stop and waits until it has drained.
     pub async fn stop(mut self) {
         if let Some(stop) = self.stop.take() {

@@ -498,6 +498,13 @@ def psql(database, sql):
     return out.stdout.strip()
 
 
+def psql_version():
+    try:
+        return subprocess.run([pg_bin("postgres"), "--version"], capture_output=True, text=True).stdout.strip()
+    except (OSError, RuntimeError):
+        return "PostgreSQL"
+
+
 def start_replica(name, port, backend):
     env = {k: v for k, v in os.environ.items() if not k.startswith("SVCGATE_")}
     env["SVCGATE_SECRET_KEY"] = BENCH_KEY
@@ -1097,7 +1104,7 @@ class Bench:
                      for port in P_REPLICAS]
             texts = [proc.communicate()[0] for proc in procs]
             wall = time.monotonic() - started
-            ticks = [(tree_ticks(pid) - b) / CLK for pid, b in zip(pids, before)]
+            ticks = [(sum(tree_ticks(pid)) - sum(b)) / CLK for pid, b in zip(pids, before)]
             return [parse_wrk(text) for text in texts], wall, ticks
 
         acked, tries = 0, 0
@@ -1372,9 +1379,14 @@ def main():
               "* V3 issue lists fetch each issue for `subscribed` (the rule's `item_fetch`); the origin "
               "requests of row 2 are counted with nginx's `stub_status`.",
               f"* alert payloads: about {bench.alerts['payload_bytes'] if hasattr(bench, 'alerts') else 1000} "
-              f"bytes (oha), wrk's script `bench/alerts.lua` about the same; {bench.alerts['rows']:,} alerts "
-              "in the store."]
-    if bench.steals:
+              f"bytes (oha), wrk's script `bench/alerts.lua` about the same"
+              + (f"; {bench.alerts['rows']:,} alerts in the store." if hasattr(bench, "alerts") else ".")]
+    if hasattr(bench, "replicas"):
+        lines += ["* row 7: two svcgate processes (`--worker-threads 1` each) on one PostgreSQL "
+                  f"({psql_version()}, a throwaway cluster in bench/.work/pg, fsync and synchronous_commit on), "
+                  "svc-sim as their backend; two wrk processes of 25 connections each send to one replica each at "
+                  f"once; {bench.replicas['rows']:,} alerts in PostgreSQL. The open-loop run sends to one replica."]
+    if getattr(bench, "steals", None):
         lines += [f"* host steal (time the hypervisor gave these virtual cores to other guests, `/proc/stat`) "
                   f"during the closed-loop cells of rows 1-3 (the try kept of each run): median {statistics.median(bench.steals):.2f}, max "
                   f"{max(bench.steals):.2f} cores. Near 0 on a quiet host; more slows every competitor unevenly "

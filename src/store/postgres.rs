@@ -12,11 +12,13 @@
 //!   or counts one more event of the open one, never a read and then a write. The two branches are
 //!   [`lifecycle::decide`]'s `Create` and `Group` rows; a resolving event is one `UPDATE … RETURNING` (its
 //!   `Resolve` row) or finds nothing (`Ignore`).
-//! - **Per-project iids** come from `alert_iids`: a batch locks a project's counter row before it writes any
-//!   alert of that project, so iids are given without gaps (a rolled-back batch gives its numbers back) or
-//!   duplicates.
-//! - **No deadlocks between replicas**: a batch takes its locks in one order, by project then fingerprint, and
-//!   holds a project's counter lock before any alert row of that project.
+//! - **Per-project iids** come from `alert_iids`: a batch creates its new alerts with provisional negative iids,
+//!   then takes as many numbers from each project's counter as it created there and gives them out, just before it
+//!   commits. The counter row stays locked from then to the commit, so iids are given without gaps (a rolled-back
+//!   batch gives its numbers back) or duplicates, and the lock is held only for that last step: several replicas'
+//!   batches of one project write their alerts at the same time.
+//! - **No deadlocks between replicas**: a batch writes alert rows in one order, by project then fingerprint, and
+//!   takes counters last, in project order; a batch holding a counter waits for no alert row.
 //! - **The outbox** is claimed with `FOR UPDATE SKIP LOCKED` and a lease ([`super::OUTBOX_LEASE`]): a claimed call is
 //!   not due again until its lease ends, so one incident is created once however many replicas run, and a
 //!   replica that dies mid-call is taken over when its lease runs out.
@@ -299,30 +301,22 @@ async fn write_events(pool: Pool, mut receiver: mpsc::Receiver<EventJob>) {
     }
 }
 
-/// Locks a project's iid counter row for the rest of the transaction (creating it at the project's highest iid).
-const LOCK_COUNTER: &str = "INSERT INTO alert_iids (project_id, last_iid)
-    VALUES ($1, (SELECT COALESCE(MAX(iid), 0) FROM alerts WHERE project_id = $1))
-    ON CONFLICT (project_id) DO UPDATE SET last_iid = alert_iids.last_iid";
-
-/// An event that does not resolve: creates the alert with the project's next iid, or counts one more event of the
-/// open alert of its fingerprint (`alerts_one_open`), in one statement. The counter moves only when a row was
-/// created, and a created alert's incident is queued when `$14` (the project's `create_incident`) says so.
+/// An event that does not resolve: creates the alert, with a provisional iid, or counts one more event of the open
+/// alert of its fingerprint (`alerts_one_open`), in one statement; a created alert's incident is queued when `$13`
+/// (the project's `create_incident`) says so.
 const FIRE: &str = "WITH up AS (
         INSERT INTO alerts (project_id, iid, integration_id, fingerprint, status, title, description, severity,
             service, monitoring_tool, hosts, environment, started_at, events, last_event_at, payload, created_at,
             updated_at)
-        VALUES ($1, (SELECT last_iid + 1 FROM alert_iids WHERE project_id = $1), $2, $3, 'triggered', $4, $5, $6,
-            $7, $8, $9, $10, $11, 1, $12, $13, $12, $12)
+        VALUES ($1, -nextval('alert_provisional_iids'), $2, $3, 'triggered', $4, $5, $6, $7, $8, $9, $10, $11, 1,
+            $12, $14, $12, $12)
         ON CONFLICT (project_id, fingerprint) WHERE status <> 'resolved' AND fingerprint IS NOT NULL
         DO UPDATE SET events = alerts.events + 1, last_event_at = EXCLUDED.last_event_at,
             updated_at = EXCLUDED.updated_at
         RETURNING id, project_id, iid, status, title, events, incident_iid, (xmax = 0) AS created
-    ), counted AS (
-        UPDATE alert_iids SET last_iid = last_iid + 1
-        WHERE project_id = $1 AND EXISTS (SELECT 1 FROM up WHERE created)
     ), incident AS (
         INSERT INTO outbox (kind, project_id, alert_id, next_attempt_at)
-        SELECT 'create_incident', project_id, id, $12 FROM up WHERE created AND $14
+        SELECT 'create_incident', project_id, id, $12 FROM up WHERE created AND $13
     )
     SELECT id, project_id, iid, status, title, events, incident_iid, created FROM up";
 
@@ -338,41 +332,48 @@ const RESOLVE: &str = "WITH resolved AS (
     )
     SELECT id, project_id, iid, status, title, events, incident_iid FROM resolved";
 
+/// Takes `$2` iids from a project's counter (creating it at the project's highest iid), locking it until commit;
+/// answers the last one taken.
+const TAKE_IIDS: &str = "INSERT INTO alert_iids (project_id, last_iid)
+    VALUES ($1, (SELECT COALESCE(MAX(iid), 0) FROM alerts WHERE project_id = $1 AND iid > 0) + $2)
+    ON CONFLICT (project_id) DO UPDATE SET last_iid = alert_iids.last_iid + $2
+    RETURNING last_iid";
+
+/// Gives created alerts their iids: `$1` their ids, `$2` their iids, in the same order.
+const SET_IIDS: &str =
+    "UPDATE alerts SET iid = given.iid FROM unnest($1::bigint[], $2::bigint[]) AS given(id, iid) WHERE alerts.id = given.id";
+
 /// Applies `events` in one transaction, answering their outcomes in their order.
 ///
-/// Two rounds of pipelined statements (tokio-postgres sends statements issued together without waiting, and
-/// PostgreSQL runs them in the order sent): first each project's counter lock and incident settings, in project
-/// order; then one statement per event, in the order the events came, so that repeats, ends and new alerts of one
-/// fingerprint apply as they were sent. One commit answers them all.
+/// Pipelined statements (tokio-postgres sends statements issued together without waiting, and PostgreSQL runs them
+/// in the order sent): the incident settings of the batch's projects; one statement per event, in the order the
+/// events came, so that repeats, ends and new alerts of one fingerprint apply as they were sent, a new alert taking
+/// a provisional iid; then, per project in project order, the iids of its new alerts from its counter, and the
+/// commit. A project's counter row is so locked only from that last step to the commit, which is what lets several
+/// replicas' batches of one project overlap. Numbers are given without gaps or duplicates: a batch that rolls back
+/// gives its numbers back with the rest.
 async fn run_batch(pool: &Pool, events: &[&AlertEvent]) -> Result<Vec<EventOutcome>, StoreError> {
     let mut client = pool.get().await?;
     let transaction = client.transaction().await?;
-    let (lock, settings, fire, resolve) = tokio::try_join!(
-        transaction.prepare_cached(LOCK_COUNTER),
+    let (settings, fire, resolve, take_iids, set_iids) = tokio::try_join!(
         transaction.prepare_cached(rows::SETTINGS_GET),
         transaction.prepare_cached(FIRE),
         transaction.prepare_cached(RESOLVE),
+        transaction.prepare_cached(TAKE_IIDS),
+        transaction.prepare_cached(SET_IIDS),
     )?;
-    // Locks in one order, by project, before any alert row of the project (see the module documentation).
     let mut projects: Vec<i64> = events.iter().map(|event| int(event.project_id)).collect();
     projects.sort_unstable();
     projects.dedup();
-    let (lock, settings, transaction_ref) = (&lock, &settings, &transaction);
-    let (locks, found) = tokio::join!(
-        futures_util::future::try_join_all(
-            projects
-                .iter()
-                .map(|project| async move { transaction_ref.execute(lock, &[project]).await })
-        ),
-        futures_util::future::try_join_all(
-            projects
-                .iter()
-                .map(|project| async move { transaction_ref.query_opt(settings, &[project]).await })
-        ),
-    );
-    locks?;
+    let (settings, transaction_ref) = (&settings, &transaction);
+    let found = futures_util::future::try_join_all(
+        projects
+            .iter()
+            .map(|project| async move { transaction_ref.query_opt(settings, &[project]).await }),
+    )
+    .await?;
     let mut project_settings = std::collections::HashMap::new();
-    for (project, row) in projects.iter().zip(found?) {
+    for (project, row) in projects.iter().zip(found) {
         let settings = match row {
             Some(row) => AlertSettings {
                 create_incident: row.try_get(0)?,
@@ -388,15 +389,21 @@ async fn run_batch(pool: &Pool, events: &[&AlertEvent]) -> Result<Vec<EventOutco
             .copied()
             .unwrap_or_default()
     };
-    let statements = events.iter().map(|event| {
+    // Statements go in one order, by project then fingerprint (each fingerprint's events in the order they came), so
+    // that two replicas' batches lock the alert rows they share in the same order.
+    let mut order: Vec<usize> = (0..events.len()).collect();
+    order.sort_by(|&a, &b| {
+        (events[a].project_id, &events[a].fingerprint).cmp(&(events[b].project_id, &events[b].fingerprint))
+    });
+    let statements = order.iter().map(|&index| {
+        let event = events[index];
         let (fire, resolve) = (&fire, &resolve);
-        let transaction = &transaction;
         let settings = settings_of(event);
         async move {
             let project_id = int(event.project_id);
             let row = match (&event.ended_at, &event.fingerprint) {
                 (Some(ended_at), Some(fingerprint)) => {
-                    transaction
+                    transaction_ref
                         .query_opt(
                             resolve,
                             &[
@@ -412,7 +419,7 @@ async fn run_batch(pool: &Pool, events: &[&AlertEvent]) -> Result<Vec<EventOutco
                 // An end without a fingerprint has no open alert to close.
                 (Some(_), None) => None,
                 (None, _) => Some(
-                    transaction
+                    transaction_ref
                         .query_one(
                             fire,
                             &[
@@ -428,8 +435,8 @@ async fn run_batch(pool: &Pool, events: &[&AlertEvent]) -> Result<Vec<EventOutco
                                 &event.environment,
                                 &event.started_at,
                                 &event.now,
-                                &event.payload_json,
                                 &settings.create_incident,
+                                &event.payload_json,
                             ],
                         )
                         .await?,
@@ -438,7 +445,61 @@ async fn run_batch(pool: &Pool, events: &[&AlertEvent]) -> Result<Vec<EventOutco
             outcome(event, row.as_ref())
         }
     });
-    let outcomes = futures_util::future::try_join_all(statements).await?;
+    let mut outcomes: Vec<Option<EventOutcome>> = (0..events.len()).map(|_| None).collect();
+    let mut created: std::collections::BTreeMap<i64, Vec<usize>> = std::collections::BTreeMap::new();
+    for (index, outcome) in order
+        .iter()
+        .zip(futures_util::future::try_join_all(statements).await?)
+    {
+        outcomes[*index] = Some(outcome);
+    }
+    let mut outcomes: Vec<EventOutcome> = outcomes
+        .into_iter()
+        .map(|outcome| outcome.ok_or_else(|| StoreError::Unavailable("an event had no outcome".to_owned())))
+        .collect::<Result<_, _>>()?;
+    // The alerts created in each project, in the order their statements ran.
+    for &index in &order {
+        let outcome = &outcomes[index];
+        if outcome.outcome == "created" {
+            created
+                .entry(int(events[index].project_id))
+                .or_default()
+                .push(index);
+        }
+    }
+    // Counters in project order, so that two batches never wait on each other's counters in a circle.
+    let takes = created.iter().map(|(project, indexes)| {
+        let take_iids = &take_iids;
+        let count = i64::try_from(indexes.len()).unwrap_or(i64::MAX);
+        async move { transaction_ref.query_one(take_iids, &[project, &count]).await }
+    });
+    let lasts = futures_util::future::try_join_all(takes).await?;
+    let (mut ids, mut iids) = (Vec::new(), Vec::new());
+    for ((_, indexes), last) in created.iter().zip(lasts) {
+        let last: i64 = last.try_get(0)?;
+        let first = last - i64::try_from(indexes.len()).unwrap_or(i64::MAX) + 1;
+        for (offset, &index) in (0_i64..).zip(indexes) {
+            if let Some(alert) = &outcomes[index].alert {
+                ids.push(int(alert.id));
+                iids.push(first + offset);
+            }
+        }
+    }
+    // Every answer about a new alert (its own, and those of later events of the batch that grouped into it or
+    // resolved it) carries its number, not the provisional one.
+    let numbered: std::collections::HashMap<u64, u64> = ids
+        .iter()
+        .zip(&iids)
+        .map(|(id, iid)| (uint(*id), uint(*iid)))
+        .collect();
+    for alert in outcomes.iter_mut().filter_map(|outcome| outcome.alert.as_mut()) {
+        if let Some(iid) = numbered.get(&alert.id) {
+            alert.iid = *iid;
+        }
+    }
+    if !ids.is_empty() {
+        transaction.execute(&set_iids, &[&ids, &iids]).await?;
+    }
     transaction.commit().await?;
     Ok(outcomes)
 }

@@ -138,6 +138,12 @@ const MIGRATIONS: &[(i64, &str)] = &[
         last_seen TIMESTAMPTZ NOT NULL
     );",
     ),
+    (
+        4,
+        "-- An alert is created with a provisional negative iid from this sequence, and given its project's next
+    -- iid just before its batch commits: the project's counter is locked only for that last step.
+    CREATE SEQUENCE alert_provisional_iids;",
+    ),
 ];
 
 /// Applies every migration not yet applied, in one transaction under [`MIGRATION_LOCK`]: a replica that starts

@@ -308,12 +308,7 @@ pub fn integration_delete(connection: &Connection, id: u64) -> rusqlite::Result<
 pub fn settings_get(connection: &Connection, project_id: u64) -> rusqlite::Result<AlertSettings> {
     Ok(connection
         .prepare_cached(&rows::sqlite(rows::SETTINGS_GET))?
-        .query_row([project_id], |row| {
-            Ok(AlertSettings {
-                create_incident: row.get(0)?,
-                auto_close_incident: row.get(1)?,
-            })
-        })
+        .query_row([project_id], |row| rows::settings(row))
         .optional()?
         .unwrap_or_default())
 }

@@ -234,10 +234,7 @@ fn collect<T>(
 async fn settings_get<C: GenericClient>(client: &C, project_id: u64) -> Result<AlertSettings, StoreError> {
     let row = client.query_opt(rows::SETTINGS_GET, &[&int(project_id)]).await?;
     Ok(match row {
-        Some(row) => AlertSettings {
-            create_incident: row.try_get(0)?,
-            auto_close_incident: row.try_get(1)?,
-        },
+        Some(row) => rows::settings(&row)?,
         None => AlertSettings::default(),
     })
 }
@@ -375,10 +372,7 @@ async fn run_batch(pool: &Pool, events: &[&AlertEvent]) -> Result<Vec<EventOutco
     let mut project_settings = std::collections::HashMap::new();
     for (project, row) in projects.iter().zip(found) {
         let settings = match row {
-            Some(row) => AlertSettings {
-                create_incident: row.try_get(0)?,
-                auto_close_incident: row.try_get(1)?,
-            },
+            Some(row) => rows::settings(&row)?,
             None => AlertSettings::default(),
         };
         project_settings.insert(*project, settings);

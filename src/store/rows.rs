@@ -4,7 +4,9 @@
 //! Statements both databases accept are written once with `$n` placeholders: PostgreSQL numbers them, and SQLite
 //! reads `$1` as a named parameter, which rusqlite binds by position as long as the names first appear in order.
 
-use super::{AlertQuery, AlertRecord, IntegrationRecord, OutboxState, TouchedAlert, UsageDelta};
+use super::{
+    AlertQuery, AlertRecord, AlertSettings, IntegrationRecord, OutboxState, TouchedAlert, UsageDelta,
+};
 
 /// The columns [`alert`] reads, in its order.
 pub const ALERT_COLUMNS: &str = "id, project_id, iid, integration_id, fingerprint, status, title, description, \
@@ -161,6 +163,14 @@ pub fn outbox_state<R: Columns>(row: &R) -> Result<OutboxState, R::Error> {
         last_error: row.opt_text(2)?,
         done_at: row.opt_text(3)?,
         next_attempt_at: row.text(4)?,
+    })
+}
+
+/// A project's incident settings from [`SETTINGS_GET`].
+pub fn settings<R: Columns>(row: &R) -> Result<AlertSettings, R::Error> {
+    Ok(AlertSettings {
+        create_incident: row.flag(0)?,
+        auto_close_incident: row.flag(1)?,
     })
 }
 

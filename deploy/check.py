@@ -213,8 +213,12 @@ def kubernetes(repo, binary, image):
 
         # The stop: preStop, then shutdown_delay, then shutdown_grace, then a margin, within the grace period.
         pre_stop = container.get("lifecycle", {}).get("preStop", {}).get("sleep", {}).get("seconds", 0)
-        delay = seconds(config.get("shutdown_delay", "0s"))
-        grace = seconds(config.get("shutdown_grace", "30s"))
+        try:
+            delay = seconds(config.get("shutdown_delay", "0s"))
+            grace = seconds(config.get("shutdown_grace", "30s"))
+        except ValueError as error:
+            problem(where, f"the ConfigMap's shutdown_delay or shutdown_grace: {error}; write it like 30s")
+            delay = grace = 0
         needed = pre_stop + delay + grace + EXIT_MARGIN
         termination = spec.get("terminationGracePeriodSeconds", 30)
         if termination < needed:
@@ -341,7 +345,11 @@ def systemd(repo, binary):
     # The drain this unit allows for: the largest shutdown_delay its comment promises, plus shutdown_grace.
     comments = re.sub(r"\n#\s*", " ", path.read_text())
     promised = re.search(r"shutdown_delay of up to (\d+) s \+ the (\d+) s drain", comments)
-    timeout = seconds(one("TimeoutStopSec") or "90s")
+    try:
+        timeout = seconds(one("TimeoutStopSec") or "90s")
+    except ValueError as error:
+        problem(where, f"TimeoutStopSec: {error} (write whole seconds, like 45)")
+        timeout = 0
     if not promised:
         problem(where, "the comment at TimeoutStopSec no longer says which drain it covers")
     elif timeout < int(promised.group(1)) + int(promised.group(2)) + EXIT_MARGIN:

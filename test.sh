@@ -57,3 +57,8 @@ if ! python3 -m venv --help >/dev/null 2>&1; then
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3 python3-venv
 fi
 sim/functional/run.sh
+
+# The deployment files (Dockerfile, deploy/kubernetes/, deploy/systemd/): linted, validated against the Kubernetes
+# schemas and `systemd-analyze verify`, checked against each other, and svcgate started with each; the
+# Dockerfile's build step (a release build) runs outside a container. deploy/check.sh installs its own tools.
+deploy/check.sh

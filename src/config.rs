@@ -163,6 +163,8 @@ options! {
     database_ca_bundle: Path,
     /// Public base URL of the gateway, used in addresses it shows.
     public_url: BaseUrl,
+    /// Addresses and CIDR ranges of the proxies in front of svcgate whose `X-Forwarded-Proto` is believed.
+    trusted_proxies: ProxyList,
     /// Start the in-process simulator as the backend.
     dev: Flag = false,
     /// PEM certificate chain for serving TLS.
@@ -234,6 +236,8 @@ options! {
     edition: Edition = "premium",
     /// 64 hex digits: the key that encrypts integration tokens (else a key file in the data directory).
     secret_key: Key,
+    /// A file holding `secret_key` (a systemd credential, a mounted Secret); not both.
+    secret_key_file: Path,
     /// Largest alert payload.
     alert_max_body_bytes: Count = 1 << 20,
     /// Bytes of alert bodies held in memory at once, all requests together.
@@ -619,6 +623,33 @@ mod kind {
         }
     }
 
+    /// IP addresses and CIDR ranges separated by commas or spaces; a bare address is a range of one.
+    pub(super) struct ProxyList;
+    impl Kind for ProxyList {
+        type Raw = String;
+        type Default = &'static str;
+        type Value = Vec<ipnet::IpNet>;
+        const WRITTEN: Written = Written::Text;
+        fn raw_default(default: &'static str) -> String {
+            default.to_owned()
+        }
+        fn check(option: &'static str, raw: String) -> Result<Vec<ipnet::IpNet>, ConfigError> {
+            raw.split(|c: char| c == ',' || c.is_whitespace())
+                .filter(|item| !item.is_empty())
+                .map(|item| {
+                    item.parse::<ipnet::IpNet>()
+                        .or_else(|_| item.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                        .map_err(|_| {
+                            invalid(
+                                option,
+                                &format!("{item:?} is not an IP address or a CIDR range like 10.0.0.0/8"),
+                            )
+                        })
+                })
+                .collect()
+        }
+    }
+
     /// One of a few words, each naming a variant.
     trait Choice: Copy + 'static {
         /// The words and their variants, in the order the error lists them.
@@ -734,6 +765,8 @@ pub struct Config {
     pub database: Option<crate::store::PostgresOptions>,
     /// Public base URL, if configured.
     pub public_url: Option<String>,
+    /// Peers whose `X-Forwarded-Proto` says how the client reached them (empty: nobody's).
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     /// Run with the in-process simulator.
     pub dev: bool,
     /// TLS for clients, if configured.
@@ -839,9 +872,10 @@ impl Config {
                 ))
             }
         };
+        let secret_key = secret_key(options.secret_key, options.secret_key_file.as_deref())?;
         let database = match options.database_url {
             Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-                if options.secret_key.is_none() {
+                if secret_key.is_none() {
                     return Err(invalid(
                         "secret_key",
                         "is required with database_url: every replica must seal integration keys with the same key",
@@ -913,6 +947,7 @@ impl Config {
             data_dir: options.data_dir,
             database,
             public_url: options.public_url,
+            trusted_proxies: options.trusted_proxies.unwrap_or_default(),
             dev,
             tls,
             shutdown_grace: options.shutdown_grace,
@@ -935,7 +970,7 @@ impl Config {
             outbox_lease: options.outbox_lease,
             alerts: AlertConfig {
                 edition: options.edition,
-                secret_key: options.secret_key,
+                secret_key,
                 max_body_bytes: options.alert_max_body_bytes as u64,
                 max_depth: options.alert_max_depth,
                 rate_limit: options.alert_rate_limit,
@@ -974,6 +1009,33 @@ fn invalid(option: &'static str, message: &str) -> ConfigError {
         option,
         message: message.to_owned(),
     }
+}
+
+/// The key from `secret_key` or read from `secret_key_file` (surrounding white space ignored), never both: two
+/// sources that could disagree would leave it unclear which key seals the tokens.
+fn secret_key(
+    value: Option<[u8; 32]>,
+    file: Option<&std::path::Path>,
+) -> Result<Option<[u8; 32]>, ConfigError> {
+    let Some(path) = file else {
+        return Ok(value);
+    };
+    if value.is_some() {
+        return Err(invalid(
+            "secret_key_file",
+            "set either secret_key or secret_key_file, not both",
+        ));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| invalid("secret_key_file", &format!("{}: {error}", path.display())))?;
+    <kind::Key as kind::Kind>::check("secret_key_file", text)
+        .map(Some)
+        .map_err(|_| {
+            invalid(
+                "secret_key_file",
+                &format!("{}: must hold 64 hexadecimal digits (32 bytes)", path.display()),
+            )
+        })
 }
 
 /// The client connection cap: the declared one, which must stay below the process's open-file limit (shared with
@@ -1074,6 +1136,67 @@ mod tests {
                 "{text}: {error}"
             );
         }
+    }
+
+    #[test]
+    fn trusted_proxies_take_addresses_and_ranges_and_name_a_bad_one() {
+        let raw = RawConfig::from_toml(
+            "dev = true\ntrusted_proxies = \"10.0.0.0/8, 192.168.1.7 ::1\"",
+            "t.toml",
+        )
+        .unwrap();
+        let proxies = Config::from_raw(raw).unwrap().trusted_proxies;
+        let covers = |address: &str| {
+            proxies
+                .iter()
+                .any(|net| net.contains(&address.parse::<std::net::IpAddr>().unwrap()))
+        };
+        assert!(covers("10.20.30.40") && covers("192.168.1.7") && covers("::1"));
+        assert!(!covers("192.168.1.8") && !covers("11.0.0.1"));
+        let raw = RawConfig::from_toml("dev = true\ntrusted_proxies = \"10.0.0.0/33\"", "t.toml").unwrap();
+        let error = Config::from_raw(raw).unwrap_err().to_string();
+        assert!(
+            error.starts_with("option `trusted_proxies`") && error.contains("10.0.0.0/33"),
+            "{error}"
+        );
+        let none = Config::from_raw(RawConfig::from_toml("dev = true", "t.toml").unwrap()).unwrap();
+        assert!(none.trusted_proxies.is_empty());
+    }
+
+    #[test]
+    fn secret_key_file_is_read_checked_and_exclusive_with_secret_key() {
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("key");
+        std::fs::write(&path, format!("{}\n", "ab".repeat(32))).unwrap();
+        let raw = |file: &std::path::Path, key: Option<String>| RawConfig {
+            backend: Some("http://backend".to_owned()),
+            database_url: Some("postgres://svcgate@db/svcgate".to_owned()),
+            secret_key_file: Some(file.to_path_buf()),
+            secret_key: key,
+            ..RawConfig::default()
+        };
+        let config = Config::from_raw(raw(&path, None)).unwrap();
+        assert_eq!(config.alerts.secret_key, Some([0xab; 32]));
+        let error = Config::from_raw(raw(&path, Some("cd".repeat(32))))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("option `secret_key_file`") && error.contains("not both"),
+            "{error}"
+        );
+        std::fs::write(&path, "not a key").unwrap();
+        let error = Config::from_raw(raw(&path, None)).unwrap_err().to_string();
+        assert!(
+            error.contains("64 hexadecimal digits") && !error.contains("not a key"),
+            "{error}"
+        );
+        let error = Config::from_raw(raw(&directory.path().join("missing"), None))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("option `secret_key_file`") && error.contains("missing"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub mod config;
 pub mod connections;
 pub mod context;
 pub mod error;
+pub mod forwarded;
 pub mod identifier;
 pub mod internal;
 pub mod lifecycle;

@@ -57,6 +57,8 @@ pub struct Gateway {
     pub alerts: Arc<AlertService>,
     /// The configured public base URL.
     pub public_url: Option<String>,
+    /// Proxies whose `X-Forwarded-Proto` is believed.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     /// The people-facing pages.
     pub pages: Pages,
     /// V3 usage counts.
@@ -114,6 +116,7 @@ impl Gateway {
             store,
             alerts,
             public_url: config.public_url.clone(),
+            trusted_proxies: config.trusted_proxies.clone(),
             pages,
             health: internal::Health::new(),
             usage: Arc::new(UsageRecorder::new(
@@ -137,6 +140,17 @@ impl Gateway {
             .and_then(|value| value.to_str().ok())
             .filter(|value| acceptable_request_id(value))
             .map_or_else(new_request_id, str::to_owned);
+        let proto = crate::forwarded::client_proto(
+            &self.trusted_proxies,
+            client.peer,
+            client.proto,
+            request.headers(),
+        );
+        let client = if proto == client.proto {
+            client
+        } else {
+            client.with_proto(proto)
+        };
         let mut context = RequestContext::new(request_id, client);
         let method = request.method().clone();
         let path = request.uri().path().to_owned();
@@ -175,7 +189,13 @@ impl Gateway {
             context.kind = "pages";
             context.route = "/-/svcgate/ pages".to_owned();
             let origin = self.origin_of(request.headers(), request.uri(), &context);
-            let secure = context.client.proto == "https";
+            // `Secure` when the browser reached svcgate over TLS: directly, through a trusted proxy that says so,
+            // or at an `https://` public address (a browser that uses that address always comes over TLS).
+            let secure = context.client.proto == "https"
+                || self
+                    .public_url
+                    .as_deref()
+                    .is_some_and(|url| url.starts_with("https://"));
             Ok(self
                 .pages
                 .handle(&self.alerts, &self.usage, request, secure, origin)

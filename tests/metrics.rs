@@ -2,7 +2,8 @@
 //! a real svcgate process and answers, through its query API, the alerts that were sent; the alerting rules in
 //! `deploy/prometheus/` load and evaluate in it; every expression of the Grafana dashboard runs in it; and every
 //! metric the rules and the dashboard name is one svcgate exports. The counts read from the store at scrape time
-//! (open alerts, the outbox backlog) are checked on SQLite and on two replicas sharing PostgreSQL.
+//! (open alerts, the outbox backlog) are checked on SQLite and on two replicas sharing PostgreSQL, and left out
+//! when the database is gone.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -441,6 +442,24 @@ async fn replicas_on_one_postgresql_report_the_same_whole_open_alert_counts() {
         value(&second_samples, "svcgate_store_commit_batch_size_sum", &[]),
         Some(1.0)
     );
+
+    // The database goes away: a scrape still answers, at once, without the store's counts (not stale ones), and
+    // says so.
+    tokio::task::spawn_blocking(move || drop(cluster)).await.unwrap();
+    let started = Instant::now();
+    let found = samples(&scrape(&second.url()).await);
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(value(&found, "svcgate_store_gauges_up", &[]), Some(0.0));
+    assert_eq!(
+        value(&found, "svcgate_alerts_open", &[("severity", "medium")]),
+        None
+    );
+    assert_eq!(value(&found, "svcgate_incident_outbox_backlog", &[]), None);
+    assert!(value(&found, "process_resident_memory_bytes", &[]).is_some());
 }
 
 /// svcgate run as its own process, as deployed.

@@ -664,6 +664,32 @@ mod tests {
     }
 
     #[test]
+    fn a_fresh_registry_shows_the_build_and_both_outbox_kinds_at_zero() {
+        let metrics = Metrics::new();
+        metrics.outbox_call("create_incident", false);
+        metrics.outbox_call("not_a_kind", true);
+        metrics.alerts_received("prometheus", outcomes::REFUSED, "rate_limited", 1);
+        let text = metrics.encode();
+        let version = env!("CARGO_PKG_VERSION");
+        for line in [
+            format!("svcgate_build_info{{version=\"{version}\"}} 1"),
+            "svcgate_incident_outbox_failures_total{kind=\"create_incident\"} 1".to_owned(),
+            "svcgate_incident_outbox_failures_total{kind=\"close_incident\"} 0".to_owned(),
+            "svcgate_incident_outbox_done_total{kind=\"create_incident\"} 0".to_owned(),
+            "svcgate_incident_outbox_done_total{kind=\"close_incident\"} 0".to_owned(),
+            "svcgate_alerts_received_total{integration_type=\"prometheus\",outcome=\"refused\",reason=\"rate_limited\"} 1"
+                .to_owned(),
+            "svcgate_store_gauges_up 0".to_owned(),
+        ] {
+            assert!(text.lines().any(|written| written == line), "{line} not in {text}");
+        }
+        assert!(!text.contains("not_a_kind"), "{text}");
+        // Nothing was read from a store yet: the store's counts are left out, not shown as 0.
+        assert!(!text.contains("svcgate_alerts_open"), "{text}");
+        assert!(!text.contains("svcgate_incident_outbox_backlog"), "{text}");
+    }
+
+    #[test]
     fn request_ids_are_checked_before_being_trusted() {
         assert!(acceptable_request_id("abc-123"));
         assert!(!acceptable_request_id("a b"));

@@ -157,6 +157,8 @@ options! {
     database_url: Text,
     /// Connections to PostgreSQL each replica keeps at most.
     database_pool_size: Count = 16,
+    /// Transactions of incoming alerts each replica keeps in flight on PostgreSQL (a fingerprint's alerts stay in one).
+    database_alert_writers: Count = 4,
     /// PEM CA certificates trusted for PostgreSQL's TLS certificate (besides the system's).
     database_ca_bundle: Path,
     /// Public base URL of the gateway, used in addresses it shows.
@@ -851,8 +853,10 @@ impl Config {
                 }
                 Some(crate::store::PostgresOptions {
                     url,
-                    pool_size: options.database_pool_size.max(2),
+                    // Each writer holds a connection while it commits; reads and the listener need theirs too.
+                    pool_size: options.database_pool_size.max(options.database_alert_writers + 2),
                     ca_bundle: options.database_ca_bundle,
+                    alert_writers: options.database_alert_writers.max(1),
                 })
             }
             Some(_) => {

@@ -133,7 +133,7 @@ pub struct V3Labels {
 /// Labels of the request counter.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RequestLabels {
-    /// `passthrough`, `rewrite`, `internal` or `alerts`.
+    /// `passthrough`, `rewrite`, `internal`, `alerts` or `pages`.
     pub kind: &'static str,
     /// The rule's V3 template, the pass-through prefix change, or empty.
     pub rule: String,

@@ -84,6 +84,7 @@ pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
         service_token: config.service_token.clone(),
         public_url: public_url.clone(),
         lease: config.outbox_lease,
+        metrics: Arc::clone(&gateway.metrics),
     };
     let outbox_task = tokio::spawn(outbox.run());
     let usage_task = tokio::spawn(Arc::clone(&gateway.usage).run(config.usage_flush_interval));

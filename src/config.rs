@@ -264,6 +264,8 @@ options! {
     usage_flush_interval: Duration = "10s",
     /// Clients kept per V3 route in the usage counts (the least recent are folded into `others`).
     usage_max_clients_per_route: Count = 50,
+    /// Longest a metrics scrape waits for the store's counts (open alerts, outbox backlog) before leaving them out.
+    metrics_store_timeout: NonzeroDuration = "2s",
 }
 
 impl RawConfig {
@@ -817,6 +819,8 @@ pub struct Config {
     pub usage_flush_interval: Duration,
     /// Clients kept per V3 route.
     pub usage_max_clients_per_route: usize,
+    /// Longest a metrics scrape waits for the store's counts.
+    pub metrics_store_timeout: Duration,
 }
 
 /// The alert tier.
@@ -986,6 +990,7 @@ impl Config {
             worker_threads: options.worker_threads,
             usage_flush_interval: options.usage_flush_interval,
             usage_max_clients_per_route: options.usage_max_clients_per_route,
+            metrics_store_timeout: options.metrics_store_timeout,
         })
     }
 

@@ -65,6 +65,8 @@ pub struct Gateway {
     pub usage: Arc<UsageRecorder>,
     /// Whether the process is draining, and the backend's last probe, for readiness.
     pub health: Arc<internal::Health>,
+    /// Longest a metrics scrape waits for the store's counts (`metrics_store_timeout`).
+    pub metrics_store_timeout: std::time::Duration,
 }
 
 impl Gateway {
@@ -77,6 +79,7 @@ impl Gateway {
         data_dir: &std::path::Path,
     ) -> anyhow::Result<Arc<Self>> {
         let metrics = Metrics::new();
+        store.observe_commits(metrics.store_commits.clone());
         let upstream = Arc::new(Upstream::new(&config.backend, backend, Arc::clone(&metrics))?);
         let secret = Arc::new(SecretBox::load(config.alerts.secret_key, data_dir)?);
         let store_for_usage = Arc::clone(&store);
@@ -87,6 +90,7 @@ impl Gateway {
             config.alerts.clone(),
             Arc::clone(&secret),
             backend.to_string().trim_end_matches('/').to_owned(),
+            Arc::clone(&metrics),
         )
         .await?;
         let rewriter = Rewriter::new(
@@ -119,6 +123,7 @@ impl Gateway {
             trusted_proxies: config.trusted_proxies.clone(),
             pages,
             health: internal::Health::new(),
+            metrics_store_timeout: config.metrics_store_timeout,
             usage: Arc::new(UsageRecorder::new(
                 Arc::clone(&store_for_usage),
                 AccessChecker::new(
@@ -183,6 +188,7 @@ impl Gateway {
                 health: &self.health,
                 upstream: &self.upstream,
                 metrics: &self.metrics,
+                store_timeout: self.metrics_store_timeout,
             };
             Ok(internal::handle(probes, &method, &path).await)
         } else if path.starts_with(pages::PREFIX) {

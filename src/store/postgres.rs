@@ -69,6 +69,8 @@ pub struct PostgresStore {
     next_writer: std::sync::atomic::AtomicUsize,
     /// Counts the signals that integrations may have changed (see [`Store::integration_changes`]).
     integration_changes: tokio::sync::watch::Receiver<u64>,
+    /// Where the writers report each commit.
+    commits: super::commits::CommitObserver,
 }
 
 /// The channel integration changes are announced on, in the transaction that makes them.
@@ -192,10 +194,11 @@ impl PostgresStore {
             let mut client = pool.get().await?;
             postgres_schema::apply(&mut client).await?;
         }
+        let commits = super::commits::CommitObserver::default();
         let writers = (0..options.alert_writers.max(1))
             .map(|_| {
                 let (events, receiver) = mpsc::channel(MAX_BATCH * 4);
-                tokio::spawn(write_events(pool.clone(), receiver));
+                tokio::spawn(write_events(pool.clone(), receiver, commits.clone()));
                 events
             })
             .collect();
@@ -206,6 +209,7 @@ impl PostgresStore {
             writers,
             next_writer: std::sync::atomic::AtomicUsize::new(0),
             integration_changes,
+            commits,
         })
     }
 
@@ -302,7 +306,11 @@ async fn alert_by_id<C: GenericClient>(client: &C, id: u64) -> Result<AlertRecor
 }
 
 /// A writer: takes the events waiting on its channel (up to [`MAX_BATCH`]) and commits them together.
-async fn write_events(pool: Pool, mut receiver: mpsc::Receiver<EventJob>) {
+async fn write_events(
+    pool: Pool,
+    mut receiver: mpsc::Receiver<EventJob>,
+    commits: super::commits::CommitObserver,
+) {
     while let Some(first) = receiver.recv().await {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -312,7 +320,10 @@ async fn write_events(pool: Pool, mut receiver: mpsc::Receiver<EventJob>) {
             }
         }
         let events: Vec<&AlertEvent> = batch.iter().map(|job| &job.event).collect();
-        match run_batch(&pool, &events).await {
+        let started = std::time::Instant::now();
+        let committed = run_batch(&pool, &events).await;
+        commits.observe(events.len(), started);
+        match committed {
             Ok(outcomes) => {
                 for (job, outcome) in batch.into_iter().zip(outcomes) {
                     drop(job.reply.send(Ok(outcome)));
@@ -322,7 +333,10 @@ async fn write_events(pool: Pool, mut receiver: mpsc::Receiver<EventJob>) {
             // its own answer only.
             Err(_) => {
                 for job in batch {
-                    let outcome = run_batch(&pool, &[&job.event]).await.and_then(|mut outcomes| {
+                    let started = std::time::Instant::now();
+                    let alone = run_batch(&pool, &[&job.event]).await;
+                    commits.observe(1, started);
+                    let outcome = alone.and_then(|mut outcomes| {
                         outcomes
                             .pop()
                             .ok_or_else(|| StoreError::Unavailable("an event had no outcome".to_owned()))
@@ -876,6 +890,10 @@ async fn with_notification<T>(
 }
 
 impl Store for PostgresStore {
+    fn observe_commits(&self, metrics: super::commits::CommitMetrics) {
+        self.commits.attach(metrics);
+    }
+
     fn integration_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
         Some(self.integration_changes.clone())
     }

@@ -679,7 +679,14 @@ pub fn outbox_failures(
     integration_id: u64,
     limit: u32,
 ) -> rusqlite::Result<Vec<OutboxFailure>> {
-    let mut statement = connection.prepare(&rows::sqlite(rows::OUTBOX_FAILURES))?;
+    // Only pending calls can be failing, and the partial index `outbox_due` holds exactly those: without it
+    // (SQLite has no statistics unless ANALYZE ran) every done call would be scanned on each page view.
+    let statement_text = rows::sqlite(rows::OUTBOX_FAILURES).replacen(
+        "FROM outbox o ",
+        "FROM outbox o INDEXED BY outbox_due ",
+        1,
+    );
+    let mut statement = connection.prepare(&statement_text)?;
     let found = statement.query_map(rusqlite::params![integration_id, limit], |row| {
         rows::outbox_failure(row)
     })?;

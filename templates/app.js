@@ -31,7 +31,7 @@ function relativeText(date, now) {
   const seconds = Math.round((now - date) / 1000);
   const amount = Math.abs(seconds);
   let words;
-  if (amount < 45) return "just now";
+  if (amount < 45) return seconds < 0 ? "in a moment" : "just now";
   if (amount < 3600) words = plural(Math.min(59, Math.ceil(amount / 60)), "minute", "minutes");
   else if (amount < 86400) words = plural(Math.floor(amount / 3600), "hour", "hours");
   else words = plural(Math.floor(amount / 86400), "day", "days");

@@ -1023,9 +1023,12 @@ async fn developer_journey(b: &Browser, world: &AlertWorld) -> Result<()> {
     );
     let status = b.http_status().await?;
     ensure!(status == 200, "the alert list answered {status}");
-    step!("the empty state", b.find("#empty-state"));
+    let (kind, text) = step!("the empty state", b.empty_state());
+    ensure!(
+        kind == "first-alert" && text.contains("A Maintainer") && !text.contains("Send a first alert"),
+        "a Developer, who cannot create integrations, is told ({kind}) `{text}`"
+    );
     step!("the Open tab", b.find("a.tab[data-status=\"open\"]"));
-    b.scroll_to("table#alerts").await?;
     b.shot("alert-list").await?;
     Ok(())
 }
@@ -1446,6 +1449,7 @@ async fn tables_journey(b: &Browser, world: &AlertWorld, phone: bool) -> Result<
         b.expect_cells_under_their_headings("table#alerts", phone)
     );
     ensure!(rows == 2, "the alert table has {rows} rows, not 2");
+    b.scroll_to("table#alerts").await?;
     b.shot("alert-list").await?;
 
     step!("open the settings", b.goto(&settings_path(&id)));

@@ -45,19 +45,16 @@ pub fn utc_text(iso: &str) -> String {
 }
 
 /// How long before `now` the time `iso` was, in words (`just now`, `1 minute ago`, `3 days ago`; a future time
-/// reads `in 2 minutes`).
+/// reads `in a moment` or `in 2 minutes`).
 pub fn relative(iso: &str, now: time::OffsetDateTime) -> String {
     let Some(then) = crate::time_format::parse_time(iso) else {
         return iso.to_owned();
     };
     let seconds = (now - then).whole_seconds();
-    let (ago, amount) = if seconds < 0 {
-        (false, seconds.unsigned_abs())
-    } else {
-        (true, seconds.unsigned_abs())
-    };
+    let (ago, amount) = (seconds >= 0, seconds.unsigned_abs());
     let words = match amount {
-        0..=44 => return "just now".to_owned(),
+        0..=44 if ago => return "just now".to_owned(),
+        0..=44 => return "in a moment".to_owned(),
         45..=3599 => plural(amount.div_ceil(60).min(59), "minute", "minutes"),
         3600..=86_399 => plural(amount / 3600, "hour", "hours"),
         _ => plural(amount / 86_400, "day", "days"),
@@ -154,6 +151,7 @@ mod tests {
             ("2026-11-23T12:00:00Z", "1 day ago"),
             ("2026-11-20T12:00:00Z", "4 days ago"),
             ("2026-11-24T12:02:00Z", "in 2 minutes"),
+            ("2026-11-24T12:00:10Z", "in a moment"),
             ("not a time", "not a time"),
         ] {
             assert_eq!(relative(then, now), words, "{then}");

@@ -353,3 +353,28 @@ async fn times_are_iso_utc_in_time_elements_and_a_wrong_severity_is_refused() {
     assert_eq!(refused.status, StatusCode::BAD_REQUEST);
     assert!(text(&refused).contains("severity must be"));
 }
+
+#[tokio::test]
+async fn with_only_switched_off_integrations_the_empty_list_says_to_switch_one_on() {
+    let world = AlertWorld::new().await;
+    world
+        .integration(json!({"type": "generic", "active": false}))
+        .await;
+    let alerts = format!("/-/svcgate/projects/{}/alerts", world.demo.project_id);
+    let maintainer = Visitor::sign_in(&world, &world.maintainer).await;
+    let html = text(&maintainer.get(&alerts).await);
+    assert!(
+        html.contains(r#"data-empty="first-alert""#)
+            && html.contains("all switched off")
+            && html.contains("Switch one\n  Active under")
+            && !html.contains("create an integration"),
+        "{html}"
+    );
+    let developer = Visitor::sign_in(&world, &world.developer).await;
+    let html = text(&developer.get(&alerts).await);
+    assert!(
+        html.contains("all switched off")
+            && html.contains("A Maintainer of the project can switch one Active"),
+        "{html}"
+    );
+}

@@ -727,6 +727,7 @@ impl Pages {
             } else {
                 EmptyState::FirstAlert {
                     can_configure: access.role >= Role::Maintainer,
+                    inactive_only: intake.any,
                 }
             }
         });

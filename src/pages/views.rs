@@ -110,6 +110,8 @@ pub enum EmptyState {
     FirstAlert {
         /// Whether the person may create integrations (Maintainer).
         can_configure: bool,
+        /// Whether integrations exist, none of them active.
+        inactive_only: bool,
     },
     /// Integrations are active but nothing was received yet.
     Waiting {

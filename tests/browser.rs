@@ -1691,6 +1691,7 @@ async fn add_form_journey(b: &Browser, world: &AlertWorld, phone: bool) -> Resul
                 "with {kind} chosen, `{css}` is shown"
             );
         }
+        b.scroll_to("#new-integration").await?;
         b.shot(&format!("form-{kind}")).await?;
     }
     if phone {

@@ -156,20 +156,29 @@ impl Running {
     pub fn dev_banner(&self, config: &Config) -> Option<String> {
         let demo = self.demo.as_ref()?;
         let scheme = if config.tls.is_some() { "https" } else { "http" };
-        let base = config
-            .public_url
-            .clone()
-            .unwrap_or_else(|| format!("{scheme}://{}", self.address));
+        let listening = format!("{scheme}://{}", self.address);
+        // Where it listens and where people reach it differ behind a proxy: both are said, each for what it is.
+        let (base, where_line) = match &config.public_url {
+            Some(public) => {
+                let public = public.trim_end_matches('/').to_owned();
+                let line = format!("svcgate is listening on {listening}, reached at {public}");
+                (public, line)
+            }
+            None => (listening.clone(), format!("svcgate is listening on {listening}")),
+        };
         let backend = self
             .simulator
             .as_ref()
             .map(svc_sim::SimHandle::url)
             .unwrap_or_default();
         Some(format!(
-            "svcgate is listening on {base}\n\
+            "{where_line}\n\
              backend: the built-in svc simulator at {backend} (admin token {DEV_ROOT_TOKEN})\n\
              demo user: {user}, token: {token}\n\
              demo project: {project} (id {project_id})\n\
+             \n\
+             Pages (alerts, integrations): {base}/-/svcgate/\n\
+             Sign in there by pasting the demo user's token ({token}) as the personal access token.\n\
              \n\
              Try a V3 call:\n  curl -H 'PRIVATE-TOKEN: {token}' {base}/api/v3/projects\n\
              {alerts}",

@@ -859,6 +859,8 @@ pub struct AlertConfig {
     pub max_concurrent_per_integration: usize,
     /// Time an alert body may take to arrive.
     pub body_read_timeout: Duration,
+    /// Whether `service_token` is set, without which no incident can be created (the settings page warns).
+    pub service_token_set: bool,
 }
 
 impl Config {
@@ -970,9 +972,8 @@ impl Config {
             id_lookup_max_pages: options.id_lookup_max_pages,
             item_fetch_concurrency: options.item_fetch_concurrency,
             item_fetch_cache_ttl: options.item_fetch_cache_ttl,
-            service_token: options.service_token,
-            outbox_lease: options.outbox_lease,
             alerts: AlertConfig {
+                service_token_set: options.service_token.is_some(),
                 edition: options.edition,
                 secret_key,
                 max_body_bytes: options.alert_max_body_bytes as u64,
@@ -986,6 +987,8 @@ impl Config {
                 max_concurrent_per_integration: options.alert_max_concurrent_per_integration,
                 body_read_timeout: options.body_read_timeout,
             },
+            service_token: options.service_token,
+            outbox_lease: options.outbox_lease,
             session_ttl: options.session_ttl,
             worker_threads: options.worker_threads,
             usage_flush_interval: options.usage_flush_interval,

@@ -42,7 +42,7 @@ use std::pin::Pin;
 
 pub use alerts::{
     AlertEvent, AlertPage, AlertQuery, AlertRecord, AlertSettings, EventOutcome, IntegrationRecord,
-    OutboxItem, OutboxState, TouchedAlert,
+    OutboxFailure, OutboxItem, OutboxState, TouchedAlert,
 };
 pub use commits::{CommitMetrics, CommitObserver};
 pub use counts::StoreCounts;
@@ -259,6 +259,9 @@ pub trait Store: StoreCounts + Send + Sync {
     ) -> StoreFuture<'_, ()>;
     /// An incident call failed; try again later.
     fn outbox_retry(&self, id: u64, next_attempt_at: String, error: String) -> StoreFuture<'_, ()>;
+    /// The incident calls of `integration_id`'s alerts that failed and are still retried, newest first, at most
+    /// `limit`.
+    fn outbox_failures(&self, integration_id: u64, limit: u32) -> StoreFuture<'_, Vec<OutboxFailure>>;
     /// The incident calls of an alert.
     fn outbox_of(&self, alert_id: u64) -> StoreFuture<'_, Vec<OutboxState>>;
     /// Adds a batch of V3 usage counts, keeping at most `max_clients` clients a route.

@@ -39,8 +39,8 @@ use tokio_postgres::Row;
 
 use super::{
     postgres_schema, AlertEvent, AlertPage, AlertQuery, AlertRecord, AlertSettings, EventOutcome, IdKind,
-    IdRecord, IntegrationRecord, OutboxItem, OutboxState, PageSessionRecord, Store, StoreError, StoreFuture,
-    UsageDelta, UsageRow,
+    IdRecord, IntegrationRecord, OutboxFailure, OutboxItem, OutboxState, PageSessionRecord, Store,
+    StoreError, StoreFuture, UsageDelta, UsageRow,
 };
 use crate::lifecycle::{self, Action};
 
@@ -1326,6 +1326,17 @@ impl Store for PostgresStore {
                 .execute(rows::OUTBOX_RETRY, &[&int(id), &next_attempt_at, &error])
                 .await?;
             Ok(())
+        })
+    }
+
+    fn outbox_failures(&self, integration_id: u64, limit: u32) -> StoreFuture<'_, Vec<OutboxFailure>> {
+        Box::pin(async move {
+            let found = self
+                .client()
+                .await?
+                .query(rows::OUTBOX_FAILURES, &[&int(integration_id), &i64::from(limit)])
+                .await?;
+            collect(found, rows::outbox_failure)
         })
     }
 

@@ -23,8 +23,8 @@ use super::open_alerts::OpenAlerts;
 use super::rows;
 use super::{
     alerts, migrations, usage, AlertEvent, AlertPage, AlertQuery, AlertRecord, AlertSettings, EventOutcome,
-    IdKind, IdRecord, IntegrationRecord, OutboxItem, OutboxState, PageSessionRecord, Store, StoreError,
-    StoreFuture, UsageDelta, UsageRow,
+    IdKind, IdRecord, IntegrationRecord, OutboxFailure, OutboxItem, OutboxState, PageSessionRecord, Store,
+    StoreError, StoreFuture, UsageDelta, UsageRow,
 };
 
 /// The most jobs one commit takes.
@@ -431,6 +431,10 @@ impl Store for SqliteStore {
 
     fn outbox_retry(&self, id: u64, next_attempt_at: String, error: String) -> StoreFuture<'_, ()> {
         Box::pin(self.write(move |connection| alerts::outbox_retry(connection, id, &next_attempt_at, &error)))
+    }
+
+    fn outbox_failures(&self, integration_id: u64, limit: u32) -> StoreFuture<'_, Vec<OutboxFailure>> {
+        Box::pin(self.read(move |connection| alerts::outbox_failures(connection, integration_id, limit)))
     }
 
     fn outbox_of(&self, alert_id: u64) -> StoreFuture<'_, Vec<OutboxState>> {

@@ -158,7 +158,7 @@ options! {
     /// Connections to PostgreSQL each replica keeps at most.
     database_pool_size: Count = 16,
     /// Transactions of incoming alerts each replica keeps in flight on PostgreSQL (a fingerprint's alerts stay in one).
-    database_alert_writers: Count = 4,
+    database_alert_writers: Count = 1,
     /// PEM CA certificates trusted for PostgreSQL's TLS certificate (besides the system's).
     database_ca_bundle: Path,
     /// Public base URL of the gateway, used in addresses it shows.

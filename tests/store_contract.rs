@@ -34,6 +34,7 @@ fn options(url: String) -> PostgresOptions {
         url,
         pool_size: 8,
         ca_bundle: None,
+        // More than the default, so the contracts also hold with events spread over several writers.
         alert_writers: 4,
     }
 }

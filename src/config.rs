@@ -252,6 +252,14 @@ options! {
     access_cache_entries: Count = 10_000,
     /// How long a page session lasts after sign-in.
     session_ttl: Duration = "8h",
+    /// Application id of svcgate registered on the svc server: people sign in to the pages through it (OAuth 2).
+    oauth_client_id: Text,
+    /// Secret of that application (required with `oauth_client_id`).
+    oauth_client_secret: Text,
+    /// Scopes svcgate asks for at sign-in, space-separated (the pages only read the API).
+    oauth_scopes: Text = "read_api",
+    /// How long before a signed-in person's OAuth token expires the pages refresh it.
+    oauth_refresh_margin: Duration = "60s",
     /// Threads of the async runtime (default: one per core).
     worker_threads: Count,
     /// How often V3 usage counts are written to the store.
@@ -776,6 +784,10 @@ pub struct Config {
     pub alerts: AlertConfig,
     /// How long a page session lasts.
     pub session_ttl: Duration,
+    /// svcgate's OAuth application on the server, when people sign in through it.
+    pub oauth: Option<crate::pages::oauth::OAuthSettings>,
+    /// How long before an OAuth token expires it is refreshed.
+    pub oauth_refresh_margin: Duration,
     /// Runtime threads; `None` means one per core.
     pub worker_threads: Option<usize>,
     /// How often V3 usage counts are written.
@@ -887,6 +899,26 @@ impl Config {
                 ))
             }
         };
+        let oauth = match (options.oauth_client_id, options.oauth_client_secret) {
+            (Some(client_id), Some(client_secret)) => Some(crate::pages::oauth::OAuthSettings {
+                client_id,
+                client_secret,
+                scopes: options.oauth_scopes,
+            }),
+            (None, None) => None,
+            (Some(_), None) => {
+                return Err(invalid(
+                    "oauth_client_secret",
+                    "is required when oauth_client_id is set",
+                ))
+            }
+            (None, Some(_)) => {
+                return Err(invalid(
+                    "oauth_client_id",
+                    "is required when oauth_client_secret is set",
+                ))
+            }
+        };
         let connection_limits = crate::connections::Limits {
             max_connections: max_connections(options.max_connections)?,
             header_timeout: options.client_header_timeout,
@@ -944,6 +976,8 @@ impl Config {
                 body_read_timeout: options.body_read_timeout,
             },
             session_ttl: options.session_ttl,
+            oauth,
+            oauth_refresh_margin: options.oauth_refresh_margin,
             worker_threads: options.worker_threads,
             usage_flush_interval: options.usage_flush_interval,
             usage_max_clients_per_route: options.usage_max_clients_per_route,

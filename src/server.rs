@@ -106,7 +106,17 @@ impl Gateway {
             },
             Arc::clone(&secret),
         );
-        let pages = Pages::new(config.session_ttl, Arc::clone(&store), secret);
+        let oauth = config
+            .oauth
+            .clone()
+            .map(|settings| crate::pages::oauth::OAuthClient::new(settings, Arc::clone(&upstream)));
+        let pages = Pages::new(
+            config.session_ttl,
+            Arc::clone(&store),
+            secret,
+            oauth,
+            config.oauth_refresh_margin,
+        );
         Ok(Arc::new(Gateway {
             upstream,
             rewriter,

@@ -69,7 +69,11 @@ pub fn local_return_to(path: &str) -> Option<String> {
 
 /// The sign-in page's address, remembering where the person was going.
 pub fn sign_in_address(return_to: Option<&str>) -> String {
-    match return_to.and_then(local_return_to) {
+    // The project list is where a sign-in lands anyway: no need to say so.
+    match return_to
+        .and_then(local_return_to)
+        .filter(|path| path != HOME && path != PREFIX)
+    {
         Some(path) => format!(
             "{PREFIX}sign_in?{}",
             encode_pairs(&[("return_to".to_owned(), path)])
@@ -367,5 +371,6 @@ mod tests {
             "/-/svcgate/sign_in?return_to=%2F-%2Fsvcgate%2Fprojects%2F1%2Falerts%2F2"
         );
         assert_eq!(sign_in_address(Some("//evil.example")), "/-/svcgate/sign_in");
+        assert_eq!(sign_in_address(Some(HOME)), "/-/svcgate/sign_in");
     }
 }

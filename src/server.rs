@@ -115,7 +115,11 @@ impl Gateway {
             Arc::clone(&store),
             secret,
             oauth,
-            config.oauth_refresh_margin,
+            // A refresh is one call to the backend: its claim outlasts the backend's time to answer.
+            (
+                config.oauth_refresh_margin,
+                config.backend.timeout + std::time::Duration::from_secs(5),
+            ),
         );
         Ok(Arc::new(Gateway {
             upstream,

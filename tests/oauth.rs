@@ -585,3 +585,109 @@ async fn serve_dev_signs_in_through_the_embedded_simulator_out_of_the_box() {
     let _ = stop.send(());
     served.await.unwrap();
 }
+
+/// `url` with its scheme and authority replaced by `base` (a load balancer sending it to one replica).
+fn to_replica(url: &str, base: &str) -> String {
+    let rest = url.splitn(4, '/').nth(3).unwrap_or("");
+    format!("{base}/{rest}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn on_postgresql_a_sign_in_started_on_one_replica_finishes_on_another_and_both_refresh_safely() {
+    const PUBLIC: &str = "http://svcgate.test";
+    let cluster = tokio::task::spawn_blocking(common::postgres::Postgres::start)
+        .await
+        .unwrap();
+    let database = cluster.database("svcgate").await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let sim = svc_sim::spawn_with(
+        listener,
+        SimOptions {
+            oauth_token_lifetime_secs: 2,
+            oauth_application: Some(OAuthApplication {
+                name: "svcgate".to_owned(),
+                client_id: CLIENT_ID.to_owned(),
+                secret: CLIENT_SECRET.to_owned(),
+                redirect_uri: format!("{PUBLIC}/-/svcgate/oauth/callback"),
+                scopes: vec!["read_api".to_owned()],
+            }),
+            ..SimOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    let demo = sim.seed_demo();
+    let backend = sim.url();
+    let replica = || {
+        let database = database.clone();
+        TestGateway::start_with(&backend, move |raw| {
+            raw.database_url = Some(database);
+            raw.secret_key =
+                Some("5f0c6a8e2d4b1f3a9c7e5d2b0a8f6e4c2a0b9d8c7e6f5a4b3c2d1e0f9a8b7c6d".to_owned());
+            raw.public_url = Some(PUBLIC.to_owned());
+            raw.oauth_client_id = Some(CLIENT_ID.to_owned());
+            raw.oauth_client_secret = Some(CLIENT_SECRET.to_owned());
+            raw.oauth_refresh_margin = Some("0s".to_owned());
+        })
+    };
+    let (first, second) = (replica().await, replica().await);
+
+    let mut jar = Jar::default();
+    let started = jar.get(&format!("{}/-/svcgate/oauth/start", first.url())).await;
+    let authorize = location(&started);
+    assert!(
+        authorize.starts_with(&format!("{PUBLIC}/oauth/authorize?")),
+        "{authorize}"
+    );
+    let callback = decide(
+        &mut jar,
+        &to_replica(&authorize, &first.url()),
+        &demo.username,
+        "approve",
+    )
+    .await;
+    assert!(callback.starts_with(PUBLIC), "{callback}");
+    let signed_in = jar.get(&to_replica(&callback, &second.url())).await;
+    assert_eq!(signed_in.status, StatusCode::OK, "{}", text(&signed_in));
+    let on_first = jar.get(&format!("{}/-/svcgate/projects", first.url())).await;
+    assert!(
+        text(&on_first).contains(&demo.project_path),
+        "{}",
+        text(&on_first)
+    );
+
+    // The token expires; both replicas get requests of the session at once.
+    tokio::time::sleep(Duration::from_millis(2300)).await;
+    let cookies = jar.header();
+    let headers = [("cookie", cookies.as_str())];
+    let (first_url, second_url) = (
+        format!("{}/-/svcgate/projects", first.url()),
+        format!("{}/-/svcgate/projects", second.url()),
+    );
+    let answers = futures_util::future::join_all((0..6).map(|n| {
+        let url = if n % 2 == 0 { &first_url } else { &second_url };
+        send(Method::GET, url, &headers, None)
+    }))
+    .await;
+    for answer in &answers {
+        assert_eq!(
+            answer.status,
+            StatusCode::OK,
+            "nobody is signed out: {}",
+            text(answer)
+        );
+        assert!(text(answer).contains(&demo.project_path));
+    }
+    let refreshes = sim
+        .requests()
+        .into_iter()
+        .filter(|request| {
+            request.path == "/oauth/token"
+                && String::from_utf8_lossy(&request.body).contains("grant_type=refresh_token")
+        })
+        .count();
+    assert_eq!(
+        refreshes, 1,
+        "one refresh for the session, whichever replica made it"
+    );
+}

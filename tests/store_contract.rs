@@ -596,6 +596,56 @@ async fn an_oauth_session_takes_one_refresh_of_its_old_refresh_token(store: &dyn
 }
 contract!(an_oauth_session_takes_one_refresh_of_its_old_refresh_token);
 
+async fn one_caller_at_a_time_claims_the_refresh_of_a_session(store: &dyn Store) {
+    store
+        .page_session_put(svcgate::store::PageSessionRecord {
+            id_hash: "claimed".to_owned(),
+            sealed_token: "access-1".to_owned(),
+            username: "demo".to_owned(),
+            csrf: "c".repeat(32),
+            expires_at: "2026-11-24T18:00:00.000Z".to_owned(),
+            sealed_refresh_token: Some("refresh-1".to_owned()),
+            token_expires_at: Some(NOW.to_owned()),
+        })
+        .await
+        .unwrap();
+    let claim = |refresh: &str, now: &str| {
+        store.page_session_claim_refresh(
+            "claimed".to_owned(),
+            refresh.to_owned(),
+            now.to_owned(),
+            "2026-11-24T10:01:00.000Z".to_owned(),
+        )
+    };
+    assert!(claim("refresh-1", NOW).await.unwrap());
+    assert!(!claim("refresh-1", NOW).await.unwrap(), "held by the first");
+    assert!(
+        !claim("refresh-0", "2026-11-24T11:00:00.000Z").await.unwrap(),
+        "not its refresh token"
+    );
+    assert!(
+        claim("refresh-1", "2026-11-24T10:02:00.000Z").await.unwrap(),
+        "a lapsed claim can be taken over"
+    );
+    store
+        .page_session_release_refresh("claimed".to_owned(), "refresh-1".to_owned())
+        .await
+        .unwrap();
+    assert!(claim("refresh-1", NOW).await.unwrap(), "released");
+    assert!(store
+        .page_session_refreshed(
+            "claimed".to_owned(),
+            "refresh-1".to_owned(),
+            "access-2".to_owned(),
+            "refresh-2".to_owned(),
+            "2026-11-24T12:00:00.000Z".to_owned(),
+        )
+        .await
+        .unwrap());
+    assert!(claim("refresh-2", NOW).await.unwrap(), "a refresh ends the claim");
+}
+contract!(one_caller_at_a_time_claims_the_refresh_of_a_session);
+
 async fn a_pending_oauth_sign_in_is_taken_once_and_not_after_it_expires(store: &dyn Store) {
     let pending = |hash: &str, expires_at: &str| svcgate::store::OAuthStateRecord {
         state_hash: hash.to_owned(),

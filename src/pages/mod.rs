@@ -251,13 +251,14 @@ fn alert_row(alert: &AlertRecord, base: &str) -> AlertRow {
 
 impl Pages {
     /// Pages with sessions lasting `session_ttl`, signing in through `oauth` when it is set up (OAuth tokens
-    /// refreshed `refresh_margin` before they expire) and by personal access token always.
+    /// refreshed `refresh_margin` before they expire, one replica at a time for at most `refresh_lease`) and by
+    /// personal access token always.
     pub fn new(
         session_ttl: Duration,
         store: Arc<dyn Store>,
         secret: Arc<SecretBox>,
         oauth: Option<OAuthClient>,
-        refresh_margin: Duration,
+        (refresh_margin, refresh_lease): (Duration, Duration),
     ) -> Self {
         let oauth = oauth.map(Arc::new);
         Pages {
@@ -267,6 +268,7 @@ impl Pages {
                 Arc::clone(&secret),
                 oauth.clone(),
                 refresh_margin,
+                refresh_lease,
             ),
             store,
             secret,

@@ -5,9 +5,10 @@
 //! The store holds the hash of the cookie's value, never the value, and the tokens sealed with the secret key;
 //! expired sessions are swept whenever a session is opened. A session signed in through the backend's OAuth also
 //! keeps its refresh token and its access token's expiry: shortly before that expiry (`oauth_refresh_margin`) the
-//! next request refreshes it, once per session however many requests arrive together (one lock per session in
-//! this process, and a compare-and-set on the stored refresh token between replicas). If the refresh is refused,
-//! the session ends and the person signs in again. Signing out revokes the OAuth tokens on the backend.
+//! next request refreshes it, once per session however many requests arrive together: one lock per session in
+//! this process, and between replicas a claim in the session row (held for at most the refresh lease, longer than a
+//! call to the server may take) that the others wait on, so a refresh token is never spent twice. If the refresh
+//! is refused, the session ends and the person signs in again. Signing out revokes the OAuth tokens on the backend.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -26,6 +27,8 @@ use crate::time_format::{format_time, parse_time};
 pub const COOKIE: &str = "svcgate_session";
 /// The sign-in form's CSRF cookie (a double-submit token, before there is a session).
 pub const CSRF_COOKIE: &str = "svcgate_csrf";
+/// How often a request waiting for another replica's refresh of its session looks again.
+const REFRESH_POLL: Duration = Duration::from_millis(100);
 
 /// One signed-in person.
 #[derive(Debug, Clone)]
@@ -58,6 +61,8 @@ pub struct Sessions {
     secret: Arc<SecretBox>,
     oauth: Option<Arc<OAuthClient>>,
     refresh_margin: Duration,
+    /// How long a replica holds the refresh of a session it claimed (others wait for it that long at most).
+    refresh_lease: Duration,
     /// One lock per session being refreshed, by id hash.
     refreshing: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
@@ -94,13 +99,15 @@ fn now() -> time::OffsetDateTime {
 
 impl Sessions {
     /// Sessions that expire `ttl` after sign-in, kept in `store`, tokens sealed by `secret`; OAuth sessions are
-    /// refreshed through `oauth` `refresh_margin` before their access token expires.
+    /// refreshed through `oauth` `refresh_margin` before their access token expires, a refresh held by one replica
+    /// for at most `refresh_lease` (longer than a call to the server may take).
     pub fn new(
         ttl: Duration,
         store: Arc<dyn Store>,
         secret: Arc<SecretBox>,
         oauth: Option<Arc<OAuthClient>>,
         refresh_margin: Duration,
+        refresh_lease: Duration,
     ) -> Self {
         Sessions {
             ttl,
@@ -108,6 +115,7 @@ impl Sessions {
             secret,
             oauth,
             refresh_margin,
+            refresh_lease,
             refreshing: Mutex::new(HashMap::new()),
         }
     }
@@ -232,44 +240,70 @@ impl Sessions {
     }
 
     async fn refresh_locked(&self, id_hash: &str) -> Option<PageSessionRecord> {
-        // Another request (or replica) may have refreshed it while this one waited.
-        let current = self.get(id_hash).await?;
-        if !self.needs_refresh(&current) {
-            return Some(current);
-        }
-        let ended = |reason: String| async move {
-            tracing::info!(
-                reason,
-                "a page session ended: its OAuth token could not be refreshed"
-            );
-            if let Err(error) = self.store.page_session_delete(id_hash.to_owned()).await {
-                tracing::error!(%error, "a page session could not be ended");
+        let deadline = tokio::time::Instant::now() + self.refresh_lease;
+        loop {
+            // Another request (or replica) may have refreshed it while this one waited.
+            let current = self.get(id_hash).await?;
+            if !self.needs_refresh(&current) {
+                return Some(current);
             }
-            None
-        };
-        let (Some(client), Some(sealed_refresh)) = (&self.oauth, current.sealed_refresh_token.clone()) else {
-            return ended("OAuth sign-in is not configured or the session has no refresh token".to_owned())
+            let Some(sealed_refresh) = current.sealed_refresh_token.clone() else {
+                return self.end(id_hash, "the session has no refresh token").await;
+            };
+            let now = now();
+            let claimed = self
+                .store
+                .page_session_claim_refresh(
+                    id_hash.to_owned(),
+                    sealed_refresh.clone(),
+                    format_time(now),
+                    format_time(now + self.refresh_lease),
+                )
                 .await;
+            match claimed {
+                Ok(true) => return self.refresh_claimed(id_hash, current, sealed_refresh).await,
+                Ok(false) => {}
+                Err(error) => {
+                    tracing::error!(%error, "the refresh of a page session could not be claimed");
+                    return (!self.expired(&current)).then_some(current);
+                }
+            }
+            // Another replica is refreshing this session: wait for its result (or for its claim to lapse).
+            if tokio::time::Instant::now() >= deadline {
+                return (!self.expired(&current)).then_some(current);
+            }
+            tokio::time::sleep(REFRESH_POLL).await;
+        }
+    }
+
+    /// Refreshes a session whose refresh this caller has claimed.
+    async fn refresh_claimed(
+        &self,
+        id_hash: &str,
+        current: PageSessionRecord,
+        sealed_refresh: String,
+    ) -> Option<PageSessionRecord> {
+        let Some(client) = &self.oauth else {
+            return self.end(id_hash, "OAuth sign-in is no longer configured").await;
         };
         let Ok(refresh_token) = self.secret.open_text(&sealed_refresh) else {
-            return ended("the refresh token could not be opened".to_owned()).await;
+            return self.end(id_hash, "the refresh token could not be opened").await;
         };
         let tokens = match client.refresh(&refresh_token).await {
             Ok(tokens) => tokens,
-            Err(OAuthError::Unreachable(error)) if !self.expired(&current) => {
-                // The token still works for a little while: keep it, and try again on the next request.
-                tracing::warn!(%error, "an OAuth token could not be refreshed yet");
-                return Some(current);
-            }
-            Err(error) => {
-                // A refresh token used by another replica a moment ago is refused; that replica stored the new one.
-                if let Some(latest) = self.get(id_hash).await {
-                    if latest.sealed_refresh_token != current.sealed_refresh_token {
-                        return Some(latest);
-                    }
+            Err(OAuthError::Unreachable(error)) => {
+                tracing::warn!(%error, "an OAuth token could not be refreshed");
+                if let Err(error) = self
+                    .store
+                    .page_session_release_refresh(id_hash.to_owned(), sealed_refresh)
+                    .await
+                {
+                    tracing::error!(%error, "the refresh of a page session could not be released");
                 }
-                return ended(error.to_string()).await;
+                // A token that still works is used a little longer; the next request tries again.
+                return (!self.expired(&current)).then_some(current);
             }
+            Err(error) => return self.end(id_hash, &error.to_string()).await,
         };
         let (Ok(sealed_token), Some(Ok(sealed_refresh_token))) = (
             self.secret.seal_text(&tokens.access_token),
@@ -279,9 +313,9 @@ impl Sessions {
                 .or(Some(refresh_token.as_str()))
                 .map(|refresh| self.secret.seal_text(refresh)),
         ) else {
-            return ended("the new tokens could not be sealed".to_owned()).await;
+            return self.end(id_hash, "the new tokens could not be sealed").await;
         };
-        let token_expires_at = expiry(tokens.expires_in.unwrap_or(0));
+        let token_expires_at = expiry(tokens.expires_in.unwrap_or(self.ttl.as_secs()));
         match self
             .store
             .page_session_refreshed(
@@ -305,6 +339,18 @@ impl Sessions {
                 None
             }
         }
+    }
+
+    /// Ends a session whose token cannot be refreshed.
+    async fn end(&self, id_hash: &str, reason: &str) -> Option<PageSessionRecord> {
+        tracing::info!(
+            reason,
+            "a page session ended: its OAuth token could not be refreshed"
+        );
+        if let Err(error) = self.store.page_session_delete(id_hash.to_owned()).await {
+            tracing::error!(%error, "a page session could not be ended");
+        }
+        None
     }
 
     fn expired(&self, record: &PageSessionRecord) -> bool {
@@ -366,6 +412,7 @@ mod tests {
             Arc::new(SecretBox::new([7; 32])),
             None,
             Duration::from_secs(60),
+            Duration::from_secs(65),
         )
     }
 

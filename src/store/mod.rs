@@ -217,7 +217,8 @@ pub trait Store: Send + Sync {
     fn page_session_put(&self, session: PageSessionRecord) -> StoreFuture<'_, ()>;
     /// A page session by the hash of its cookie, unless it has expired by `now`.
     fn page_session_get(&self, id_hash: String, now: String) -> StoreFuture<'_, Option<PageSessionRecord>>;
-    /// Replaces a session's tokens after a refresh, if `old_sealed_refresh_token` is still its refresh token;
+    /// Replaces a session's tokens after a refresh (and ends the claim on it), if `old_sealed_refresh_token` is
+    /// still its refresh token;
     /// answers whether it was (false: another refresh won, or the session is gone).
     fn page_session_refreshed(
         &self,
@@ -227,6 +228,21 @@ pub trait Store: Send + Sync {
         sealed_refresh_token: String,
         token_expires_at: String,
     ) -> StoreFuture<'_, bool>;
+    /// Claims the refresh of a session's OAuth token until `until`, if `sealed_refresh_token` is still its refresh
+    /// token and no other claim holds at `now`; answers whether this caller now holds it.
+    fn page_session_claim_refresh(
+        &self,
+        id_hash: String,
+        sealed_refresh_token: String,
+        now: String,
+        until: String,
+    ) -> StoreFuture<'_, bool>;
+    /// Gives up a claim on a session's refresh (the refresh could not be made).
+    fn page_session_release_refresh(
+        &self,
+        id_hash: String,
+        sealed_refresh_token: String,
+    ) -> StoreFuture<'_, ()>;
     /// Keeps a pending OAuth sign-in, first removing those expired by `now`.
     fn oauth_state_put(&self, record: OAuthStateRecord, now: String) -> StoreFuture<'_, ()>;
     /// Takes a pending OAuth sign-in by the hash of its state: answered once, then gone; `None` when unknown,

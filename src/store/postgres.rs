@@ -827,6 +827,43 @@ impl Store for PostgresStore {
         })
     }
 
+    fn page_session_claim_refresh(
+        &self,
+        id_hash: String,
+        sealed_refresh_token: String,
+        now: String,
+        until: String,
+    ) -> StoreFuture<'_, bool> {
+        Box::pin(async move {
+            let changed = self
+                .client()
+                .await?
+                .execute(
+                    rows::PAGE_SESSION_CLAIM_REFRESH,
+                    &[&id_hash, &sealed_refresh_token, &now, &until],
+                )
+                .await?;
+            Ok(changed == 1)
+        })
+    }
+
+    fn page_session_release_refresh(
+        &self,
+        id_hash: String,
+        sealed_refresh_token: String,
+    ) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            self.client()
+                .await?
+                .execute(
+                    rows::PAGE_SESSION_RELEASE_REFRESH,
+                    &[&id_hash, &sealed_refresh_token],
+                )
+                .await?;
+            Ok(())
+        })
+    }
+
     fn oauth_state_put(&self, record: OAuthStateRecord, now: String) -> StoreFuture<'_, ()> {
         Box::pin(async move {
             let client = self.client().await?;

@@ -357,10 +357,20 @@ pub const PAGE_SESSION_GET: &str =
     WHERE id_hash = $1 AND expires_at > $2";
 
 /// Replaces a session's tokens after a refresh, only if `$5` is still its refresh token (so that of two
-/// refreshes of one session, on any replica, one wins): `$1` id hash, `$2` token, `$3` refresh token, `$4` expiry.
+/// refreshes of one session, on any replica, one wins), ending the claim on the refresh: `$1` id hash, `$2` token,
+/// `$3` refresh token, `$4` expiry.
 pub const PAGE_SESSION_REFRESHED: &str =
     "UPDATE page_sessions SET sealed_token = $2, sealed_refresh_token = $3, \
-    token_expires_at = $4 WHERE id_hash = $1 AND sealed_refresh_token = $5";
+    token_expires_at = $4, refresh_claimed_until = NULL WHERE id_hash = $1 AND sealed_refresh_token = $5";
+
+/// Claims the refresh of a session until `$4`, if `$2` is still its refresh token and no claim holds at `$3`.
+pub const PAGE_SESSION_CLAIM_REFRESH: &str = "UPDATE page_sessions SET refresh_claimed_until = $4 \
+    WHERE id_hash = $1 AND sealed_refresh_token = $2 \
+    AND (refresh_claimed_until IS NULL OR refresh_claimed_until <= $3)";
+
+/// Gives up the claim on a session's refresh (`$2` its refresh token), when the refresh could not be made.
+pub const PAGE_SESSION_RELEASE_REFRESH: &str =
+    "UPDATE page_sessions SET refresh_claimed_until = NULL WHERE id_hash = $1 AND sealed_refresh_token = $2";
 
 /// Keeps a pending OAuth sign-in: `$1` the hash of its `state`, the sealed PKCE verifier, the return-to path and
 /// the expiry.

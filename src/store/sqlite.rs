@@ -504,6 +504,36 @@ impl Store for SqliteStore {
         }))
     }
 
+    fn page_session_claim_refresh(
+        &self,
+        id_hash: String,
+        sealed_refresh_token: String,
+        now: String,
+        until: String,
+    ) -> StoreFuture<'_, bool> {
+        Box::pin(self.write(move |connection| {
+            let changed = connection.execute(
+                &rows::sqlite(rows::PAGE_SESSION_CLAIM_REFRESH),
+                rusqlite::params![id_hash, sealed_refresh_token, now, until],
+            )?;
+            Ok(changed == 1)
+        }))
+    }
+
+    fn page_session_release_refresh(
+        &self,
+        id_hash: String,
+        sealed_refresh_token: String,
+    ) -> StoreFuture<'_, ()> {
+        Box::pin(self.write(move |connection| {
+            connection.execute(
+                &rows::sqlite(rows::PAGE_SESSION_RELEASE_REFRESH),
+                rusqlite::params![id_hash, sealed_refresh_token],
+            )?;
+            Ok(())
+        }))
+    }
+
     fn oauth_state_put(&self, record: OAuthStateRecord, now: String) -> StoreFuture<'_, ()> {
         Box::pin(self.write(move |connection| {
             connection.execute(&rows::sqlite(rows::OAUTH_STATES_SWEEP), [&now])?;

@@ -202,6 +202,7 @@ impl Running {
              backend: the built-in svc simulator at {backend} (admin token {DEV_ROOT_TOKEN})\n\
              demo user: {user}, token: {token}\n\
              demo project: {project} (id {project_id})\n\
+             pages: {base}/-/svcgate/ (\"Sign in with svc\", then choose {user} on the simulator's page)\n\
              \n\
              Try a V3 call:\n  curl -H 'PRIVATE-TOKEN: {token}' {base}/api/v3/projects\n\
              {alerts}",

@@ -1107,6 +1107,30 @@ mod tests {
     }
 
     #[test]
+    fn oauth_sign_in_needs_both_the_client_id_and_its_secret_and_never_shows_the_secret() {
+        let raw = |id: Option<&str>, secret: Option<&str>| RawConfig {
+            backend: Some("http://backend".to_owned()),
+            data_dir: Some("/tmp/x".into()),
+            oauth_client_id: id.map(str::to_owned),
+            oauth_client_secret: secret.map(str::to_owned),
+            ..RawConfig::default()
+        };
+        let config = Config::from_raw(raw(Some("app"), Some("s3cret"))).unwrap();
+        let oauth = config.oauth.clone().unwrap();
+        assert_eq!(
+            (oauth.client_id.as_str(), oauth.scopes.as_str()),
+            ("app", "read_api")
+        );
+        assert_eq!(config.oauth_refresh_margin, Duration::from_secs(60));
+        assert!(!format!("{config:?}").contains("s3cret"));
+        assert!(Config::from_raw(raw(None, None)).unwrap().oauth.is_none());
+        let error = Config::from_raw(raw(Some("app"), None)).unwrap_err();
+        assert!(error.to_string().contains("oauth_client_secret"), "{error}");
+        let error = Config::from_raw(raw(None, Some("s3cret"))).unwrap_err();
+        assert!(error.to_string().contains("oauth_client_id"), "{error}");
+    }
+
+    #[test]
     fn postgresql_needs_a_postgres_url_and_a_shared_secret_key() {
         let raw = |database_url: &str, secret_key: Option<&str>| RawConfig {
             backend: Some("http://backend".to_owned()),

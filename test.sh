@@ -23,6 +23,17 @@ if [ ! -x /usr/bin/prometheus-alertmanager ]; then
     $sudo systemctl disable --now prometheus-alertmanager >/dev/null 2>&1 || true
 fi
 
+# svcgate's own monitoring (tests/metrics.rs scrapes svcgate with a real Prometheus; deploy/prometheus/check.sh
+# checks the alerting rules with promtool): Debian's Prometheus, which ships promtool.
+if [ ! -x /usr/bin/prometheus ] || [ ! -x /usr/bin/promtool ]; then
+    if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+    $sudo apt-get update
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus
+    # The package starts a system service; the tests run their own Prometheus.
+    $sudo systemctl disable --now prometheus >/dev/null 2>&1 || true
+fi
+deploy/prometheus/check.sh
+
 # git itself (tests/git_http.rs) clones and pushes through svcgate to `git http-backend`, which is part of git.
 if ! command -v git >/dev/null 2>&1 || [ ! -x "$(git --exec-path)/git-http-backend" ]; then
     if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
@@ -57,3 +68,8 @@ if ! python3 -m venv --help >/dev/null 2>&1; then
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3 python3-venv
 fi
 sim/functional/run.sh
+
+# The deployment files (Dockerfile, deploy/kubernetes/, deploy/systemd/): linted, validated against the Kubernetes
+# schemas and `systemd-analyze verify`, checked against each other, and svcgate started with each; the
+# Dockerfile's build step (a release build) runs outside a container. deploy/check.sh installs its own tools.
+deploy/check.sh

@@ -93,6 +93,7 @@ pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
         service_token: config.service_token.clone(),
         public_url: public_url.clone(),
         lease: config.outbox_lease,
+        metrics: Arc::clone(&gateway.metrics),
     };
     let outbox_task = tokio::spawn(outbox.run());
     let usage_task = tokio::spawn(Arc::clone(&gateway.usage).run(config.usage_flush_interval));
@@ -188,21 +189,30 @@ impl Running {
     pub fn dev_banner(&self, config: &Config) -> Option<String> {
         let demo = self.demo.as_ref()?;
         let scheme = if config.tls.is_some() { "https" } else { "http" };
-        let base = config
-            .public_url
-            .clone()
-            .unwrap_or_else(|| format!("{scheme}://{}", self.address));
+        let listening = format!("{scheme}://{}", self.address);
+        // Where it listens and where people reach it differ behind a proxy: both are said, each for what it is.
+        let (base, where_line) = match &config.public_url {
+            Some(public) => {
+                let public = public.trim_end_matches('/').to_owned();
+                let line = format!("svcgate is listening on {listening}, reached at {public}");
+                (public, line)
+            }
+            None => (listening.clone(), format!("svcgate is listening on {listening}")),
+        };
         let backend = self
             .simulator
             .as_ref()
             .map(svc_sim::SimHandle::url)
             .unwrap_or_default();
         Some(format!(
-            "svcgate is listening on {base}\n\
+            "{where_line}\n\
              backend: the built-in svc simulator at {backend} (admin token {DEV_ROOT_TOKEN})\n\
              demo user: {user}, token: {token}\n\
              demo project: {project} (id {project_id})\n\
-             pages: {base}/-/svcgate/ (\"Sign in with svc\", then choose {user} on the simulator's page)\n\
+             \n\
+             Pages (alerts, integrations): {base}/-/svcgate/\n\
+             Sign in there with \"Sign in with svc\" (choose {user} on the simulator's page), or by pasting the demo \
+             user's token ({token}) as the personal access token.\n\
              \n\
              Try a V3 call:\n  curl -H 'PRIVATE-TOKEN: {token}' {base}/api/v3/projects\n\
              {alerts}",

@@ -157,10 +157,14 @@ options! {
     database_url: Text,
     /// Connections to PostgreSQL each replica keeps at most.
     database_pool_size: Count = 16,
+    /// Transactions of incoming alerts each replica keeps in flight on PostgreSQL (a fingerprint's alerts stay in one).
+    database_alert_writers: Count = 4,
     /// PEM CA certificates trusted for PostgreSQL's TLS certificate (besides the system's).
     database_ca_bundle: Path,
     /// Public base URL of the gateway, used in addresses it shows.
     public_url: BaseUrl,
+    /// Addresses and CIDR ranges of the proxies in front of svcgate whose `X-Forwarded-Proto` is believed.
+    trusted_proxies: ProxyList,
     /// Start the in-process simulator as the backend.
     dev: Flag = false,
     /// PEM certificate chain for serving TLS.
@@ -232,6 +236,8 @@ options! {
     edition: Edition = "premium",
     /// 64 hex digits: the key that encrypts integration tokens (else a key file in the data directory).
     secret_key: Key,
+    /// A file holding `secret_key` (a systemd credential, a mounted Secret); not both.
+    secret_key_file: Path,
     /// Largest alert payload.
     alert_max_body_bytes: Count = 1 << 20,
     /// Bytes of alert bodies held in memory at once, all requests together.
@@ -266,6 +272,8 @@ options! {
     usage_flush_interval: Duration = "10s",
     /// Clients kept per V3 route in the usage counts (the least recent are folded into `others`).
     usage_max_clients_per_route: Count = 50,
+    /// Longest a metrics scrape waits for the store's counts (open alerts, outbox backlog) before leaving them out.
+    metrics_store_timeout: NonzeroDuration = "2s",
 }
 
 impl RawConfig {
@@ -625,6 +633,33 @@ mod kind {
         }
     }
 
+    /// IP addresses and CIDR ranges separated by commas or spaces; a bare address is a range of one.
+    pub(super) struct ProxyList;
+    impl Kind for ProxyList {
+        type Raw = String;
+        type Default = &'static str;
+        type Value = Vec<ipnet::IpNet>;
+        const WRITTEN: Written = Written::Text;
+        fn raw_default(default: &'static str) -> String {
+            default.to_owned()
+        }
+        fn check(option: &'static str, raw: String) -> Result<Vec<ipnet::IpNet>, ConfigError> {
+            raw.split(|c: char| c == ',' || c.is_whitespace())
+                .filter(|item| !item.is_empty())
+                .map(|item| {
+                    item.parse::<ipnet::IpNet>()
+                        .or_else(|_| item.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                        .map_err(|_| {
+                            invalid(
+                                option,
+                                &format!("{item:?} is not an IP address or a CIDR range like 10.0.0.0/8"),
+                            )
+                        })
+                })
+                .collect()
+        }
+    }
+
     /// One of a few words, each naming a variant.
     trait Choice: Copy + 'static {
         /// The words and their variants, in the order the error lists them.
@@ -740,6 +775,8 @@ pub struct Config {
     pub database: Option<crate::store::PostgresOptions>,
     /// Public base URL, if configured.
     pub public_url: Option<String>,
+    /// Peers whose `X-Forwarded-Proto` says how the client reached them (empty: nobody's).
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     /// Run with the in-process simulator.
     pub dev: bool,
     /// TLS for clients, if configured.
@@ -794,6 +831,8 @@ pub struct Config {
     pub usage_flush_interval: Duration,
     /// Clients kept per V3 route.
     pub usage_max_clients_per_route: usize,
+    /// Longest a metrics scrape waits for the store's counts.
+    pub metrics_store_timeout: Duration,
 }
 
 /// The alert tier.
@@ -832,6 +871,8 @@ pub struct AlertConfig {
     pub max_concurrent_per_integration: usize,
     /// Time an alert body may take to arrive.
     pub body_read_timeout: Duration,
+    /// Whether `service_token` is set, without which no incident can be created (the settings page warns).
+    pub service_token_set: bool,
 }
 
 impl Config {
@@ -849,9 +890,10 @@ impl Config {
                 ))
             }
         };
+        let secret_key = secret_key(options.secret_key, options.secret_key_file.as_deref())?;
         let database = match options.database_url {
             Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-                if options.secret_key.is_none() {
+                if secret_key.is_none() {
                     return Err(invalid(
                         "secret_key",
                         "is required with database_url: every replica must seal integration keys with the same key",
@@ -859,8 +901,10 @@ impl Config {
                 }
                 Some(crate::store::PostgresOptions {
                     url,
-                    pool_size: options.database_pool_size.max(2),
+                    // Each writer holds a connection while it commits; reads and the listener need theirs too.
+                    pool_size: options.database_pool_size.max(options.database_alert_writers + 2),
                     ca_bundle: options.database_ca_bundle,
+                    alert_writers: options.database_alert_writers.max(1),
                 })
             }
             Some(_) => {
@@ -941,6 +985,7 @@ impl Config {
             data_dir: options.data_dir,
             database,
             public_url: options.public_url,
+            trusted_proxies: options.trusted_proxies.unwrap_or_default(),
             dev,
             tls,
             shutdown_grace: options.shutdown_grace,
@@ -959,11 +1004,10 @@ impl Config {
             id_lookup_max_pages: options.id_lookup_max_pages,
             item_fetch_concurrency: options.item_fetch_concurrency,
             item_fetch_cache_ttl: options.item_fetch_cache_ttl,
-            service_token: options.service_token,
-            outbox_lease: options.outbox_lease,
             alerts: AlertConfig {
+                service_token_set: options.service_token.is_some(),
                 edition: options.edition,
-                secret_key: options.secret_key,
+                secret_key,
                 max_body_bytes: options.alert_max_body_bytes as u64,
                 max_depth: options.alert_max_depth,
                 rate_limit: options.alert_rate_limit,
@@ -975,12 +1019,15 @@ impl Config {
                 max_concurrent_per_integration: options.alert_max_concurrent_per_integration,
                 body_read_timeout: options.body_read_timeout,
             },
+            service_token: options.service_token,
+            outbox_lease: options.outbox_lease,
             session_ttl: options.session_ttl,
             oauth,
             oauth_refresh_margin: options.oauth_refresh_margin,
             worker_threads: options.worker_threads,
             usage_flush_interval: options.usage_flush_interval,
             usage_max_clients_per_route: options.usage_max_clients_per_route,
+            metrics_store_timeout: options.metrics_store_timeout,
         })
     }
 
@@ -1004,6 +1051,33 @@ fn invalid(option: &'static str, message: &str) -> ConfigError {
         option,
         message: message.to_owned(),
     }
+}
+
+/// The key from `secret_key` or read from `secret_key_file` (surrounding white space ignored), never both: two
+/// sources that could disagree would leave it unclear which key seals the tokens.
+fn secret_key(
+    value: Option<[u8; 32]>,
+    file: Option<&std::path::Path>,
+) -> Result<Option<[u8; 32]>, ConfigError> {
+    let Some(path) = file else {
+        return Ok(value);
+    };
+    if value.is_some() {
+        return Err(invalid(
+            "secret_key_file",
+            "set either secret_key or secret_key_file, not both",
+        ));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| invalid("secret_key_file", &format!("{}: {error}", path.display())))?;
+    <kind::Key as kind::Kind>::check("secret_key_file", text)
+        .map(Some)
+        .map_err(|_| {
+            invalid(
+                "secret_key_file",
+                &format!("{}: must hold 64 hexadecimal digits (32 bytes)", path.display()),
+            )
+        })
 }
 
 /// The client connection cap: the declared one, which must stay below the process's open-file limit (shared with
@@ -1128,6 +1202,67 @@ mod tests {
         assert!(error.to_string().contains("oauth_client_secret"), "{error}");
         let error = Config::from_raw(raw(None, Some("s3cret"))).unwrap_err();
         assert!(error.to_string().contains("oauth_client_id"), "{error}");
+    }
+
+    #[test]
+    fn trusted_proxies_take_addresses_and_ranges_and_name_a_bad_one() {
+        let raw = RawConfig::from_toml(
+            "dev = true\ntrusted_proxies = \"10.0.0.0/8, 192.168.1.7 ::1\"",
+            "t.toml",
+        )
+        .unwrap();
+        let proxies = Config::from_raw(raw).unwrap().trusted_proxies;
+        let covers = |address: &str| {
+            proxies
+                .iter()
+                .any(|net| net.contains(&address.parse::<std::net::IpAddr>().unwrap()))
+        };
+        assert!(covers("10.20.30.40") && covers("192.168.1.7") && covers("::1"));
+        assert!(!covers("192.168.1.8") && !covers("11.0.0.1"));
+        let raw = RawConfig::from_toml("dev = true\ntrusted_proxies = \"10.0.0.0/33\"", "t.toml").unwrap();
+        let error = Config::from_raw(raw).unwrap_err().to_string();
+        assert!(
+            error.starts_with("option `trusted_proxies`") && error.contains("10.0.0.0/33"),
+            "{error}"
+        );
+        let none = Config::from_raw(RawConfig::from_toml("dev = true", "t.toml").unwrap()).unwrap();
+        assert!(none.trusted_proxies.is_empty());
+    }
+
+    #[test]
+    fn secret_key_file_is_read_checked_and_exclusive_with_secret_key() {
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("key");
+        std::fs::write(&path, format!("{}\n", "ab".repeat(32))).unwrap();
+        let raw = |file: &std::path::Path, key: Option<String>| RawConfig {
+            backend: Some("http://backend".to_owned()),
+            database_url: Some("postgres://svcgate@db/svcgate".to_owned()),
+            secret_key_file: Some(file.to_path_buf()),
+            secret_key: key,
+            ..RawConfig::default()
+        };
+        let config = Config::from_raw(raw(&path, None)).unwrap();
+        assert_eq!(config.alerts.secret_key, Some([0xab; 32]));
+        let error = Config::from_raw(raw(&path, Some("cd".repeat(32))))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("option `secret_key_file`") && error.contains("not both"),
+            "{error}"
+        );
+        std::fs::write(&path, "not a key").unwrap();
+        let error = Config::from_raw(raw(&path, None)).unwrap_err().to_string();
+        assert!(
+            error.contains("64 hexadecimal digits") && !error.contains("not a key"),
+            "{error}"
+        );
+        let error = Config::from_raw(raw(&directory.path().join("missing"), None))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("option `secret_key_file`") && error.contains("missing"),
+            "{error}"
+        );
     }
 
     #[test]

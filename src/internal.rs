@@ -42,6 +42,8 @@ pub struct Probes<'a> {
     pub upstream: &'a Arc<Upstream>,
     /// The metrics served at `metrics`.
     pub metrics: &'a Arc<Metrics>,
+    /// Longest a scrape waits for the counts it reads from the store (`metrics_store_timeout`).
+    pub store_timeout: Duration,
 }
 
 /// How long one backend probe waits for an answer.
@@ -142,6 +144,10 @@ pub async fn handle(probes: Probes<'_>, method: &Method, path: &str) -> Response
         }
         (&Method::GET, "metrics") => {
             probes.health.refresh_backend(probes.upstream, probes.metrics);
+            probes
+                .metrics
+                .refresh_from_store(probes.store, probes.store_timeout)
+                .await;
             let mut response = Response::new(body::full(probes.metrics.encode()));
             response.headers_mut().insert(
                 http::header::CONTENT_TYPE,

@@ -4,7 +4,7 @@
 //! [`passthrough`] streams everything else to the backend through [`upstream`], and [`tunnel`] carries the
 //! connections it upgrades; [`store`] keeps durable state; [`alerts`] terminates alert webhooks and serves their
 //! management API, asking [`access`] what callers may do, with [`lifecycle`] deciding what each alert does;
-//! [`telemetry`] logs and counts. [`config`] builds the one validated configuration, [`app`] wires it all up.
+//! [`telemetry`] logs and counts, with [`process_metrics`] for the process's own. [`config`] builds the one validated configuration, [`app`] wires it all up.
 //! Neutral helpers any part may use: [`time_format`] (times in and out), [`secret`] (sealing and random tokens),
 //! [`url_parts`] (query pairs and path segments).
 
@@ -18,6 +18,7 @@ pub mod config;
 pub mod connections;
 pub mod context;
 pub mod error;
+pub mod forwarded;
 pub mod identifier;
 pub mod internal;
 pub mod lifecycle;
@@ -25,6 +26,7 @@ pub mod logsink;
 pub mod pages;
 pub mod passthrough;
 pub mod plain_value;
+pub mod process_metrics;
 pub mod refusals;
 pub mod rewrite;
 pub mod secret;

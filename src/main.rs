@@ -284,6 +284,7 @@ fn store_copy(args: CopyArgs) -> ExitCode {
         url: args.database_url,
         pool_size: 2,
         ca_bundle: args.database_ca_bundle,
+        alert_writers: 1,
     };
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,

@@ -57,12 +57,16 @@ pub struct Gateway {
     pub alerts: Arc<AlertService>,
     /// The configured public base URL.
     pub public_url: Option<String>,
+    /// Proxies whose `X-Forwarded-Proto` is believed.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     /// The people-facing pages.
     pub pages: Pages,
     /// V3 usage counts.
     pub usage: Arc<UsageRecorder>,
     /// Whether the process is draining, and the backend's last probe, for readiness.
     pub health: Arc<internal::Health>,
+    /// Longest a metrics scrape waits for the store's counts (`metrics_store_timeout`).
+    pub metrics_store_timeout: std::time::Duration,
 }
 
 impl Gateway {
@@ -75,6 +79,7 @@ impl Gateway {
         data_dir: &std::path::Path,
     ) -> anyhow::Result<Arc<Self>> {
         let metrics = Metrics::new();
+        store.observe_commits(metrics.store_commits.clone());
         let upstream = Arc::new(Upstream::new(&config.backend, backend, Arc::clone(&metrics))?);
         let secret = Arc::new(SecretBox::load(config.alerts.secret_key, data_dir)?);
         let store_for_usage = Arc::clone(&store);
@@ -85,6 +90,7 @@ impl Gateway {
             config.alerts.clone(),
             Arc::clone(&secret),
             backend.to_string().trim_end_matches('/').to_owned(),
+            Arc::clone(&metrics),
         )
         .await?;
         let rewriter = Rewriter::new(
@@ -128,8 +134,10 @@ impl Gateway {
             store,
             alerts,
             public_url: config.public_url.clone(),
+            trusted_proxies: config.trusted_proxies.clone(),
             pages,
             health: internal::Health::new(),
+            metrics_store_timeout: config.metrics_store_timeout,
             usage: Arc::new(UsageRecorder::new(
                 Arc::clone(&store_for_usage),
                 AccessChecker::new(
@@ -151,6 +159,17 @@ impl Gateway {
             .and_then(|value| value.to_str().ok())
             .filter(|value| acceptable_request_id(value))
             .map_or_else(new_request_id, str::to_owned);
+        let proto = crate::forwarded::client_proto(
+            &self.trusted_proxies,
+            client.peer,
+            client.proto,
+            request.headers(),
+        );
+        let client = if proto == client.proto {
+            client
+        } else {
+            client.with_proto(proto)
+        };
         let mut context = RequestContext::new(request_id, client);
         let method = request.method().clone();
         let path = request.uri().path().to_owned();
@@ -183,13 +202,20 @@ impl Gateway {
                 health: &self.health,
                 upstream: &self.upstream,
                 metrics: &self.metrics,
+                store_timeout: self.metrics_store_timeout,
             };
             Ok(internal::handle(probes, &method, &path).await)
         } else if path.starts_with(pages::PREFIX) {
             context.kind = "pages";
             context.route = "/-/svcgate/ pages".to_owned();
             let origin = self.origin_of(request.headers(), request.uri(), &context);
-            let secure = context.client.proto == "https";
+            // `Secure` when the browser reached svcgate over TLS: directly, through a trusted proxy that says so,
+            // or at an `https://` public address (a browser that uses that address always comes over TLS).
+            let secure = context.client.proto == "https"
+                || self
+                    .public_url
+                    .as_deref()
+                    .is_some_and(|url| url.starts_with("https://"));
             Ok(self
                 .pages
                 .handle(&self.alerts, &self.usage, request, secure, origin)

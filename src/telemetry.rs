@@ -6,20 +6,26 @@
 
 use std::io::IsTerminal;
 use std::sync::Arc;
+use std::time::Duration;
 
-use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::Registry;
 
 use tracing::Subscriber;
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::util::SubscriberInitExt;
 
+use crate::alerts::normalized::Severity;
 use crate::config::LogFormat;
 use crate::logsink::{BatchedStderr, LogFlusher};
+use crate::process_metrics::ProcessCollector;
+use crate::store::{CommitMetrics, Store, StoreError};
 
 /// Metric names, one place for all of them.
 pub mod names {
@@ -37,7 +43,81 @@ pub mod names {
     pub const CONNECTIONS_CLOSED: &str = "svcgate_client_connections_closed";
     /// 1 when the backend answered the last readiness probe, else 0.
     pub const BACKEND_UP: &str = "svcgate_backend_up";
+    /// Alerts received on the intake, by integration type and outcome (refused ones by reason); exposed with
+    /// `_total`.
+    pub const ALERTS_RECEIVED: &str = "svcgate_alerts_received";
+    /// Open alerts (triggered or acknowledged) by severity, counted in the store at scrape time.
+    pub const ALERTS_OPEN: &str = "svcgate_alerts_open";
+    /// Incident calls waiting in the outbox (not yet accepted by the backend), counted in the store at scrape time.
+    pub const OUTBOX_BACKLOG: &str = "svcgate_incident_outbox_backlog";
+    /// Incident calls the backend accepted, by kind; exposed with `_total`.
+    pub const OUTBOX_DONE: &str = "svcgate_incident_outbox_done";
+    /// Incident calls that failed and wait for a retry, by kind; exposed with `_total`.
+    pub const OUTBOX_FAILURES: &str = "svcgate_incident_outbox_failures";
+    /// 1 when the scrape-time counts (open alerts, outbox backlog) were read from the store, else 0.
+    pub const STORE_GAUGES_UP: &str = "svcgate_store_gauges_up";
+    /// Time one batch of store writes took, from its transaction's start to its durable commit.
+    pub const STORE_COMMIT_DURATION: &str = "svcgate_store_commit_duration_seconds";
+    /// Writes (alert events, for PostgreSQL) one store commit carried.
+    pub const STORE_COMMIT_BATCH_SIZE: &str = "svcgate_store_commit_batch_size";
+    /// The running build; exposed as `svcgate_build_info{version}` with the value 1.
+    pub const BUILD: &str = "svcgate_build";
+    /// CPU time (user and system) the process used; exposed with `_total`.
+    pub const PROCESS_CPU: &str = "process_cpu_seconds";
+    /// Resident memory of the process.
+    pub const PROCESS_RESIDENT_MEMORY: &str = "process_resident_memory_bytes";
+    /// Virtual memory of the process.
+    pub const PROCESS_VIRTUAL_MEMORY: &str = "process_virtual_memory_bytes";
+    /// File descriptors the process holds open.
+    pub const PROCESS_OPEN_FDS: &str = "process_open_fds";
+    /// The process's soft limit on open file descriptors.
+    pub const PROCESS_MAX_FDS: &str = "process_max_fds";
+    /// When the process started, in seconds since the Unix epoch.
+    pub const PROCESS_START_TIME: &str = "process_start_time_seconds";
 }
+
+/// Label values of the alert intake counter: every `outcome` it may carry.
+pub mod outcomes {
+    /// A new alert was opened.
+    pub const CREATED: &str = "created";
+    /// A repeat was counted into the open alert of its fingerprint.
+    pub const GROUPED: &str = "grouped";
+    /// The open alert of its fingerprint was resolved.
+    pub const RESOLVED: &str = "resolved";
+    /// A resolve that matched no open alert.
+    pub const NO_OPEN_ALERT: &str = "no_open_alert";
+    /// The request was refused before its alerts were stored (`reason` says why).
+    pub const REFUSED: &str = "refused";
+}
+
+/// Labels of the alert intake counter: each value from a fixed set (integration types, outcomes, the intake's
+/// error codes), so the series are bounded whatever senders send.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct AlertLabels {
+    /// `generic`, `http` or `prometheus`: the kind of address the alert was sent to.
+    pub integration_type: &'static str,
+    /// One of [`outcomes`].
+    pub outcome: &'static str,
+    /// The refusal's `error` code (`unauthorized`, `rate_limited`, …); empty unless refused.
+    pub reason: &'static str,
+}
+
+/// Labels of the open alert gauge.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct SeverityLabels {
+    /// `critical`, `high`, `medium`, `low`, `info` or `unknown`.
+    pub severity: &'static str,
+}
+
+/// Labels of the outbox counters.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct OutboxLabels {
+    /// `create_incident` or `close_incident`.
+    pub kind: &'static str,
+}
+
+/// The kinds of incident call the outbox makes.
+pub const OUTBOX_KINDS: [&str; 2] = ["create_incident", "close_incident"];
 
 /// Labels of the V3 request counter: bounded by the rule table (no user, no raw path).
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -53,7 +133,7 @@ pub struct V3Labels {
 /// Labels of the request counter.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RequestLabels {
-    /// `passthrough`, `rewrite`, `internal` or `alerts`.
+    /// `passthrough`, `rewrite`, `internal`, `alerts` or `pages`.
     pub kind: &'static str,
     /// The rule's V3 template, the pass-through prefix change, or empty.
     pub rule: String,
@@ -105,6 +185,18 @@ pub struct Metrics {
     pub connections_closed: Family<ClosedLabels, Counter>,
     /// 1 while the backend answers the periodic probe, 0 before the first answer and while it fails.
     pub backend_up: Gauge,
+    /// Alerts received on the intake, by integration type, outcome and refusal reason.
+    pub alerts_received: Family<AlertLabels, Counter>,
+    /// Open alerts by severity and the outbox backlog, read at scrape time ([`Metrics::refresh_from_store`]).
+    store_counts: StoreCountsCollector,
+    /// Incident calls the backend accepted.
+    pub outbox_done: Family<OutboxLabels, Counter>,
+    /// Incident calls that failed (each retried later).
+    pub outbox_failures: Family<OutboxLabels, Counter>,
+    /// 1 when the last scrape read its counts from the store, else 0.
+    pub store_gauges_up: Gauge,
+    /// What the store's writer observes of each commit.
+    pub store_commits: CommitMetrics,
 }
 
 impl Metrics {
@@ -149,8 +241,66 @@ impl Metrics {
             "1 when the backend answered svcgate's last probe, else 0",
             backend_up.clone(),
         );
+        let alerts_received = Family::<AlertLabels, Counter>::default();
+        registry.register(
+            names::ALERTS_RECEIVED,
+            "Alerts received on the intake, by integration type and outcome; a refused request counts once, with \
+             its reason",
+            alerts_received.clone(),
+        );
+        let store_counts = StoreCountsCollector::default();
+        registry.register_collector(Box::new(store_counts.clone()));
+        let outbox_done = Family::<OutboxLabels, Counter>::default();
+        registry.register(
+            names::OUTBOX_DONE,
+            "Incident calls the backend accepted, by kind",
+            outbox_done.clone(),
+        );
+        let outbox_failures = Family::<OutboxLabels, Counter>::default();
+        registry.register(
+            names::OUTBOX_FAILURES,
+            "Incident calls that failed and wait for a retry, by kind",
+            outbox_failures.clone(),
+        );
+        // Both kinds exist from the start, so that rates and `increase` see the first call.
+        for kind in OUTBOX_KINDS {
+            drop(outbox_done.get_or_create(&OutboxLabels { kind }));
+            drop(outbox_failures.get_or_create(&OutboxLabels { kind }));
+        }
+        let store_gauges_up = Gauge::default();
+        registry.register(
+            names::STORE_GAUGES_UP,
+            "1 when this scrape read open alerts and the outbox backlog from the store, else 0 (they are then left out)",
+            store_gauges_up.clone(),
+        );
+        let store_commits = CommitMetrics {
+            duration: latency_histogram(),
+            batch_size: Histogram::new(exponential_buckets(1.0, 2.0, 11)),
+        };
+        registry.register(
+            names::STORE_COMMIT_DURATION,
+            "Time one batch of store writes took, from its transaction's start to its durable commit",
+            store_commits.duration.clone(),
+        );
+        registry.register(
+            names::STORE_COMMIT_BATCH_SIZE,
+            "Writes one store commit carried (alert events, on PostgreSQL)",
+            store_commits.batch_size.clone(),
+        );
+        registry.register(
+            names::BUILD,
+            "The running build of svcgate",
+            Info::new(vec![("version".to_owned(), env!("CARGO_PKG_VERSION").to_owned())]),
+        );
+        registry.register_collector(Box::new(ProcessCollector));
         Arc::new(Metrics {
             registry,
+            alerts_received,
+            store_counts,
+            outbox_done,
+            outbox_failures,
+            store_gauges_up,
+            store_commits,
             backend_up,
             connections_closed,
             requests,
@@ -173,6 +323,73 @@ impl Metrics {
         self.id_lookups.get_or_create(&LookupLabels { result }).inc();
     }
 
+    /// Counts `count` alerts received through an address of `integration_type` with `outcome` (one of
+    /// [`outcomes`]); `reason` is the refusal's code, empty otherwise.
+    pub fn alerts_received(
+        &self,
+        integration_type: &'static str,
+        outcome: &'static str,
+        reason: &'static str,
+        count: u64,
+    ) {
+        self.alerts_received
+            .get_or_create(&AlertLabels {
+                integration_type,
+                outcome,
+                reason,
+            })
+            .inc_by(count);
+    }
+
+    /// Counts one incident call of `kind`, accepted or failed.
+    pub fn outbox_call(&self, kind: &str, accepted: bool) {
+        let Some(kind) = OUTBOX_KINDS.into_iter().find(|known| *known == kind) else {
+            return;
+        };
+        let family = if accepted {
+            &self.outbox_done
+        } else {
+            &self.outbox_failures
+        };
+        family.get_or_create(&OutboxLabels { kind }).inc();
+    }
+
+    /// Sets the gauges counted in the store (open alerts by severity, the outbox backlog) from one query each,
+    /// waiting at most `timeout`. They are read at scrape time rather than kept by the writer so that every
+    /// replica on a shared PostgreSQL reports the same, whole count (so dashboards take their `max`, not their
+    /// `sum`). Should the store fail or be slow, they are left out of this scrape and `svcgate_store_gauges_up`
+    /// is 0: a stale count would look like a real one.
+    pub async fn refresh_from_store(&self, store: &dyn Store, timeout: Duration) {
+        let read =
+            async { Ok::<_, StoreError>((store.open_alert_counts().await?, store.outbox_backlog().await?)) };
+        match tokio::time::timeout(timeout, read).await {
+            Ok(Ok((open, backlog))) => {
+                let open = Severity::ALL.map(|severity| {
+                    let name = severity.as_str();
+                    let count = open
+                        .iter()
+                        .filter(|(stored, _)| stored == name)
+                        .map(|(_, count)| *count)
+                        .sum::<u64>();
+                    (name, count)
+                });
+                self.store_counts.set(Some(CountsRead { open, backlog }));
+                self.store_gauges_up.set(1);
+            }
+            failed => {
+                match failed {
+                    Ok(Err(error)) => tracing::warn!(%error, "metrics: the store's counts could not be read"),
+                    _ => tracing::warn!(
+                        ?timeout,
+                        "metrics: the store's counts took longer than metrics_store_timeout"
+                    ),
+                }
+                self.store_counts.set(None);
+                self.store_gauges_up.set(0);
+            }
+        }
+    }
+
     /// The registry in the Prometheus text format.
     pub fn encode(&self) -> String {
         let mut text = String::new();
@@ -180,6 +397,43 @@ impl Metrics {
             text.clear();
         }
         text
+    }
+}
+
+/// What the store said at the last scrape.
+#[derive(Debug, Clone, Copy)]
+struct CountsRead {
+    /// Open alerts of each severity, most severe first.
+    open: [(&'static str, u64); 6],
+    /// Incident calls waiting.
+    backlog: u64,
+}
+
+/// Encodes the store's counts read for this scrape; nothing when they could not be read.
+#[derive(Debug, Clone, Default)]
+struct StoreCountsCollector(Arc<std::sync::Mutex<Option<CountsRead>>>);
+
+impl StoreCountsCollector {
+    fn set(&self, counts: Option<CountsRead>) {
+        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = counts;
+    }
+}
+
+impl Collector for StoreCountsCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let Some(counts) = *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) else {
+            return Ok(());
+        };
+        let open = Family::<SeverityLabels, Gauge>::default();
+        for (severity, count) in counts.open {
+            open.get_or_create(&SeverityLabels { severity })
+                .set(i64::try_from(count).unwrap_or(i64::MAX));
+        }
+        let help = "Open alerts (triggered or acknowledged) by severity, counted in the store when scraped.";
+        open.encode(encoder.encode_descriptor(names::ALERTS_OPEN, help, None, open.metric_type())?)?;
+        let backlog = ConstGauge::new(i64::try_from(counts.backlog).unwrap_or(i64::MAX));
+        let help = "Incident calls waiting in the outbox, counted in the store when scraped.";
+        backlog.encode(encoder.encode_descriptor(names::OUTBOX_BACKLOG, help, None, backlog.metric_type())?)
     }
 }
 
@@ -407,6 +661,32 @@ mod tests {
             "{text}"
         );
         assert!(text.ends_with("# EOF\n"));
+    }
+
+    #[test]
+    fn a_fresh_registry_shows_the_build_and_both_outbox_kinds_at_zero() {
+        let metrics = Metrics::new();
+        metrics.outbox_call("create_incident", false);
+        metrics.outbox_call("not_a_kind", true);
+        metrics.alerts_received("prometheus", outcomes::REFUSED, "rate_limited", 1);
+        let text = metrics.encode();
+        let version = env!("CARGO_PKG_VERSION");
+        for line in [
+            format!("svcgate_build_info{{version=\"{version}\"}} 1"),
+            "svcgate_incident_outbox_failures_total{kind=\"create_incident\"} 1".to_owned(),
+            "svcgate_incident_outbox_failures_total{kind=\"close_incident\"} 0".to_owned(),
+            "svcgate_incident_outbox_done_total{kind=\"create_incident\"} 0".to_owned(),
+            "svcgate_incident_outbox_done_total{kind=\"close_incident\"} 0".to_owned(),
+            "svcgate_alerts_received_total{integration_type=\"prometheus\",outcome=\"refused\",reason=\"rate_limited\"} 1"
+                .to_owned(),
+            "svcgate_store_gauges_up 0".to_owned(),
+        ] {
+            assert!(text.lines().any(|written| written == line), "{line} not in {text}");
+        }
+        assert!(!text.contains("not_a_kind"), "{text}");
+        // Nothing was read from a store yet: the store's counts are left out, not shown as 0.
+        assert!(!text.contains("svcgate_alerts_open"), "{text}");
+        assert!(!text.contains("svcgate_incident_outbox_backlog"), "{text}");
     }
 
     #[test]

@@ -480,6 +480,12 @@ impl ClientInfo {
             peer_header,
         }
     }
+
+    /// The same client, as having reached the gateway over `proto` (what a trusted proxy reported).
+    pub fn with_proto(mut self, proto: &'static str) -> Self {
+        self.proto = proto;
+        self
+    }
 }
 
 /// Adds `X-Forwarded-For` (appended to any existing chain), `X-Forwarded-Proto`, `X-Forwarded-Host` and

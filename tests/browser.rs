@@ -30,6 +30,13 @@ const WAIT: Duration = Duration::from_secs(10);
 /// How long a whole journey may take.
 const JOURNEY: Duration = Duration::from_secs(180);
 const PROJECT_PATH: &str = "demo-group/demo-project";
+/// The browser's time zone: away from UTC, with a half hour, so that local times can be told from UTC ones.
+const BROWSER_TZ: &str = "Asia/Kolkata";
+/// [`BROWSER_TZ`]'s offset from UTC, in minutes (India has no daylight saving time).
+const BROWSER_TZ_MINUTES: i64 = 330;
+/// Desktop and phone windows.
+const DESKTOP: (u32, u32) = (1280, 900);
+const PHONE: (u32, u32) = (390, 844);
 
 // ---------------------------------------------------------------------------------------------------------
 // Harness: chromedriver as a child process, one browser session per journey, screenshots.
@@ -64,6 +71,7 @@ impl ChromeDriver {
         command
             .arg(format!("--port={port}"))
             .arg(format!("--log-path={}", log.display()))
+            .env("TZ", BROWSER_TZ)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
@@ -636,9 +644,27 @@ async fn maintainer_journey(b: &Browser, world: &AlertWorld) -> Result<()> {
         "the notice after \"Save and test alert payload\" is `{notice}`; it should say the integration was saved \
          and the test alert sent"
     );
-    b.shot("endpoint-saved").await?;
+
+    // "Save and test alert payload" lands on the integration's page, which shows the address and the key.
+    let address = step!("the address", b.value("#integration-url"));
+    let key = step!("the key", b.value("#integration-key"));
+    ensure!(
+        address.starts_with("http") && address.contains("/alerts/notify/"),
+        "#integration-url holds `{address}`, not an HTTP Endpoint address"
+    );
+    ensure!(!key.is_empty(), "#integration-key is empty");
+    ensure!(
+        b.find("#integration-url")
+            .await?
+            .attr("readonly")
+            .await?
+            .is_some(),
+        "#integration-url is not read-only"
+    );
+    b.shot("endpoint-saved-address-and-key").await?;
 
     // The integrations table lists it, active.
+    step!("back to the settings", b.goto(&settings_path(&id)));
     let mut row = None;
     for candidate in b.client.find_all(Locator::Css("tr.integration")).await? {
         if Browser::cell(&candidate, "td.name").await? == endpoint {
@@ -658,27 +684,21 @@ async fn maintainer_journey(b: &Browser, world: &AlertWorld) -> Result<()> {
             && !status.contains("disabled"),
         "the status cell says `{status}`, not that the integration is active"
     );
+    b.shot("integrations-table").await?;
 
-    // Its page shows the address and the key.
+    // Its page, opened from the table, shows the same address and key.
     let edit = row
         .find(Locator::Css("a.edit"))
         .await
         .context("the integration's row has no a.edit link")?;
     step!("open the integration", b.click_element_and_load(&edit, "a.edit"));
-    let address = step!("the address", b.value("#integration-url"));
-    let key = step!("the key", b.value("#integration-key"));
-    ensure!(
-        address.starts_with("http") && address.contains("/alerts/notify/"),
-        "#integration-url holds `{address}`, not an HTTP Endpoint address"
+    let again = (
+        step!("the address", b.value("#integration-url")),
+        step!("the key", b.value("#integration-key")),
     );
-    ensure!(!key.is_empty(), "#integration-key is empty");
     ensure!(
-        b.find("#integration-url")
-            .await?
-            .attr("readonly")
-            .await?
-            .is_some(),
-        "#integration-url is not read-only"
+        again == (address.clone(), key.clone()),
+        "the integration's page shows {again:?}, not the address and key shown after saving"
     );
     step!("copy buttons", b.find("button.copy"));
     step!("edit form", b.find("#edit-integration"));
@@ -1028,7 +1048,11 @@ async fn developer_journey(b: &Browser, world: &AlertWorld) -> Result<()> {
     );
     let status = b.http_status().await?;
     ensure!(status == 200, "the alert list answered {status}");
-    step!("the empty state", b.find("#empty-state"));
+    let (kind, text) = step!("the empty state", b.empty_state());
+    ensure!(
+        kind == "first-alert" && text.contains("A Maintainer") && !text.contains("Send a first alert"),
+        "a Developer, who cannot create integrations, is told ({kind}) `{text}`"
+    );
     step!("the Open tab", b.find("a.tab[data-status=\"open\"]"));
     b.shot("alert-list").await?;
     Ok(())
@@ -1096,7 +1120,7 @@ async fn sign_out_journey(b: &Browser, world: &AlertWorld) -> Result<()> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_pages_are_usable_at_phone_width() {
     let world = AlertWorld::new().await;
-    let browser = Browser::open("phone", &world.gateway.url(), 390, 844).await;
+    let browser = Browser::open("phone-fit", &world.gateway.url(), 390, 844).await;
     let outcome = limited(phone_journey(&browser, &world)).await;
     browser.finish(outcome).await;
 }
@@ -1149,28 +1173,868 @@ async fn phone_journey(b: &Browser, world: &AlertWorld) -> Result<()> {
     Ok(())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_link_followed_while_signed_out_lands_on_the_alert_after_signing_in() {
-    let world = AlertWorld::new().await;
-    let browser = Browser::open("follow-link", &world.gateway.url(), 1280, 900).await;
-    let outcome = limited(follow_link_journey(&browser, &world, false)).await;
-    browser.finish(outcome).await;
+// ---------------------------------------------------------------------------------------------------------
+// Pages that tell the truth to a person on call: each journey runs at desktop width and at phone width, each
+// in a fresh world and browser of its own (screenshots `NN-<journey>-desktop-…` and `NN-<journey>-phone-…`).
+// ---------------------------------------------------------------------------------------------------------
+
+/// Runs `$journey(&browser, &world, phone)` at desktop width, then at phone width, each on a fresh `$world`.
+macro_rules! at_both_widths {
+    ($world:expr, $name:literal, $journey:ident) => {{
+        for (journey, (width, height)) in [
+            (concat!($name, "-desktop"), DESKTOP),
+            (concat!($name, "-phone"), PHONE),
+        ] {
+            let world = $world;
+            let browser = Browser::open(journey, &world.gateway.url(), width, height).await;
+            let phone = width == PHONE.0;
+            let outcome = limited(async {
+                if phone {
+                    browser.client.set_window_size(width, height).await?;
+                }
+                browser.expect_window(width).await?;
+                $journey(&browser, &world, phone).await
+            })
+            .await;
+            browser.finish(outcome).await;
+        }
+    }};
+}
+
+impl Browser {
+    /// Fails unless the page is laid out `width` CSS pixels wide.
+    async fn expect_window(&self, width: u32) -> Result<()> {
+        self.goto("/-/svcgate/health").await?;
+        let inner = self.client.execute("return window.innerWidth;", vec![]).await?;
+        ensure!(
+            inner.as_u64() == Some(u64::from(width)),
+            "the window is {inner} CSS pixels wide, not {width}"
+        );
+        Ok(())
+    }
+
+    /// Checks that every cell of the table `css` shows its value under its own column heading and inside the
+    /// window: at desktop width each cell lies below its `th` and spans the same columns; at phone width (rows
+    /// stacked) each cell carries the text of its column's heading as its label. In both, nothing reaches past
+    /// the window and the page does not scroll sideways. Answers how many rows were checked.
+    async fn expect_cells_under_their_headings(&self, css: &str, phone: bool) -> Result<u64> {
+        let checked = self
+            .client
+            .execute(
+                r#"
+                const [css, phone] = arguments;
+                const table = document.querySelector(css);
+                if (!table) return {problems: ['there is no ' + css], rows: 0};
+                const heads = Array.from(table.querySelectorAll('thead th'));
+                const headings = heads.map(th => th.textContent.trim());
+                const inner = window.innerWidth;
+                const problems = [];
+                const width = document.documentElement.scrollWidth;
+                if (width > inner) problems.push(`the page is ${width}px wide in a ${inner}px window`);
+                const rows = Array.from(table.querySelectorAll('tbody tr'));
+                rows.forEach((tr, r) => {
+                  const cells = Array.from(tr.children);
+                  if (cells.length !== headings.length) problems.push(`row ${r} has ${cells.length} cells for ${headings.length} headings`);
+                  cells.forEach((td, i) => {
+                    const heading = headings[i];
+                    const at = `row ${r}, cell ${i} (${td.className || 'no class'}, under "${heading}")`;
+                    const cell = td.getBoundingClientRect();
+                    if (cell.width === 0 || cell.height === 0) problems.push(`${at} is not shown`);
+                    if (cell.left < -0.5 || cell.right > inner + 0.5) problems.push(`${at} spans ${Math.round(cell.left)}..${Math.round(cell.right)}px, outside the ${inner}px window`);
+                    const label = getComputedStyle(td, '::before').content;
+                    if (phone) {
+                      const text = label.replace(/^"(.*)"$/, '$1');
+                      if (text !== heading) problems.push(`${at} is labelled ${label}, not "${heading}"`);
+                    } else {
+                      const head = heads[i].getBoundingClientRect();
+                      if (Math.abs(head.left - cell.left) > 1 || Math.abs(head.right - cell.right) > 1) problems.push(`${at} spans ${Math.round(cell.left)}..${Math.round(cell.right)}px, its heading ${Math.round(head.left)}..${Math.round(head.right)}px`);
+                      if (head.bottom > cell.top + 0.5) problems.push(`${at} is not below its heading`);
+                      if (label !== 'none' && label !== 'normal') problems.push(`${at} carries a label ${label} at desktop width`);
+                    }
+                  });
+                });
+                return {problems, rows: rows.length};
+                "#,
+                vec![json!(css), json!(phone)],
+            )
+            .await?;
+        let problems: Vec<String> = serde_json::from_value(checked["problems"].clone())?;
+        ensure!(
+            problems.is_empty(),
+            "the table {css} does not show each value under its heading{}:\n  {}",
+            if phone { " at phone width" } else { "" },
+            problems.join("\n  ")
+        );
+        checked["rows"]
+            .as_u64()
+            .ok_or_else(|| anyhow!("no row count from the check: {checked}"))
+    }
+
+    /// Scrolls `css` to the top of the window, so that the next screenshot shows it.
+    async fn scroll_to(&self, css: &str) -> Result<()> {
+        self.find(css).await?;
+        self.client
+            .execute(
+                "document.querySelector(arguments[0]).scrollIntoView({block: 'start'}); return true;",
+                vec![json!(css)],
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// The `data-empty` kind and the text of the alert list's empty state.
+    async fn empty_state(&self) -> Result<(String, String)> {
+        let section = self.find("#empty-state").await?;
+        let kind = section.attr("data-empty").await?.unwrap_or_default();
+        Ok((kind, section.text().await?))
+    }
+
+    /// Reloads `path` until `css` is on it, for what a background worker makes appear.
+    async fn reload_until(&self, path: &str, css: &str, what: &str) -> Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            self.goto(path).await?;
+            if self.has(css).await? {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                bail!("waited 20 s for {what} (`{css}` on {path})");
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+    }
+}
+
+fn integration_path(project: &str, id: u64) -> String {
+    format!("{}/integrations/{id}", settings_path(project))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_link_followed_while_signed_out_lands_on_the_alert_after_signing_in_at_phone_width() {
-    let world = AlertWorld::new().await;
-    let browser = Browser::open("phone-follow-link", &world.gateway.url(), 390, 844).await;
-    let outcome = limited(follow_link_journey(&browser, &world, true)).await;
-    browser.finish(outcome).await;
+async fn empty_states_say_why_the_list_is_empty() {
+    at_both_widths!(AlertWorld::new().await, "empty-states", empty_states_journey);
+}
+
+async fn empty_states_journey(b: &Browser, world: &AlertWorld, phone: bool) -> Result<()> {
+    let id = world.demo.project_id.to_string();
+    step!("sign in", b.sign_in(&world.maintainer, "maintainer"));
+
+    // Nothing set up: how to send a first alert.
+    step!("open the alert list", b.goto(&alerts_path(&id, "")));
+    let (kind, text) = step!("the empty state", b.empty_state());
+    ensure!(
+        kind == "first-alert" && text.contains("Send a first alert"),
+        "with no integration the list says ({kind}) `{text}`"
+    );
+    b.shot("no-integration").await?;
+    step!("fits", b.expect_no_sideways_scrolling("empty alert list"));
+
+    // An active integration, nothing received: the list says it waits for that integration.
+    let made = world
+        .integration(json!({"type": "http", "name": "Checkout monitor", "active": true}))
+        .await;
+    step!("the alert list again", b.goto(&alerts_path(&id, "")));
+    let (kind, text) = step!("the empty state", b.empty_state());
+    ensure!(
+        kind == "waiting" && text.contains("Checkout monitor") && !text.contains("first alert"),
+        "with an active integration and no alert the list says ({kind}) `{text}`"
+    );
+    b.shot("waiting-for-alerts").await?;
+
+    // Alerts exist, none acknowledged: the Acknowledged tab says so, not "send a first alert".
+    let answer = post_alert(
+        made["url"].as_str().context("no url")?,
+        made["token"].as_str().context("no token")?,
+        &json!({"title": "Payment errors above 2%", "severity": "high"}),
+    )
+    .await;
+    ensure!(
+        answer.status.is_success(),
+        "posting an alert answered {}",
+        answer.status
+    );
+    step!(
+        "the Acknowledged tab",
+        b.goto(&alerts_path(&id, "?status=acknowledged"))
+    );
+    let (kind, text) = step!("the empty state", b.empty_state());
+    ensure!(
+        kind == "tab"
+            && text.to_lowercase().contains("no acknowledged alert")
+            && !text.contains("first alert")
+            && !text.to_lowercase().contains("integration"),
+        "an empty Acknowledged tab with a triggered alert says ({kind}) `{text}`"
+    );
+    b.shot("empty-acknowledged-tab").await?;
+
+    // A severity filter that matches nothing says so and offers to clear it.
+    step!(
+        "filter on Low",
+        b.goto(&alerts_path(&id, "?status=open&severity=low"))
+    );
+    let (kind, text) = step!("the empty state", b.empty_state());
+    ensure!(
+        kind == "no-match" && text.contains("Low"),
+        "filtering on Low says ({kind}) `{text}`"
+    );
+    b.shot("no-match").await?;
+    step!("clear the filters", b.click_and_load("#clear-filters"));
+    ensure!(
+        b.row("Payment errors above 2%").await?.is_some(),
+        "after clearing the filters the list does not show the alert"
+    );
+    b.shot("filters-cleared").await?;
+
+    // With the incident-alerting tool (Opsgenie) active, its alerts live there: said, not "activate one".
+    let integration = made["id"].as_u64().context("no id")?;
+    let off = common::send_json(
+        http::Method::PUT,
+        &world.api(&format!("/integrations/{integration}")),
+        &world.maintainer,
+        json!({"active": false}),
+    )
+    .await;
+    ensure!(off.status.is_success(), "deactivating answered {}", off.status);
+    world
+        .integration(
+            json!({"type": "opsgenie", "active": true, "api_url": "https://opsgenie.example/alert/list"}),
+        )
+        .await;
+    step!(
+        "the Acknowledged tab with Opsgenie",
+        b.goto(&alerts_path(&id, "?status=acknowledged"))
+    );
+    let (kind, text) = step!("the empty state", b.empty_state());
+    let lower = text.to_lowercase();
+    ensure!(
+        kind == "opsgenie"
+            && text.contains("Opsgenie")
+            && !lower.contains("activate")
+            && !lower.contains("first alert")
+            && !lower.contains("create an integration"),
+        "with Opsgenie active the empty list says ({kind}) `{text}`"
+    );
+    let link = b.find("#empty-state a").await?.attr("href").await?;
+    ensure!(
+        link.as_deref() == Some("https://opsgenie.example/alert/list"),
+        "the empty state links {link:?}, not Opsgenie's address"
+    );
+    b.shot("alerts-live-in-opsgenie").await?;
+    if phone {
+        step!("fits", b.expect_no_sideways_scrolling("Opsgenie empty state"));
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_table_shows_each_value_under_its_own_heading() {
+    at_both_widths!(AlertWorld::new().await, "tables", tables_journey);
+}
+
+async fn tables_journey(b: &Browser, world: &AlertWorld, phone: bool) -> Result<()> {
+    let id = world.demo.project_id.to_string();
+    let made = world
+        .integration(
+            json!({"type": "http", "name": "Replication lag on postgres-primary-eu-west-1", "active": true}),
+        )
+        .await;
+    world
+        .integration(json!({"type": "prometheus", "active": false}))
+        .await;
+    let (address, key) = (
+        made["url"].as_str().context("no url")?.to_owned(),
+        made["token"].as_str().context("no token")?.to_owned(),
+    );
+    for (title, severity) in [
+        (
+            "Replication lag above threshold on postgres-primary-eu-west-1.internal.example",
+            "critical",
+        ),
+        ("Disk 91% full on db1", "medium"),
+    ] {
+        let payload = json!({"title": title, "severity": severity, "svc_environment_name": "production"});
+        let answer = post_alert(&address, &key, &payload).await;
+        ensure!(
+            answer.status.is_success(),
+            "posting an alert answered {}",
+            answer.status
+        );
+    }
+    // A V3 call, so that the V3 usage table has a row.
+    let v3 = common::get(
+        &format!("{}/api/v3/projects", world.gateway.url()),
+        &world.demo.token,
+    )
+    .await;
+    ensure!(v3.status.is_success(), "the V3 call answered {}", v3.status);
+
+    step!("sign in", b.sign_in(&world.maintainer, "maintainer"));
+    step!("open the alert list", b.goto(&alerts_path(&id, "")));
+    let rows = step!(
+        "alert cells under their headings",
+        b.expect_cells_under_their_headings("table#alerts", phone)
+    );
+    ensure!(rows == 2, "the alert table has {rows} rows, not 2");
+    b.scroll_to("table#alerts").await?;
+    b.shot("alert-list").await?;
+
+    step!("open the settings", b.goto(&settings_path(&id)));
+    let rows = step!(
+        "integration cells under their headings",
+        b.expect_cells_under_their_headings("table#integrations", phone)
+    );
+    ensure!(rows == 2, "the integrations table has {rows} rows, not 2");
+    let status = b.text("tr.integration td.status").await?;
+    ensure!(
+        status.contains("Active") || status.contains("Inactive"),
+        "the first integration's status cell says `{status}`"
+    );
+    b.scroll_to("table#integrations").await?;
+    b.shot("integrations").await?;
+
+    step!(
+        "sign in as an administrator",
+        b.sign_in(common::alerts::ADMIN, "root")
+    );
+    step!("open V3 usage", b.goto("/-/svcgate/admin/v3-usage"));
+    let rows = step!(
+        "V3 usage cells under their headings",
+        b.expect_cells_under_their_headings("table#v3-usage", phone)
+    );
+    ensure!(rows >= 1, "the V3 usage table has no row");
+    let calls = b.text("tr.route td.calls").await?;
+    ensure!(
+        calls.chars().filter(char::is_ascii_digit).count() >= 1 && !calls.contains('.'),
+        "the Calls cell says `{calls}`, not a number of calls"
+    );
+    b.scroll_to("table#v3-usage").await?;
+    b.shot("v3-usage").await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_an_integration_asks_for_confirmation() {
+    at_both_widths!(AlertWorld::new().await, "delete", delete_journey);
+}
+
+async fn delete_journey(b: &Browser, world: &AlertWorld, phone: bool) -> Result<()> {
+    let id = world.demo.project_id.to_string();
+    let made = world
+        .integration(json!({"type": "http", "name": "Old Nagios", "active": true}))
+        .await;
+    let integration = made["id"].as_u64().context("no id")?;
+    let api = world.api(&format!("/integrations/{integration}"));
+
+    step!("sign in", b.sign_in(&world.maintainer, "maintainer"));
+    step!(
+        "open the integration",
+        b.goto(&integration_path(&id, integration))
+    );
+    b.shot("integration").await?;
+    step!("delete", b.click_and_load("#delete-integration button"));
+    let heading = step!("the confirmation", b.text("#confirm h1"));
+    ensure!(
+        heading.contains("Delete") && heading.contains("Old Nagios"),
+        "the confirmation asks `{heading}`"
+    );
+    let still = common::get(&api, &world.maintainer).await;
+    ensure!(
+        still.status.is_success(),
+        "showing the confirmation deleted the integration ({})",
+        still.status
+    );
+    b.shot("confirmation").await?;
+    if phone {
+        step!("fits", b.expect_no_sideways_scrolling("delete confirmation"));
+    }
+
+    step!("cancel", b.click_and_load("#cancel"));
+    ensure!(
+        b.path().await? == integration_path(&id, integration),
+        "Cancel led to {}, not back to the integration",
+        b.path().await?
+    );
+    ensure!(
+        common::get(&api, &world.maintainer).await.status.is_success(),
+        "cancelling deleted the integration"
+    );
+    b.shot("cancelled").await?;
+
+    step!("delete again", b.click_and_load("#delete-integration button"));
+    step!("confirm", b.click_and_load("#confirm-delete"));
+    let notice = step!("the notice", b.text("#notice"));
+    ensure!(notice.contains("deleted"), "the notice says `{notice}`");
+    for row in b.client.find_all(Locator::Css("tr.integration")).await? {
+        ensure!(
+            Browser::cell(&row, "td.name").await? != "Old Nagios",
+            "the deleted integration is still listed"
+        );
+    }
+    let gone = common::get(&api, &world.maintainer).await;
+    ensure!(
+        gone.status == http::StatusCode::NOT_FOUND,
+        "after confirming, the API answers {} for the integration",
+        gone.status
+    );
+    b.shot("deleted").await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn incidents_warn_without_a_service_token_and_failures_show_on_the_integration() {
+    at_both_widths!(
+        AlertWorld::new().await,
+        "incident-failures",
+        incident_failures_journey
+    );
+}
+
+async fn incident_failures_journey(b: &Browser, world: &AlertWorld, phone: bool) -> Result<()> {
+    let id = world.demo.project_id.to_string();
+    step!("sign in", b.sign_in(&world.maintainer, "maintainer"));
+    step!("open the settings", b.goto(&settings_path(&id)));
+    let warning = step!("the warning", b.text("#incidents #no-service-token"));
+    ensure!(
+        warning.contains("service_token") && warning.to_lowercase().contains("no incident"),
+        "the incident settings warn `{warning}`"
+    );
+    b.shot("warning").await?;
+    step!("create incidents", b.check("#create_incident", true));
+    step!("save", b.click_and_load("#incident-settings button"));
+    let warning = step!("the warning after saving", b.text("#no-service-token"));
+    ensure!(
+        warning.contains("waits for an incident"),
+        "with incidents on, the warning says `{warning}`"
+    );
+    b.shot("incidents-on-warning").await?;
+    if phone {
+        step!(
+            "fits",
+            b.expect_no_sideways_scrolling("settings with the warning")
+        );
+    }
+
+    // An alert arrives; the outbox cannot open its incident; the integration's page says so.
+    let made = world
+        .integration(json!({"type": "http", "name": "Payments", "active": true}))
+        .await;
+    let integration = made["id"].as_u64().context("no id")?;
+    let answer = post_alert(
+        made["url"].as_str().context("no url")?,
+        made["token"].as_str().context("no token")?,
+        &json!({"title": "Card declines spiking", "severity": "critical"}),
+    )
+    .await;
+    ensure!(
+        answer.status.is_success(),
+        "posting an alert answered {}",
+        answer.status
+    );
+    step!(
+        "the failure on the integration's page",
+        b.reload_until(
+            &integration_path(&id, integration),
+            "#incident-failures li.failure",
+            "the failing incident call"
+        )
+    );
+    let failure = b.text("#incident-failures li.failure").await?;
+    ensure!(
+        failure.contains("Opening the incident")
+            && failure.contains("Card declines spiking")
+            && failure.contains("service_token")
+            && failure.contains("1 attempt"),
+        "the integration's page lists the failure as `{failure}`"
+    );
+    b.scroll_to("#incident-failures").await?;
+    b.shot("failure-on-integration-page").await?;
+    if phone {
+        step!(
+            "fits",
+            b.expect_no_sideways_scrolling("integration with failures")
+        );
+    }
+    step!(
+        "open the alert",
+        b.click_and_load("#incident-failures li.failure a")
+    );
+    let title = step!("the alert", b.text("#alert-title"));
+    ensure!(
+        title.contains("Card declines spiking"),
+        "the failure's link led to `{title}`"
+    );
+    b.shot("the-failing-alert").await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_add_integration_form_shows_the_chosen_types_fields_then_the_address_and_key() {
+    at_both_widths!(AlertWorld::new().await, "add-form", add_form_journey);
+}
+
+async fn add_form_journey(b: &Browser, world: &AlertWorld, phone: bool) -> Result<()> {
+    let id = world.demo.project_id.to_string();
+    step!("sign in", b.sign_in(&world.maintainer, "maintainer"));
+    step!("open the settings", b.goto(&settings_path(&id)));
+    ensure!(
+        !b.find("#choose-type").await?.is_displayed().await?,
+        "the no-JavaScript button to redraw the form shows although JavaScript runs"
+    );
+    // (type, fields shown, fields hidden)
+    let cases: [(&str, &[&str], &[&str]); 4] = [
+        (
+            "opsgenie",
+            &["#name", "#active", "#api_url"],
+            &["#payload_example", "#save-and-test"],
+        ),
+        (
+            "prometheus",
+            &["#name", "#active", "#save-and-test"],
+            &["#payload_example", "#api_url"],
+        ),
+        (
+            "generic",
+            &["#name", "#active", "#save-and-test"],
+            &["#payload_example", "#api_url"],
+        ),
+        (
+            "http",
+            &["#name", "#active", "#payload_example", "#save-and-test"],
+            &["#api_url"],
+        ),
+    ];
+    for (kind, shown, hidden) in cases {
+        step!("choose the type", b.select("#type", kind));
+        for css in shown {
+            ensure!(
+                b.find(css).await?.is_displayed().await?,
+                "with {kind} chosen, `{css}` is not shown"
+            );
+        }
+        for css in hidden {
+            ensure!(
+                !b.find(css).await?.is_displayed().await?,
+                "with {kind} chosen, `{css}` is shown"
+            );
+        }
+        b.scroll_to("#new-integration").await?;
+        b.shot(&format!("form-{kind}")).await?;
+    }
+    if phone {
+        step!("fits", b.expect_no_sideways_scrolling("add-integration form"));
+    }
+
+    step!("name", b.fill("#name", "Storefront"));
+    step!("active", b.check("#active", true));
+    step!(
+        "sample",
+        b.fill(
+            "#payload_example",
+            r#"{"title":"Checkout slow","severity":"medium"}"#
+        )
+    );
+    step!("save and test", b.click_and_load("#save-and-test"));
+    let notice = step!("the notice", b.text("#notice"));
+    ensure!(
+        notice.contains("test alert was sent"),
+        "the notice says `{notice}`"
+    );
+    let address = step!("the address", b.value("#integration-url"));
+    let key = step!("the key", b.value("#integration-key"));
+    ensure!(
+        address.contains("/alerts/notify/") && key.len() == 32,
+        "after saving and testing, the page shows `{address}` and a key of {} characters",
+        key.len()
+    );
+    b.shot("address-and-key").await?;
+    if phone {
+        step!("fits", b.expect_no_sideways_scrolling("integration page"));
+    }
+    // The address and key shown work.
+    let answer = post_alert(&address, &key, &json!({"title": "Sent with the key shown"})).await;
+    ensure!(
+        answer.status.is_success(),
+        "the address and key shown were refused: {}",
+        answer.status
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn times_are_local_statuses_are_badges_counts_are_plural_and_custom_fields_are_a_tree() {
+    at_both_widths!(AlertWorld::new().await, "reading", reading_journey);
+}
+
+/// `iso` in the browser's time zone, as `app.js` writes local times.
+fn local_text(iso: &str) -> Result<String> {
+    let utc = time::OffsetDateTime::parse(iso, &time::format_description::well_known::Rfc3339)?;
+    let local = utc + time::Duration::minutes(BROWSER_TZ_MINUTES);
+    Ok(format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02} (UTC+{:02}:{:02})",
+        local.year(),
+        u8::from(local.month()),
+        local.day(),
+        local.hour(),
+        local.minute(),
+        local.second(),
+        BROWSER_TZ_MINUTES / 60,
+        BROWSER_TZ_MINUTES % 60
+    ))
+}
+
+async fn reading_journey(b: &Browser, world: &AlertWorld, phone: bool) -> Result<()> {
+    let id = world.demo.project_id.to_string();
+    let made = world
+        .integration(json!({"type": "http", "name": "Edge", "active": true}))
+        .await;
+    let (address, key) = (
+        made["url"].as_str().context("no url")?.to_owned(),
+        made["token"].as_str().context("no token")?.to_owned(),
+    );
+    let payload = json!({
+        "title": "TLS handshake failures on edge-3",
+        "severity": "high",
+        "fingerprint": "tls-edge-3",
+        "svc_environment_name": "production",
+        "labels": {"team": "edge", "region": {"name": "eu-west-1", "zone": "b"}},
+        "checks": ["handshake", "ocsp"],
+        "threshold": 0.05
+    });
+    let answer = post_alert(&address, &key, &payload).await;
+    ensure!(
+        answer.status.is_success(),
+        "posting the alert answered {}",
+        answer.status
+    );
+
+    step!("sign in", b.sign_in(&world.maintainer, "maintainer"));
+    step!("open the alert list", b.goto(&alerts_path(&id, "")));
+    let row = b
+        .row("TLS handshake failures")
+        .await?
+        .context("the list does not show the alert")?;
+    let time = row.find(Locator::Css("td.started time")).await?;
+    let iso = time.attr("datetime").await?.context("no datetime")?;
+    let title = time.attr("title").await?;
+    let shown = time.text().await?;
+    ensure!(
+        title.as_deref() == Some(iso.as_str()),
+        "the start time's title is {title:?}, not its ISO time {iso}"
+    );
+    ensure!(
+        shown == "just now" || shown.ends_with("minute ago") || shown.ends_with("minutes ago"),
+        "the list shows the start time as `{shown}`, not relative to now"
+    );
+    let badge = row.find(Locator::Css("td.status .badge")).await?;
+    ensure!(
+        badge
+            .attr("class")
+            .await?
+            .unwrap_or_default()
+            .contains("status-triggered")
+            && badge.text().await? == "Triggered",
+        "the status is not a Triggered badge"
+    );
+    b.shot("list-relative-time-and-badge").await?;
+
+    step!(
+        "open the alert",
+        b.click_element_and_load(&row.find(Locator::Css("td.title a")).await?, "td.title a")
+    );
+    let events = step!("events", b.text("#alert-events"));
+    ensure!(events == "1 event", "one occurrence reads `{events}`");
+    let started = b.find("#alert-started time").await?;
+    let iso = started.attr("datetime").await?.context("no datetime")?;
+    let shown = started.text().await?;
+    ensure!(
+        shown == local_text(&iso)?,
+        "the start time {iso} reads `{shown}`, not `{}` (local time in {BROWSER_TZ})",
+        local_text(&iso)?
+    );
+    ensure!(
+        started.attr("title").await?.as_deref() == Some(iso.as_str()),
+        "hovering the start time does not show its ISO time"
+    );
+    let badge = b.find("#alert-status .badge").await?;
+    ensure!(
+        badge.text().await? == "Triggered",
+        "the alert's status is not a badge"
+    );
+    // Custom fields as a tree: `region` is a branch under `labels`, its `zone` a leaf under it, set off to the
+    // right; array items are numbered.
+    let tree = step!("the custom fields", b.find("#custom-fields ul.tree"));
+    let text = tree.text().await?;
+    ensure!(
+        text.contains("team")
+            && text.contains("eu-west-1")
+            && text.contains("handshake")
+            && text.contains("0.05"),
+        "the custom fields read `{text}`"
+    );
+    let nesting = b
+        .client
+        .execute(
+            r#"
+            const keys = Array.from(document.querySelectorAll('#custom-fields .key'));
+            const find = (name) => keys.find(k => k.textContent.trim() === name);
+            const [labels, region, zone] = [find('labels'), find('region'), find('zone')];
+            if (!labels || !region || !zone) return 'missing keys';
+            const left = (e) => e.getBoundingClientRect().left;
+            const inside = (child, parent) => parent.parentElement.contains(child);
+            if (!inside(region, labels) || !inside(zone, region)) return 'not nested';
+            if (!(left(labels) < left(region) && left(region) < left(zone))) return 'not indented';
+            const inner = window.innerWidth;
+            if (keys.some(k => k.getBoundingClientRect().right > inner)) return 'past the window';
+            return 'ok';
+            "#,
+            vec![],
+        )
+        .await?;
+    ensure!(
+        nesting == json!("ok"),
+        "the custom fields are not a readable tree: {nesting}"
+    );
+    b.shot("alert-local-time-badge").await?;
+    b.scroll_to("#custom-fields").await?;
+    b.shot("custom-fields-tree").await?;
+    if phone {
+        step!("fits", b.expect_no_sideways_scrolling("alert page"));
+    }
+
+    // A second occurrence: plural.
+    let answer = post_alert(&address, &key, &payload).await;
+    ensure!(
+        answer.status.is_success(),
+        "posting again answered {}",
+        answer.status
+    );
+    step!("reload the alert", b.goto(&b.path().await?));
+    let events = step!("events", b.text("#alert-events"));
+    ensure!(events == "2 events", "two occurrences read `{events}`");
+    step!("open the environments", b.click_and_load("#nav-environments"));
+    let line = step!("the environment's alert", b.text("#environments li"));
+    ensure!(
+        line.contains("2 events") && line.contains("Triggered"),
+        "the environments dashboard shows `{line}`"
+    );
+    b.shot("environments-plural").await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_alert_list_filters_by_severity_and_links_the_incident() {
+    at_both_widths!(
+        AlertWorld::with(|raw| raw.service_token = Some(common::alerts::ADMIN.to_owned())).await,
+        "severity-incident",
+        severity_incident_journey
+    );
+}
+
+async fn severity_incident_journey(b: &Browser, world: &AlertWorld, phone: bool) -> Result<()> {
+    let id = world.demo.project_id.to_string();
+    let on = common::send_json(
+        http::Method::PUT,
+        &world.api("/alert_settings"),
+        &world.maintainer,
+        json!({"create_incident": true}),
+    )
+    .await;
+    ensure!(
+        on.status.is_success(),
+        "turning incidents on answered {}",
+        on.status
+    );
+    let made = world
+        .integration(json!({"type": "http", "name": "Core", "active": true}))
+        .await;
+    let (address, key) = (
+        made["url"].as_str().context("no url")?.to_owned(),
+        made["token"].as_str().context("no token")?.to_owned(),
+    );
+    for (title, severity) in [
+        ("API gateway down", "critical"),
+        ("Queue depth rising", "low"),
+        ("Search index stale", "medium"),
+    ] {
+        let answer = post_alert(&address, &key, &json!({"title": title, "severity": severity})).await;
+        ensure!(
+            answer.status.is_success(),
+            "posting an alert answered {}",
+            answer.status
+        );
+    }
+
+    step!("sign in", b.sign_in(&world.maintainer, "maintainer"));
+    // The outbox opens an incident for each; the list links them.
+    step!(
+        "the incidents",
+        b.reload_until(
+            &alerts_path(&id, "?severity=critical"),
+            "tr.alert td.incident a",
+            "the critical alert's incident"
+        )
+    );
+    let rows = b.client.find_all(Locator::Css("tr.alert")).await?;
+    ensure!(
+        rows.len() == 1 && b.row("API gateway down").await?.is_some(),
+        "filtering on Critical lists {} rows, not only `API gateway down`",
+        rows.len()
+    );
+    let link = b.find("tr.alert td.incident a").await?;
+    let (text, href) = (link.text().await?, link.attr("href").await?.unwrap_or_default());
+    let number = text.trim_start_matches('#');
+    ensure!(
+        text.starts_with('#') && href.ends_with(&format!("/{PROJECT_PATH}/-/issues/{number}")),
+        "the incident cell links `{text}` to {href}"
+    );
+    ensure!(
+        b.value("#severity").await? == "critical",
+        "the severity filter does not show Critical"
+    );
+    let tab = b
+        .find("a.tab[data-status=\"all\"]")
+        .await?
+        .attr("href")
+        .await?
+        .unwrap_or_default();
+    ensure!(
+        tab.contains("severity=critical"),
+        "the All tab's link {tab} drops the severity filter"
+    );
+    step!(
+        "incident cells",
+        b.expect_cells_under_their_headings("table#alerts", phone)
+    );
+    b.scroll_to("table#alerts").await?;
+    b.shot("critical-with-incident").await?;
+
+    // Choosing a severity in the form filters the same way.
+    step!("choose Low", b.select("#severity", "low"));
+    step!("apply", b.click_and_load("#apply"));
+    let rows = b.client.find_all(Locator::Css("tr.alert")).await?;
+    ensure!(
+        rows.len() == 1 && b.row("Queue depth rising").await?.is_some(),
+        "choosing Low lists {} rows, not only `Queue depth rising`",
+        rows.len()
+    );
+    b.scroll_to("table#alerts").await?;
+    b.shot("low").await?;
+    step!("every severity", b.select("#severity", ""));
+    step!("apply", b.click_and_load("#apply"));
+    let rows = b.client.find_all(Locator::Css("tr.alert")).await?;
+    ensure!(rows.len() == 3, "every severity lists {} rows, not 3", rows.len());
+    b.scroll_to("table#alerts").await?;
+    b.shot("every-severity").await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_followed_while_signed_out_lands_on_the_alert_after_signing_in() {
+    at_both_widths!(AlertWorld::new().await, "follow-link", follow_link_journey);
 }
 
 /// Someone is sent a link to an alert while signed out: the pages send them to sign in, the server asks them to
 /// approve, and they land on that alert.
 async fn follow_link_journey(b: &Browser, world: &AlertWorld, phone: bool) -> Result<()> {
-    if phone {
-        b.client.set_window_size(390, 844).await?;
-    }
     let made = world
         .integration(json!({"type": "http", "name": "Linked alert", "active": true}))
         .await;

@@ -204,6 +204,16 @@ async fn serve_dev_prints_a_working_curl_and_stops_on_sigterm() {
         .trim()
         .to_owned();
 
+    // The pages' address and how to sign in, with the token that works there.
+    assert!(
+        banner.contains(&format!("Pages (alerts, integrations): {base}/-/svcgate/"))
+            && banner.contains(&format!("pasting the demo user's token ({token})")),
+        "{banner}"
+    );
+    let signed_in = common::sign_in(&base, &token).await;
+    assert_eq!(signed_in.status, http::StatusCode::SEE_OTHER);
+    assert_eq!(signed_in.header("location"), Some("/-/svcgate/projects"));
+
     let answer = common::get(&format!("{base}/api/v3/projects"), &token).await;
     assert_eq!(answer.status, http::StatusCode::OK);
     assert!(
@@ -232,6 +242,65 @@ async fn serve_dev_prints_a_working_curl_and_stops_on_sigterm() {
             assert!(status.success(), "exit status {status}");
             break;
         }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "still running after SIGTERM"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn serve_dev_with_a_public_url_says_where_it_listens_and_where_it_is_reached() {
+    let mut child = svcgate()
+        .args([
+            "serve",
+            "--dev",
+            "--listen",
+            "127.0.0.1:0",
+            "--public-url",
+            "https://alerts.example.com/",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let lines: Vec<String> = tokio::task::spawn_blocking(move || {
+        let mut reader = BufReader::new(stdout).lines();
+        let lines = reader
+            .by_ref()
+            .map_while(Result::ok)
+            .take_while(|line| !line.trim_start().starts_with("curl "))
+            .collect();
+        std::thread::spawn(move || for _ in reader {});
+        lines
+    })
+    .await
+    .unwrap();
+    let banner = lines.join("\n");
+    let first = lines.first().cloned().unwrap_or_default();
+    let listening = first
+        .strip_prefix("svcgate is listening on ")
+        .and_then(|rest| rest.strip_suffix(", reached at https://alerts.example.com"))
+        .unwrap_or_else(|| panic!("the first line does not say both addresses: {banner}"))
+        .to_owned();
+    assert!(listening.starts_with("http://127.0.0.1:"), "{banner}");
+    assert!(
+        banner.contains("Pages (alerts, integrations): https://alerts.example.com/-/svcgate/"),
+        "the pages are named at the address people reach: {banner}"
+    );
+    // The listening address is the one that answers here.
+    let health = common::get(&format!("{listening}/-/svcgate/health"), "").await;
+    assert_eq!(health.status, http::StatusCode::OK);
+
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
         assert!(
             started.elapsed() < Duration::from_secs(10),
             "still running after SIGTERM"

@@ -218,3 +218,163 @@ async fn a_reporter_sees_no_alerts_and_unknown_projects_are_not_revealed() {
     assert_eq!(signed_out.status, StatusCode::SEE_OTHER);
     assert_eq!(signed_out.header("location"), Some("/-/svcgate/sign_in"));
 }
+
+#[tokio::test]
+async fn without_javascript_the_add_form_is_redrawn_for_the_chosen_type_and_saves_nothing() {
+    let world = AlertWorld::new().await;
+    let visitor = Visitor::sign_in(&world, &world.maintainer).await;
+    let settings = format!(
+        "/-/svcgate/projects/{}/settings/operations",
+        world.demo.project_id
+    );
+    let first = text(&visitor.get(&settings).await);
+    assert!(
+        first.contains(r#"<div class="field" data-types="opsgenie" hidden>"#)
+            && first.contains(r#"<div class="field" data-types="http">"#),
+        "the form starts as an HTTP Endpoint's: {first}"
+    );
+    let redrawn = visitor
+        .post(
+            &format!("{settings}/integrations"),
+            "type=opsgenie&name=Paging&action=choose_type",
+        )
+        .await;
+    assert_eq!(redrawn.status, StatusCode::OK);
+    let html = text(&redrawn);
+    assert!(
+        html.contains(r#"<div class="field" data-types="http" hidden>"#)
+            && html.contains(r#"<div class="field" data-types="opsgenie">"#)
+            && html.contains(r#"<option value="opsgenie" selected>"#)
+            && html.contains(r#"value="Paging""#),
+        "the redrawn form shows Opsgenie's fields and keeps the name: {html}"
+    );
+    let listed = common::get(&world.api("/integrations"), &world.maintainer)
+        .await
+        .json();
+    assert!(
+        listed.as_array().unwrap().is_empty(),
+        "choosing a type saves nothing"
+    );
+
+    // A sample typed for an HTTP Endpoint before switching to Generic is not sent with the Generic one.
+    let created = visitor
+        .post(
+            &format!("{settings}/integrations"),
+            "type=generic&active=on&payload_example=%7B%7D&api_url=https%3A%2F%2Fx.example&action=save",
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::SEE_OTHER, "{}", text(&created));
+    let location = created.header("location").unwrap().to_owned();
+    assert!(
+        location.contains("/integrations/"),
+        "saving leads to the integration: {location}"
+    );
+    let page = text(&visitor.get(&location).await);
+    assert!(
+        page.contains("id=\"integration-url\"") && page.contains("id=\"integration-key\""),
+        "the new integration's page shows its address and key: {page}"
+    );
+}
+
+#[tokio::test]
+async fn deleting_needs_the_confirmation_page_which_works_without_javascript() {
+    let world = AlertWorld::new().await;
+    let visitor = Visitor::sign_in(&world, &world.maintainer).await;
+    let made = world
+        .integration(json!({"type": "generic", "active": true}))
+        .await;
+    let id = made["id"].as_u64().unwrap();
+    let page = format!(
+        "/-/svcgate/projects/{}/settings/operations/integrations/{id}",
+        world.demo.project_id
+    );
+    let html = text(&visitor.get(&page).await);
+    assert!(
+        html.contains(&format!(
+            r#"<form id="delete-integration" method="get" action="{page}/delete""#
+        )),
+        "the delete button asks for the confirmation page: {html}"
+    );
+    let confirm = visitor.get(&format!("{page}/delete")).await;
+    assert_eq!(confirm.status, StatusCode::OK);
+    let html = text(&confirm);
+    assert!(
+        html.contains("id=\"confirm-delete\"") && html.contains(&format!("action=\"{page}/delete\"")),
+        "{html}"
+    );
+    let api = world.api(&format!("/integrations/{id}"));
+    assert_eq!(
+        common::get(&api, &world.maintainer).await.status,
+        StatusCode::OK,
+        "showing the confirmation deletes nothing"
+    );
+    let deleted = visitor.post(&format!("{page}/delete"), "").await;
+    assert_eq!(deleted.status, StatusCode::SEE_OTHER);
+    assert_eq!(
+        common::get(&api, &world.maintainer).await.status,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[tokio::test]
+async fn times_are_iso_utc_in_time_elements_and_a_wrong_severity_is_refused() {
+    let world = AlertWorld::new().await;
+    let made = world
+        .integration(json!({"type": "generic", "active": true}))
+        .await;
+    let answer = common::alerts::post_alert(
+        made["url"].as_str().unwrap(),
+        made["token"].as_str().unwrap(),
+        &json!({"title": "Disk full", "severity": "high", "start_time": "2026-11-24T08:05:09Z"}),
+    )
+    .await;
+    assert!(answer.status.is_success());
+    let visitor = Visitor::sign_in(&world, &world.developer).await;
+    let alerts = format!("/-/svcgate/projects/{}/alerts", world.demo.project_id);
+    let page = text(&visitor.get(&format!("{alerts}/1")).await);
+    // Readable without JavaScript (UTC), local with it (app.js reads `datetime`), ISO on hover.
+    assert!(
+        page.contains(
+            r#"<time datetime="2026-11-24T08:05:09.000Z" title="2026-11-24T08:05:09.000Z" data-show="local">2026-11-24 08:05:09 UTC</time>"#
+        ),
+        "{page}"
+    );
+    let list = text(&visitor.get(&format!("{alerts}?severity=high")).await);
+    assert!(
+        list.contains("Disk full") && list.contains(r#"data-show="relative""#),
+        "{list}"
+    );
+    let none = text(&visitor.get(&format!("{alerts}?severity=low")).await);
+    assert!(
+        !none.contains("Disk full") && none.contains(r#"data-empty="no-match""#),
+        "{none}"
+    );
+    let refused = visitor.get(&format!("{alerts}?severity=dire")).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    assert!(text(&refused).contains("severity must be"));
+}
+
+#[tokio::test]
+async fn with_only_switched_off_integrations_the_empty_list_says_to_switch_one_on() {
+    let world = AlertWorld::new().await;
+    world
+        .integration(json!({"type": "generic", "active": false}))
+        .await;
+    let alerts = format!("/-/svcgate/projects/{}/alerts", world.demo.project_id);
+    let maintainer = Visitor::sign_in(&world, &world.maintainer).await;
+    let html = text(&maintainer.get(&alerts).await);
+    assert!(
+        html.contains(r#"data-empty="first-alert""#)
+            && html.contains("all switched off")
+            && html.contains("Switch one\n  Active under")
+            && !html.contains("create an integration"),
+        "{html}"
+    );
+    let developer = Visitor::sign_in(&world, &world.developer).await;
+    let html = text(&developer.get(&alerts).await);
+    assert!(
+        html.contains("all switched off")
+            && html.contains("A Maintainer of the project can switch one Active"),
+        "{html}"
+    );
+}

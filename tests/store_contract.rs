@@ -34,6 +34,7 @@ fn options(url: String) -> PostgresOptions {
         url,
         pool_size: 8,
         ca_bundle: None,
+        alert_writers: 4,
     }
 }
 
@@ -348,6 +349,91 @@ async fn incidents_are_queued_claimed_once_and_closed(store: &dyn Store) {
     assert_eq!(retried[0].attempts, 1);
 }
 contract!(incidents_are_queued_claimed_once_and_closed);
+
+async fn failing_incident_calls_are_listed_per_integration_newest_first(store: &dyn Store) {
+    store
+        .alert_settings_put(
+            7,
+            AlertSettings {
+                create_incident: true,
+                auto_close_incident: true,
+            },
+        )
+        .await
+        .unwrap();
+    store.alert_event(event(7, Some("a"), None)).await.unwrap();
+    store.alert_event(event(7, Some("b"), None)).await.unwrap();
+    let other = AlertEvent {
+        integration_id: 2,
+        ..event(7, Some("c"), None)
+    };
+    store.alert_event(other).await.unwrap();
+    assert!(
+        store.outbox_failures(1, 20).await.unwrap().is_empty(),
+        "calls not yet tried are not failures"
+    );
+    let due = store.outbox_due(NOW.to_owned(), OUTBOX_LEASE, 10).await.unwrap();
+    assert_eq!(due.len(), 3);
+    for item in &due {
+        store
+            .outbox_retry(
+                item.id,
+                "2026-11-24T10:01:00.000Z".to_owned(),
+                format!("the backend answered 401 for {}", item.alert.iid),
+            )
+            .await
+            .unwrap();
+    }
+    let failures = store.outbox_failures(1, 20).await.unwrap();
+    let seen: Vec<(u64, &str, u64, &str)> = failures
+        .iter()
+        .map(|failure| {
+            (
+                failure.alert_iid,
+                failure.kind.as_str(),
+                failure.attempts,
+                failure.last_error.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (2, "create_incident", 1, "the backend answered 401 for 2"),
+            (1, "create_incident", 1, "the backend answered 401 for 1"),
+        ],
+        "integration 1's failures, newest first"
+    );
+    assert_eq!(failures[0].alert_title, "disk full b");
+    assert_eq!(failures[0].next_attempt_at, "2026-11-24T10:01:00.000Z");
+    assert_eq!(
+        store.outbox_failures(1, 1).await.unwrap().len(),
+        1,
+        "at most the limit"
+    );
+    assert_eq!(store.outbox_failures(2, 20).await.unwrap().len(), 1);
+
+    // A call that then succeeds is no longer a failure.
+    let first = due.iter().find(|item| item.alert.iid == 1).unwrap();
+    store
+        .outbox_done(
+            first.id,
+            first.alert.id,
+            Some(5),
+            "2026-11-24T10:02:00.000Z".to_owned(),
+        )
+        .await
+        .unwrap();
+    let left: Vec<u64> = store
+        .outbox_failures(1, 20)
+        .await
+        .unwrap()
+        .iter()
+        .map(|failure| failure.alert_iid)
+        .collect();
+    assert_eq!(left, [2]);
+}
+contract!(failing_incident_calls_are_listed_per_integration_newest_first);
 
 async fn sessions_ids_and_usage_are_kept(store: &dyn Store) {
     store
@@ -709,6 +795,8 @@ async fn alerts_are_acknowledged_only_with_synchronous_commit_on_whatever_the_da
     assert_eq!(setting, "on");
 }
 
+/// One fingerprint's events sent together apply in the order they were sent; across fingerprints only the numbers'
+/// set is promised (a replica writes different fingerprints in parallel transactions).
 async fn events_sent_together_apply_in_the_order_they_were_sent(store: &dyn Store) {
     let end = "2026-11-24T10:30:00.000Z";
     let sends = [
@@ -733,16 +821,25 @@ async fn events_sent_together_apply_in_the_order_they_were_sent(store: &dyn Stor
             )
         })
         .collect();
+    let iid = |index: usize| outcomes[index].1.unwrap_or(0);
+    let (first, second, other) = (iid(0), iid(3), iid(5));
     assert_eq!(
         outcomes,
         [
-            ("created", Some(1), Some(1)),
-            ("grouped", Some(1), Some(2)),
-            ("resolved", Some(1), Some(2)),
-            ("created", Some(2), Some(1)),
+            ("created", Some(first), Some(1)),
+            ("grouped", Some(first), Some(2)),
+            ("resolved", Some(first), Some(2)),
+            ("created", Some(second), Some(1)),
             ("no_open_alert", None, None),
-            ("created", Some(3), Some(1)),
+            ("created", Some(other), Some(1)),
         ]
     );
+    assert!(
+        first < second,
+        "one fingerprint's alerts are numbered in the order they came"
+    );
+    let mut numbers = [first, second, other];
+    numbers.sort_unstable();
+    assert_eq!(numbers, [1, 2, 3], "numbers without gaps or duplicates");
 }
 contract!(events_sent_together_apply_in_the_order_they_were_sent);

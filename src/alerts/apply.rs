@@ -29,6 +29,13 @@ pub struct AnswerEntry {
     warnings: Vec<String>,
 }
 
+impl AnswerEntry {
+    /// What svcgate did with the alert: `created`, `grouped`, `resolved` or `no_open_alert`.
+    pub fn outcome(&self) -> &'static str {
+        self.outcome
+    }
+}
+
 /// Applies `alerts` received through `integration`, answering one entry per alert in order.
 pub async fn process(
     store: &dyn Store,

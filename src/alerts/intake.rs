@@ -24,6 +24,7 @@ use crate::body::{json_response, Body};
 use crate::budget::{BodyBudget, BudgetError, Held};
 use crate::config::{AlertConfig, Edition};
 use crate::store::Store;
+use crate::telemetry::{outcomes, Metrics};
 
 /// Seconds a sender is asked to wait when the store cannot commit.
 const STORE_RETRY_AFTER: u64 = 5;
@@ -40,6 +41,8 @@ pub struct Intake {
     reading: Arc<tokio::sync::Semaphore>,
     /// Alert requests being read at once, per integration (`alert_max_concurrent_per_integration`).
     reading_per_integration: std::sync::Mutex<HashMap<u64, Arc<tokio::sync::Semaphore>>>,
+    /// Where alerts received are counted.
+    metrics: Arc<Metrics>,
 }
 
 /// A slot among the alert requests read at once, overall and for one integration; given back when dropped.
@@ -185,8 +188,14 @@ fn is_json(headers: &HeaderMap) -> bool {
 
 impl Intake {
     /// The intake over `registry` and `store`.
-    pub fn new(registry: Arc<Registry>, store: Arc<dyn Store>, config: AlertConfig) -> Self {
+    pub fn new(
+        registry: Arc<Registry>,
+        store: Arc<dyn Store>,
+        config: AlertConfig,
+        metrics: Arc<Metrics>,
+    ) -> Self {
         Intake {
+            metrics,
             registry,
             store,
             limiter: RateLimiter::new(config.rate_limit, config.rate_burst),
@@ -209,11 +218,37 @@ impl Intake {
         }
     }
 
-    /// Answers one request to a receiving address.
+    /// Answers one request to a receiving address, counting its alerts by outcome (a refused request once, by
+    /// its reason) under the type of integration the address names. Test alerts sent through the management API
+    /// or the settings page are not counted: this counter is what senders sent.
     pub async fn handle(&self, request: Request<Incoming>, address: &Address) -> Response<Body> {
+        let integration_type = address.kind().as_str();
         match self.receive(request, address).await {
-            Ok((integration, entries)) => answer(&integration, &entries),
-            Err(error) => error.into_response(),
+            Ok((integration, entries)) => {
+                self.count_outcomes(integration_type, &entries);
+                answer(&integration, &entries)
+            }
+            Err(error) => {
+                self.metrics
+                    .alerts_received(integration_type, outcomes::REFUSED, error.code(), 1);
+                error.into_response()
+            }
+        }
+    }
+
+    /// Counts the alerts of one accepted request, one counter update per outcome present.
+    fn count_outcomes(&self, integration_type: &'static str, entries: &[AnswerEntry]) {
+        for outcome in [
+            outcomes::CREATED,
+            outcomes::GROUPED,
+            outcomes::RESOLVED,
+            outcomes::NO_OPEN_ALERT,
+        ] {
+            let count = entries.iter().filter(|entry| entry.outcome() == outcome).count();
+            if count > 0 {
+                self.metrics
+                    .alerts_received(integration_type, outcome, "", count as u64);
+            }
         }
     }
 

@@ -156,6 +156,17 @@ pub struct Address {
     pub endpoint: String,
 }
 
+impl Address {
+    /// The kind of integration this address can reach, known from the address alone (before any lookup).
+    pub fn kind(&self) -> Kind {
+        match self.endpoint.as_str() {
+            "generic" => Kind::Generic,
+            "prometheus" => Kind::Prometheus,
+            _ => Kind::Http,
+        }
+    }
+}
+
 /// Parses a request path as a receiving address: `/{project}/alerts/notify[.json]`,
 /// `/{project}/alerts/notify/{slug}/{identifier}[.json]` or `/{project}/prometheus/alerts/notify[.json]`.
 pub fn parse_address(path: &str) -> Option<Address> {

@@ -15,17 +15,21 @@ use super::apply::AnswerEntry;
 use super::intake::IntakeError;
 use super::integrations::{Integration, Kind};
 use super::mapping::AttributeMapping;
+use super::normalized::Severity;
 use super::AlertService;
 use crate::access::{AccessError, ProjectAccess, Role};
 use crate::config::Edition;
 use crate::secret::random_hex;
 use crate::store::{
-    AlertPage, AlertQuery, AlertRecord, AlertSettings, IntegrationRecord, OutboxState, StoreError,
+    AlertPage, AlertQuery, AlertRecord, AlertSettings, IntegrationRecord, OutboxFailure, OutboxState,
+    StoreError,
 };
 use crate::time_format::format_time;
 
 /// The largest page of alerts.
 const MAX_PER_PAGE: u64 = 100;
+/// The most failing incident calls an integration's page lists.
+pub const MAX_FAILURES_SHOWN: u32 = 20;
 
 /// The statuses an alert may be given.
 pub const STATUSES: [&str; 4] = ["triggered", "acknowledged", "resolved", "ignored"];
@@ -579,10 +583,20 @@ pub fn alert_query(
             .map_err(|_| ManageError::invalid(format!("{name} must be a whole number"))),
         None => Ok(default),
     };
+    let severity = match params.severity.as_deref() {
+        Some(text) => Some(
+            Severity::parse(text)
+                .map(|severity| severity.as_str().to_owned())
+                .ok_or_else(|| {
+                    ManageError::invalid("severity must be critical, high, medium, low, info or unknown")
+                })?,
+        ),
+        None => None,
+    };
     Ok(AlertQuery {
         project_id,
         statuses,
-        severity: params.severity.clone(),
+        severity,
         environment: params.environment.clone(),
         search: params.search.clone(),
         sort_by,
@@ -617,18 +631,66 @@ pub async fn alert(
     let calls = service.store.outbox_of(alert.id).await.unwrap_or_default();
     // Read as the intake read it: serde_json's own reader would unwrap its `RawValue` token.
     let payload = crate::plain_value::from_str(&alert.payload_json).unwrap_or(Value::Null);
-    let incident_url = alert.incident_iid.map(|incident| {
-        format!(
-            "{}/{}/-/issues/{incident}",
-            service.backend_web_url, access.project_path
-        )
-    });
+    let incident_url = alert
+        .incident_iid
+        .map(|incident| incident_url(service, access, incident));
     Ok(AlertDetail {
         alert,
         payload,
         incident_url,
         calls,
     })
+}
+
+/// The address of incident `iid` (an issue of the project) on the backend's web pages.
+pub fn incident_url(service: &AlertService, access: &ProjectAccess, iid: u64) -> String {
+    format!(
+        "{}/{}/-/issues/{iid}",
+        service.backend_web_url, access.project_path
+    )
+}
+
+/// What a person on the alert list needs to know about where the project's alerts come from.
+#[derive(Debug, Clone, Default)]
+pub struct IntakeSummary {
+    /// Names of the active integrations that receive alerts.
+    pub receiving: Vec<String>,
+    /// The incident-alerting tool's (Opsgenie's) address, when such an integration is active: alerts live there.
+    pub opsgenie: Option<String>,
+    /// Whether the project has any integration at all (active or not).
+    pub any: bool,
+}
+
+/// Where the project's alerts come from (Developer: the alert list shows it; no keys or addresses).
+pub fn intake_summary(service: &AlertService, access: &ProjectAccess) -> Result<IntakeSummary, ManageError> {
+    require(access, Role::Developer)?;
+    let integrations = service.registry.of_project(access.project_id);
+    Ok(IntakeSummary {
+        receiving: integrations
+            .iter()
+            .filter(|integration| integration.kind != Kind::Opsgenie && integration.record.active)
+            .map(|integration| integration.record.name.clone())
+            .collect(),
+        opsgenie: integrations
+            .iter()
+            .find(|integration| integration.kind == Kind::Opsgenie && integration.record.active)
+            .and_then(|integration| integration.record.api_url.clone()),
+        any: !integrations.is_empty(),
+    })
+}
+
+/// The incident calls for an integration's alerts that failed and are still retried, newest first.
+pub async fn incident_failures(
+    service: &AlertService,
+    access: &ProjectAccess,
+    id: u64,
+) -> Result<Vec<OutboxFailure>, ManageError> {
+    require(access, Role::Maintainer)?;
+    let integration = find(service, access, id)?;
+    Ok(service
+        .store
+        .outbox_failures(integration.record.id, MAX_FAILURES_SHOWN)
+        .await?)
 }
 
 /// Gives an alert a status (one of [`STATUSES`]).
@@ -787,7 +849,21 @@ mod tests {
         let pairs = |name: &str, value: &str| vec![(name.to_owned(), value.to_owned())];
         let big = alert_query(7, &AlertListParams::from_pairs(&pairs("per_page", "5000")), "all");
         assert_eq!(big.map(|query| query.per_page).ok(), Some(MAX_PER_PAGE));
-        for (name, value) in [("status", "closed"), ("sort", "age_desc"), ("page", "two")] {
+        let critical = alert_query(
+            7,
+            &AlertListParams::from_pairs(&pairs("severity", "CRITICAL")),
+            "all",
+        );
+        assert_eq!(
+            critical.ok().and_then(|query| query.severity).as_deref(),
+            Some("critical")
+        );
+        for (name, value) in [
+            ("status", "closed"),
+            ("sort", "age_desc"),
+            ("page", "two"),
+            ("severity", "dire"),
+        ] {
             let refused = alert_query(7, &AlertListParams::from_pairs(&pairs(name, value)), "all");
             assert!(
                 matches!(refused, Err(ManageError::Invalid(_))),

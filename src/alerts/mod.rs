@@ -34,6 +34,7 @@ use crate::access::AccessChecker;
 use crate::config::AlertConfig;
 use crate::secret::{self, SecretBox, SecretError};
 use crate::store::{IntegrationRecord, Store, StoreError, HEARTBEAT_INTERVAL};
+use crate::telemetry::Metrics;
 use crate::upstream::Upstream;
 
 /// How often a replica sharing its store reloads every integration besides the store's change signals, so that
@@ -117,11 +118,12 @@ impl AlertService {
         config: AlertConfig,
         secret: Arc<SecretBox>,
         backend_web_url: String,
+        metrics: Arc<Metrics>,
     ) -> Result<Arc<Self>, AlertSetupError> {
         let registry = Arc::new(Registry::default());
         let records = store.integrations().await?;
         let service = AlertService {
-            intake: Intake::new(Arc::clone(&registry), Arc::clone(&store), config.clone()),
+            intake: Intake::new(Arc::clone(&registry), Arc::clone(&store), config.clone(), metrics),
             access: AccessChecker::new(upstream, config.access_cache_ttl, config.access_cache_entries),
             registry,
             store,

@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 
 use crate::body;
 use crate::store::{OutboxItem, Store};
+use crate::telemetry::Metrics;
 use crate::time_format::format_time;
 use crate::upstream::Upstream;
 
@@ -38,6 +39,8 @@ pub struct Outbox {
     pub public_url: String,
     /// How long a claimed call stays this process's (`outbox_lease`).
     pub lease: Duration,
+    /// Where accepted and failed calls are counted.
+    pub metrics: Arc<Metrics>,
 }
 
 impl Outbox {
@@ -66,6 +69,7 @@ impl Outbox {
                 break;
             }
             let result = self.attempt(&item).await;
+            self.metrics.outbox_call(&item.kind, result.is_ok());
             let now = time::OffsetDateTime::now_utc();
             let stored = match result {
                 Ok(incident_iid) => {

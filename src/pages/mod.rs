@@ -7,6 +7,7 @@
 //! enforce the same roles. A failed operation is shown by `error_page`, the pages' one mapping of a
 //! [`ManageError`]. Every form carries the session's CSRF token; sign-in uses a double-submit cookie.
 
+pub mod format;
 pub mod oauth;
 pub mod session;
 pub mod sign_in;
@@ -21,6 +22,7 @@ use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use serde_json::Value;
 
+use self::format::{plural, status_label, time_view};
 use self::oauth::OAuthClient;
 use self::session::{Session, Sessions};
 use self::views::*;
@@ -209,6 +211,7 @@ fn integration_id(id: &str) -> Result<u64, ManageError> {
 fn notice_text(code: Option<&str>) -> Option<String> {
     let text = match code? {
         "saved" => "The integration was saved.",
+        "created" => "The integration was saved. Give its address and key to the senders.",
         "tested" => "The integration was saved and the test alert was sent.",
         "status" => "The alert's status was changed.",
         "key-reset" => "The key was reset: give the new key to the senders.",
@@ -219,34 +222,34 @@ fn notice_text(code: Option<&str>) -> Option<String> {
     Some(text.to_owned())
 }
 
-fn relative(time: &str) -> String {
-    let Some(then) = crate::time_format::parse_time(time) else {
-        return time.to_owned();
-    };
-    let seconds = (time::OffsetDateTime::now_utc() - then).whole_seconds();
-    match seconds {
-        i64::MIN..=59 => "just now".to_owned(),
-        60..=3599 => format!("{} min ago", seconds / 60),
-        3600..=86_399 => format!("{} h ago", seconds / 3600),
-        _ => format!("{} days ago", seconds / 86_400),
-    }
-}
-
-fn alert_row(alert: &AlertRecord, base: &str) -> AlertRow {
+/// One alert as a list shows it; `incident` makes the address of an incident from its number.
+fn alert_row(alert: &AlertRecord, base: &str, incident: &dyn Fn(u64) -> String) -> AlertRow {
     let (icon, severity_label) = severity_view(&alert.severity);
     AlertRow {
         iid: alert.iid,
         severity: alert.severity.clone(),
         severity_label,
         icon,
-        started_at: alert.started_at.clone(),
-        started_relative: relative(&alert.started_at),
+        started: time_view(&alert.started_at),
         title: alert.title.clone(),
         href: format!("{base}/alerts/{}", alert.iid),
         events: alert.events,
+        events_text: plural(alert.events, "event", "events"),
         status: alert.status.clone(),
+        status_label: status_label(&alert.status),
         environment: alert.environment.clone().unwrap_or_default(),
+        incident: alert.incident_iid.map(|iid| (incident(iid), iid)),
     }
+}
+
+/// The severity filter's choices: every severity first, then each from the most severe.
+fn severity_choices() -> Vec<(String, String)> {
+    let mut choices = vec![(String::new(), "Every severity".to_owned())];
+    choices.extend(crate::alerts::normalized::Severity::ALL.iter().map(|severity| {
+        let (_, label) = severity_view(severity.as_str());
+        (severity.as_str().to_owned(), label)
+    }));
+    choices
 }
 
 impl Pages {
@@ -446,13 +449,47 @@ impl Pages {
                     };
                 render(
                     StatusCode::OK,
-                    &ConfirmReset {
+                    &Confirm {
                         user: user_view(session),
                         project: Some(project_view(access, base)),
                         notice: None,
                         error: None,
-                        name: integration.record.name.clone(),
+                        heading: format!("Reset the key of {}?", integration.record.name),
+                        text: "Senders using the current key will be refused (401) until they are given the new one."
+                            .to_owned(),
+                        button_id: "confirm-reset",
+                        button: "Reset key",
                         action: format!("{settings}/integrations/{id}/reset_token"),
+                        back: format!("{settings}/integrations/{id}"),
+                        csrf: session.csrf.clone(),
+                    },
+                )
+            }
+            (&Method::GET, ["integrations", id, "delete"]) => {
+                let integration =
+                    match integration_id(id).and_then(|id| manage::integration(call.service, access, id)) {
+                        Ok(integration) => integration,
+                        Err(error) => return error_page(Some(session), &error),
+                    };
+                let text = if integration.kind == Kind::Opsgenie {
+                    "The link to Opsgenie goes away. Alerts already received stay.".to_owned()
+                } else {
+                    "Its address and key stop working at once, and cannot be brought back: a new integration \
+                     gets a new address and key. Alerts already received stay."
+                        .to_owned()
+                };
+                render(
+                    StatusCode::OK,
+                    &Confirm {
+                        user: user_view(session),
+                        project: Some(project_view(access, base)),
+                        notice: None,
+                        error: None,
+                        heading: format!("Delete the integration {}?", integration.record.name),
+                        text,
+                        button_id: "confirm-delete",
+                        button: "Delete integration",
+                        action: format!("{settings}/integrations/{id}/delete"),
                         back: format!("{settings}/integrations/{id}"),
                         csrf: session.csrf.clone(),
                     },
@@ -562,15 +599,19 @@ impl Pages {
         let params = AlertListParams::from_pairs(&call.query);
         let listed = match manage::alert_query(access.project_id, &params, "open") {
             Ok(query) => {
-                let (page, per_page) = (query.page, query.per_page);
+                let (page, per_page, severity) = (query.page, query.per_page, query.severity.clone());
                 manage::alerts(call.service, access, query)
                     .await
-                    .map(|result| (page, per_page, result))
+                    .map(|result| (page, per_page, severity.unwrap_or_default(), result))
             }
             Err(error) => Err(error),
         };
-        let (page, per_page, result) = match listed {
+        let (page, per_page, severity, result) = match listed {
             Ok(listed) => listed,
+            Err(error) => return error_page(Some(session), &error),
+        };
+        let intake = match manage::intake_summary(call.service, access) {
+            Ok(intake) => intake,
             Err(error) => return error_page(Some(session), &error),
         };
         let status = call
@@ -585,10 +626,14 @@ impl Pages {
             .unwrap_or("started_at_desc")
             .to_owned();
         let count = |name: &str| result.counts.get(name).copied().unwrap_or(0);
-        let link = |status: &str, page: u64| {
+        // Every link of the list keeps its filters; `filtered: false` drops the search and severity.
+        let link = |status: &str, page: u64, filtered: bool| {
             let mut pairs = vec![("status".to_owned(), status.to_owned())];
-            if !search.is_empty() {
+            if filtered && !search.is_empty() {
                 pairs.push(("search".to_owned(), search.clone()));
+            }
+            if filtered && !severity.is_empty() {
+                pairs.push(("severity".to_owned(), severity.clone()));
             }
             pairs.push(("sort".to_owned(), sort.clone()));
             if page > 1 {
@@ -596,30 +641,64 @@ impl Pages {
             }
             format!("{base}/alerts?{}", encode_pairs(&pairs))
         };
+        let all: u64 = result.counts.values().sum();
         let tabs = [
             ("open", "Open", count("triggered") + count("acknowledged")),
             ("triggered", "Triggered", count("triggered")),
             ("acknowledged", "Acknowledged", count("acknowledged")),
             ("resolved", "Resolved", count("resolved")),
-            ("all", "All", result.counts.values().sum()),
+            ("all", "All", all),
         ]
         .into_iter()
         .map(|(value, label, count)| Tab {
             status: value,
             label,
             count,
-            href: link(value, 1),
+            href: link(value, 1, true),
             current: value == status,
         })
         .collect();
         let pages = result.total.div_ceil(per_page).max(1);
-        let opsgenie = call
-            .service
-            .registry
-            .of_project(access.project_id)
-            .into_iter()
-            .find(|integration| integration.kind == Kind::Opsgenie && integration.record.active)
-            .and_then(|integration| integration.record.api_url.clone());
+        let filtered = !search.is_empty() || !severity.is_empty();
+        let empty = result.alerts.is_empty().then(|| {
+            if filtered {
+                let mut words = Vec::new();
+                if !severity.is_empty() {
+                    words.push(format!("the severity {}", severity_view(&severity).1));
+                }
+                if !search.is_empty() {
+                    words.push(format!("“{search}”"));
+                }
+                EmptyState::NoMatch {
+                    text: words.join(" and "),
+                    clear_href: link(&status, 1, false),
+                }
+            } else if let Some(link) = intake.opsgenie.clone() {
+                EmptyState::Opsgenie { link }
+            } else if all > 0 || status == "ignored" {
+                // The project has alerts, only none in this tab: say what the tab's emptiness means.
+                let text = match status.as_str() {
+                    "open" => "No open alert: nothing is triggered or acknowledged right now.",
+                    "triggered" => "No triggered alert: every open alert has been acknowledged.",
+                    "acknowledged" => "No acknowledged alert: no one has taken an open alert in hand.",
+                    "resolved" => "No resolved alert yet.",
+                    _ => "No alert has this status.",
+                };
+                EmptyState::Tab {
+                    text: text.to_owned(),
+                }
+            } else if !intake.receiving.is_empty() {
+                EmptyState::Waiting {
+                    receiving: intake.receiving.clone(),
+                }
+            } else {
+                EmptyState::FirstAlert {
+                    can_configure: access.role >= Role::Maintainer,
+                    inactive_only: intake.any,
+                }
+            }
+        });
+        let incident = |iid: u64| manage::incident_url(call.service, access, iid);
         render(
             StatusCode::OK,
             &Alerts {
@@ -628,7 +707,7 @@ impl Pages {
                 notice: None,
                 error: None,
                 project_path: access.project_path.clone(),
-                opsgenie,
+                opsgenie: intake.opsgenie,
                 tabs,
                 status: status.clone(),
                 search: search.clone(),
@@ -644,12 +723,19 @@ impl Pages {
                 .iter()
                 .map(|(value, label)| ((*value).to_owned(), (*label).to_owned()))
                 .collect(),
-                rows: result.alerts.iter().map(|alert| alert_row(alert, base)).collect(),
+                severity: severity.clone(),
+                severities: severity_choices(),
+                rows: result
+                    .alerts
+                    .iter()
+                    .map(|alert| alert_row(alert, base, &incident))
+                    .collect(),
+                empty,
                 settings_href: format!("{base}/settings/operations"),
                 page,
                 pages,
-                previous: (page > 1).then(|| link(&status, page - 1)),
-                next: (page < pages).then(|| link(&status, page + 1)),
+                previous: (page > 1).then(|| link(&status, page - 1, true)),
+                next: (page < pages).then(|| link(&status, page + 1, true)),
             },
         )
     }
@@ -689,13 +775,7 @@ impl Pages {
         let custom = detail
             .payload
             .as_object()
-            .map(|fields| {
-                fields
-                    .iter()
-                    .filter(|(key, _)| !known.contains(&key.as_str()))
-                    .map(|(key, value)| (key.clone(), value.to_string()))
-                    .collect()
-            })
+            .map(|fields| format::tree(fields.iter().filter(|(key, _)| !known.contains(&key.as_str()))))
             .unwrap_or_default();
         let calls = detail
             .calls
@@ -709,8 +789,8 @@ impl Pages {
                 match (&call.done_at, &call.last_error) {
                     (Some(_), _) => format!("{kind}: done"),
                     (None, error) => format!(
-                        "{kind}: pending after {} attempt(s){}",
-                        call.attempts,
+                        "{kind}: pending after {}{}",
+                        plural(call.attempts, "attempt", "attempts"),
                         error
                             .as_deref()
                             .map(|error| format!(" (last error: {error})"))
@@ -731,13 +811,14 @@ impl Pages {
                 iid: alert.iid,
                 title: alert.title.clone(),
                 status: alert.status.clone(),
+                status_label: status_label(&alert.status),
                 severity: alert.severity.clone(),
                 severity_label,
                 icon,
-                events: alert.events,
-                started_at: alert.started_at.clone(),
-                ended_at: text(&alert.ended_at),
-                last_event_at: alert.last_event_at.clone(),
+                events: plural(alert.events, "event", "events"),
+                started: time_view(&alert.started_at),
+                ended: alert.ended_at.as_deref().map(time_view),
+                last_event: time_view(&alert.last_event_at),
                 description: text(&alert.description),
                 service: text(&alert.service),
                 monitoring_tool: text(&alert.monitoring_tool),
@@ -793,12 +874,7 @@ impl Pages {
                 id: integration.record.id,
                 name: integration.record.name.clone(),
                 type_name: integration.kind.label().to_owned(),
-                status: if integration.record.active {
-                    "enabled"
-                } else {
-                    "disabled"
-                }
-                .to_owned(),
+                active: integration.record.active,
                 href: format!("{settings_base}/integrations/{}", integration.record.id),
             })
             .collect();
@@ -809,7 +885,7 @@ impl Pages {
                 id: integration.record.id,
                 name: integration.record.name.clone(),
                 type_name: integration.kind.label().to_owned(),
-                status: "enabled".to_owned(),
+                active: true,
                 href: String::new(),
             })
             .collect();
@@ -849,6 +925,7 @@ impl Pages {
                 },
                 create_incident: incident.create_incident,
                 auto_close_incident: incident.auto_close_incident,
+                service_token_set: call.service.config.service_token_set,
             },
         )
     }
@@ -867,9 +944,41 @@ impl Pages {
             payload_example: call.field("payload_example").unwrap_or("").to_owned(),
             api_url: call.field("api_url").unwrap_or("").trim().to_owned(),
         };
-        if !form.payload_example.trim().is_empty()
-            && serde_json::from_str::<serde::de::IgnoredAny>(&form.payload_example).is_err()
-        {
+        // Without JavaScript the form shows the fields of the type it was drawn with; this button draws it again
+        // for the type chosen, keeping what was typed, and saves nothing.
+        if call.field("action") == Some("choose_type") {
+            return self
+                .settings(call, session, access, base, Flash::FromQuery, form, String::new())
+                .await;
+        }
+        let kind = match NewIntegration::kind_of(Some(&form.kind)) {
+            Ok(kind) => kind,
+            Err(error) => {
+                return self
+                    .settings(
+                        call,
+                        session,
+                        access,
+                        base,
+                        Flash::Error(error.message()),
+                        form,
+                        String::new(),
+                    )
+                    .await
+            }
+        };
+        // Fields of the other types may still hold text typed before the type was changed: they are not sent.
+        let sample = if kind == Kind::Http {
+            form.payload_example.clone()
+        } else {
+            String::new()
+        };
+        let api_url = if kind == Kind::Opsgenie {
+            form.api_url.clone()
+        } else {
+            String::new()
+        };
+        if !sample.trim().is_empty() && serde_json::from_str::<serde::de::IgnoredAny>(&sample).is_err() {
             return self
                 .settings(
                     call,
@@ -883,23 +992,17 @@ impl Pages {
                 .await;
         }
         let non_empty = |text: &str| (!text.trim().is_empty()).then(|| text.to_owned());
-        let created = match NewIntegration::kind_of(Some(&form.kind)) {
-            Ok(kind) => {
-                let new = NewIntegration {
-                    kind,
-                    fields: IntegrationFields {
-                        name: non_empty(&form.name),
-                        active: Some(form.active),
-                        api_url: non_empty(&form.api_url),
-                        payload_example: non_empty(&form.payload_example),
-                        payload_attribute_mapping: None,
-                    },
-                };
-                manage::create_integration(call.service, access, new).await
-            }
-            Err(error) => Err(error),
+        let new = NewIntegration {
+            kind,
+            fields: IntegrationFields {
+                name: non_empty(&form.name),
+                active: Some(form.active),
+                api_url: non_empty(&api_url),
+                payload_example: non_empty(&sample),
+                payload_attribute_mapping: None,
+            },
         };
-        let created = match created {
+        let created = match manage::create_integration(call.service, access, new).await {
             Ok(created) => created,
             Err(error) => {
                 error.log();
@@ -916,28 +1019,23 @@ impl Pages {
                     .await;
             }
         };
-        let settings = format!("{base}/settings/operations");
+        // Either way the person lands on the new integration's page, which shows its address and key (once
+        // active): that is what they need next.
+        let id = created.record.id.to_string();
+        let page = format!("{base}/settings/operations/integrations/{id}");
         if call.field("action") != Some("save_and_test") {
-            return redirect(&format!("{settings}?notice=saved"));
+            return redirect(&format!("{page}?notice=created"));
         }
         match manage::test_alert(call.service, access, created.record.id, None).await {
-            Ok(_) => redirect(&format!("{settings}?notice=tested")),
+            Ok(_) => redirect(&format!("{page}?notice=tested")),
             Err(error) => {
                 error.log();
                 let error = format!(
                     "The integration was saved, but the test alert failed: {}",
                     error.message()
                 );
-                self.settings(
-                    call,
-                    session,
-                    access,
-                    base,
-                    Flash::Error(error),
-                    IntegrationForm::default(),
-                    String::new(),
-                )
-                .await
+                self.integration_page(call, session, access, base, &id, Some(error))
+                    .await
             }
         }
     }
@@ -990,6 +1088,10 @@ impl Pages {
                 Err(error) => return error_page(Some(session), &error),
             };
         let record = &integration.record;
+        let failures = match manage::incident_failures(call.service, access, record.id).await {
+            Ok(failures) => failures,
+            Err(error) => return error_page(Some(session), &error),
+        };
         // The address and key are shown only while the integration is active, as the API shows them.
         let address = record.active.then(|| integration.path()).flatten();
         let settings = format!("{base}/settings/operations");
@@ -1029,9 +1131,26 @@ impl Pages {
                     .unwrap_or_default(),
                 api_url: record.api_url.clone().unwrap_or_default(),
                 edit_action: format!("{settings}/integrations/{id}"),
-                delete_action: format!("{settings}/integrations/{id}/delete"),
+                delete_href: format!("{settings}/integrations/{id}/delete"),
                 reset_href: format!("{settings}/integrations/{id}/reset_token"),
                 csrf: session.csrf.clone(),
+                failures: failures
+                    .into_iter()
+                    .map(|failure| FailureRow {
+                        what: if failure.kind == "create_incident" {
+                            "Opening the incident".to_owned()
+                        } else {
+                            "Closing the incident".to_owned()
+                        },
+                        alert_iid: failure.alert_iid,
+                        alert_title: failure.alert_title,
+                        alert_href: format!("{base}/alerts/{}", failure.alert_iid),
+                        attempts: plural(failure.attempts, "attempt", "attempts"),
+                        last_error: failure.last_error,
+                        next_attempt: time_view(&failure.next_attempt_at),
+                    })
+                    .collect(),
+                service_token_set: call.service.config.service_token_set,
             },
         )
     }
@@ -1043,11 +1162,16 @@ impl Pages {
         access: &ProjectAccess,
         base: &str,
     ) -> Page {
+        let incident = |iid: u64| manage::incident_url(call.service, access, iid);
         let groups = match manage::environments(call.service, access).await {
             Ok(groups) => groups
                 .into_iter()
                 .map(|group| EnvironmentGroup {
-                    rows: group.alerts.iter().map(|alert| alert_row(alert, base)).collect(),
+                    rows: group
+                        .alerts
+                        .iter()
+                        .map(|alert| alert_row(alert, base, &incident))
+                        .collect(),
                     name: group.name,
                 })
                 .collect(),

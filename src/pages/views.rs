@@ -2,6 +2,8 @@
 
 use askama::Template;
 
+use super::format::{TimeView, TreeNode};
+
 /// The signed-in person, in the page header.
 pub struct UserView {
     /// Username.
@@ -86,20 +88,70 @@ pub struct AlertRow {
     pub severity_label: String,
     /// A shape that tells severities apart without colour.
     pub icon: &'static str,
-    /// Exact start time.
-    pub started_at: String,
-    /// Start time relative to now.
-    pub started_relative: String,
+    /// Start time.
+    pub started: TimeView,
     /// Title.
     pub title: String,
     /// Link to the alert page.
     pub href: String,
     /// Occurrences.
     pub events: u64,
+    /// Occurrences in words (`1 event`).
+    pub events_text: String,
     /// Status.
     pub status: String,
+    /// Status as a word with a capital, for its badge.
+    pub status_label: String,
     /// Environment.
     pub environment: String,
+    /// The linked incident: its address on the backend and its number.
+    pub incident: Option<(String, u64)>,
+}
+
+/// What an empty alert list says, so that it tells the truth about why it is empty.
+pub enum EmptyState {
+    /// The project has no alert and no active integration: how to send a first one.
+    FirstAlert {
+        /// Whether the person may create integrations (Maintainer).
+        can_configure: bool,
+        /// Whether integrations exist, none of them active.
+        inactive_only: bool,
+    },
+    /// Integrations are active but nothing was received yet.
+    Waiting {
+        /// The active integrations' names.
+        receiving: Vec<String>,
+    },
+    /// An incident-alerting tool (Opsgenie) is active: alerts live there.
+    Opsgenie {
+        /// Its address.
+        link: String,
+    },
+    /// The project has alerts, none in this tab.
+    Tab {
+        /// The sentence for the tab.
+        text: String,
+    },
+    /// A search or severity filter matches nothing.
+    NoMatch {
+        /// What was filtered on, in words.
+        text: String,
+        /// The same tab without filters.
+        clear_href: String,
+    },
+}
+
+impl EmptyState {
+    /// A short name for tests and styling (`data-empty`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            EmptyState::FirstAlert { .. } => "first-alert",
+            EmptyState::Waiting { .. } => "waiting",
+            EmptyState::Opsgenie { .. } => "opsgenie",
+            EmptyState::Tab { .. } => "tab",
+            EmptyState::NoMatch { .. } => "no-match",
+        }
+    }
 }
 
 /// The Alert Management list.
@@ -128,8 +180,14 @@ pub struct Alerts {
     pub sort: String,
     /// Sort choices.
     pub sorts: Vec<(String, String)>,
+    /// Current severity filter (empty: every severity).
+    pub severity: String,
+    /// Severity choices `(value, label)`, the first one "every severity".
+    pub severities: Vec<(String, String)>,
     /// Rows.
     pub rows: Vec<AlertRow>,
+    /// What the list says when it has no row.
+    pub empty: Option<EmptyState>,
     /// Link to the settings page (empty state).
     pub settings_href: String,
     /// Page number.
@@ -162,20 +220,22 @@ pub struct AlertPage {
     pub title: String,
     /// Status.
     pub status: String,
+    /// Status as a word with a capital, for its badge.
+    pub status_label: String,
     /// Severity name.
     pub severity: String,
     /// Severity words.
     pub severity_label: String,
     /// Severity shape.
     pub icon: &'static str,
-    /// Occurrences.
-    pub events: u64,
+    /// Occurrences in words (`1 event`).
+    pub events: String,
     /// Start.
-    pub started_at: String,
+    pub started: TimeView,
     /// End.
-    pub ended_at: String,
+    pub ended: Option<TimeView>,
     /// Last occurrence.
-    pub last_event_at: String,
+    pub last_event: TimeView,
     /// Description.
     pub description: String,
     /// Service.
@@ -188,8 +248,8 @@ pub struct AlertPage {
     pub environment: String,
     /// Fingerprint.
     pub fingerprint: String,
-    /// The payload's other keys, as JSON text.
-    pub custom: Vec<(String, String)>,
+    /// The payload's other keys, as a tree.
+    pub custom: Vec<TreeNode>,
     /// The raw payload, formatted.
     pub payload: String,
     /// Status form target.
@@ -214,8 +274,8 @@ pub struct IntegrationRow {
     pub name: String,
     /// Type, for people.
     pub type_name: String,
-    /// `enabled` or `disabled`.
-    pub status: String,
+    /// Whether it is active.
+    pub active: bool,
     /// Link to its page.
     pub href: String,
 }
@@ -265,6 +325,8 @@ pub struct Settings {
     pub create_incident: bool,
     /// Incident setting.
     pub auto_close_incident: bool,
+    /// Whether `service_token` is set (without it no incident can be created).
+    pub service_token_set: bool,
 }
 
 /// One integration's page.
@@ -303,18 +365,41 @@ pub struct IntegrationPage {
     pub api_url: String,
     /// Edit form target.
     pub edit_action: String,
-    /// Delete form target.
-    pub delete_action: String,
+    /// Delete confirmation link.
+    pub delete_href: String,
     /// Reset confirmation link.
     pub reset_href: String,
     /// CSRF token.
     pub csrf: String,
+    /// Incident calls for this integration's alerts that failed and are still retried.
+    pub failures: Vec<FailureRow>,
+    /// Whether `service_token` is set.
+    pub service_token_set: bool,
 }
 
-/// The key reset confirmation.
+/// A failing incident call, as the integration's page lists it.
+pub struct FailureRow {
+    /// What the call does, in words.
+    pub what: String,
+    /// The alert's number.
+    pub alert_iid: u64,
+    /// The alert's title.
+    pub alert_title: String,
+    /// The alert's page.
+    pub alert_href: String,
+    /// `3 attempts`.
+    pub attempts: String,
+    /// What the backend (or svcgate) answered last.
+    pub last_error: String,
+    /// When it is tried again.
+    pub next_attempt: TimeView,
+}
+
+/// A confirmation before a change that cannot be undone (reset a key, delete an integration); works without
+/// JavaScript.
 #[derive(Template)]
-#[template(path = "confirm_reset.html")]
-pub struct ConfirmReset {
+#[template(path = "confirm.html")]
+pub struct Confirm {
     /// Layout.
     pub user: Option<UserView>,
     /// Layout.
@@ -323,8 +408,14 @@ pub struct ConfirmReset {
     pub notice: Option<String>,
     /// Layout.
     pub error: Option<String>,
-    /// Integration name.
-    pub name: String,
+    /// The question.
+    pub heading: String,
+    /// What happens.
+    pub text: String,
+    /// The confirm button's id.
+    pub button_id: &'static str,
+    /// The confirm button's words.
+    pub button: &'static str,
     /// Form target.
     pub action: String,
     /// Cancel link.
@@ -410,4 +501,21 @@ pub struct V3Usage {
     pub error: Option<String>,
     /// Routes by the chosen order.
     pub routes: Vec<crate::usage::RouteUsage>,
+}
+
+impl V3Usage {
+    /// `1 call`, `2 calls`.
+    pub fn calls(&self, count: &u64) -> String {
+        super::format::plural(*count, "call", "calls")
+    }
+
+    /// `1 error`, `2 errors`.
+    pub fn errors(&self, count: &u64) -> String {
+        super::format::plural(*count, "error", "errors")
+    }
+
+    /// A time as the pages show it.
+    pub fn time(&self, iso: &str) -> TimeView {
+        super::format::time_view(iso)
+    }
 }

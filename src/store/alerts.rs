@@ -244,6 +244,23 @@ pub struct OutboxState {
     pub next_attempt_at: String,
 }
 
+/// An incident call that has failed and is still being retried, with the alert it is about (for the pages).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutboxFailure {
+    /// `create_incident` or `close_incident`.
+    pub kind: String,
+    /// Attempts so far.
+    pub attempts: u64,
+    /// What the last attempt answered.
+    pub last_error: String,
+    /// When it is tried again.
+    pub next_attempt_at: String,
+    /// The alert's per-project number.
+    pub alert_iid: u64,
+    /// The alert's title.
+    pub alert_title: String,
+}
+
 use super::rows::{self, ALERT_COLUMNS, OUTBOX_STATE_COLUMNS, TOUCHED_COLUMNS};
 
 /// Every integration.
@@ -654,6 +671,26 @@ pub fn outbox_retry(
         params![id, next_attempt_at, error],
     )?;
     Ok(())
+}
+
+/// The failing incident calls of an integration's alerts, newest first.
+pub fn outbox_failures(
+    connection: &Connection,
+    integration_id: u64,
+    limit: u32,
+) -> rusqlite::Result<Vec<OutboxFailure>> {
+    // Only pending calls can be failing, and the partial index `outbox_due` holds exactly those: without it
+    // (SQLite has no statistics unless ANALYZE ran) every done call would be scanned on each page view.
+    let statement_text = rows::sqlite(rows::OUTBOX_FAILURES).replacen(
+        "FROM outbox o ",
+        "FROM outbox o INDEXED BY outbox_due ",
+        1,
+    );
+    let mut statement = connection.prepare(&statement_text)?;
+    let found = statement.query_map(rusqlite::params![integration_id, limit], |row| {
+        rows::outbox_failure(row)
+    })?;
+    found.collect()
 }
 
 /// The incident calls of an alert.

@@ -1,5 +1,8 @@
 //! Durable state: the [`Store`] trait and its embedded SQLite implementation.
 //!
+//! Beside it: [`commits`] (what the writers report of each commit to the metrics) and `counts.rs` ([`StoreCounts`],
+//! what the metrics count in the store when scraped).
+//!
 //! Everything the gateway must remember across restarts goes through [`Store`], so that a PostgreSQL
 //! implementation can take the SQLite one's place for several replicas sharing state. Failures are a
 //! [`StoreError`], whose variant says what happened (a conflict, a missing row, a store that cannot be used), so
@@ -23,7 +26,9 @@
 //!    older is the one grouped into.
 
 pub mod alerts;
+pub mod commits;
 pub mod copy;
+mod counts;
 mod migrations;
 mod open_alerts;
 pub mod postgres;
@@ -37,8 +42,10 @@ use std::pin::Pin;
 
 pub use alerts::{
     AlertEvent, AlertPage, AlertQuery, AlertRecord, AlertSettings, EventOutcome, IntegrationRecord,
-    OutboxItem, OutboxState, TouchedAlert,
+    OutboxFailure, OutboxItem, OutboxState, TouchedAlert,
 };
+pub use commits::{CommitMetrics, CommitObserver};
+pub use counts::StoreCounts;
 pub use postgres::{PostgresOptions, PostgresStore};
 pub use sqlite::SqliteStore;
 pub use usage::{UsageDelta, UsageRow};
@@ -195,10 +202,12 @@ impl IdKind {
     }
 }
 
-/// The gateway's durable state.
-pub trait Store: Send + Sync {
+/// The gateway's durable state. The counts its metrics read at scrape time are [`StoreCounts`].
+pub trait Store: StoreCounts + Send + Sync {
     /// Checks that the store answers (for readiness).
     fn ping(&self) -> StoreFuture<'_, ()>;
+    /// Reports each commit's size and duration into `metrics` from now on.
+    fn observe_commits(&self, metrics: CommitMetrics);
     /// Looks up a global id.
     fn id_lookup(&self, kind: IdKind, id: u64) -> StoreFuture<'_, Option<IdRecord>>;
     /// Records id ↔ iid pairs (new or changed ones replace old ones).
@@ -298,6 +307,9 @@ pub trait Store: Send + Sync {
     ) -> StoreFuture<'_, ()>;
     /// An incident call failed; try again later.
     fn outbox_retry(&self, id: u64, next_attempt_at: String, error: String) -> StoreFuture<'_, ()>;
+    /// The incident calls of `integration_id`'s alerts that failed and are still retried, newest first, at most
+    /// `limit`.
+    fn outbox_failures(&self, integration_id: u64, limit: u32) -> StoreFuture<'_, Vec<OutboxFailure>>;
     /// The incident calls of an alert.
     fn outbox_of(&self, alert_id: u64) -> StoreFuture<'_, Vec<OutboxState>>;
     /// Adds a batch of V3 usage counts, keeping at most `max_clients` clients a route.

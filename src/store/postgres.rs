@@ -2,8 +2,12 @@
 //!
 //! Connections come from a `deadpool-postgres` pool (`database_pool_size`), over TLS through rustls unless the
 //! URL says `sslmode=disable`. Reads and single writes take a pooled connection each. Incoming alerts go through
-//! one writer task per replica that commits them in batches, as the SQLite store does, so that one commit (and one
-//! WAL flush, `synchronous_commit` on) serves many senders; a sender is answered only after its batch committed.
+//! writer tasks (`database_alert_writers`, each its own transaction at a time) that commit them in batches, so
+//! that one commit (and one WAL flush, `synchronous_commit` on) serves many senders; a sender is answered only
+//! after its batch committed. An event goes to the writer of its project and fingerprint, so one fingerprint's
+//! events are written in the order they came, as with one writer, while different fingerprints' batches commit
+//! side by side and share WAL flushes. A batch is a few statements whatever its size: its events are written by
+//! one multi-row `INSERT … ON CONFLICT` per round of distinct fingerprints (see [`plan`]).
 //!
 //! # Correct with many replicas
 //!
@@ -17,8 +21,10 @@
 //!   commits. The counter row stays locked from then to the commit, so iids are given without gaps (a rolled-back
 //!   batch gives its numbers back) or duplicates, and the lock is held only for that last step: several replicas'
 //!   batches of one project write their alerts at the same time.
-//! - **No deadlocks between replicas**: a batch writes alert rows in one order, by project then fingerprint, and
-//!   takes counters last, in project order; a batch holding a counter waits for no alert row.
+//! - **No deadlocks between replicas**: a batch writes alert rows in one order, by project then fingerprint (a
+//!   repeat within the batch comes back to a row it already holds, in a later round), and takes counters last, in
+//!   project order; a batch holding a counter waits for no alert row. Should PostgreSQL still find a deadlock, the
+//!   batch is rolled back and each of its events tried again alone.
 //! - **The outbox** is claimed with `FOR UPDATE SKIP LOCKED` and a lease ([`super::OUTBOX_LEASE`]): a claimed call is
 //!   not due again until its lease ends, so one incident is created once however many replicas run, and a
 //!   replica that dies mid-call is taken over when its lease runs out.
@@ -33,8 +39,8 @@ use tokio_postgres::Row;
 
 use super::{
     postgres_schema, AlertEvent, AlertPage, AlertQuery, AlertRecord, AlertSettings, EventOutcome, IdKind,
-    IdRecord, IntegrationRecord, OAuthStateRecord, OutboxItem, OutboxState, PageSessionRecord, Store,
-    StoreError, StoreFuture, UsageDelta, UsageRow,
+    IdRecord, IntegrationRecord, OAuthStateRecord, OutboxFailure, OutboxItem, OutboxState, PageSessionRecord,
+    Store, StoreError, StoreFuture, UsageDelta, UsageRow,
 };
 use crate::lifecycle::{self, Action};
 
@@ -50,14 +56,21 @@ pub struct PostgresOptions {
     pub pool_size: usize,
     /// PEM file of the CAs to trust for the database's certificate (else the system's).
     pub ca_bundle: Option<PathBuf>,
+    /// Transactions of incoming alerts in flight at once (one writer task each).
+    pub alert_writers: usize,
 }
 
 /// The PostgreSQL implementation of [`Store`].
 pub struct PostgresStore {
     pool: Pool,
-    events: mpsc::Sender<EventJob>,
+    /// One channel per writer task; an event goes to the writer of its fingerprint (see [`PostgresStore::writer`]).
+    writers: Vec<mpsc::Sender<EventJob>>,
+    /// Spreads events without a fingerprint over the writers.
+    next_writer: std::sync::atomic::AtomicUsize,
     /// Counts the signals that integrations may have changed (see [`Store::integration_changes`]).
     integration_changes: tokio::sync::watch::Receiver<u64>,
+    /// Where the writers report each commit.
+    commits: super::commits::CommitObserver,
 }
 
 /// The channel integration changes are announced on, in the transaction that makes them.
@@ -130,6 +143,25 @@ fn tls(ca_bundle: Option<&PathBuf>) -> Result<tokio_postgres_rustls::MakeRustlsC
 }
 
 impl PostgresStore {
+    /// The writer of `event`: always the same for one project and fingerprint, so that one fingerprint's events are
+    /// written in the order they came, in one transaction after another, as with a single writer.
+    fn writer(&self, event: &AlertEvent) -> &mpsc::Sender<EventJob> {
+        use std::hash::{Hash, Hasher};
+        let slot = match &event.fingerprint {
+            Some(fingerprint) => {
+                let mut hasher = std::hash::DefaultHasher::new();
+                (event.project_id, fingerprint).hash(&mut hasher);
+                usize::try_from(hasher.finish() % self.writers.len() as u64).unwrap_or(0)
+            }
+            None => {
+                self.next_writer
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                    % self.writers.len()
+            }
+        };
+        &self.writers[slot]
+    }
+
     /// Connects, applies the schema's migrations (once, whichever replica comes first) and starts the writer.
     pub async fn connect(options: &PostgresOptions) -> Result<Self, StoreError> {
         let mut config: tokio_postgres::Config = options
@@ -162,14 +194,22 @@ impl PostgresStore {
             let mut client = pool.get().await?;
             postgres_schema::apply(&mut client).await?;
         }
-        let (events, receiver) = mpsc::channel(MAX_BATCH * 4);
-        tokio::spawn(write_events(pool.clone(), receiver));
+        let commits = super::commits::CommitObserver::default();
+        let writers = (0..options.alert_writers.max(1))
+            .map(|_| {
+                let (events, receiver) = mpsc::channel(MAX_BATCH * 4);
+                tokio::spawn(write_events(pool.clone(), receiver, commits.clone()));
+                events
+            })
+            .collect();
         let (changed, integration_changes) = tokio::sync::watch::channel(0);
         tokio::spawn(listen_for_changes(config, tls, changed));
         Ok(PostgresStore {
             pool,
-            events,
+            writers,
+            next_writer: std::sync::atomic::AtomicUsize::new(0),
             integration_changes,
+            commits,
         })
     }
 
@@ -265,8 +305,12 @@ async fn alert_by_id<C: GenericClient>(client: &C, id: u64) -> Result<AlertRecor
     Ok(rows::alert(&row)?)
 }
 
-/// The writer: takes the events waiting (up to [`MAX_BATCH`]) and commits them together.
-async fn write_events(pool: Pool, mut receiver: mpsc::Receiver<EventJob>) {
+/// A writer: takes the events waiting on its channel (up to [`MAX_BATCH`]) and commits them together.
+async fn write_events(
+    pool: Pool,
+    mut receiver: mpsc::Receiver<EventJob>,
+    commits: super::commits::CommitObserver,
+) {
     while let Some(first) = receiver.recv().await {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -276,7 +320,10 @@ async fn write_events(pool: Pool, mut receiver: mpsc::Receiver<EventJob>) {
             }
         }
         let events: Vec<&AlertEvent> = batch.iter().map(|job| &job.event).collect();
-        match run_batch(&pool, &events).await {
+        let started = std::time::Instant::now();
+        let committed = run_batch(&pool, &events).await;
+        commits.observe(events.len(), started);
+        match committed {
             Ok(outcomes) => {
                 for (job, outcome) in batch.into_iter().zip(outcomes) {
                     drop(job.reply.send(Ok(outcome)));
@@ -286,7 +333,10 @@ async fn write_events(pool: Pool, mut receiver: mpsc::Receiver<EventJob>) {
             // its own answer only.
             Err(_) => {
                 for job in batch {
-                    let outcome = run_batch(&pool, &[&job.event]).await.and_then(|mut outcomes| {
+                    let started = std::time::Instant::now();
+                    let alone = run_batch(&pool, &[&job.event]).await;
+                    commits.observe(1, started);
+                    let outcome = alone.and_then(|mut outcomes| {
                         outcomes
                             .pop()
                             .ok_or_else(|| StoreError::Unavailable("an event had no outcome".to_owned()))
@@ -298,204 +348,397 @@ async fn write_events(pool: Pool, mut receiver: mpsc::Receiver<EventJob>) {
     }
 }
 
-/// An event that does not resolve: creates the alert, with a provisional iid, or counts one more event of the open
-/// alert of its fingerprint (`alerts_one_open`), in one statement; a created alert's incident is queued when `$13`
-/// (the project's `create_incident`) says so.
+/// Events that do not resolve, with fingerprints, at most one per project and fingerprint: each creates its alert,
+/// with a provisional iid, or counts one more event of the open alert of its fingerprint (`alerts_one_open`), all
+/// in one statement, in the order given (by project, then fingerprint). A created alert's incident is queued when
+/// its project's `create_incident` (else `$15`, the default) says so. Answers carry the fingerprint, which maps them
+/// back.
+const FIRE_MANY: &str = "WITH given AS (
+        SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[],
+            $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $14::text[])
+            WITH ORDINALITY AS given(project_id, integration_id, fingerprint, title, description, severity, service,
+                monitoring_tool, hosts, environment, started_at, now, payload, ord)
+    ), up AS (
+        INSERT INTO alerts (project_id, iid, integration_id, fingerprint, status, title, description, severity,
+            service, monitoring_tool, hosts, environment, started_at, events, last_event_at, payload, created_at,
+            updated_at)
+        SELECT project_id, -nextval('alert_provisional_iids'), integration_id, fingerprint, 'triggered', title,
+            description, severity, service, monitoring_tool, hosts, environment, started_at, 1, now, payload, now, now
+        FROM given ORDER BY ord
+        ON CONFLICT (project_id, fingerprint) WHERE status <> 'resolved' AND fingerprint IS NOT NULL
+        DO UPDATE SET events = alerts.events + 1, last_event_at = EXCLUDED.last_event_at,
+            updated_at = EXCLUDED.updated_at
+        RETURNING id, project_id, iid, status, title, events, incident_iid, (xmax = 0) AS created, fingerprint
+    ), incident AS (
+        INSERT INTO outbox (kind, project_id, alert_id, next_attempt_at)
+        SELECT 'create_incident', up.project_id, up.id, given.now FROM up
+        JOIN given ON given.project_id = up.project_id AND given.fingerprint = up.fingerprint
+        LEFT JOIN alert_settings ON alert_settings.project_id = up.project_id
+        WHERE up.created AND COALESCE(alert_settings.create_incident, $13)
+    )
+    SELECT id, project_id, iid, status, title, events, incident_iid, created, fingerprint FROM up";
+
+/// An event that does not resolve and has no fingerprint: always a new alert, with a provisional iid; its incident
+/// is queued when the project's `create_incident` (else `$13`, the default) says so.
 const FIRE: &str = "WITH up AS (
         INSERT INTO alerts (project_id, iid, integration_id, fingerprint, status, title, description, severity,
             service, monitoring_tool, hosts, environment, started_at, events, last_event_at, payload, created_at,
             updated_at)
         VALUES ($1, -nextval('alert_provisional_iids'), $2, $3, 'triggered', $4, $5, $6, $7, $8, $9, $10, $11, 1,
             $12, $14, $12, $12)
-        ON CONFLICT (project_id, fingerprint) WHERE status <> 'resolved' AND fingerprint IS NOT NULL
-        DO UPDATE SET events = alerts.events + 1, last_event_at = EXCLUDED.last_event_at,
-            updated_at = EXCLUDED.updated_at
-        RETURNING id, project_id, iid, status, title, events, incident_iid, (xmax = 0) AS created
+        RETURNING id, project_id, iid, status, title, events, incident_iid, true AS created
     ), incident AS (
         INSERT INTO outbox (kind, project_id, alert_id, next_attempt_at)
-        SELECT 'create_incident', project_id, id, $12 FROM up WHERE created AND $13
+        SELECT 'create_incident', project_id, id, $12 FROM up
+        WHERE COALESCE((SELECT create_incident FROM alert_settings WHERE project_id = $1), $13)
     )
     SELECT id, project_id, iid, status, title, events, incident_iid, created FROM up";
 
 /// An event that resolves: closes the open alert of its fingerprint, if any, and queues the closing of its
-/// incident when `$5` (the project's `auto_close_incident`) says so.
+/// incident when the project's `auto_close_incident` (else `$5`, the default) says so.
 const RESOLVE: &str = "WITH resolved AS (
         UPDATE alerts SET status = 'resolved', ended_at = $3, updated_at = $4
         WHERE project_id = $1 AND fingerprint = $2 AND status <> 'resolved'
         RETURNING id, project_id, iid, status, title, events, incident_iid
     ), closing AS (
         INSERT INTO outbox (kind, project_id, alert_id, next_attempt_at)
-        SELECT 'close_incident', project_id, id, $4 FROM resolved WHERE incident_iid IS NOT NULL AND $5
+        SELECT 'close_incident', project_id, id, $4 FROM resolved
+        WHERE incident_iid IS NOT NULL
+            AND COALESCE((SELECT auto_close_incident FROM alert_settings WHERE project_id = $1), $5)
     )
     SELECT id, project_id, iid, status, title, events, incident_iid FROM resolved";
 
-/// Takes `$2` iids from a project's counter (creating it at the project's highest iid), locking it until commit;
-/// answers the last one taken.
-const TAKE_IIDS: &str = "INSERT INTO alert_iids (project_id, last_iid)
-    VALUES ($1, (SELECT COALESCE(MAX(iid), 0) FROM alerts WHERE project_id = $1 AND iid > 0) + $2)
-    ON CONFLICT (project_id) DO UPDATE SET last_iid = alert_iids.last_iid + $2
-    RETURNING last_iid";
+/// Makes sure project `$1` has its iid counter (starting at the project's highest iid). An existing counter is
+/// neither changed nor locked.
+const ENSURE_COUNTER: &str = "INSERT INTO alert_iids (project_id, last_iid)
+    VALUES ($1, (SELECT COALESCE(MAX(iid), 0) FROM alerts WHERE project_id = $1 AND iid > 0))
+    ON CONFLICT (project_id) DO NOTHING";
 
-/// Gives created alerts their iids: `$1` their ids, `$2` their iids, in the same order.
-const SET_IIDS: &str =
-    "UPDATE alerts SET iid = given.iid FROM unnest($1::bigint[], $2::bigint[]) AS given(id, iid) WHERE alerts.id = given.id";
-
-/// Applies `events` in one transaction, answering their outcomes in their order.
-///
-/// Pipelined statements (tokio-postgres sends statements issued together without waiting, and PostgreSQL runs them
-/// in the order sent): the incident settings of the batch's projects; one statement per event, in the order the
-/// events came, so that repeats, ends and new alerts of one fingerprint apply as they were sent, a new alert taking
-/// a provisional iid; then, per project in project order, the iids of its new alerts from its counter, and the
-/// commit. A project's counter row is so locked only from that last step to the commit, which is what lets several
-/// replicas' batches of one project overlap. Numbers are given without gaps or duplicates: a batch that rolls back
-/// gives its numbers back with the rest.
-async fn run_batch(pool: &Pool, events: &[&AlertEvent]) -> Result<Vec<EventOutcome>, StoreError> {
-    let mut client = pool.get().await?;
-    let transaction = client.transaction().await?;
-    let (settings, fire, resolve, take_iids, set_iids) = tokio::try_join!(
-        transaction.prepare_cached(rows::SETTINGS_GET),
-        transaction.prepare_cached(FIRE),
-        transaction.prepare_cached(RESOLVE),
-        transaction.prepare_cached(TAKE_IIDS),
-        transaction.prepare_cached(SET_IIDS),
-    )?;
-    let mut projects: Vec<i64> = events.iter().map(|event| int(event.project_id)).collect();
-    projects.sort_unstable();
-    projects.dedup();
-    let (settings, transaction_ref) = (&settings, &transaction);
-    let found = futures_util::future::try_join_all(
-        projects
-            .iter()
-            .map(|project| async move { transaction_ref.query_opt(settings, &[project]).await }),
+/// Numbers the alerts this transaction created in project `$1`, in the order they were written: takes as many iids
+/// from the project's counter, locking it until commit, and gives them out. The alerts with provisional (negative)
+/// iids a transaction sees are its own: every transaction numbers its alerts before it commits. A transaction that
+/// created nothing in the project leaves the counter alone. Answers each alert's id and iid.
+const NUMBER: &str = "WITH mine AS (
+        SELECT id, row_number() OVER (ORDER BY id) AS ord, count(*) OVER () AS created
+        FROM alerts WHERE project_id = $1 AND iid < 0
+    ), counter AS (
+        UPDATE alert_iids SET last_iid = last_iid + (SELECT count(*) FROM mine)
+        WHERE project_id = $1 AND EXISTS (SELECT 1 FROM mine)
+        RETURNING last_iid
     )
-    .await?;
-    let mut project_settings = std::collections::HashMap::new();
-    for (project, row) in projects.iter().zip(found) {
-        let settings = match row {
-            Some(row) => rows::settings(&row)?,
-            None => AlertSettings::default(),
-        };
-        project_settings.insert(*project, settings);
-    }
-    let settings_of = |event: &AlertEvent| {
-        project_settings
-            .get(&int(event.project_id))
-            .copied()
-            .unwrap_or_default()
-    };
-    // Statements go in one order, by project then fingerprint (each fingerprint's events in the order they came), so
-    // that two replicas' batches lock the alert rows they share in the same order.
+    UPDATE alerts SET iid = counter.last_iid - mine.created + mine.ord
+    FROM mine, counter
+    WHERE alerts.id = mine.id
+    RETURNING alerts.id, alerts.iid";
+
+/// One statement of a batch, naming the events it carries (their indexes in the batch).
+#[derive(Debug, PartialEq, Eq)]
+enum Step {
+    /// Non-resolving events with fingerprints, distinct by project and fingerprint: one [`FIRE_MANY`].
+    FireMany(Vec<usize>),
+    /// A non-resolving event without fingerprint: one [`FIRE`].
+    Fire(usize),
+    /// A resolving event with a fingerprint: one [`RESOLVE`].
+    Resolve(usize),
+}
+
+/// The statements that carry out `events`, in the order they must run.
+///
+/// Events are taken by project then fingerprint, each fingerprint's events in the order they came, so that two
+/// batches lock the alert rows they share in the same order. The first event of every fingerprint goes in the first
+/// round, the second in the second, and so on: one statement cannot touch a row twice, and a later event of a
+/// fingerprint must see what the earlier one did. Within a round, neighbouring non-resolving events share one
+/// statement. An event that resolves and has no fingerprint has no open alert to close and needs no statement.
+fn plan(events: &[&AlertEvent]) -> Vec<Step> {
     let mut order: Vec<usize> = (0..events.len()).collect();
     order.sort_by(|&a, &b| {
         (events[a].project_id, &events[a].fingerprint).cmp(&(events[b].project_id, &events[b].fingerprint))
     });
-    let statements = order.iter().map(|&index| {
+    let mut rounds: Vec<Vec<usize>> = Vec::new();
+    let mut without_fingerprint = Vec::new();
+    let mut previous: Option<(u64, &str)> = None;
+    let mut round = 0;
+    for index in order {
         let event = events[index];
-        let (fire, resolve) = (&fire, &resolve);
-        let settings = settings_of(event);
-        async move {
-            let project_id = int(event.project_id);
-            let row = match (&event.ended_at, &event.fingerprint) {
-                (Some(ended_at), Some(fingerprint)) => {
-                    transaction_ref
-                        .query_opt(
-                            resolve,
-                            &[
-                                &project_id,
-                                fingerprint,
-                                ended_at,
-                                &event.now,
-                                &settings.auto_close_incident,
-                            ],
-                        )
-                        .await?
-                }
-                // An end without a fingerprint has no open alert to close.
-                (Some(_), None) => None,
-                (None, _) => Some(
-                    transaction_ref
-                        .query_one(
-                            fire,
-                            &[
-                                &project_id,
-                                &int(event.integration_id),
-                                &event.fingerprint,
-                                &event.title,
-                                &event.description,
-                                &event.severity,
-                                &event.service,
-                                &event.monitoring_tool,
-                                &event.hosts_json,
-                                &event.environment,
-                                &event.started_at,
-                                &event.now,
-                                &settings.create_incident,
-                                &event.payload_json,
-                            ],
-                        )
-                        .await?,
-                ),
-            };
-            outcome(event, row.as_ref())
-        }
-    });
-    let mut outcomes: Vec<Option<EventOutcome>> = (0..events.len()).map(|_| None).collect();
-    let mut created: std::collections::BTreeMap<i64, Vec<usize>> = std::collections::BTreeMap::new();
-    for (index, outcome) in order
-        .iter()
-        .zip(futures_util::future::try_join_all(statements).await?)
-    {
-        outcomes[*index] = Some(outcome);
-    }
-    let mut outcomes: Vec<EventOutcome> = outcomes
-        .into_iter()
-        .map(|outcome| outcome.ok_or_else(|| StoreError::Unavailable("an event had no outcome".to_owned())))
-        .collect::<Result<_, _>>()?;
-    // The alerts created in each project, in the order their statements ran.
-    for &index in &order {
-        let outcome = &outcomes[index];
-        if outcome.outcome == "created" {
-            created
-                .entry(int(events[index].project_id))
-                .or_default()
-                .push(index);
-        }
-    }
-    // Counters in project order, so that two batches never wait on each other's counters in a circle.
-    let takes = created.iter().map(|(project, indexes)| {
-        let take_iids = &take_iids;
-        let count = i64::try_from(indexes.len()).unwrap_or(i64::MAX);
-        async move { transaction_ref.query_one(take_iids, &[project, &count]).await }
-    });
-    let lasts = futures_util::future::try_join_all(takes).await?;
-    let (mut ids, mut iids) = (Vec::new(), Vec::new());
-    for ((_, indexes), last) in created.iter().zip(lasts) {
-        let last: i64 = last.try_get(0)?;
-        let first = last - i64::try_from(indexes.len()).unwrap_or(i64::MAX) + 1;
-        for (offset, &index) in (0_i64..).zip(indexes) {
-            if let Some(alert) = &outcomes[index].alert {
-                ids.push(int(alert.id));
-                iids.push(first + offset);
+        let Some(fingerprint) = event.fingerprint.as_deref() else {
+            if event.ended_at.is_none() {
+                without_fingerprint.push(Step::Fire(index));
             }
+            continue;
+        };
+        let key = (event.project_id, fingerprint);
+        round = if previous == Some(key) { round + 1 } else { 0 };
+        previous = Some(key);
+        if rounds.len() <= round {
+            rounds.push(Vec::new());
+        }
+        rounds[round].push(index);
+    }
+    let mut steps = Vec::new();
+    for round in rounds {
+        let mut firing = Vec::new();
+        for index in round {
+            if events[index].ended_at.is_some() {
+                if !firing.is_empty() {
+                    steps.push(Step::FireMany(std::mem::take(&mut firing)));
+                }
+                steps.push(Step::Resolve(index));
+            } else {
+                firing.push(index);
+            }
+        }
+        if !firing.is_empty() {
+            steps.push(Step::FireMany(firing));
+        }
+    }
+    steps.extend(without_fingerprint);
+    steps
+}
+
+/// The prepared statements a batch uses.
+struct BatchStatements {
+    fire_many: tokio_postgres::Statement,
+    fire: tokio_postgres::Statement,
+    resolve: tokio_postgres::Statement,
+}
+
+/// Runs one [`Step`], answering each of its events' index with the row its statement answered for it.
+async fn run_step(
+    client: &tokio_postgres::Client,
+    statements: &BatchStatements,
+    events: &[&AlertEvent],
+    step: &Step,
+) -> Result<Vec<(usize, Option<Row>)>, StoreError> {
+    let defaults = AlertSettings::default();
+    match step {
+        Step::Resolve(index) => {
+            let event = events[*index];
+            let row = client
+                .query_opt(
+                    &statements.resolve,
+                    &[
+                        &int(event.project_id),
+                        &event.fingerprint,
+                        &event.ended_at,
+                        &event.now,
+                        &defaults.auto_close_incident,
+                    ],
+                )
+                .await?;
+            Ok(vec![(*index, row)])
+        }
+        Step::Fire(index) => {
+            let event = events[*index];
+            let row = client
+                .query_one(
+                    &statements.fire,
+                    &[
+                        &int(event.project_id),
+                        &int(event.integration_id),
+                        &event.fingerprint,
+                        &event.title,
+                        &event.description,
+                        &event.severity,
+                        &event.service,
+                        &event.monitoring_tool,
+                        &event.hosts_json,
+                        &event.environment,
+                        &event.started_at,
+                        &event.now,
+                        &defaults.create_incident,
+                        &event.payload_json,
+                    ],
+                )
+                .await?;
+            Ok(vec![(*index, Some(row))])
+        }
+        Step::FireMany(indexes) => {
+            let each: Vec<&AlertEvent> = indexes.iter().map(|&index| events[index]).collect();
+            let column =
+                |field: fn(&AlertEvent) -> &str| each.iter().map(|event| field(event)).collect::<Vec<_>>();
+            let optional = |field: fn(&AlertEvent) -> Option<&str>| {
+                each.iter().map(|event| field(event)).collect::<Vec<_>>()
+            };
+            let project_ids: Vec<i64> = each.iter().map(|event| int(event.project_id)).collect();
+            let integration_ids: Vec<i64> = each.iter().map(|event| int(event.integration_id)).collect();
+            let answered = client
+                .query(
+                    &statements.fire_many,
+                    &[
+                        &project_ids,
+                        &integration_ids,
+                        &optional(|event| event.fingerprint.as_deref()),
+                        &column(|event| &event.title),
+                        &optional(|event| event.description.as_deref()),
+                        &column(|event| &event.severity),
+                        &optional(|event| event.service.as_deref()),
+                        &optional(|event| event.monitoring_tool.as_deref()),
+                        &column(|event| &event.hosts_json),
+                        &optional(|event| event.environment.as_deref()),
+                        &column(|event| &event.started_at),
+                        &column(|event| &event.now),
+                        &defaults.create_incident,
+                        &column(|event| &event.payload_json),
+                    ],
+                )
+                .await?;
+            // One answer per event: the statement's fingerprints are distinct within their project.
+            let mut by_key = std::collections::HashMap::new();
+            for row in answered {
+                let key: (i64, String) = (row.try_get(1)?, row.try_get(8)?);
+                by_key.insert(key, row);
+            }
+            indexes
+                .iter()
+                .map(|&index| {
+                    let event = events[index];
+                    let key = (
+                        int(event.project_id),
+                        event.fingerprint.clone().unwrap_or_default(),
+                    );
+                    match by_key.remove(&key) {
+                        Some(row) => Ok((index, Some(row))),
+                        None => Err(StoreError::Unavailable("an alert event had no answer".to_owned())),
+                    }
+                })
+                .collect()
+        }
+    }
+}
+
+/// One request of a batch's transaction, and what it answers.
+type Request<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Answer, StoreError>> + Send + 'a>>;
+
+/// What a [`Request`] answered.
+enum Answer {
+    /// `BEGIN`, `COMMIT`, a counter made sure of.
+    Done,
+    /// The rows of a [`Step`], by event index.
+    Events(Vec<(usize, Option<Row>)>),
+    /// The (id, iid) rows of a [`NUMBER`].
+    Numbered(Vec<Row>),
+}
+
+/// Sends `requests` to PostgreSQL in their order, without waiting for answers in between, then collects the
+/// answers in the same order.
+///
+/// tokio-postgres sends a request on its first poll, so each request is polled once here before the next one is:
+/// the order is the order of this list, not whatever order a join would poll them in. The order is what makes the
+/// transaction: `BEGIN` first, `COMMIT` last, a project's numbering after the statements that created its alerts.
+async fn pipeline(requests: Vec<Request<'_>>) -> Result<Vec<Answer>, StoreError> {
+    use std::task::Poll;
+    let mut sent = Vec::with_capacity(requests.len());
+    for mut request in requests {
+        let early = std::future::poll_fn(|context| Poll::Ready(request.as_mut().poll(context))).await;
+        sent.push((request, early));
+    }
+    let mut answers = Vec::with_capacity(sent.len());
+    for (request, early) in sent {
+        answers.push(match early {
+            Poll::Ready(answer) => answer?,
+            Poll::Pending => request.await?,
+        });
+    }
+    Ok(answers)
+}
+
+/// Applies `events` in one transaction, answering their outcomes in their order.
+///
+/// The whole transaction is one round trip: every statement is sent before any answer is read (tokio-postgres
+/// pipelines the requests of one client, and PostgreSQL runs them in the order sent). In order: `BEGIN`; each
+/// project's counter made sure of; the [`plan`]'s statements, a new alert taking a provisional iid; per project in
+/// project order, the numbering of its new alerts from its counter; `COMMIT`. A project's counter row is so locked
+/// only from the numbering to the commit, which is what lets several transactions of one project write their
+/// alerts at the same time. Numbers are given without gaps or duplicates: a batch that rolls back gives its numbers
+/// back with the rest. Should any statement fail, PostgreSQL refuses the rest and turns the `COMMIT` into a
+/// rollback, and the failure is this function's answer.
+async fn run_batch(pool: &Pool, events: &[&AlertEvent]) -> Result<Vec<EventOutcome>, StoreError> {
+    let client = pool.get().await?;
+    let (fire_many, fire, resolve, ensure_counter, number) = tokio::try_join!(
+        client.prepare_cached(FIRE_MANY),
+        client.prepare_cached(FIRE),
+        client.prepare_cached(RESOLVE),
+        client.prepare_cached(ENSURE_COUNTER),
+        client.prepare_cached(NUMBER),
+    )?;
+    let statements = BatchStatements {
+        fire_many,
+        fire,
+        resolve,
+    };
+    // The projects where this batch may create alerts, in project order.
+    let mut projects: Vec<i64> = events
+        .iter()
+        .filter(|event| event.ended_at.is_none())
+        .map(|event| int(event.project_id))
+        .collect();
+    projects.sort_unstable();
+    projects.dedup();
+    let steps = plan(events);
+    let client: &tokio_postgres::Client = &client;
+    let (ensure_counter, number) = (&ensure_counter, &number);
+    let mut requests: Vec<Request<'_>> = vec![Box::pin(async move {
+        client.batch_execute("BEGIN").await?;
+        Ok(Answer::Done)
+    })];
+    for project in &projects {
+        requests.push(Box::pin(async move {
+            client.execute(ensure_counter, &[project]).await?;
+            Ok(Answer::Done)
+        }));
+    }
+    for step in &steps {
+        let statements = &statements;
+        requests.push(Box::pin(async move {
+            Ok(Answer::Events(run_step(client, statements, events, step).await?))
+        }));
+    }
+    for project in &projects {
+        requests.push(Box::pin(async move {
+            Ok(Answer::Numbered(client.query(number, &[project]).await?))
+        }));
+    }
+    requests.push(Box::pin(async move {
+        client.batch_execute("COMMIT").await?;
+        Ok(Answer::Done)
+    }));
+    let mut answered = Vec::new();
+    let mut numbered = Vec::new();
+    for answer in pipeline(requests).await? {
+        match answer {
+            Answer::Done => {}
+            Answer::Events(rows) => answered.extend(rows),
+            Answer::Numbered(rows) => numbered.extend(rows),
         }
     }
     // Every answer about a new alert (its own, and those of later events of the batch that grouped into it or
     // resolved it) carries its number, not the provisional one.
-    let numbered: std::collections::HashMap<u64, u64> = ids
-        .iter()
-        .zip(&iids)
-        .map(|(id, iid)| (uint(*id), uint(*iid)))
-        .collect();
-    for alert in outcomes.iter_mut().filter_map(|outcome| outcome.alert.as_mut()) {
-        if let Some(iid) = numbered.get(&alert.id) {
-            alert.iid = *iid;
-        }
+    let mut iids = std::collections::HashMap::new();
+    for row in &numbered {
+        iids.insert(uint(row.try_get(0)?), uint(row.try_get(1)?));
     }
-    if !ids.is_empty() {
-        transaction.execute(&set_iids, &[&ids, &iids]).await?;
+    let mut outcomes: Vec<Option<EventOutcome>> = (0..events.len()).map(|_| None).collect();
+    for (index, row) in answered {
+        outcomes[index] = Some(outcome(events[index], row.as_ref())?);
     }
-    transaction.commit().await?;
-    Ok(outcomes)
+    outcomes
+        .into_iter()
+        .enumerate()
+        .map(|(index, answered)| {
+            // An event that resolves without a fingerprint had no statement: it closed nothing.
+            let mut outcome = match answered {
+                Some(outcome) => outcome,
+                None => outcome(events[index], None)?,
+            };
+            if let Some(alert) = outcome.alert.as_mut() {
+                if let Some(iid) = iids.get(&alert.id) {
+                    alert.iid = *iid;
+                }
+            }
+            Ok(outcome)
+        })
+        .collect()
 }
 
 /// What one event did, from the row its statement answered: the rows of [`lifecycle::decide`]'s table, as
@@ -647,6 +890,10 @@ async fn with_notification<T>(
 }
 
 impl Store for PostgresStore {
+    fn observe_commits(&self, metrics: super::commits::CommitMetrics) {
+        self.commits.attach(metrics);
+    }
+
     fn integration_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
         Some(self.integration_changes.clone())
     }
@@ -998,7 +1245,7 @@ impl Store for PostgresStore {
     fn alert_event(&self, event: AlertEvent) -> StoreFuture<'_, EventOutcome> {
         Box::pin(async move {
             let (reply, answer) = oneshot::channel();
-            self.events
+            self.writer(&event)
                 .send(EventJob { event, reply })
                 .await
                 .map_err(|_| StoreError::Unavailable("the alert writer has stopped".to_owned()))?;
@@ -1188,6 +1435,17 @@ impl Store for PostgresStore {
         })
     }
 
+    fn outbox_failures(&self, integration_id: u64, limit: u32) -> StoreFuture<'_, Vec<OutboxFailure>> {
+        Box::pin(async move {
+            let found = self
+                .client()
+                .await?
+                .query(rows::OUTBOX_FAILURES, &[&int(integration_id), &i64::from(limit)])
+                .await?;
+            collect(found, rows::outbox_failure)
+        })
+    }
+
     fn outbox_of(&self, alert_id: u64) -> StoreFuture<'_, Vec<OutboxState>> {
         Box::pin(async move {
             let found = self
@@ -1297,4 +1555,80 @@ async fn fold_usage<C: GenericClient>(client: &C, route: &str, max_clients: usiz
             .await?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{plan, AlertEvent, Step};
+
+    fn event(project_id: u64, fingerprint: Option<&str>, resolves: bool) -> AlertEvent {
+        AlertEvent {
+            project_id,
+            integration_id: 1,
+            fingerprint: fingerprint.map(str::to_owned),
+            ended_at: resolves.then(|| "2026-11-24T10:00:00Z".to_owned()),
+            title: "t".to_owned(),
+            description: None,
+            severity: "high".to_owned(),
+            service: None,
+            monitoring_tool: None,
+            hosts_json: "[]".to_owned(),
+            environment: None,
+            started_at: "2026-11-24T09:00:00Z".to_owned(),
+            payload_json: "{}".to_owned(),
+            now: "2026-11-24T10:00:00Z".to_owned(),
+        }
+    }
+
+    #[test]
+    fn a_batch_is_planned_in_rounds_of_distinct_fingerprints_by_project_then_fingerprint() {
+        use Step::{Fire, FireMany, Resolve};
+        // (project, fingerprint, resolves) per event, in the order they came → the statements, in order.
+        type Sent<'a> = Vec<(u64, Option<&'a str>, bool)>;
+        let cases: Vec<(Sent, Vec<Step>)> = vec![
+            (vec![], vec![]),
+            (
+                vec![(1, Some("b"), false), (1, Some("a"), false)],
+                vec![FireMany(vec![1, 0])],
+            ),
+            (
+                vec![(2, Some("a"), false), (1, Some("z"), false)],
+                vec![FireMany(vec![1, 0])],
+            ),
+            // A repeat waits for the next round: one statement never touches a row twice.
+            (
+                vec![
+                    (1, Some("a"), false),
+                    (1, Some("a"), false),
+                    (1, Some("b"), false),
+                ],
+                vec![FireMany(vec![0, 2]), FireMany(vec![1])],
+            ),
+            // Fire, resolve, fire again of one fingerprint: three rounds, in the order they came.
+            (
+                vec![(1, Some("a"), false), (1, Some("a"), true), (1, Some("a"), false)],
+                vec![FireMany(vec![0]), Resolve(1), FireMany(vec![2])],
+            ),
+            // A resolve between fingerprints of one round splits its fires, keeping the row order.
+            (
+                vec![(1, Some("c"), false), (1, Some("b"), true), (1, Some("a"), false)],
+                vec![FireMany(vec![2]), Resolve(1), FireMany(vec![0])],
+            ),
+            // No fingerprint: a fire is a new alert of its own; a resolve closes nothing.
+            (
+                vec![
+                    (1, None, false),
+                    (1, None, true),
+                    (1, Some("a"), false),
+                    (1, None, false),
+                ],
+                vec![FireMany(vec![2]), Fire(0), Fire(3)],
+            ),
+        ];
+        for (given, expected) in cases {
+            let events: Vec<AlertEvent> = given.iter().map(|&(p, f, r)| event(p, f, r)).collect();
+            let refs: Vec<&AlertEvent> = events.iter().collect();
+            assert_eq!(plan(&refs), expected, "for {given:?}");
+        }
+    }
 }

@@ -5,7 +5,8 @@
 //! reads `$1` as a named parameter, which rusqlite binds by position as long as the names first appear in order.
 
 use super::{
-    AlertQuery, AlertRecord, AlertSettings, IntegrationRecord, OutboxState, TouchedAlert, UsageDelta,
+    AlertQuery, AlertRecord, AlertSettings, IntegrationRecord, OutboxFailure, OutboxState, TouchedAlert,
+    UsageDelta,
 };
 
 /// The columns [`alert`] reads, in its order.
@@ -166,6 +167,18 @@ pub fn outbox_state<R: Columns>(row: &R) -> Result<OutboxState, R::Error> {
     })
 }
 
+/// A failing incident call from [`OUTBOX_FAILURES`].
+pub fn outbox_failure<R: Columns>(row: &R) -> Result<OutboxFailure, R::Error> {
+    Ok(OutboxFailure {
+        kind: row.text(0)?,
+        attempts: row.int(1)?,
+        last_error: row.text(2)?,
+        next_attempt_at: row.text(3)?,
+        alert_iid: row.int(4)?,
+        alert_title: row.text(5)?,
+    })
+}
+
 /// A project's incident settings from [`SETTINGS_GET`].
 pub fn settings<R: Columns>(row: &R) -> Result<AlertSettings, R::Error> {
     Ok(AlertSettings {
@@ -321,6 +334,14 @@ pub const OUTBOX_DONE: &str =
 /// An incident call failed: `$1` is its id, `$2` when to try again, `$3` the error.
 pub const OUTBOX_RETRY: &str =
     "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = $2, last_error = $3 WHERE id = $1";
+
+/// The incident calls still pending after a failure, for the alerts of integration `$1`, newest first, at most
+/// `$2` of them.
+pub const OUTBOX_FAILURES: &str =
+    "SELECT o.kind, o.attempts, o.last_error, o.next_attempt_at, a.iid, a.title \
+    FROM outbox o JOIN alerts a ON a.id = o.alert_id \
+    WHERE a.integration_id = $1 AND o.done_at IS NULL AND o.last_error IS NOT NULL \
+    ORDER BY o.id DESC LIMIT $2";
 
 /// An alert's incident, once created: `$1` is the alert's id.
 pub const ALERT_SET_INCIDENT: &str = "UPDATE alerts SET incident_iid = $2 WHERE id = $1";

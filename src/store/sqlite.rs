@@ -18,12 +18,13 @@ use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use tokio::sync::{mpsc, oneshot};
 
+use super::commits::{CommitMetrics, CommitObserver};
 use super::open_alerts::OpenAlerts;
 use super::rows;
 use super::{
     alerts, migrations, usage, AlertEvent, AlertPage, AlertQuery, AlertRecord, AlertSettings, EventOutcome,
-    IdKind, IdRecord, IntegrationRecord, OAuthStateRecord, OutboxItem, OutboxState, PageSessionRecord, Store,
-    StoreError, StoreFuture, UsageDelta, UsageRow,
+    IdKind, IdRecord, IntegrationRecord, OAuthStateRecord, OutboxFailure, OutboxItem, OutboxState,
+    PageSessionRecord, Store, StoreError, StoreFuture, UsageDelta, UsageRow,
 };
 
 /// The most jobs one commit takes.
@@ -104,6 +105,8 @@ pub struct SqliteStore {
     writer: mpsc::UnboundedSender<Box<dyn WriteJob>>,
     readers: r2d2::Pool<SqliteConnectionManager>,
     path: Arc<PathBuf>,
+    /// Where the writer reports each commit.
+    commits: CommitObserver,
 }
 
 impl SqliteStore {
@@ -147,9 +150,11 @@ impl SqliteStore {
         // small log keeps each of those pauses short (the default, 1,000 pages, held senders back ~10 ms).
         writer.pragma_update(None, "wal_autocheckpoint", WAL_AUTOCHECKPOINT_PAGES)?;
         let (sender, receiver) = mpsc::unbounded_channel();
+        let commits = CommitObserver::default();
+        let observer = commits.clone();
         std::thread::Builder::new()
             .name("svcgate-store-writer".to_owned())
-            .spawn(move || write_loop(writer, open_alerts, receiver))
+            .spawn(move || write_loop(writer, open_alerts, receiver, observer))
             .map_err(|source| StoreError::DataDir {
                 path: data_dir.display().to_string(),
                 source,
@@ -158,6 +163,7 @@ impl SqliteStore {
             writer: sender,
             readers,
             path: Arc::new(path),
+            commits,
         })
     }
 
@@ -228,6 +234,7 @@ fn write_loop(
     mut connection: Connection,
     mut open_alerts: OpenAlerts,
     mut receiver: mpsc::UnboundedReceiver<Box<dyn WriteJob>>,
+    commits: CommitObserver,
 ) {
     // Load the open alerts while the gateway starts serving, rather than in the first sender's batch. Should it
     // fail here, the first batch tries again (and reports to its callers).
@@ -242,7 +249,9 @@ fn write_loop(
                 Err(_) => break,
             }
         }
+        let started = std::time::Instant::now();
         let commit = run_batch(&mut connection, &mut open_alerts, &mut batch);
+        commits.observe(batch.len(), started);
         if let Err(message) = &commit {
             tracing::error!(error = %message, jobs = batch.len(), "store commit failed");
             open_alerts.forget();
@@ -424,6 +433,10 @@ impl Store for SqliteStore {
         Box::pin(self.write(move |connection| alerts::outbox_retry(connection, id, &next_attempt_at, &error)))
     }
 
+    fn outbox_failures(&self, integration_id: u64, limit: u32) -> StoreFuture<'_, Vec<OutboxFailure>> {
+        Box::pin(self.read(move |connection| alerts::outbox_failures(connection, integration_id, limit)))
+    }
+
     fn outbox_of(&self, alert_id: u64) -> StoreFuture<'_, Vec<OutboxState>> {
         Box::pin(self.read(move |connection| alerts::outbox_of(connection, alert_id)))
     }
@@ -585,6 +598,10 @@ impl Store for SqliteStore {
 
     fn ping(&self) -> StoreFuture<'_, ()> {
         Box::pin(self.read(|connection| connection.query_row("SELECT 1", [], |_| Ok(()))))
+    }
+
+    fn observe_commits(&self, metrics: CommitMetrics) {
+        self.commits.attach(metrics);
     }
 
     fn id_lookup(&self, kind: IdKind, id: u64) -> StoreFuture<'_, Option<IdRecord>> {

@@ -21,10 +21,11 @@
 //!   commits. The counter row stays locked from then to the commit, so iids are given without gaps (a rolled-back
 //!   batch gives its numbers back) or duplicates, and the lock is held only for that last step: several replicas'
 //!   batches of one project write their alerts at the same time.
-//! - **No deadlocks between replicas**: a batch writes alert rows in one order, by project then fingerprint (a
-//!   repeat within the batch comes back to a row it already holds, in a later round), and takes counters last, in
-//!   project order; a batch holding a counter waits for no alert row. Should PostgreSQL still find a deadlock, the
-//!   batch is rolled back and each of its events tried again alone.
+//! - **No deadlocks between replicas**: a batch writes alert rows in one order, by project then fingerprint, and
+//!   takes counters last, in project order; a batch holding a counter waits for no alert row. A repeat within the
+//!   batch comes back, in a later round, to a row the batch already holds; an event that fires after an end of its
+//!   fingerprint in the same batch waits for the next batch, since its new row would be inserted out of that order.
+//!   Should PostgreSQL still find a deadlock, the batch is rolled back and each of its events tried again alone.
 //! - **The outbox** is claimed with `FOR UPDATE SKIP LOCKED` and a lease ([`super::OUTBOX_LEASE`]): a claimed call is
 //!   not due again until its lease ends, so one incident is created once however many replicas run, and a
 //!   replica that dies mid-call is taken over when its lease runs out.
@@ -311,10 +312,22 @@ async fn write_events(
     mut receiver: mpsc::Receiver<EventJob>,
     commits: super::commits::CommitObserver,
 ) {
-    while let Some(first) = receiver.recv().await {
+    let mut carried: Option<EventJob> = None;
+    loop {
+        let first = match carried.take() {
+            Some(job) => job,
+            None => match receiver.recv().await {
+                Some(job) => job,
+                None => return,
+            },
+        };
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
             match receiver.try_recv() {
+                Ok(job) if fires_after_its_end(&batch, &job.event) => {
+                    carried = Some(job);
+                    break;
+                }
                 Ok(job) => batch.push(job),
                 Err(_) => break,
             }
@@ -326,7 +339,7 @@ async fn write_events(
         match committed {
             Ok(outcomes) => {
                 for (job, outcome) in batch.into_iter().zip(outcomes) {
-                    drop(job.reply.send(Ok(outcome)));
+                    drop(job.reply.send(outcome));
                 }
             }
             // The batch was rolled back whole; each event is tried again alone, so that one event's failure is
@@ -337,15 +350,29 @@ async fn write_events(
                     let alone = run_batch(&pool, &[&job.event]).await;
                     commits.observe(1, started);
                     let outcome = alone.and_then(|mut outcomes| {
-                        outcomes
-                            .pop()
-                            .ok_or_else(|| StoreError::Unavailable("an event had no outcome".to_owned()))
+                        outcomes.pop().unwrap_or_else(|| {
+                            Err(StoreError::Unavailable("an event had no outcome".to_owned()))
+                        })
                     });
                     drop(job.reply.send(outcome));
                 }
             }
         }
     }
+}
+
+/// Whether `event` fires for a fingerprint that an event of `batch` resolves: such an event waits for the next
+/// batch. Its new alert would be inserted in a later round of the batch, after rows of other fingerprints are
+/// locked, and could so wait on another replica's batch that waits on this one (the resolve having matched
+/// nothing, this batch holds no row of the fingerprint yet).
+fn fires_after_its_end(batch: &[EventJob], event: &AlertEvent) -> bool {
+    event.ended_at.is_none()
+        && event.fingerprint.is_some()
+        && batch.iter().any(|job| {
+            job.event.ended_at.is_some()
+                && job.event.project_id == event.project_id
+                && job.event.fingerprint == event.fingerprint
+        })
 }
 
 /// Events that do not resolve, with fingerprints, at most one per project and fingerprint: each creates its alert,
@@ -502,19 +529,19 @@ struct BatchStatements {
     resolve: tokio_postgres::Statement,
 }
 
-/// Runs one [`Step`], answering each of its events' index with the row its statement answered for it.
+/// Sends one [`Step`]'s statement, answering the rows PostgreSQL answered (read into outcomes by [`step_rows`]).
 async fn run_step(
     client: &tokio_postgres::Client,
     statements: &BatchStatements,
     events: &[&AlertEvent],
     step: &Step,
-) -> Result<Vec<(usize, Option<Row>)>, StoreError> {
+) -> Result<Vec<Row>, tokio_postgres::Error> {
     let defaults = AlertSettings::default();
     match step {
         Step::Resolve(index) => {
             let event = events[*index];
-            let row = client
-                .query_opt(
+            client
+                .query(
                     &statements.resolve,
                     &[
                         &int(event.project_id),
@@ -524,13 +551,12 @@ async fn run_step(
                         &defaults.auto_close_incident,
                     ],
                 )
-                .await?;
-            Ok(vec![(*index, row)])
+                .await
         }
         Step::Fire(index) => {
             let event = events[*index];
-            let row = client
-                .query_one(
+            client
+                .query(
                     &statements.fire,
                     &[
                         &int(event.project_id),
@@ -549,8 +575,7 @@ async fn run_step(
                         &event.payload_json,
                     ],
                 )
-                .await?;
-            Ok(vec![(*index, Some(row))])
+                .await
         }
         Step::FireMany(indexes) => {
             let each: Vec<&AlertEvent> = indexes.iter().map(|&index| events[index]).collect();
@@ -561,7 +586,7 @@ async fn run_step(
             };
             let project_ids: Vec<i64> = each.iter().map(|event| int(event.project_id)).collect();
             let integration_ids: Vec<i64> = each.iter().map(|event| int(event.integration_id)).collect();
-            let answered = client
+            client
                 .query(
                     &statements.fire_many,
                     &[
@@ -581,12 +606,36 @@ async fn run_step(
                         &column(|event| &event.payload_json),
                     ],
                 )
-                .await?;
-            // One answer per event: the statement's fingerprints are distinct within their project.
+                .await
+        }
+    }
+}
+
+/// The row a committed [`Step`] answered for each of its events, by event index. A [`Step::FireMany`]'s rows carry
+/// their fingerprint, distinct within their project, which maps them back to the events.
+fn step_rows(
+    step: &Step,
+    rows: Vec<Row>,
+    events: &[&AlertEvent],
+) -> Vec<(usize, Result<Option<Row>, StoreError>)> {
+    match step {
+        Step::Resolve(index) => vec![(*index, Ok(rows.into_iter().next()))],
+        Step::Fire(index) => {
+            let row = rows
+                .into_iter()
+                .next()
+                .ok_or_else(|| StoreError::Unavailable("a new alert had no answer".to_owned()))
+                .map(Some);
+            vec![(*index, row)]
+        }
+        Step::FireMany(indexes) => {
             let mut by_key = std::collections::HashMap::new();
-            for row in answered {
-                let key: (i64, String) = (row.try_get(1)?, row.try_get(8)?);
-                by_key.insert(key, row);
+            for row in rows {
+                if let (Ok(project), Ok(fingerprint)) =
+                    (row.try_get::<_, i64>(1), row.try_get::<_, String>(8))
+                {
+                    by_key.insert((project, fingerprint), row);
+                }
             }
             indexes
                 .iter()
@@ -596,10 +645,10 @@ async fn run_step(
                         int(event.project_id),
                         event.fingerprint.clone().unwrap_or_default(),
                     );
-                    match by_key.remove(&key) {
-                        Some(row) => Ok((index, Some(row))),
-                        None => Err(StoreError::Unavailable("an alert event had no answer".to_owned())),
-                    }
+                    let row = by_key
+                        .remove(&key)
+                        .ok_or_else(|| StoreError::Unavailable("an alert event had no answer".to_owned()));
+                    (index, row.map(Some))
                 })
                 .collect()
         }
@@ -608,14 +657,14 @@ async fn run_step(
 
 /// One request of a batch's transaction, and what it answers.
 type Request<'a> =
-    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Answer, StoreError>> + Send + 'a>>;
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Answer, tokio_postgres::Error>> + Send + 'a>>;
 
 /// What a [`Request`] answered.
 enum Answer {
     /// `BEGIN`, `COMMIT`, a counter made sure of.
     Done,
-    /// The rows of a [`Step`], by event index.
-    Events(Vec<(usize, Option<Row>)>),
+    /// The rows of the [`Step`] of this index in the plan.
+    Step(usize, Vec<Row>),
     /// The (id, iid) rows of a [`NUMBER`].
     Numbered(Vec<Row>),
 }
@@ -626,12 +675,26 @@ enum Answer {
 /// tokio-postgres sends a request on its first poll, so each request is polled once here before the next one is:
 /// the order is the order of this list, not whatever order a join would poll them in. The order is what makes the
 /// transaction: `BEGIN` first, `COMMIT` last, a project's numbering after the statements that created its alerts.
-async fn pipeline(requests: Vec<Request<'_>>) -> Result<Vec<Answer>, StoreError> {
+/// A request that fails before it is sent (it could not be encoded, the connection is closed) stops the sending:
+/// `ROLLBACK` goes instead of the rest, so that nothing after it commits and the connection goes back to the pool
+/// outside any transaction. A statement PostgreSQL refuses makes it refuse the rest and turn the `COMMIT` into a
+/// rollback; its error is the answer.
+async fn pipeline(
+    client: &tokio_postgres::Client,
+    requests: Vec<Request<'_>>,
+) -> Result<Vec<Answer>, tokio_postgres::Error> {
     use std::task::Poll;
     let mut sent = Vec::with_capacity(requests.len());
     for mut request in requests {
-        let early = std::future::poll_fn(|context| Poll::Ready(request.as_mut().poll(context))).await;
-        sent.push((request, early));
+        match std::future::poll_fn(|context| Poll::Ready(request.as_mut().poll(context))).await {
+            Poll::Ready(Err(error)) => {
+                drop(sent);
+                // The rollback's own failure would only say the connection is gone, which the pool finds out.
+                drop(client.batch_execute("ROLLBACK").await);
+                return Err(error);
+            }
+            early => sent.push((request, early)),
+        }
     }
     let mut answers = Vec::with_capacity(sent.len());
     for (request, early) in sent {
@@ -645,15 +708,19 @@ async fn pipeline(requests: Vec<Request<'_>>) -> Result<Vec<Answer>, StoreError>
 
 /// Applies `events` in one transaction, answering their outcomes in their order.
 ///
-/// The whole transaction is one round trip: every statement is sent before any answer is read (tokio-postgres
-/// pipelines the requests of one client, and PostgreSQL runs them in the order sent). In order: `BEGIN`; each
-/// project's counter made sure of; the [`plan`]'s statements, a new alert taking a provisional iid; per project in
-/// project order, the numbering of its new alerts from its counter; `COMMIT`. A project's counter row is so locked
-/// only from the numbering to the commit, which is what lets several transactions of one project write their
-/// alerts at the same time. Numbers are given without gaps or duplicates: a batch that rolls back gives its numbers
-/// back with the rest. Should any statement fail, PostgreSQL refuses the rest and turns the `COMMIT` into a
-/// rollback, and the failure is this function's answer.
-async fn run_batch(pool: &Pool, events: &[&AlertEvent]) -> Result<Vec<EventOutcome>, StoreError> {
+/// The whole transaction is one round trip: every statement is sent before any answer is read (see [`pipeline`]).
+/// In order: `BEGIN`; each project's counter made sure of; the [`plan`]'s statements, a new alert taking a
+/// provisional iid; per project in project order, the numbering of its new alerts from its counter; `COMMIT`. A
+/// project's counter row is so locked only from the numbering to the commit, which is what lets several
+/// transactions of one project write their alerts at the same time. Numbers are given without gaps or duplicates: a
+/// batch that rolls back gives its numbers back with the rest.
+///
+/// An `Err` means the batch was rolled back (nothing of it is stored). Once it committed, every event has its own
+/// answer, an error only if its row could not be read back: such an event is stored, and is not written again.
+async fn run_batch(
+    pool: &Pool,
+    events: &[&AlertEvent],
+) -> Result<Vec<Result<EventOutcome, StoreError>>, StoreError> {
     let client = pool.get().await?;
     let (fire_many, fire, resolve, ensure_counter, number) = tokio::try_join!(
         client.prepare_cached(FIRE_MANY),
@@ -677,7 +744,7 @@ async fn run_batch(pool: &Pool, events: &[&AlertEvent]) -> Result<Vec<EventOutco
     projects.dedup();
     let steps = plan(events);
     let client: &tokio_postgres::Client = &client;
-    let (ensure_counter, number) = (&ensure_counter, &number);
+    let (statements, ensure_counter, number) = (&statements, &ensure_counter, &number);
     let mut requests: Vec<Request<'_>> = vec![Box::pin(async move {
         client.batch_execute("BEGIN").await?;
         Ok(Answer::Done)
@@ -688,10 +755,12 @@ async fn run_batch(pool: &Pool, events: &[&AlertEvent]) -> Result<Vec<EventOutco
             Ok(Answer::Done)
         }));
     }
-    for step in &steps {
-        let statements = &statements;
+    for (position, step) in steps.iter().enumerate() {
         requests.push(Box::pin(async move {
-            Ok(Answer::Events(run_step(client, statements, events, step).await?))
+            Ok(Answer::Step(
+                position,
+                run_step(client, statements, events, step).await?,
+            ))
         }));
     }
     for project in &projects {
@@ -703,34 +772,38 @@ async fn run_batch(pool: &Pool, events: &[&AlertEvent]) -> Result<Vec<EventOutco
         client.batch_execute("COMMIT").await?;
         Ok(Answer::Done)
     }));
-    let mut answered = Vec::new();
-    let mut numbered = Vec::new();
-    for answer in pipeline(requests).await? {
+    let answers = pipeline(client, requests).await?;
+    // Committed: from here on, nothing fails the batch.
+    let mut rows: Vec<Option<Result<Option<Row>, StoreError>>> = (0..events.len()).map(|_| None).collect();
+    let mut iids = std::collections::HashMap::new();
+    for answer in answers {
         match answer {
             Answer::Done => {}
-            Answer::Events(rows) => answered.extend(rows),
-            Answer::Numbered(rows) => numbered.extend(rows),
+            Answer::Step(position, answered) => {
+                if let Some(step) = steps.get(position) {
+                    for (index, row) in step_rows(step, answered, events) {
+                        rows[index] = Some(row);
+                    }
+                }
+            }
+            Answer::Numbered(numbered) => {
+                for row in numbered {
+                    if let (Ok(id), Ok(iid)) = (row.try_get::<_, i64>(0), row.try_get::<_, i64>(1)) {
+                        iids.insert(uint(id), uint(iid));
+                    }
+                }
+            }
         }
     }
     // Every answer about a new alert (its own, and those of later events of the batch that grouped into it or
     // resolved it) carries its number, not the provisional one.
-    let mut iids = std::collections::HashMap::new();
-    for row in &numbered {
-        iids.insert(uint(row.try_get(0)?), uint(row.try_get(1)?));
-    }
-    let mut outcomes: Vec<Option<EventOutcome>> = (0..events.len()).map(|_| None).collect();
-    for (index, row) in answered {
-        outcomes[index] = Some(outcome(events[index], row.as_ref())?);
-    }
-    outcomes
+    Ok(rows
         .into_iter()
-        .enumerate()
-        .map(|(index, answered)| {
+        .zip(events)
+        .map(|(row, event)| {
             // An event that resolves without a fingerprint had no statement: it closed nothing.
-            let mut outcome = match answered {
-                Some(outcome) => outcome,
-                None => outcome(events[index], None)?,
-            };
+            let row = row.unwrap_or(Ok(None))?;
+            let mut outcome = outcome(event, row.as_ref())?;
             if let Some(alert) = outcome.alert.as_mut() {
                 if let Some(iid) = iids.get(&alert.id) {
                     alert.iid = *iid;
@@ -738,7 +811,7 @@ async fn run_batch(pool: &Pool, events: &[&AlertEvent]) -> Result<Vec<EventOutco
             }
             Ok(outcome)
         })
-        .collect()
+        .collect())
 }
 
 /// What one event did, from the row its statement answered: the rows of [`lifecycle::decide`]'s table, as
@@ -1559,7 +1632,7 @@ async fn fold_usage<C: GenericClient>(client: &C, route: &str, max_clients: usiz
 
 #[cfg(test)]
 mod tests {
-    use super::{plan, AlertEvent, Step};
+    use super::{fires_after_its_end, plan, AlertEvent, EventJob, Step};
 
     fn event(project_id: u64, fingerprint: Option<&str>, resolves: bool) -> AlertEvent {
         AlertEvent {
@@ -1630,5 +1703,21 @@ mod tests {
             let refs: Vec<&AlertEvent> = events.iter().collect();
             assert_eq!(plan(&refs), expected, "for {given:?}");
         }
+    }
+
+    #[test]
+    fn a_fire_after_an_end_of_its_fingerprint_waits_for_the_next_batch() {
+        let job = |event: AlertEvent| EventJob {
+            event,
+            reply: tokio::sync::oneshot::channel().0,
+        };
+        let batch = vec![job(event(1, Some("a"), true)), job(event(1, Some("z"), false))];
+        assert!(fires_after_its_end(&batch, &event(1, Some("a"), false)));
+        // Another fingerprint, another project, another end, or a fire after a fire: the batch goes on.
+        assert!(!fires_after_its_end(&batch, &event(1, Some("b"), false)));
+        assert!(!fires_after_its_end(&batch, &event(2, Some("a"), false)));
+        assert!(!fires_after_its_end(&batch, &event(1, Some("a"), true)));
+        assert!(!fires_after_its_end(&batch, &event(1, Some("z"), false)));
+        assert!(!fires_after_its_end(&batch, &event(1, None, false)));
     }
 }

@@ -119,6 +119,14 @@ impl Credentials {
             .map(|value| Self::new("private-token", value))
     }
 
+    /// Credentials from an OAuth access token, sent as `Authorization: Bearer` (the backend takes OAuth tokens
+    /// only as bearer tokens).
+    pub fn bearer(token: &str) -> Option<Self> {
+        HeaderValue::from_str(&format!("Bearer {token}"))
+            .ok()
+            .map(|value| Self::new("authorization", value))
+    }
+
     /// A hash of the credentials, to key caches and counts by (never the token itself).
     pub fn key(&self) -> &str {
         &self.key

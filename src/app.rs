@@ -48,6 +48,7 @@ pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
             let options = svc_sim::SimOptions {
                 root_token: DEV_ROOT_TOKEN.to_owned(),
                 identifier_word: config.identifier_word.clone(),
+                ..svc_sim::SimOptions::default()
             };
             let simulator = svc_sim::spawn_with(listener, options)
                 .await
@@ -67,8 +68,6 @@ pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
             (dir.path().to_path_buf(), Some(dir))
         }
     };
-    let store = open_store(config, &data_dir).await?;
-    let gateway = Gateway::build(config, &backend, store, table, &data_dir).await?;
     let listener = TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("listening on {}", config.listen))?;
@@ -78,6 +77,16 @@ pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
         .public_url
         .clone()
         .unwrap_or_else(|| format!("{scheme}://{address}"));
+    let dev_oauth;
+    let config = match (&simulator, &config.oauth) {
+        (Some(simulator), None) => {
+            dev_oauth = dev_oauth_config(config, simulator, &public_url)?;
+            &dev_oauth
+        }
+        _ => config,
+    };
+    let store = open_store(config, &data_dir).await?;
+    let gateway = Gateway::build(config, &backend, store, table, &data_dir).await?;
     let outbox = Outbox {
         store: Arc::clone(&gateway.store),
         upstream: Arc::clone(&gateway.upstream),
@@ -109,6 +118,30 @@ pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
         outbox_task,
         usage_task,
     })
+}
+
+/// In dev mode, svcgate is registered as an OAuth application in the simulator (its redirect URI at the gateway's
+/// address), so that signing in through the server works out of the box.
+fn dev_oauth_config(
+    config: &Config,
+    simulator: &svc_sim::SimHandle,
+    public_url: &str,
+) -> anyhow::Result<Config> {
+    let settings = crate::pages::oauth::OAuthSettings {
+        client_id: "svcgate-dev".to_owned(),
+        client_secret: crate::secret::random_hex(24).context("making the dev OAuth secret")?,
+        scopes: "read_api".to_owned(),
+    };
+    simulator.register_oauth_application(svc_sim::OAuthApplication {
+        name: "svcgate".to_owned(),
+        client_id: settings.client_id.clone(),
+        secret: settings.client_secret.clone(),
+        redirect_uri: crate::pages::oauth::OAuthClient::redirect_uri(public_url),
+        scopes: vec!["api".to_owned(), "read_api".to_owned(), "read_user".to_owned()],
+    });
+    let mut config = config.clone();
+    config.oauth = Some(settings);
+    Ok(config)
 }
 
 impl Running {
@@ -178,7 +211,8 @@ impl Running {
              demo project: {project} (id {project_id})\n\
              \n\
              Pages (alerts, integrations): {base}/-/svcgate/\n\
-             Sign in there by pasting the demo user's token ({token}) as the personal access token.\n\
+             Sign in there with \"Sign in with svc\" (choose {user} on the simulator's page), or by pasting the demo \
+             user's token ({token}) as the personal access token.\n\
              \n\
              Try a V3 call:\n  curl -H 'PRIVATE-TOKEN: {token}' {base}/api/v3/projects\n\
              {alerts}",

@@ -158,7 +158,7 @@ options! {
     /// Connections to PostgreSQL each replica keeps at most.
     database_pool_size: Count = 16,
     /// Transactions of incoming alerts each replica keeps in flight on PostgreSQL (a fingerprint's alerts stay in one).
-    database_alert_writers: Count = 4,
+    database_alert_writers: Count = 1,
     /// PEM CA certificates trusted for PostgreSQL's TLS certificate (besides the system's).
     database_ca_bundle: Path,
     /// Public base URL of the gateway, used in addresses it shows.
@@ -258,6 +258,14 @@ options! {
     access_cache_entries: Count = 10_000,
     /// How long a page session lasts after sign-in.
     session_ttl: Duration = "8h",
+    /// Application id of svcgate registered on the svc server: people sign in to the pages through it (OAuth 2).
+    oauth_client_id: Text,
+    /// Secret of that application (required with `oauth_client_id`).
+    oauth_client_secret: Text,
+    /// Scopes svcgate asks for at sign-in, space-separated (the pages only read the API).
+    oauth_scopes: Text = "read_api",
+    /// How long before a signed-in person's OAuth token expires the pages refresh it.
+    oauth_refresh_margin: Duration = "60s",
     /// Threads of the async runtime (default: one per core).
     worker_threads: Count,
     /// How often V3 usage counts are written to the store.
@@ -813,6 +821,10 @@ pub struct Config {
     pub alerts: AlertConfig,
     /// How long a page session lasts.
     pub session_ttl: Duration,
+    /// svcgate's OAuth application on the server, when people sign in through it.
+    pub oauth: Option<crate::pages::oauth::OAuthSettings>,
+    /// How long before an OAuth token expires it is refreshed.
+    pub oauth_refresh_margin: Duration,
     /// Runtime threads; `None` means one per core.
     pub worker_threads: Option<usize>,
     /// How often V3 usage counts are written.
@@ -931,6 +943,26 @@ impl Config {
                 ))
             }
         };
+        let oauth = match (options.oauth_client_id, options.oauth_client_secret) {
+            (Some(client_id), Some(client_secret)) => Some(crate::pages::oauth::OAuthSettings {
+                client_id,
+                client_secret,
+                scopes: options.oauth_scopes,
+            }),
+            (None, None) => None,
+            (Some(_), None) => {
+                return Err(invalid(
+                    "oauth_client_secret",
+                    "is required when oauth_client_id is set",
+                ))
+            }
+            (None, Some(_)) => {
+                return Err(invalid(
+                    "oauth_client_id",
+                    "is required when oauth_client_secret is set",
+                ))
+            }
+        };
         let connection_limits = crate::connections::Limits {
             max_connections: max_connections(options.max_connections)?,
             header_timeout: options.client_header_timeout,
@@ -990,6 +1022,8 @@ impl Config {
             service_token: options.service_token,
             outbox_lease: options.outbox_lease,
             session_ttl: options.session_ttl,
+            oauth,
+            oauth_refresh_margin: options.oauth_refresh_margin,
             worker_threads: options.worker_threads,
             usage_flush_interval: options.usage_flush_interval,
             usage_max_clients_per_route: options.usage_max_clients_per_route,
@@ -1144,6 +1178,30 @@ mod tests {
                 "{text}: {error}"
             );
         }
+    }
+
+    #[test]
+    fn oauth_sign_in_needs_both_the_client_id_and_its_secret_and_never_shows_the_secret() {
+        let raw = |id: Option<&str>, secret: Option<&str>| RawConfig {
+            backend: Some("http://backend".to_owned()),
+            data_dir: Some("/tmp/x".into()),
+            oauth_client_id: id.map(str::to_owned),
+            oauth_client_secret: secret.map(str::to_owned),
+            ..RawConfig::default()
+        };
+        let config = Config::from_raw(raw(Some("app"), Some("s3cret"))).unwrap();
+        let oauth = config.oauth.clone().unwrap();
+        assert_eq!(
+            (oauth.client_id.as_str(), oauth.scopes.as_str()),
+            ("app", "read_api")
+        );
+        assert_eq!(config.oauth_refresh_margin, Duration::from_secs(60));
+        assert!(!format!("{config:?}").contains("s3cret"));
+        assert!(Config::from_raw(raw(None, None)).unwrap().oauth.is_none());
+        let error = Config::from_raw(raw(Some("app"), None)).unwrap_err();
+        assert!(error.to_string().contains("oauth_client_secret"), "{error}");
+        let error = Config::from_raw(raw(None, Some("s3cret"))).unwrap_err();
+        assert!(error.to_string().contains("oauth_client_id"), "{error}");
     }
 
     #[test]

@@ -112,7 +112,21 @@ impl Gateway {
             },
             Arc::clone(&secret),
         );
-        let pages = Pages::new(config.session_ttl, Arc::clone(&store), secret);
+        let oauth = config
+            .oauth
+            .clone()
+            .map(|settings| crate::pages::oauth::OAuthClient::new(settings, Arc::clone(&upstream)));
+        let pages = Pages::new(
+            config.session_ttl,
+            Arc::clone(&store),
+            secret,
+            oauth,
+            // A refresh is one call to the backend: its claim outlasts the backend's time to answer.
+            (
+                config.oauth_refresh_margin,
+                config.backend.timeout + std::time::Duration::from_secs(5),
+            ),
+        );
         Ok(Arc::new(Gateway {
             upstream,
             rewriter,

@@ -446,23 +446,48 @@ impl Browser {
         Ok(cell.text().await?.trim().to_owned())
     }
 
-    /// Signs in with `token` and checks the projects page greets `username`.
+    /// Signs in as `username` through the server, as people do: "Sign in with svc", then the server's authorize
+    /// page (the simulator asks which user), then back on the projects page, which must greet `username`. The
+    /// pasted-token form (`token`) is covered by the sign-out journey and `tests/pages.rs`.
     async fn sign_in(&self, token: &str, username: &str) -> Result<()> {
+        ensure!(!token.is_empty(), "the journey's user has no token");
         self.goto("/-/svcgate/sign_in").await?;
-        self.find("#sign-in-form").await?;
-        self.fill("#token", token).await?;
-        self.click_and_load("#sign-in").await?;
-        let path = self.path().await?;
-        ensure!(
-            path == "/-/svcgate/projects",
-            "signing in led to {path}, not /-/svcgate/projects"
-        );
+        self.approve_sign_in(username).await?;
+        self.wait_for_path("/-/svcgate/projects").await?;
         let user = self.text("#current-user").await?;
         ensure!(
             user.contains(username),
             "#current-user says `{user}`, not `{username}`"
         );
         Ok(())
+    }
+
+    /// On the sign-in page: clicks "Sign in with svc" and approves the sign-in as `username` on the server's
+    /// authorize page.
+    async fn approve_sign_in(&self, username: &str) -> Result<()> {
+        self.click_and_load("#sign-in-oauth").await?;
+        let path = self.path().await?;
+        ensure!(
+            path.starts_with("/oauth/authorize?"),
+            "Sign in with svc led to {path}, not the server's authorize page"
+        );
+        self.select("#username", username).await?;
+        self.click_and_load("#authorize").await
+    }
+
+    /// Waits until the browser is at `expected` (path and query): the page after signing in moves on by itself.
+    async fn wait_for_path(&self, expected: &str) -> Result<()> {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let path = self.path().await?;
+            if path == expected {
+                return self.wait_loaded(&format!("{expected} to load")).await;
+            }
+            if Instant::now() > deadline {
+                bail!("waited {WAIT:?} to be at {expected}; the browser is at {path}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     /// Fails when the page is wider than the window (it would scroll sideways on a phone).
@@ -1999,5 +2024,77 @@ async fn severity_incident_journey(b: &Browser, world: &AlertWorld, phone: bool)
     ensure!(rows.len() == 3, "every severity lists {} rows, not 3", rows.len());
     b.scroll_to("table#alerts").await?;
     b.shot("every-severity").await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_followed_while_signed_out_lands_on_the_alert_after_signing_in() {
+    at_both_widths!(AlertWorld::new().await, "follow-link", follow_link_journey);
+}
+
+/// Someone is sent a link to an alert while signed out: the pages send them to sign in, the server asks them to
+/// approve, and they land on that alert.
+async fn follow_link_journey(b: &Browser, world: &AlertWorld, phone: bool) -> Result<()> {
+    let made = world
+        .integration(json!({"type": "http", "name": "Linked alert", "active": true}))
+        .await;
+    let (address, key) = (
+        made["url"].as_str().context("no url")?.to_owned(),
+        made["token"].as_str().context("no token")?.to_owned(),
+    );
+    let payload = json!({"title": "Checkout latency above 2 s", "severity": "critical"});
+    let answer = post_alert(&address, &key, &payload).await;
+    ensure!(
+        answer.status.is_success(),
+        "posting the alert answered {}",
+        answer.status
+    );
+    let listed = common::get(&world.api("/alerts?status=all"), &world.maintainer)
+        .await
+        .json();
+    let iid = listed
+        .as_array()
+        .and_then(|alerts| {
+            alerts
+                .iter()
+                .find(|alert| alert["title"] == json!("Checkout latency above 2 s"))
+        })
+        .and_then(|alert| alert["iid"].as_u64())
+        .context("the alert is not listed")?;
+    let link = alerts_path(&world.demo.project_id.to_string(), &format!("/{iid}"));
+
+    step!("follow the link", b.goto(&link));
+    let path = b.path().await?;
+    ensure!(
+        path.starts_with("/-/svcgate/sign_in?return_to="),
+        "the link led to {path} while signed out, not the sign-in page"
+    );
+    step!("Sign in with svc", b.find("#sign-in-oauth"));
+    b.shot("sign-in-page").await?;
+    if phone {
+        step!("fits", b.expect_no_sideways_scrolling("sign-in page"));
+    }
+    step!("Sign in with svc", b.click_and_load("#sign-in-oauth"));
+    let path = b.path().await?;
+    ensure!(
+        path.starts_with("/oauth/authorize?"),
+        "Sign in with svc led to {path}, not the server's authorize page"
+    );
+    step!("the authorize page", b.find("#authorize"));
+    b.shot("authorize-page").await?;
+    step!("choose the user", b.select("#username", "maintainer"));
+    step!("approve", b.click_and_load("#authorize"));
+    step!("back on the alert", b.wait_for_path(&link));
+    let title = step!("the alert's title", b.text("#alert-title"));
+    ensure!(
+        title.contains("Checkout latency above 2 s"),
+        "the alert page shows `{title}`"
+    );
+    let user = b.text("#current-user").await?;
+    ensure!(user.contains("maintainer"), "#current-user says `{user}`");
+    b.shot("alert-after-sign-in").await?;
+    if phone {
+        step!("fits", b.expect_no_sideways_scrolling("alert page"));
+    }
     Ok(())
 }

@@ -34,6 +34,7 @@ fn options(url: String) -> PostgresOptions {
         url,
         pool_size: 8,
         ca_bundle: None,
+        // More than the default, so the contracts also hold with events spread over several writers.
         alert_writers: 4,
     }
 }
@@ -607,6 +608,8 @@ async fn page_sessions_are_found_until_they_expire_or_end(store: &dyn Store) {
         username: "demo".to_owned(),
         csrf: "c".repeat(32),
         expires_at: expires_at.to_owned(),
+        sealed_refresh_token: None,
+        token_expires_at: None,
     };
     store
         .page_session_put(session("live", "2026-11-24T11:00:00.000Z"))
@@ -639,6 +642,125 @@ async fn page_sessions_are_found_until_they_expire_or_end(store: &dyn Store) {
     );
 }
 contract!(page_sessions_are_found_until_they_expire_or_end);
+
+async fn an_oauth_session_takes_one_refresh_of_its_old_refresh_token(store: &dyn Store) {
+    let session = svcgate::store::PageSessionRecord {
+        id_hash: "oauth".to_owned(),
+        sealed_token: "access-1".to_owned(),
+        username: "demo".to_owned(),
+        csrf: "c".repeat(32),
+        expires_at: "2026-11-24T18:00:00.000Z".to_owned(),
+        sealed_refresh_token: Some("refresh-1".to_owned()),
+        token_expires_at: Some("2026-11-24T10:01:00.000Z".to_owned()),
+    };
+    store.page_session_put(session.clone()).await.unwrap();
+    let refresh = |old: &str, new: &str| {
+        store.page_session_refreshed(
+            "oauth".to_owned(),
+            old.to_owned(),
+            format!("access-{new}"),
+            format!("refresh-{new}"),
+            "2026-11-24T12:00:00.000Z".to_owned(),
+        )
+    };
+    assert!(refresh("refresh-1", "2").await.unwrap());
+    // A second refresh from the same old token (another replica, a moment later) changes nothing.
+    assert!(!refresh("refresh-1", "3").await.unwrap());
+    let found = store
+        .page_session_get("oauth".to_owned(), NOW.to_owned())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (
+            found.sealed_token.as_str(),
+            found.sealed_refresh_token.as_deref(),
+            found.token_expires_at.as_deref()
+        ),
+        ("access-2", Some("refresh-2"), Some("2026-11-24T12:00:00.000Z"))
+    );
+    assert_eq!((found.username, found.csrf), (session.username, session.csrf));
+}
+contract!(an_oauth_session_takes_one_refresh_of_its_old_refresh_token);
+
+async fn one_caller_at_a_time_claims_the_refresh_of_a_session(store: &dyn Store) {
+    store
+        .page_session_put(svcgate::store::PageSessionRecord {
+            id_hash: "claimed".to_owned(),
+            sealed_token: "access-1".to_owned(),
+            username: "demo".to_owned(),
+            csrf: "c".repeat(32),
+            expires_at: "2026-11-24T18:00:00.000Z".to_owned(),
+            sealed_refresh_token: Some("refresh-1".to_owned()),
+            token_expires_at: Some(NOW.to_owned()),
+        })
+        .await
+        .unwrap();
+    let claim = |refresh: &str, now: &str| {
+        store.page_session_claim_refresh(
+            "claimed".to_owned(),
+            refresh.to_owned(),
+            now.to_owned(),
+            "2026-11-24T10:01:00.000Z".to_owned(),
+        )
+    };
+    assert!(claim("refresh-1", NOW).await.unwrap());
+    assert!(!claim("refresh-1", NOW).await.unwrap(), "held by the first");
+    assert!(
+        !claim("refresh-0", "2026-11-24T11:00:00.000Z").await.unwrap(),
+        "not its refresh token"
+    );
+    assert!(
+        claim("refresh-1", "2026-11-24T10:02:00.000Z").await.unwrap(),
+        "a lapsed claim can be taken over"
+    );
+    store
+        .page_session_release_refresh("claimed".to_owned(), "refresh-1".to_owned())
+        .await
+        .unwrap();
+    assert!(claim("refresh-1", NOW).await.unwrap(), "released");
+    assert!(store
+        .page_session_refreshed(
+            "claimed".to_owned(),
+            "refresh-1".to_owned(),
+            "access-2".to_owned(),
+            "refresh-2".to_owned(),
+            "2026-11-24T12:00:00.000Z".to_owned(),
+        )
+        .await
+        .unwrap());
+    assert!(claim("refresh-2", NOW).await.unwrap(), "a refresh ends the claim");
+}
+contract!(one_caller_at_a_time_claims_the_refresh_of_a_session);
+
+async fn a_pending_oauth_sign_in_is_taken_once_and_not_after_it_expires(store: &dyn Store) {
+    let pending = |hash: &str, expires_at: &str| svcgate::store::OAuthStateRecord {
+        state_hash: hash.to_owned(),
+        sealed_verifier: "sealed-verifier".to_owned(),
+        return_to: "/-/svcgate/projects/1/alerts/2".to_owned(),
+        expires_at: expires_at.to_owned(),
+    };
+    store
+        .oauth_state_put(pending("live", "2026-11-24T10:10:00.000Z"), NOW.to_owned())
+        .await
+        .unwrap();
+    store
+        .oauth_state_put(
+            pending("lapsed", "2026-11-24T09:59:00.000Z"),
+            "2026-11-24T09:00:00.000Z".to_owned(),
+        )
+        .await
+        .unwrap();
+    let take = |hash: &str| store.oauth_state_take(hash.to_owned(), NOW.to_owned());
+    assert_eq!(
+        take("live").await.unwrap(),
+        Some(pending("live", "2026-11-24T10:10:00.000Z"))
+    );
+    assert_eq!(take("live").await.unwrap(), None, "a state is good once");
+    assert_eq!(take("lapsed").await.unwrap(), None, "an expired state is refused");
+    assert_eq!(take("unknown").await.unwrap(), None);
+}
+contract!(a_pending_oauth_sign_in_is_taken_once_and_not_after_it_expires);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replicas_count_each_other_as_live_and_sqlite_counts_itself() {

@@ -1,5 +1,6 @@
 //! Authentication: the token from `PRIVATE-TOKEN`, `private_token`/`access_token` parameters or
-//! `Authorization: Bearer`, then `sudo` (header `Sudo` or parameter) for administrators.
+//! `Authorization: Bearer`, then `sudo` (header `Sudo` or parameter) for administrators. OAuth access tokens
+//! count only as bearer tokens (`Authorization: Bearer` or `access_token`).
 
 use crate::error::ApiError;
 use crate::params::Params;
@@ -37,6 +38,15 @@ pub fn authenticate(
     let caller = match token_of(headers, params) {
         None => None,
         Some(token) => {
+            // As on the service, an OAuth access token is a bearer token: `PRIVATE-TOKEN` does not carry one.
+            let private = header(headers, "private-token").is_some() || params.str("private_token").is_some();
+            let oauth = store
+                .tokens
+                .values()
+                .any(|t| t.kind == crate::store::TokenKind::OAuth && t.token == token);
+            if private && oauth {
+                return Err(ApiError::Unauthorized);
+            }
             let user = store.token_owner(&token).ok_or(ApiError::Unauthorized)?;
             if user.state == "blocked" {
                 return Err(ApiError::ForbiddenBecause(

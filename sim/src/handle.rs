@@ -42,6 +42,14 @@ impl Shared {
     pub(crate) fn new(base_url: &str, options: &crate::SimOptions) -> Shared {
         let mut store = Store::new(base_url, &options.root_token);
         store.identifier_word.clone_from(&options.identifier_word);
+        store.oauth.token_lifetime_secs = options.oauth_token_lifetime_secs;
+        store.oauth.sign_in_as.clone_from(&options.oauth_sign_in_as);
+        if let Some(app) = &options.oauth_application {
+            store
+                .oauth
+                .applications
+                .insert(app.client_id.clone(), app.clone());
+        }
         Shared {
             store: Mutex::new(store),
             requests: Mutex::new(Vec::new()),
@@ -126,6 +134,14 @@ impl SimHandle {
             .token
             .clone();
         (id, token)
+    }
+
+    /// Registers (or replaces, by client id) an OAuth application with the provider.
+    pub fn register_oauth_application(&self, application: crate::OAuthApplication) {
+        lock(&self.shared.store)
+            .oauth
+            .applications
+            .insert(application.client_id.clone(), application);
     }
 
     /// Creates the demo user, group, project, commits, issues and note (reusing them when present).

@@ -27,6 +27,7 @@ mod time;
 pub use handle::{RecordedRequest, SimHandle};
 pub use seed::DemoSeed;
 pub use server::{spawn, spawn_with};
+pub use store::oauth::Application as OAuthApplication;
 
 /// The brand word used in route and field names unless [`SimOptions::identifier_word`] says otherwise.
 pub const DEFAULT_IDENTIFIER_WORD: &str = "svc";
@@ -39,6 +40,13 @@ pub struct SimOptions {
     /// The brand word in route and field names that carry it, e.g. `svc` in `/templates/svc_ci_ymls`; default
     /// [`DEFAULT_IDENTIFIER_WORD`].
     pub identifier_word: String,
+    /// An OAuth application registered from the start (more can be added with
+    /// [`SimHandle::register_oauth_application`]).
+    pub oauth_application: Option<OAuthApplication>,
+    /// Lifetime of the OAuth access tokens the provider issues, in seconds; default 7200, as the service's.
+    pub oauth_token_lifetime_secs: u64,
+    /// The only user the OAuth authorize page offers; when `None` it asks which user to sign in as.
+    pub oauth_sign_in_as: Option<String>,
 }
 
 impl Default for SimOptions {
@@ -46,6 +54,9 @@ impl Default for SimOptions {
         SimOptions {
             root_token: "root-token".into(),
             identifier_word: DEFAULT_IDENTIFIER_WORD.into(),
+            oauth_application: None,
+            oauth_token_lifetime_secs: 7200,
+            oauth_sign_in_as: None,
         }
     }
 }

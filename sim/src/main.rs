@@ -15,6 +15,24 @@ struct Args {
     /// Brand word in route and field names that carry one (e.g. `/templates/<word>_ci_ymls`).
     #[arg(long, default_value = svc_sim::DEFAULT_IDENTIFIER_WORD)]
     identifier_word: String,
+    /// Client id of an OAuth application to register (with `--oauth-client-secret` and `--oauth-redirect-uri`).
+    #[arg(long, requires_all = ["oauth_client_secret", "oauth_redirect_uri"])]
+    oauth_client_id: Option<String>,
+    /// Client secret of the OAuth application.
+    #[arg(long)]
+    oauth_client_secret: Option<String>,
+    /// The OAuth application's registered redirect URI.
+    #[arg(long)]
+    oauth_redirect_uri: Option<String>,
+    /// Scopes the OAuth application may ask for, space-separated.
+    #[arg(long, default_value = "api read_api read_user")]
+    oauth_scopes: String,
+    /// Lifetime of issued OAuth access tokens, in seconds.
+    #[arg(long, default_value_t = 7200)]
+    oauth_token_lifetime: u64,
+    /// The only user the OAuth authorize page offers (else it asks which user).
+    #[arg(long)]
+    oauth_sign_in_as: Option<String>,
 }
 
 #[tokio::main]
@@ -30,6 +48,22 @@ async fn main() -> std::io::Result<()> {
     let options = svc_sim::SimOptions {
         root_token: args.root_token,
         identifier_word: args.identifier_word,
+        oauth_application: match (
+            args.oauth_client_id,
+            args.oauth_client_secret,
+            args.oauth_redirect_uri,
+        ) {
+            (Some(client_id), Some(secret), Some(redirect_uri)) => Some(svc_sim::OAuthApplication {
+                name: "svcgate".into(),
+                client_id,
+                secret,
+                redirect_uri,
+                scopes: args.oauth_scopes.split_whitespace().map(str::to_owned).collect(),
+            }),
+            _ => None,
+        },
+        oauth_token_lifetime_secs: args.oauth_token_lifetime,
+        oauth_sign_in_as: args.oauth_sign_in_as,
     };
     let sim = svc_sim::spawn_with(listener, options).await?;
     println!("svc-sim listening on {}", sim.url());

@@ -8,7 +8,9 @@
 //! [`ManageError`]. Every form carries the session's CSRF token; sign-in uses a double-submit cookie.
 
 pub mod format;
+pub mod oauth;
 pub mod session;
+pub mod sign_in;
 pub mod views;
 
 use std::sync::Arc;
@@ -21,16 +23,17 @@ use hyper::body::Incoming;
 use serde_json::Value;
 
 use self::format::{plural, status_label, time_view};
-use self::session::{cookie, set_cookie, Session, Sessions, COOKIE, CSRF_COOKIE};
+use self::oauth::OAuthClient;
+use self::session::{Session, Sessions};
 use self::views::*;
-use crate::access::{Credentials, ProjectAccess, Role};
+use crate::access::{ProjectAccess, Role};
 use crate::alerts::integrations::Kind;
 use crate::alerts::manage::{
     self, AlertListParams, IntegrationFields, ManageError, NewIntegration, SettingsChanges,
 };
 use crate::alerts::AlertService;
 use crate::body::{self, Body};
-use crate::secret::{random_hex, SecretBox};
+use crate::secret::SecretBox;
 use crate::store::AlertRecord;
 use crate::store::Store;
 use crate::url_parts::{encode_pairs, parse_pairs};
@@ -40,8 +43,6 @@ use crate::usage::UsageRecorder;
 pub const PREFIX: &str = "/-/svcgate/";
 /// The largest form a page accepts.
 const MAX_FORM_BYTES: usize = 1 << 20;
-/// How long the sign-in form's CSRF cookie lives.
-const SIGN_IN_WINDOW: Duration = Duration::from_secs(3600);
 
 type Page = Response<Body>;
 
@@ -58,6 +59,9 @@ enum Flash {
 /// What the pages share.
 pub struct Pages {
     sessions: Sessions,
+    store: Arc<dyn Store>,
+    secret: Arc<SecretBox>,
+    oauth: Option<Arc<OAuthClient>>,
 }
 
 /// The request in hand.
@@ -74,6 +78,15 @@ struct Call<'a> {
 }
 
 impl Call<'_> {
+    /// The request's path and query, as the browser asked for them.
+    fn path_and_query(&self) -> String {
+        if self.query.is_empty() {
+            self.path.clone()
+        } else {
+            format!("{}?{}", self.path, encode_pairs(&self.query))
+        }
+    }
+
     fn query(&self, name: &str) -> Option<&str> {
         self.query
             .iter()
@@ -240,10 +253,29 @@ fn severity_choices() -> Vec<(String, String)> {
 }
 
 impl Pages {
-    /// Pages with sessions lasting `session_ttl`.
-    pub fn new(session_ttl: Duration, store: Arc<dyn Store>, secret: Arc<SecretBox>) -> Self {
+    /// Pages with sessions lasting `session_ttl`, signing in through `oauth` when it is set up (OAuth tokens
+    /// refreshed `refresh_margin` before they expire, one replica at a time for at most `refresh_lease`) and by
+    /// personal access token always.
+    pub fn new(
+        session_ttl: Duration,
+        store: Arc<dyn Store>,
+        secret: Arc<SecretBox>,
+        oauth: Option<OAuthClient>,
+        (refresh_margin, refresh_lease): (Duration, Duration),
+    ) -> Self {
+        let oauth = oauth.map(Arc::new);
         Pages {
-            sessions: Sessions::new(session_ttl, store, secret),
+            sessions: Sessions::new(
+                session_ttl,
+                Arc::clone(&store),
+                Arc::clone(&secret),
+                oauth.clone(),
+                refresh_margin,
+                refresh_lease,
+            ),
+            store,
+            secret,
+            oauth,
         }
     }
 
@@ -291,10 +323,14 @@ impl Pages {
             }
             (&Method::GET, ["sign_in"]) => return self.sign_in_form(call, None),
             (&Method::POST, ["sign_in"]) => return self.sign_in(call).await,
+            (&Method::GET, ["oauth", "start"]) => return self.oauth_start(call).await,
+            (&Method::GET, ["oauth", "callback"]) => return self.oauth_callback(call).await,
             _ => {}
         }
         let Some(session) = self.sessions.of(&call.headers).await else {
-            return redirect("/-/svcgate/sign_in");
+            // A signed-out person who followed a link comes back to it after signing in.
+            let wanted = (call.method == Method::GET).then(|| call.path_and_query());
+            return redirect(&sign_in::sign_in_address(wanted.as_deref()));
         };
         if call.method == Method::POST && call.field("csrf") != Some(session.csrf.as_str()) {
             return error_page(Some(&session), &ManageError::FormExpired);
@@ -307,7 +343,7 @@ impl Pages {
             (&Method::GET, ["admin", "v3-usage.csv"]) => self.v3_usage(call, &session, true).await,
             (_, ["projects", project, rest @ ..]) => {
                 let project = crate::url_parts::decode(project);
-                let credentials = match Credentials::from_token(&session.token) {
+                let credentials = match session.credentials() {
                     Some(credentials) => credentials,
                     None => return redirect("/-/svcgate/sign_in"),
                 };
@@ -481,77 +517,8 @@ impl Pages {
         }
     }
 
-    fn sign_in_form(&self, call: &Call<'_>, error: Option<String>) -> Page {
-        let csrf = cookie(&call.headers, CSRF_COOKIE)
-            .filter(|value| value.len() == 32)
-            .or_else(|| random_hex(16).ok())
-            .unwrap_or_default();
-        let mut page = render(
-            if error.is_some() {
-                StatusCode::UNAUTHORIZED
-            } else {
-                StatusCode::OK
-            },
-            &SignIn {
-                user: None,
-                project: None,
-                notice: None,
-                error,
-                csrf: csrf.clone(),
-            },
-        );
-        if let Ok(value) = HeaderValue::from_str(&set_cookie(CSRF_COOKIE, &csrf, SIGN_IN_WINDOW, call.secure))
-        {
-            page.headers_mut().append(http::header::SET_COOKIE, value);
-        }
-        page
-    }
-
-    async fn sign_in(&self, call: &Call<'_>) -> Page {
-        let expected = cookie(&call.headers, CSRF_COOKIE);
-        if expected.is_none() || call.field("csrf").map(str::to_owned) != expected {
-            return self.sign_in_form(
-                call,
-                Some("The sign-in form expired; please try again.".to_owned()),
-            );
-        }
-        let token = call.field("token").unwrap_or("").trim().to_owned();
-        let Some(credentials) = Credentials::from_token(&token).filter(|_| !token.is_empty()) else {
-            return self.sign_in_form(call, Some("Enter a personal access token.".to_owned()));
-        };
-        let username = match call.service.access.user(&credentials).await {
-            Ok((username, _)) => username,
-            Err(crate::access::AccessError::Backend(_)) => {
-                return self.sign_in_form(
-                    call,
-                    Some("The svc server could not be asked; try again shortly.".to_owned()),
-                )
-            }
-            Err(_) => {
-                return self.sign_in_form(call, Some("The svc server did not accept this token.".to_owned()))
-            }
-        };
-        let Some(id) = self.sessions.open(token, username).await else {
-            return self.sign_in_form(call, Some("The session could not be opened.".to_owned()));
-        };
-        let mut page = redirect("/-/svcgate/projects");
-        if let Ok(value) = HeaderValue::from_str(&set_cookie(COOKIE, &id, self.sessions.ttl(), call.secure)) {
-            page.headers_mut().append(http::header::SET_COOKIE, value);
-        }
-        page
-    }
-
-    async fn sign_out(&self, call: &Call<'_>) -> Page {
-        self.sessions.close(&call.headers).await;
-        let mut page = redirect("/-/svcgate/sign_in");
-        if let Ok(value) = HeaderValue::from_str(&set_cookie(COOKIE, "", Duration::ZERO, call.secure)) {
-            page.headers_mut().append(http::header::SET_COOKIE, value);
-        }
-        page
-    }
-
     async fn v3_usage(&self, call: &Call<'_>, session: &Session, as_csv: bool) -> Page {
-        let admin = match Credentials::from_token(&session.token) {
+        let admin = match session.credentials() {
             Some(credentials) => matches!(call.service.access.user(&credentials).await, Ok((_, true))),
             None => false,
         };
@@ -600,7 +567,7 @@ impl Pages {
     }
 
     async fn projects(&self, call: &Call<'_>, session: &Session) -> Page {
-        let Some(credentials) = Credentials::from_token(&session.token) else {
+        let Some(credentials) = session.credentials() else {
             return redirect("/-/svcgate/sign_in");
         };
         let projects = match call.service.access.projects(&credentials).await {

@@ -1,34 +1,57 @@
-//! Signed-in page sessions: a random id in an `HttpOnly`, `SameSite=Strict` cookie; the personal access token it
-//! stands for, an expiry and a CSRF token for every form are kept in the store, so that every replica on a shared
-//! store knows every session and a restart signs nobody out.
+//! Signed-in page sessions: a random id in an `HttpOnly`, `SameSite=Strict` cookie; the backend token it stands
+//! for, an expiry and a CSRF token for every form are kept in the store, so that every replica on a shared store
+//! knows every session and a restart signs nobody out.
 //!
-//! The store holds the hash of the cookie's value, never the value, and the token sealed with the secret key;
-//! expired sessions are swept whenever a session is opened.
+//! The store holds the hash of the cookie's value, never the value, and the tokens sealed with the secret key;
+//! expired sessions are swept whenever a session is opened. A session signed in through the backend's OAuth also
+//! keeps its refresh token and its access token's expiry: shortly before that expiry (`oauth_refresh_margin`) the
+//! next request refreshes it, once per session however many requests arrive together: one lock per session in
+//! this process, and between replicas a claim in the session row (held for at most the refresh lease, longer than a
+//! call to the server may take) that the others wait on, so a refresh token is never spent twice. If the refresh
+//! is refused, the session ends and the person signs in again. Signing out revokes the OAuth tokens on the backend.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use http::HeaderMap;
 use sha2::{Digest, Sha256};
 
+use super::oauth::{OAuthClient, OAuthError, Tokens};
+use crate::access::Credentials;
 use crate::secret::{random_hex, SecretBox};
 use crate::store::{PageSessionRecord, Store};
-use crate::time_format::format_time;
+use crate::time_format::{format_time, parse_time};
 
 /// The session cookie's name.
 pub const COOKIE: &str = "svcgate_session";
 /// The sign-in form's CSRF cookie (a double-submit token, before there is a session).
 pub const CSRF_COOKIE: &str = "svcgate_csrf";
+/// How often a request waiting for another replica's refresh of its session looks again.
+const REFRESH_POLL: Duration = Duration::from_millis(100);
 
 /// One signed-in person.
 #[derive(Debug, Clone)]
 pub struct Session {
-    /// Their personal access token on the backend.
+    /// Their token on the backend: a personal access token, or an OAuth access token.
     pub token: String,
     /// Their username.
     pub username: String,
     /// The token every form of theirs carries.
     pub csrf: String,
+    /// Whether the token is an OAuth access token (sent as a bearer token).
+    pub oauth: bool,
+}
+
+impl Session {
+    /// The credentials the backend takes this session's token in.
+    pub fn credentials(&self) -> Option<Credentials> {
+        if self.oauth {
+            Credentials::bearer(&self.token)
+        } else {
+            Credentials::from_token(&self.token)
+        }
+    }
 }
 
 /// Every open session, kept in the store.
@@ -36,9 +59,16 @@ pub struct Sessions {
     ttl: Duration,
     store: Arc<dyn Store>,
     secret: Arc<SecretBox>,
+    oauth: Option<Arc<OAuthClient>>,
+    refresh_margin: Duration,
+    /// How long a replica holds the refresh of a session it claimed (others wait for it that long at most).
+    refresh_lease: Duration,
+    /// One lock per session being refreshed, by id hash.
+    refreshing: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
-fn hash(id: &str) -> String {
+/// The hash a cookie's (or state's) value is stored under.
+pub fn hash(id: &str) -> String {
     hex::encode(Sha256::digest(id.as_bytes()))
 }
 
@@ -68,9 +98,26 @@ fn now() -> time::OffsetDateTime {
 }
 
 impl Sessions {
-    /// Sessions that expire `ttl` after sign-in, kept in `store`, tokens sealed by `secret`.
-    pub fn new(ttl: Duration, store: Arc<dyn Store>, secret: Arc<SecretBox>) -> Self {
-        Sessions { ttl, store, secret }
+    /// Sessions that expire `ttl` after sign-in, kept in `store`, tokens sealed by `secret`; OAuth sessions are
+    /// refreshed through `oauth` `refresh_margin` before their access token expires, a refresh held by one replica
+    /// for at most `refresh_lease` (longer than a call to the server may take).
+    pub fn new(
+        ttl: Duration,
+        store: Arc<dyn Store>,
+        secret: Arc<SecretBox>,
+        oauth: Option<Arc<OAuthClient>>,
+        refresh_margin: Duration,
+        refresh_lease: Duration,
+    ) -> Self {
+        Sessions {
+            ttl,
+            store,
+            secret,
+            oauth,
+            refresh_margin,
+            refresh_lease,
+            refreshing: Mutex::new(HashMap::new()),
+        }
     }
 
     /// How long a session lasts.
@@ -78,11 +125,40 @@ impl Sessions {
         self.ttl
     }
 
-    /// Opens a session; answers its id (the cookie's value), or `None` when it could not be kept.
+    /// Opens a session for a pasted personal access token; answers its id (the cookie's value), or `None` when it
+    /// could not be kept.
     pub async fn open(&self, token: String, username: String) -> Option<String> {
+        self.open_with(token, None, None, username).await
+    }
+
+    /// Opens a session for tokens issued by the backend's OAuth provider.
+    pub async fn open_oauth(&self, tokens: Tokens, username: String) -> Option<String> {
+        // A token without an expiry is taken to last as long as the session; its expiry also marks the session
+        // as an OAuth one, whose token is sent as a bearer token.
+        let expires_at = expiry(tokens.expires_in.unwrap_or(self.ttl.as_secs()));
+        self.open_with(
+            tokens.access_token,
+            tokens.refresh_token,
+            Some(expires_at),
+            username,
+        )
+        .await
+    }
+
+    async fn open_with(
+        &self,
+        token: String,
+        refresh_token: Option<String>,
+        token_expires_at: Option<String>,
+        username: String,
+    ) -> Option<String> {
         let id = random_hex(32).ok()?;
         let csrf = random_hex(16).ok()?;
         let sealed_token = self.secret.seal_text(&token).ok()?;
+        let sealed_refresh_token = match refresh_token {
+            Some(refresh) => Some(self.secret.seal_text(&refresh).ok()?),
+            None => None,
+        };
         let now = now();
         if let Err(error) = self.store.page_sessions_sweep(format_time(now)).await {
             tracing::warn!(%error, "expired page sessions could not be swept");
@@ -93,6 +169,8 @@ impl Sessions {
             username,
             csrf,
             expires_at: format_time(now + self.ttl),
+            sealed_refresh_token,
+            token_expires_at,
         };
         match self.store.page_session_put(record).await {
             Ok(()) => Some(id),
@@ -103,30 +181,222 @@ impl Sessions {
         }
     }
 
-    /// The live session of a request, if any.
+    /// The live session of a request, if any, its OAuth token refreshed first when it is about to expire.
     pub async fn of(&self, headers: &HeaderMap) -> Option<Session> {
         let id = cookie(headers, COOKIE)?;
-        let record = self
-            .store
-            .page_session_get(hash(&id), format_time(now()))
-            .await
-            .ok()
-            .flatten()?;
+        let id_hash = hash(&id);
+        let mut record = self.get(&id_hash).await?;
+        if self.needs_refresh(&record) {
+            record = self.refresh(&id_hash).await?;
+        }
         Some(Session {
             token: self.secret.open_text(&record.sealed_token).ok()?,
             username: record.username,
             csrf: record.csrf,
+            oauth: record.token_expires_at.is_some(),
         })
     }
 
-    /// Ends the session of a request.
-    pub async fn close(&self, headers: &HeaderMap) {
-        if let Some(id) = cookie(headers, COOKIE) {
-            if let Err(error) = self.store.page_session_delete(hash(&id)).await {
-                tracing::error!(%error, "a page session could not be ended");
+    async fn get(&self, id_hash: &str) -> Option<PageSessionRecord> {
+        match self
+            .store
+            .page_session_get(id_hash.to_owned(), format_time(now()))
+            .await
+        {
+            Ok(found) => found,
+            Err(error) => {
+                tracing::error!(%error, "a page session could not be read");
+                None
             }
         }
     }
+
+    fn needs_refresh(&self, record: &PageSessionRecord) -> bool {
+        record
+            .token_expires_at
+            .as_deref()
+            .and_then(parse_time)
+            .is_some_and(|expires| expires - now() <= self.refresh_margin)
+    }
+
+    /// Refreshes a session's OAuth tokens, once however many requests ask together; `None` when the session ends.
+    async fn refresh(&self, id_hash: &str) -> Option<PageSessionRecord> {
+        let lock = {
+            let mut refreshing = self
+                .refreshing
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            Arc::clone(refreshing.entry(id_hash.to_owned()).or_default())
+        };
+        let outcome = {
+            let _held = lock.lock().await;
+            self.refresh_locked(id_hash).await
+        };
+        self.refreshing
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .remove(id_hash);
+        outcome
+    }
+
+    async fn refresh_locked(&self, id_hash: &str) -> Option<PageSessionRecord> {
+        let deadline = tokio::time::Instant::now() + self.refresh_lease;
+        loop {
+            // Another request (or replica) may have refreshed it while this one waited.
+            let current = self.get(id_hash).await?;
+            if !self.needs_refresh(&current) {
+                return Some(current);
+            }
+            let Some(sealed_refresh) = current.sealed_refresh_token.clone() else {
+                return self.end(id_hash, "the session has no refresh token").await;
+            };
+            let now = now();
+            let claimed = self
+                .store
+                .page_session_claim_refresh(
+                    id_hash.to_owned(),
+                    sealed_refresh.clone(),
+                    format_time(now),
+                    format_time(now + self.refresh_lease),
+                )
+                .await;
+            match claimed {
+                Ok(true) => return self.refresh_claimed(id_hash, current, sealed_refresh).await,
+                Ok(false) => {}
+                Err(error) => {
+                    tracing::error!(%error, "the refresh of a page session could not be claimed");
+                    return (!self.expired(&current)).then_some(current);
+                }
+            }
+            // Another replica is refreshing this session: wait for its result (or for its claim to lapse).
+            if tokio::time::Instant::now() >= deadline {
+                return (!self.expired(&current)).then_some(current);
+            }
+            tokio::time::sleep(REFRESH_POLL).await;
+        }
+    }
+
+    /// Refreshes a session whose refresh this caller has claimed.
+    async fn refresh_claimed(
+        &self,
+        id_hash: &str,
+        current: PageSessionRecord,
+        sealed_refresh: String,
+    ) -> Option<PageSessionRecord> {
+        let Some(client) = &self.oauth else {
+            return self.end(id_hash, "OAuth sign-in is no longer configured").await;
+        };
+        let Ok(refresh_token) = self.secret.open_text(&sealed_refresh) else {
+            return self.end(id_hash, "the refresh token could not be opened").await;
+        };
+        let tokens = match client.refresh(&refresh_token).await {
+            Ok(tokens) => tokens,
+            Err(OAuthError::Unreachable(error)) => {
+                tracing::warn!(%error, "an OAuth token could not be refreshed");
+                if let Err(error) = self
+                    .store
+                    .page_session_release_refresh(id_hash.to_owned(), sealed_refresh)
+                    .await
+                {
+                    tracing::error!(%error, "the refresh of a page session could not be released");
+                }
+                // A token that still works is used a little longer; the next request tries again.
+                return (!self.expired(&current)).then_some(current);
+            }
+            Err(error) => return self.end(id_hash, &error.to_string()).await,
+        };
+        let (Ok(sealed_token), Some(Ok(sealed_refresh_token))) = (
+            self.secret.seal_text(&tokens.access_token),
+            tokens
+                .refresh_token
+                .as_deref()
+                .or(Some(refresh_token.as_str()))
+                .map(|refresh| self.secret.seal_text(refresh)),
+        ) else {
+            return self.end(id_hash, "the new tokens could not be sealed").await;
+        };
+        let token_expires_at = expiry(tokens.expires_in.unwrap_or(self.ttl.as_secs()));
+        match self
+            .store
+            .page_session_refreshed(
+                id_hash.to_owned(),
+                sealed_refresh,
+                sealed_token.clone(),
+                sealed_refresh_token.clone(),
+                token_expires_at.clone(),
+            )
+            .await
+        {
+            Ok(true) => Some(PageSessionRecord {
+                sealed_token,
+                sealed_refresh_token: Some(sealed_refresh_token),
+                token_expires_at: Some(token_expires_at),
+                ..current
+            }),
+            Ok(false) => self.get(id_hash).await,
+            Err(error) => {
+                tracing::error!(%error, "a refreshed page session could not be stored");
+                None
+            }
+        }
+    }
+
+    /// Ends a session whose token cannot be refreshed.
+    async fn end(&self, id_hash: &str, reason: &str) -> Option<PageSessionRecord> {
+        tracing::info!(
+            reason,
+            "a page session ended: its OAuth token could not be refreshed"
+        );
+        if let Err(error) = self.store.page_session_delete(id_hash.to_owned()).await {
+            tracing::error!(%error, "a page session could not be ended");
+        }
+        None
+    }
+
+    fn expired(&self, record: &PageSessionRecord) -> bool {
+        record
+            .token_expires_at
+            .as_deref()
+            .and_then(parse_time)
+            .map_or(true, |expires| expires <= now())
+    }
+
+    /// Ends the session of a request, revoking its OAuth tokens on the backend.
+    pub async fn close(&self, headers: &HeaderMap) {
+        let Some(id) = cookie(headers, COOKIE) else {
+            return;
+        };
+        let id_hash = hash(&id);
+        let record = self.get(&id_hash).await;
+        if let Err(error) = self.store.page_session_delete(id_hash).await {
+            tracing::error!(%error, "a page session could not be ended");
+        }
+        let (Some(record), Some(client)) = (record, &self.oauth) else {
+            return;
+        };
+        if record.token_expires_at.is_none() {
+            return;
+        }
+        // The refresh token first, then the access token: either revokes both on the service, but a provider
+        // that revokes only the one named is covered too.
+        let tokens = [
+            record.sealed_refresh_token.as_deref(),
+            Some(record.sealed_token.as_str()),
+        ];
+        for sealed in tokens.into_iter().flatten() {
+            let Ok(token) = self.secret.open_text(sealed) else {
+                continue;
+            };
+            if let Err(error) = client.revoke(&token).await {
+                tracing::warn!(%error, "an OAuth token could not be revoked at sign-out");
+            }
+        }
+    }
+}
+
+/// The store's time text `seconds` from now.
+fn expiry(seconds: u64) -> String {
+    format_time(now() + Duration::from_secs(seconds))
 }
 
 #[cfg(test)]
@@ -136,7 +406,14 @@ mod tests {
 
     fn sessions(dir: &tempfile::TempDir, ttl: Duration) -> Sessions {
         let store = Arc::new(crate::store::SqliteStore::open(dir.path()).unwrap());
-        Sessions::new(ttl, store, Arc::new(SecretBox::new([7; 32])))
+        Sessions::new(
+            ttl,
+            store,
+            Arc::new(SecretBox::new([7; 32])),
+            None,
+            Duration::from_secs(60),
+            Duration::from_secs(65),
+        )
     }
 
     fn with_cookie(id: &str) -> HeaderMap {

@@ -34,6 +34,10 @@ pub struct SignIn {
     pub error: Option<String>,
     /// The double-submit CSRF token.
     pub csrf: String,
+    /// Whether signing in through the svc server (OAuth) is offered.
+    pub oauth: bool,
+    /// The page to go to once signed in ("" for the project list).
+    pub return_to: String,
 }
 
 /// A project in the list.

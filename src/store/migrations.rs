@@ -181,6 +181,22 @@ const MIGRATIONS: &[(i64, &str)] = &[
     ) WITHOUT ROWID;
     CREATE INDEX page_sessions_expiry ON page_sessions (expires_at);",
     ),
+    (
+        9,
+        "-- A session signed in through the backend's OAuth keeps its refresh token (sealed) and its access token's
+    -- expiry, and while one replica refreshes the token, until when it holds that refresh (so that no other replica
+    -- spends the same refresh token); a pasted personal token has none of them. A pending OAuth sign-in is a row until its callback takes it.
+    ALTER TABLE page_sessions ADD COLUMN sealed_refresh_token TEXT;
+    ALTER TABLE page_sessions ADD COLUMN token_expires_at TEXT;
+    ALTER TABLE page_sessions ADD COLUMN refresh_claimed_until TEXT;
+    CREATE TABLE oauth_states (
+        state_hash TEXT PRIMARY KEY,
+        sealed_verifier TEXT NOT NULL,
+        return_to TEXT NOT NULL,
+        expires_at TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX oauth_states_expiry ON oauth_states (expires_at);",
+    ),
 ];
 
 /// Applies every migration the database has not seen, each in its own transaction.

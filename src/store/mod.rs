@@ -142,6 +142,23 @@ pub struct PageSessionRecord {
     pub csrf: String,
     /// When the session ends (the store's time text).
     pub expires_at: String,
+    /// The backend's refresh token, sealed, for a session signed in through OAuth.
+    pub sealed_refresh_token: Option<String>,
+    /// When the backend's access token expires (the store's time text), for a session signed in through OAuth.
+    pub token_expires_at: Option<String>,
+}
+
+/// A pending OAuth sign-in, between the redirect to the backend and its callback.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuthStateRecord {
+    /// SHA-256 of the `state` value, in hex.
+    pub state_hash: String,
+    /// The PKCE code verifier, sealed.
+    pub sealed_verifier: String,
+    /// The local path to go to once signed in.
+    pub return_to: String,
+    /// When the sign-in attempt lapses (the store's time text).
+    pub expires_at: String,
 }
 
 /// What an issue or merge request global id stands for.
@@ -209,6 +226,37 @@ pub trait Store: StoreCounts + Send + Sync {
     fn page_session_put(&self, session: PageSessionRecord) -> StoreFuture<'_, ()>;
     /// A page session by the hash of its cookie, unless it has expired by `now`.
     fn page_session_get(&self, id_hash: String, now: String) -> StoreFuture<'_, Option<PageSessionRecord>>;
+    /// Replaces a session's tokens after a refresh (and ends the claim on it), if `old_sealed_refresh_token` is
+    /// still its refresh token;
+    /// answers whether it was (false: another refresh won, or the session is gone).
+    fn page_session_refreshed(
+        &self,
+        id_hash: String,
+        old_sealed_refresh_token: String,
+        sealed_token: String,
+        sealed_refresh_token: String,
+        token_expires_at: String,
+    ) -> StoreFuture<'_, bool>;
+    /// Claims the refresh of a session's OAuth token until `until`, if `sealed_refresh_token` is still its refresh
+    /// token and no other claim holds at `now`; answers whether this caller now holds it.
+    fn page_session_claim_refresh(
+        &self,
+        id_hash: String,
+        sealed_refresh_token: String,
+        now: String,
+        until: String,
+    ) -> StoreFuture<'_, bool>;
+    /// Gives up a claim on a session's refresh (the refresh could not be made).
+    fn page_session_release_refresh(
+        &self,
+        id_hash: String,
+        sealed_refresh_token: String,
+    ) -> StoreFuture<'_, ()>;
+    /// Keeps a pending OAuth sign-in, first removing those expired by `now`.
+    fn oauth_state_put(&self, record: OAuthStateRecord, now: String) -> StoreFuture<'_, ()>;
+    /// Takes a pending OAuth sign-in by the hash of its state: answered once, then gone; `None` when unknown,
+    /// used or expired by `now`.
+    fn oauth_state_take(&self, state_hash: String, now: String) -> StoreFuture<'_, Option<OAuthStateRecord>>;
     /// Ends a page session.
     fn page_session_delete(&self, id_hash: String) -> StoreFuture<'_, ()>;
     /// Removes the page sessions expired by `now`, answering how many.

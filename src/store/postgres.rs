@@ -39,8 +39,8 @@ use tokio_postgres::Row;
 
 use super::{
     postgres_schema, AlertEvent, AlertPage, AlertQuery, AlertRecord, AlertSettings, EventOutcome, IdKind,
-    IdRecord, IntegrationRecord, OutboxFailure, OutboxItem, OutboxState, PageSessionRecord, Store,
-    StoreError, StoreFuture, UsageDelta, UsageRow,
+    IdRecord, IntegrationRecord, OAuthStateRecord, OutboxFailure, OutboxItem, OutboxState, PageSessionRecord,
+    Store, StoreError, StoreFuture, UsageDelta, UsageRow,
 };
 use crate::lifecycle::{self, Action};
 
@@ -1016,6 +1016,8 @@ impl Store for PostgresStore {
                         &session.username,
                         &session.csrf,
                         &session.expires_at,
+                        &session.sealed_refresh_token,
+                        &session.token_expires_at,
                     ],
                 )
                 .await?;
@@ -1037,6 +1039,110 @@ impl Store for PostgresStore {
                     username: row.try_get(1)?,
                     csrf: row.try_get(2)?,
                     expires_at: row.try_get(3)?,
+                    sealed_refresh_token: row.try_get(4)?,
+                    token_expires_at: row.try_get(5)?,
+                }),
+                None => None,
+            })
+        })
+    }
+
+    fn page_session_refreshed(
+        &self,
+        id_hash: String,
+        old_sealed_refresh_token: String,
+        sealed_token: String,
+        sealed_refresh_token: String,
+        token_expires_at: String,
+    ) -> StoreFuture<'_, bool> {
+        Box::pin(async move {
+            let changed = self
+                .client()
+                .await?
+                .execute(
+                    rows::PAGE_SESSION_REFRESHED,
+                    &[
+                        &id_hash,
+                        &sealed_token,
+                        &sealed_refresh_token,
+                        &token_expires_at,
+                        &old_sealed_refresh_token,
+                    ],
+                )
+                .await?;
+            Ok(changed == 1)
+        })
+    }
+
+    fn page_session_claim_refresh(
+        &self,
+        id_hash: String,
+        sealed_refresh_token: String,
+        now: String,
+        until: String,
+    ) -> StoreFuture<'_, bool> {
+        Box::pin(async move {
+            let changed = self
+                .client()
+                .await?
+                .execute(
+                    rows::PAGE_SESSION_CLAIM_REFRESH,
+                    &[&id_hash, &sealed_refresh_token, &now, &until],
+                )
+                .await?;
+            Ok(changed == 1)
+        })
+    }
+
+    fn page_session_release_refresh(
+        &self,
+        id_hash: String,
+        sealed_refresh_token: String,
+    ) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            self.client()
+                .await?
+                .execute(
+                    rows::PAGE_SESSION_RELEASE_REFRESH,
+                    &[&id_hash, &sealed_refresh_token],
+                )
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn oauth_state_put(&self, record: OAuthStateRecord, now: String) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            client.execute(rows::OAUTH_STATES_SWEEP, &[&now]).await?;
+            client
+                .execute(
+                    rows::OAUTH_STATE_PUT,
+                    &[
+                        &record.state_hash,
+                        &record.sealed_verifier,
+                        &record.return_to,
+                        &record.expires_at,
+                    ],
+                )
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn oauth_state_take(&self, state_hash: String, now: String) -> StoreFuture<'_, Option<OAuthStateRecord>> {
+        Box::pin(async move {
+            let row = self
+                .client()
+                .await?
+                .query_opt(rows::OAUTH_STATE_TAKE, &[&state_hash, &now])
+                .await?;
+            Ok(match row {
+                Some(row) => Some(OAuthStateRecord {
+                    state_hash,
+                    sealed_verifier: row.try_get(0)?,
+                    return_to: row.try_get(1)?,
+                    expires_at: row.try_get(2)?,
                 }),
                 None => None,
             })

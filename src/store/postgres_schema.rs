@@ -144,6 +144,23 @@ const MIGRATIONS: &[(i64, &str)] = &[
     -- iid just before its batch commits: the project's counter is locked only for that last step.
     CREATE SEQUENCE alert_provisional_iids;",
     ),
+    (
+        5,
+        "-- A session signed in through the backend's OAuth keeps its refresh token (sealed) and its access token's
+    -- expiry, and while one replica refreshes the token, until when it holds that refresh (so that no other replica
+    -- spends the same refresh token); a pasted personal token has none of them. A pending OAuth sign-in is a row until its callback takes it,
+    -- on whichever replica the browser comes back to.
+    ALTER TABLE page_sessions ADD COLUMN sealed_refresh_token TEXT;
+    ALTER TABLE page_sessions ADD COLUMN token_expires_at TEXT;
+    ALTER TABLE page_sessions ADD COLUMN refresh_claimed_until TEXT;
+    CREATE TABLE oauth_states (
+        state_hash TEXT PRIMARY KEY,
+        sealed_verifier TEXT NOT NULL,
+        return_to TEXT NOT NULL,
+        expires_at TEXT NOT NULL
+    );
+    CREATE INDEX oauth_states_expiry ON oauth_states (expires_at);",
+    ),
 ];
 
 /// Applies every migration not yet applied, in one transaction under [`MIGRATION_LOCK`]: a replica that starts

@@ -366,13 +366,44 @@ pub const SESSION_GET: &str = "SELECT access_token FROM sessions WHERE token_has
 
 /// Keeps a page session.
 pub const PAGE_SESSION_PUT: &str =
-    "INSERT INTO page_sessions (id_hash, sealed_token, username, csrf, expires_at) \
-    VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id_hash) DO UPDATE SET sealed_token = excluded.sealed_token, \
-    username = excluded.username, csrf = excluded.csrf, expires_at = excluded.expires_at";
+    "INSERT INTO page_sessions (id_hash, sealed_token, username, csrf, expires_at, sealed_refresh_token, \
+    token_expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id_hash) DO UPDATE SET \
+    sealed_token = excluded.sealed_token, username = excluded.username, csrf = excluded.csrf, \
+    expires_at = excluded.expires_at, sealed_refresh_token = excluded.sealed_refresh_token, \
+    token_expires_at = excluded.token_expires_at";
 
 /// A live page session: `$1` the hash of its cookie, `$2` now.
 pub const PAGE_SESSION_GET: &str =
-    "SELECT sealed_token, username, csrf, expires_at FROM page_sessions WHERE id_hash = $1 AND expires_at > $2";
+    "SELECT sealed_token, username, csrf, expires_at, sealed_refresh_token, token_expires_at FROM page_sessions \
+    WHERE id_hash = $1 AND expires_at > $2";
+
+/// Replaces a session's tokens after a refresh, only if `$5` is still its refresh token (so that of two
+/// refreshes of one session, on any replica, one wins), ending the claim on the refresh: `$1` id hash, `$2` token,
+/// `$3` refresh token, `$4` expiry.
+pub const PAGE_SESSION_REFRESHED: &str =
+    "UPDATE page_sessions SET sealed_token = $2, sealed_refresh_token = $3, \
+    token_expires_at = $4, refresh_claimed_until = NULL WHERE id_hash = $1 AND sealed_refresh_token = $5";
+
+/// Claims the refresh of a session until `$4`, if `$2` is still its refresh token and no claim holds at `$3`.
+pub const PAGE_SESSION_CLAIM_REFRESH: &str = "UPDATE page_sessions SET refresh_claimed_until = $4 \
+    WHERE id_hash = $1 AND sealed_refresh_token = $2 \
+    AND (refresh_claimed_until IS NULL OR refresh_claimed_until <= $3)";
+
+/// Gives up the claim on a session's refresh (`$2` its refresh token), when the refresh could not be made.
+pub const PAGE_SESSION_RELEASE_REFRESH: &str =
+    "UPDATE page_sessions SET refresh_claimed_until = NULL WHERE id_hash = $1 AND sealed_refresh_token = $2";
+
+/// Keeps a pending OAuth sign-in: `$1` the hash of its `state`, the sealed PKCE verifier, the return-to path and
+/// the expiry.
+pub const OAUTH_STATE_PUT: &str =
+    "INSERT INTO oauth_states (state_hash, sealed_verifier, return_to, expires_at) VALUES ($1, $2, $3, $4)";
+
+/// Takes (deletes and answers) a pending OAuth sign-in by the hash of its `state`, unless expired by `$2`.
+pub const OAUTH_STATE_TAKE: &str = "DELETE FROM oauth_states WHERE state_hash = $1 AND expires_at > $2 \
+    RETURNING sealed_verifier, return_to, expires_at";
+
+/// Removes the pending OAuth sign-ins expired by `$1`.
+pub const OAUTH_STATES_SWEEP: &str = "DELETE FROM oauth_states WHERE expires_at <= $1";
 
 /// Ends a page session.
 pub const PAGE_SESSION_DELETE: &str = "DELETE FROM page_sessions WHERE id_hash = $1";

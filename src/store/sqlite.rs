@@ -23,8 +23,8 @@ use super::open_alerts::OpenAlerts;
 use super::rows;
 use super::{
     alerts, migrations, usage, AlertEvent, AlertPage, AlertQuery, AlertRecord, AlertSettings, EventOutcome,
-    IdKind, IdRecord, IntegrationRecord, OutboxFailure, OutboxItem, OutboxState, PageSessionRecord, Store,
-    StoreError, StoreFuture, UsageDelta, UsageRow,
+    IdKind, IdRecord, IntegrationRecord, OAuthStateRecord, OutboxFailure, OutboxItem, OutboxState,
+    PageSessionRecord, Store, StoreError, StoreFuture, UsageDelta, UsageRow,
 };
 
 /// The most jobs one commit takes.
@@ -463,7 +463,9 @@ impl Store for SqliteStore {
                     session.sealed_token,
                     session.username,
                     session.csrf,
-                    session.expires_at
+                    session.expires_at,
+                    session.sealed_refresh_token,
+                    session.token_expires_at
                 ],
             )?;
             Ok(())
@@ -483,6 +485,96 @@ impl Store for SqliteStore {
                             username: row.get(1)?,
                             csrf: row.get(2)?,
                             expires_at: row.get(3)?,
+                            sealed_refresh_token: row.get(4)?,
+                            token_expires_at: row.get(5)?,
+                        })
+                    },
+                )
+                .optional()
+        }))
+    }
+
+    fn page_session_refreshed(
+        &self,
+        id_hash: String,
+        old_sealed_refresh_token: String,
+        sealed_token: String,
+        sealed_refresh_token: String,
+        token_expires_at: String,
+    ) -> StoreFuture<'_, bool> {
+        Box::pin(self.write(move |connection| {
+            let changed = connection.execute(
+                &rows::sqlite(rows::PAGE_SESSION_REFRESHED),
+                rusqlite::params![
+                    id_hash,
+                    sealed_token,
+                    sealed_refresh_token,
+                    token_expires_at,
+                    old_sealed_refresh_token
+                ],
+            )?;
+            Ok(changed == 1)
+        }))
+    }
+
+    fn page_session_claim_refresh(
+        &self,
+        id_hash: String,
+        sealed_refresh_token: String,
+        now: String,
+        until: String,
+    ) -> StoreFuture<'_, bool> {
+        Box::pin(self.write(move |connection| {
+            let changed = connection.execute(
+                &rows::sqlite(rows::PAGE_SESSION_CLAIM_REFRESH),
+                rusqlite::params![id_hash, sealed_refresh_token, now, until],
+            )?;
+            Ok(changed == 1)
+        }))
+    }
+
+    fn page_session_release_refresh(
+        &self,
+        id_hash: String,
+        sealed_refresh_token: String,
+    ) -> StoreFuture<'_, ()> {
+        Box::pin(self.write(move |connection| {
+            connection.execute(
+                &rows::sqlite(rows::PAGE_SESSION_RELEASE_REFRESH),
+                rusqlite::params![id_hash, sealed_refresh_token],
+            )?;
+            Ok(())
+        }))
+    }
+
+    fn oauth_state_put(&self, record: OAuthStateRecord, now: String) -> StoreFuture<'_, ()> {
+        Box::pin(self.write(move |connection| {
+            connection.execute(&rows::sqlite(rows::OAUTH_STATES_SWEEP), [&now])?;
+            connection.execute(
+                &rows::sqlite(rows::OAUTH_STATE_PUT),
+                rusqlite::params![
+                    record.state_hash,
+                    record.sealed_verifier,
+                    record.return_to,
+                    record.expires_at
+                ],
+            )?;
+            Ok(())
+        }))
+    }
+
+    fn oauth_state_take(&self, state_hash: String, now: String) -> StoreFuture<'_, Option<OAuthStateRecord>> {
+        Box::pin(self.write(move |connection| {
+            connection
+                .query_row(
+                    &rows::sqlite(rows::OAUTH_STATE_TAKE),
+                    rusqlite::params![state_hash, now],
+                    |row| {
+                        Ok(OAuthStateRecord {
+                            state_hash: state_hash.clone(),
+                            sealed_verifier: row.get(0)?,
+                            return_to: row.get(1)?,
+                            expires_at: row.get(2)?,
                         })
                     },
                 )

@@ -1,4 +1,5 @@
-//! Support for alert tests: a gateway in front of svc-sim with users of every role, and alert senders.
+//! Support for alert tests: a gateway in front of svc-sim with users of every role (svcgate registered there as
+//! an OAuth application, so the pages sign in through it), and alert senders.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use http::{Method, StatusCode};
@@ -9,6 +10,10 @@ use super::{send, send_json, Answer, TestGateway};
 
 /// The simulator's admin token in alert tests.
 pub const ADMIN: &str = "root-token";
+/// svcgate's OAuth application in the simulator of alert tests (people sign in to the pages through it).
+pub const OAUTH_CLIENT_ID: &str = "svcgate-alert-tests";
+/// Its secret.
+pub const OAUTH_CLIENT_SECRET: &str = "svcgate-alert-tests-secret";
 
 /// A gateway, its simulator, the demo project, and a token for each role on it.
 pub struct AlertWorld {
@@ -26,7 +31,19 @@ impl AlertWorld {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let sim = svc_sim::spawn(listener, ADMIN).await.unwrap();
         let demo = sim.seed_demo();
-        let gateway = TestGateway::start_with(&sim.url(), tweak).await;
+        let gateway = TestGateway::start_with(&sim.url(), |raw| {
+            raw.oauth_client_id = Some(OAUTH_CLIENT_ID.to_owned());
+            raw.oauth_client_secret = Some(OAUTH_CLIENT_SECRET.to_owned());
+            tweak(raw);
+        })
+        .await;
+        sim.register_oauth_application(svc_sim::OAuthApplication {
+            name: "svcgate".to_owned(),
+            client_id: OAUTH_CLIENT_ID.to_owned(),
+            secret: OAUTH_CLIENT_SECRET.to_owned(),
+            redirect_uri: format!("{}/-/svcgate/oauth/callback", gateway.url()),
+            scopes: vec!["read_api".to_owned()],
+        });
         let Members {
             reporter,
             developer,

@@ -18,6 +18,7 @@ pub mod merge_requests;
 pub mod namespaces;
 pub mod notes;
 pub mod notifications;
+pub mod oauth;
 pub mod projects;
 pub mod repo;
 pub mod runners;
@@ -179,6 +180,8 @@ pub struct Store {
     /// Pending access requests by (project or group, user): when each was made.
     pub access_requests: BTreeMap<(MemberSource, u64), Millis>,
     counters: BTreeMap<&'static str, u64>,
+    /// The OAuth 2 provider: applications, codes, refresh tokens.
+    pub oauth: oauth::OAuthState,
     seq: Sequences,
     last_millis: Millis,
 }
@@ -191,6 +194,7 @@ impl Store {
             identifier_word: crate::DEFAULT_IDENTIFIER_WORD.to_string(),
             users: BTreeMap::new(),
             tokens: BTreeMap::new(),
+            oauth: oauth::OAuthState::default(),
             namespaces: BTreeMap::new(),
             projects: BTreeMap::new(),
             issues: BTreeMap::new(),

@@ -54,7 +54,7 @@ pub enum TokenKind {
     Personal,
     /// An impersonation token made by an admin.
     Impersonation,
-    /// An OAuth access token from the password grant.
+    /// An OAuth access token (password grant, or an application's authorization code).
     OAuth,
 }
 
@@ -173,6 +173,7 @@ impl Store {
         self.tokens
             .values()
             .find(|t| !t.revoked && t.token == secret)
+            .filter(|t| !self.oauth.expired(t.id, crate::time::now_millis()))
             .and_then(|t| self.users.get(&t.user_id))
     }
 

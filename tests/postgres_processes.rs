@@ -9,168 +9,21 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::convert::Infallible;
-use std::io::BufRead;
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use common::alerts::ADMIN;
-use common::postgres::Postgres;
+use common::replicas::{database, readiness, simulator, until, Replica};
 use common::{get, send_json};
 use http::{Method, Request, Response, StatusCode};
-use http_body_util::{BodyExt, Empty, Full};
+use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::{json, Value};
-use svc_sim::{DemoSeed, SimHandle};
-
-const KEY: &str = "5f0c6a8e2d4b1f3a9c7e5d2b0a8f6e4c2a0b9d8c7e6f5a4b3c2d1e0f9a8b7c6d";
-
-/// One svcgate process: its address, its log (stderr, kept whole), stopped by pid.
-struct Replica {
-    name: &'static str,
-    child: Child,
-    address: SocketAddr,
-    log: Arc<Mutex<String>>,
-}
-
-impl Replica {
-    /// Starts `svcgate serve` on a free loopback port against `backend` and `database_url`, with `SVCGATE_*`
-    /// variables from `env`; waits until it listens.
-    async fn start(name: &'static str, backend: &str, database_url: &str, env: &[(&str, &str)]) -> Replica {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_svcgate"));
-        for (variable, _) in std::env::vars() {
-            if variable.starts_with("SVCGATE_") {
-                command.env_remove(variable);
-            }
-        }
-        command
-            .args(["serve", "--backend", backend, "--database-url", database_url])
-            .args(["--listen", "127.0.0.1:0", "--log-format", "json"])
-            .env("SVCGATE_SECRET_KEY", KEY)
-            .env("SVCGATE_WORKER_THREADS", "2")
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        let mut child = command.spawn().unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let log = Arc::new(Mutex::new(String::new()));
-        let (found, listening) = tokio::sync::oneshot::channel::<SocketAddr>();
-        let kept = Arc::clone(&log);
-        std::thread::spawn(move || {
-            let mut found = Some(found);
-            // Read to the end, so the process never blocks on a full pipe.
-            for line in std::io::BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if let Ok(entry) = serde_json::from_str::<Value>(&line) {
-                    if entry["message"] == "listening" {
-                        if let (Some(found), Some(address)) = (found.take(), entry["address"].as_str()) {
-                            found.send(address.parse().unwrap()).ok();
-                        }
-                    }
-                }
-                let mut log = kept.lock().unwrap();
-                log.push_str(&line);
-                log.push('\n');
-            }
-        });
-        let address = match tokio::time::timeout(Duration::from_secs(60), listening).await {
-            Ok(Ok(address)) => address,
-            _ => panic!("replica {name} did not listen: {}", log.lock().unwrap()),
-        };
-        Replica {
-            name,
-            child,
-            address,
-            log,
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}", self.address)
-    }
-
-    fn signal(&self, signal: &str) {
-        let status = Command::new("kill")
-            .args([signal, &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success(), "kill {signal} {}", self.name);
-    }
-
-    /// Waits (at most `limit`) for the process to exit; answers whether it exited successfully.
-    async fn exited(&mut self, limit: Duration) -> bool {
-        let started = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status.success();
-            }
-            assert!(
-                started.elapsed() < limit,
-                "replica {} did not exit within {limit:?}: {}",
-                self.name,
-                self.log.lock().unwrap()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            drop(self.child.kill());
-            drop(self.child.wait());
-        }
-    }
-}
-
-/// The simulator with its demo project, in this process.
-async fn simulator() -> (SimHandle, DemoSeed) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sim = svc_sim::spawn(listener, ADMIN).await.unwrap();
-    let demo = sim.seed_demo();
-    (sim, demo)
-}
-
-/// A cluster of its own and an empty database on it.
-async fn database() -> (Postgres, String) {
-    let cluster = tokio::task::spawn_blocking(Postgres::start).await.unwrap();
-    let url = cluster.database("svcgate").await;
-    (cluster, url)
-}
-
-/// Polls `check` until it holds, for at most `limit`.
-async fn until(limit: Duration, what: &str, mut check: impl AsyncFnMut() -> bool) {
-    let started = Instant::now();
-    while !check().await {
-        assert!(
-            started.elapsed() < limit,
-            "{what} did not happen within {limit:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-/// Readiness of `replica` on a connection of its own: `None` when no connection can be made (not listening).
-async fn readiness(address: SocketAddr) -> Option<StatusCode> {
-    let stream = tokio::net::TcpStream::connect(address).await.ok()?;
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .ok()?;
-    tokio::spawn(connection);
-    let request = Request::get("/-/svcgate/ready")
-        .header("host", address.to_string())
-        .body(Empty::<Bytes>::new())
-        .unwrap();
-    // A connection accepted just before the listener closed may be closed unanswered: not ready either.
-    let response = sender.send_request(request).await.ok()?;
-    Some(response.status())
-}
+use svc_sim::DemoSeed;
 
 /// A generic integration made on `replica` by the demo project's owner: its path and key.
 async fn integration(replica: &Replica, demo: &DemoSeed) -> (String, String) {

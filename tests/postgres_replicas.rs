@@ -1,66 +1,92 @@
-//! Two svcgate replicas on one PostgreSQL, in front of one svc-sim, each on its own port: what one replica does,
-//! the other honours. (Every store operation is also checked against both stores in `store_contract.rs`.)
+//! Two svcgate processes on one PostgreSQL database and one `secret_key`, each on its own port, in front of one
+//! svc-sim: what one replica does, the other honours — alerts sent to both at once group into one, an integration
+//! created, re-keyed or deactivated on one is honoured by the other within a second, a page session made on one
+//! is known to the other and ended on both. Each test has its own PostgreSQL cluster. (Every store operation is
+//! also checked against both stores in `store_contract.rs`.)
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::alerts::{post_alert, AlertWorld};
+use common::alerts::{post_alert, Members};
 use common::postgres::Postgres;
-use common::{send_json, TestGateway};
+use common::replicas::{database, simulator, until, Replica};
+use common::send_json;
 use http::{Method, StatusCode};
-use serde_json::json;
+use serde_json::{json, Value};
+use svc_sim::{DemoSeed, SimHandle};
 
-const KEY: &str = "5f0c6a8e2d4b1f3a9c7e5d2b0a8f6e4c2a0b9d8c7e6f5a4b3c2d1e0f9a8b7c6d";
-
-/// A world whose gateway keeps its state in `url`, and a second replica of it on the same database.
-async fn replicas(cluster: &Postgres) -> (AlertWorld, TestGateway) {
-    let url = cluster.database("svcgate").await;
-    let shared = |raw: &mut svcgate::config::RawConfig| {
-        raw.database_url = Some(url.clone());
-        raw.secret_key = Some(KEY.to_owned());
-    };
-    let world = AlertWorld::with(shared).await;
-    let second = TestGateway::start_with(&world.sim.url(), shared).await;
-    (world, second)
+/// Two replica processes on one database of a cluster of the test's own, in front of one simulator whose demo
+/// project has a member of every role. Dropped in field order: the replicas are stopped before the simulator and
+/// the cluster.
+struct Pair {
+    first: Replica,
+    second: Replica,
+    demo: DemoSeed,
+    members: Members,
+    _sim: SimHandle,
+    _cluster: Postgres,
 }
 
-/// The receiving address `integration` has on `gateway` (the path is the same on every replica).
-fn address_on(gateway: &TestGateway, integration: &serde_json::Value) -> String {
-    let url: http::Uri = integration["url"].as_str().unwrap().parse().unwrap();
-    format!("{}{}", gateway.url(), url.path())
-}
-
-/// Polls `check` until it holds, for at most `limit`; answers how long it took.
-async fn until(limit: Duration, what: &str, mut check: impl AsyncFnMut() -> bool) -> Duration {
-    let started = Instant::now();
-    loop {
-        if check().await {
-            return started.elapsed();
+impl Pair {
+    /// Starts the cluster, the simulator and the two replicas (one after the other, as a rolling start would).
+    async fn start() -> Pair {
+        let (cluster, url) = database().await;
+        let (sim, demo) = simulator().await;
+        let members = Members::add(&sim, &demo).await;
+        let first = Replica::start("first", &sim.url(), &url, &[]).await;
+        let second = Replica::start("second", &sim.url(), &url, &[]).await;
+        Pair {
+            first,
+            second,
+            demo,
+            members,
+            _sim: sim,
+            _cluster: cluster,
         }
-        assert!(
-            started.elapsed() < limit,
-            "{what} did not happen within {limit:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
+
+    /// The management API address of the demo project on `replica`.
+    fn api(&self, replica: &Replica, rest: &str) -> String {
+        format!(
+            "{}/-/svcgate/api/projects/{}{rest}",
+            replica.url(),
+            self.demo.project_id
+        )
+    }
+
+    /// Creates a generic integration on `replica` as the Maintainer and answers it (with `url` and `token`).
+    async fn integration(&self, replica: &Replica) -> Value {
+        let answer = send_json(
+            Method::POST,
+            &self.api(replica, "/integrations"),
+            &self.members.maintainer,
+            json!({"type": "generic", "active": true}),
+        )
+        .await;
+        assert_eq!(answer.status, StatusCode::CREATED, "{:?}", answer.body);
+        answer.json()
+    }
+}
+
+/// The receiving address `integration` has on `replica` (the path is the same on every replica).
+fn address_on(replica: &Replica, integration: &Value) -> String {
+    let url: http::Uri = integration["url"].as_str().unwrap().parse().unwrap();
+    format!("{}{}", replica.url(), url.path())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_integration_changed_on_one_replica_is_honoured_by_the_other_within_a_second() {
-    let cluster = tokio::task::spawn_blocking(Postgres::start).await.unwrap();
-    let (world, second) = replicas(&cluster).await;
+    let pair = Pair::start().await;
     let payload = json!({"title": "disk full", "fingerprint": "disk"});
 
     // Created on the first replica: the second accepts its key.
-    let created = world
-        .integration(json!({"type": "generic", "active": true}))
-        .await;
+    let created = pair.integration(&pair.first).await;
     let id = created["id"].as_u64().unwrap();
-    let on_second = address_on(&second, &created);
+    let on_second = address_on(&pair.second, &created);
     let key = created["token"].as_str().unwrap().to_owned();
-    until(
+    let accepted = until(
         Duration::from_secs(1),
         "the second replica accepting a new key",
         async || post_alert(&on_second, &key, &payload).await.status == StatusCode::OK,
@@ -70,14 +96,14 @@ async fn an_integration_changed_on_one_replica_is_honoured_by_the_other_within_a
     // Re-keyed on the first: the second refuses the old key and accepts the new one.
     let reset = send_json(
         Method::POST,
-        &world.api(&format!("/integrations/{id}/reset_token")),
-        &world.maintainer,
+        &pair.api(&pair.first, &format!("/integrations/{id}/reset_token")),
+        &pair.members.maintainer,
         json!(null),
     )
     .await;
     assert_eq!(reset.status, StatusCode::OK);
     let new_key = reset.json()["token"].as_str().unwrap().to_owned();
-    until(
+    let rotated = until(
         Duration::from_secs(1),
         "the second replica refusing a rotated key",
         async || post_alert(&on_second, &key, &payload).await.status == StatusCode::UNAUTHORIZED,
@@ -91,30 +117,31 @@ async fn an_integration_changed_on_one_replica_is_honoured_by_the_other_within_a
     // Deactivated on the first: the second no longer receives at that address.
     let off = send_json(
         Method::PUT,
-        &world.api(&format!("/integrations/{id}")),
-        &world.maintainer,
+        &pair.api(&pair.first, &format!("/integrations/{id}")),
+        &pair.members.maintainer,
         json!({"active": false}),
     )
     .await;
     assert_eq!(off.status, StatusCode::OK);
-    until(
+    let deactivated = until(
         Duration::from_secs(1),
         "the second replica refusing a deactivated integration",
         async || post_alert(&on_second, &new_key, &payload).await.status == StatusCode::NOT_FOUND,
     )
     .await;
+    eprintln!(
+        "honoured by the other replica after: creation {accepted:?}, key reset {rotated:?}, deactivation \
+         {deactivated:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn alerts_sent_to_both_replicas_at_once_group_into_one_open_alert() {
-    let cluster = tokio::task::spawn_blocking(Postgres::start).await.unwrap();
-    let (world, second) = replicas(&cluster).await;
-    let created = world
-        .integration(json!({"type": "generic", "active": true}))
-        .await;
+    let pair = Pair::start().await;
+    let created = pair.integration(&pair.first).await;
     let key = created["token"].as_str().unwrap().to_owned();
-    let on_first = address_on(&world.gateway, &created);
-    let on_second = address_on(&second, &created);
+    let on_first = address_on(&pair.first, &created);
+    let on_second = address_on(&pair.second, &created);
     until(
         Duration::from_secs(1),
         "the second replica knowing the integration",
@@ -133,12 +160,8 @@ async fn alerts_sent_to_both_replicas_at_once_group_into_one_open_alert() {
     }
 
     let listed = common::get(
-        &format!(
-            "{}/-/svcgate/api/projects/{}/alerts?status=open",
-            second.url(),
-            world.demo.project_id
-        ),
-        &world.developer,
+        &pair.api(&pair.second, "/alerts?status=open"),
+        &pair.members.developer,
     )
     .await;
     assert_eq!(listed.status, StatusCode::OK);
@@ -150,9 +173,8 @@ async fn alerts_sent_to_both_replicas_at_once_group_into_one_open_alert() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn signing_in_on_one_replica_works_on_the_other_and_signing_out_ends_it_on_both() {
-    let cluster = tokio::task::spawn_blocking(Postgres::start).await.unwrap();
-    let (world, second) = replicas(&cluster).await;
-    let signed_in = common::sign_in(&world.gateway.url(), &world.maintainer).await;
+    let pair = Pair::start().await;
+    let signed_in = common::sign_in(&pair.first.url(), &pair.members.maintainer).await;
     assert_eq!(signed_in.status, StatusCode::SEE_OTHER);
     let session = signed_in.cookie();
 
@@ -168,7 +190,7 @@ async fn signing_in_on_one_replica_works_on_the_other_and_signing_out_ends_it_on
             .await
         }
     };
-    let on_second = page(second.url()).await;
+    let on_second = page(pair.second.url()).await;
     assert_eq!(
         on_second.status,
         StatusCode::OK,
@@ -180,7 +202,7 @@ async fn signing_in_on_one_replica_works_on_the_other_and_signing_out_ends_it_on
     let csrf = on_second.csrf();
     let out = common::send(
         Method::POST,
-        &format!("{}/-/svcgate/sign_out", second.url()),
+        &format!("{}/-/svcgate/sign_out", pair.second.url()),
         &[("cookie", &session)],
         Some((
             "application/x-www-form-urlencoded",
@@ -189,7 +211,14 @@ async fn signing_in_on_one_replica_works_on_the_other_and_signing_out_ends_it_on
     )
     .await;
     assert_eq!(out.status, StatusCode::SEE_OTHER);
-    let on_first = page(world.gateway.url()).await;
-    assert_eq!(on_first.status, StatusCode::SEE_OTHER, "signed out everywhere");
-    assert_eq!(on_first.header("location"), Some("/-/svcgate/sign_in"));
+    for replica in [&pair.first, &pair.second] {
+        let after = page(replica.url()).await;
+        assert_eq!(
+            after.status,
+            StatusCode::SEE_OTHER,
+            "signed out on the {} replica too",
+            replica.name
+        );
+        assert_eq!(after.header("location"), Some("/-/svcgate/sign_in"));
+    }
 }

@@ -44,26 +44,18 @@ impl AlertWorld {
             redirect_uri: format!("{}/-/svcgate/oauth/callback", gateway.url()),
             scopes: vec!["read_api".to_owned()],
         });
-        let mut tokens = Vec::new();
-        for (name, level) in [("reporter", 20), ("developer", 30), ("maintainer", 40)] {
-            let (id, token) = sim.create_user(name, false);
-            let added = send_json(
-                Method::POST,
-                &format!("{}/api/v4/projects/{}/members", sim.url(), demo.project_id),
-                &demo.token,
-                json!({"user_id": id, "access_level": level}),
-            )
-            .await;
-            assert_eq!(added.status, StatusCode::CREATED, "{:?}", added.body);
-            tokens.push(token);
-        }
+        let Members {
+            reporter,
+            developer,
+            maintainer,
+        } = Members::add(&sim, &demo).await;
         AlertWorld {
             sim,
             demo,
             gateway,
-            maintainer: tokens.pop().unwrap(),
-            developer: tokens.pop().unwrap(),
-            reporter: tokens.pop().unwrap(),
+            reporter,
+            developer,
+            maintainer,
         }
     }
 
@@ -86,6 +78,37 @@ impl AlertWorld {
         let answer = send_json(Method::POST, &self.api("/integrations"), &self.maintainer, body).await;
         assert_eq!(answer.status, StatusCode::CREATED, "{:?}", answer.body);
         answer.json()
+    }
+}
+
+/// A token for each role on the demo project: a Reporter, a Developer and a Maintainer.
+pub struct Members {
+    pub reporter: String,
+    pub developer: String,
+    pub maintainer: String,
+}
+
+impl Members {
+    /// Makes a user of each role on the simulator and adds them to the demo project.
+    pub async fn add(sim: &SimHandle, demo: &DemoSeed) -> Self {
+        let mut tokens = Vec::new();
+        for (name, level) in [("reporter", 20), ("developer", 30), ("maintainer", 40)] {
+            let (id, token) = sim.create_user(name, false);
+            let added = send_json(
+                Method::POST,
+                &format!("{}/api/v4/projects/{}/members", sim.url(), demo.project_id),
+                &demo.token,
+                json!({"user_id": id, "access_level": level}),
+            )
+            .await;
+            assert_eq!(added.status, StatusCode::CREATED, "{:?}", added.body);
+            tokens.push(token);
+        }
+        Members {
+            maintainer: tokens.pop().unwrap(),
+            developer: tokens.pop().unwrap(),
+            reporter: tokens.pop().unwrap(),
+        }
     }
 }
 

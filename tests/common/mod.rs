@@ -4,6 +4,7 @@
 pub mod alerts;
 pub mod origin;
 pub mod postgres;
+pub mod replicas;
 
 use std::future::Future;
 use std::net::SocketAddr;

@@ -1,0 +1,193 @@
+//! Replicas as real processes: `svcgate serve` spawned from the test binary on a free loopback port, against one
+//! PostgreSQL database and one `secret_key`, in front of svc-sim; ready when it logs that it listens, stopped by
+//! process id (the end of its log printed when the test fails meanwhile). Also the simulator, a database on a
+//! cluster of the test's own, readiness and a polling wait, which every replica test needs.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::BufRead;
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::{Request, StatusCode};
+use http_body_util::Empty;
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+use svc_sim::{DemoSeed, SimHandle};
+
+use super::alerts::ADMIN;
+use super::postgres::Postgres;
+
+/// The `secret_key` every replica of a test shares.
+pub const KEY: &str = "5f0c6a8e2d4b1f3a9c7e5d2b0a8f6e4c2a0b9d8c7e6f5a4b3c2d1e0f9a8b7c6d";
+
+/// One svcgate process: its address, its log (stderr, kept whole), stopped by pid.
+pub struct Replica {
+    pub name: &'static str,
+    pub child: Child,
+    pub address: SocketAddr,
+    pub log: Arc<Mutex<String>>,
+}
+
+impl Replica {
+    /// Starts `svcgate serve` on a free loopback port against `backend` and `database_url`, with `SVCGATE_*`
+    /// variables from `env`; waits until it listens.
+    pub async fn start(
+        name: &'static str,
+        backend: &str,
+        database_url: &str,
+        env: &[(&str, &str)],
+    ) -> Replica {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_svcgate"));
+        for (variable, _) in std::env::vars() {
+            if variable.starts_with("SVCGATE_") {
+                command.env_remove(variable);
+            }
+        }
+        command
+            .args(["serve", "--backend", backend, "--database-url", database_url])
+            .args(["--listen", "127.0.0.1:0", "--log-format", "json"])
+            .env("SVCGATE_SECRET_KEY", KEY)
+            .env("SVCGATE_WORKER_THREADS", "2")
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let log = Arc::new(Mutex::new(String::new()));
+        let (found, listening) = tokio::sync::oneshot::channel::<SocketAddr>();
+        let kept = Arc::clone(&log);
+        std::thread::spawn(move || {
+            let mut found = Some(found);
+            // Read to the end, so the process never blocks on a full pipe.
+            for line in std::io::BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if let Ok(entry) = serde_json::from_str::<Value>(&line) {
+                    if entry["message"] == "listening" {
+                        if let (Some(found), Some(address)) = (found.take(), entry["address"].as_str()) {
+                            found.send(address.parse().unwrap()).ok();
+                        }
+                    }
+                }
+                let mut log = kept.lock().unwrap();
+                log.push_str(&line);
+                log.push('\n');
+            }
+        });
+        let address = match tokio::time::timeout(Duration::from_secs(60), listening).await {
+            Ok(Ok(address)) => address,
+            _ => panic!("replica {name} did not listen: {}", log.lock().unwrap()),
+        };
+        Replica {
+            name,
+            child,
+            address,
+            log,
+        }
+    }
+
+    /// The replica's base URL.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.address)
+    }
+
+    /// Sends `signal` (as `kill` spells it, e.g. `-TERM`) to the process.
+    pub fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill {signal} {}", self.name);
+    }
+
+    /// Waits (at most `limit`) for the process to exit; answers whether it exited successfully.
+    pub async fn exited(&mut self, limit: Duration) -> bool {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.success();
+            }
+            assert!(
+                started.elapsed() < limit,
+                "replica {} did not exit within {limit:?}: {}",
+                self.name,
+                self.log.lock().unwrap()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+/// Lines of a replica's log shown when a test fails while it runs.
+const LOG_LINES_ON_FAILURE: usize = 40;
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            if let Ok(log) = self.log.lock() {
+                let lines: Vec<&str> = log.lines().collect();
+                let tail = &lines[lines.len().saturating_sub(LOG_LINES_ON_FAILURE)..];
+                eprintln!(
+                    "replica {} ({}), last lines of its log:\n{}",
+                    self.name,
+                    self.address,
+                    tail.join("\n")
+                );
+            }
+        }
+        if matches!(self.child.try_wait(), Ok(None)) {
+            drop(self.child.kill());
+            drop(self.child.wait());
+        }
+    }
+}
+
+/// The simulator with its demo project, in this process.
+pub async fn simulator() -> (SimHandle, DemoSeed) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let sim = svc_sim::spawn(listener, ADMIN).await.unwrap();
+    let demo = sim.seed_demo();
+    (sim, demo)
+}
+
+/// A cluster of its own and an empty database on it.
+pub async fn database() -> (Postgres, String) {
+    let cluster = tokio::task::spawn_blocking(Postgres::start).await.unwrap();
+    let url = cluster.database("svcgate").await;
+    (cluster, url)
+}
+
+/// Polls `check` every 20 ms until it holds, for at most `limit` (from the call); answers how long it took.
+pub async fn until(limit: Duration, what: &str, mut check: impl AsyncFnMut() -> bool) -> Duration {
+    let started = Instant::now();
+    loop {
+        if check().await {
+            return started.elapsed();
+        }
+        assert!(
+            started.elapsed() < limit,
+            "{what} did not happen within {limit:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Readiness of the replica at `address` on a connection of its own: `None` when no connection can be made (not
+/// listening).
+pub async fn readiness(address: SocketAddr) -> Option<StatusCode> {
+    let stream = tokio::net::TcpStream::connect(address).await.ok()?;
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .ok()?;
+    tokio::spawn(connection);
+    let request = Request::get("/-/svcgate/ready")
+        .header("host", address.to_string())
+        .body(Empty::<Bytes>::new())
+        .unwrap();
+    // A connection accepted just before the listener closed may be closed unanswered: not ready either.
+    let response = sender.send_request(request).await.ok()?;
+    Some(response.status())
+}

@@ -436,18 +436,30 @@ const RESOLVE: &str = "WITH resolved AS (
     SELECT id, project_id, iid, status, title, events, incident_iid FROM resolved";
 
 /// Makes sure project `$1` has its iid counter (starting at the project's highest iid). An existing counter is
-/// neither changed nor locked.
+/// neither changed, nor locked, nor is the highest iid looked for.
 const ENSURE_COUNTER: &str = "INSERT INTO alert_iids (project_id, last_iid)
-    VALUES ($1, (SELECT COALESCE(MAX(iid), 0) FROM alerts WHERE project_id = $1 AND iid > 0))
+    SELECT $1, (SELECT COALESCE(MAX(iid), 0) FROM alerts WHERE project_id = $1 AND iid > 0)
+    WHERE NOT EXISTS (SELECT 1 FROM alert_iids WHERE project_id = $1)
     ON CONFLICT (project_id) DO NOTHING";
+
+/// Notes, for this transaction, the last provisional iid given before it wrote anything (`svcgate.provisional_floor`):
+/// its own alerts' provisional iids are below the negative of that. (`alert_provisional_iids` hands out one value at a
+/// time, `CACHE 1`, so a later `nextval` anywhere is larger.)
+const PROVISIONAL_FLOOR: &str = "SELECT set_config('svcgate.provisional_floor',
+        (CASE WHEN is_called THEN last_value ELSE last_value - 1 END)::text, true)
+    FROM alert_provisional_iids";
 
 /// Numbers the alerts this transaction created in project `$1`, in the order they were written: takes as many iids
 /// from the project's counter, locking it until commit, and gives them out. The alerts with provisional (negative)
-/// iids a transaction sees are its own: every transaction numbers its alerts before it commits. A transaction that
-/// created nothing in the project leaves the counter alone. Answers each alert's id and iid.
+/// iids a transaction sees are its own (every transaction numbers its alerts before it commits); they are looked for
+/// only among the provisional iids given since [`PROVISIONAL_FLOOR`], since the index keeps the entries of every
+/// earlier alert's first row version until vacuum. A transaction that created nothing in the project leaves the
+/// counter alone. Answers each alert's id and iid.
 const NUMBER: &str = "WITH mine AS (
         SELECT id, row_number() OVER (ORDER BY id) AS ord, count(*) OVER () AS created
-        FROM alerts WHERE project_id = $1 AND iid < 0
+        FROM alerts
+        WHERE project_id = $1 AND iid < 0
+            AND iid < -current_setting('svcgate.provisional_floor')::bigint
     ), counter AS (
         UPDATE alert_iids SET last_iid = last_iid + (SELECT count(*) FROM mine)
         WHERE project_id = $1 AND EXISTS (SELECT 1 FROM mine)
@@ -709,7 +721,7 @@ async fn pipeline(
 /// Applies `events` in one transaction, answering their outcomes in their order.
 ///
 /// The whole transaction is one round trip: every statement is sent before any answer is read (see [`pipeline`]).
-/// In order: `BEGIN`; each project's counter made sure of; the [`plan`]'s statements, a new alert taking a
+/// In order: `BEGIN`; the [`PROVISIONAL_FLOOR`]; each project's counter made sure of; the [`plan`]'s statements, a new alert taking a
 /// provisional iid; per project in project order, the numbering of its new alerts from its counter; `COMMIT`. A
 /// project's counter row is so locked only from the numbering to the commit, which is what lets several
 /// transactions of one project write their alerts at the same time. Numbers are given without gaps or duplicates: a
@@ -722,11 +734,12 @@ async fn run_batch(
     events: &[&AlertEvent],
 ) -> Result<Vec<Result<EventOutcome, StoreError>>, StoreError> {
     let client = pool.get().await?;
-    let (fire_many, fire, resolve, ensure_counter, number) = tokio::try_join!(
+    let (fire_many, fire, resolve, ensure_counter, floor, number) = tokio::try_join!(
         client.prepare_cached(FIRE_MANY),
         client.prepare_cached(FIRE),
         client.prepare_cached(RESOLVE),
         client.prepare_cached(ENSURE_COUNTER),
+        client.prepare_cached(PROVISIONAL_FLOOR),
         client.prepare_cached(NUMBER),
     )?;
     let statements = BatchStatements {
@@ -744,11 +757,17 @@ async fn run_batch(
     projects.dedup();
     let steps = plan(events);
     let client: &tokio_postgres::Client = &client;
-    let (statements, ensure_counter, number) = (&statements, &ensure_counter, &number);
-    let mut requests: Vec<Request<'_>> = vec![Box::pin(async move {
-        client.batch_execute("BEGIN").await?;
-        Ok(Answer::Done)
-    })];
+    let (statements, ensure_counter, floor, number) = (&statements, &ensure_counter, &floor, &number);
+    let mut requests: Vec<Request<'_>> = vec![
+        Box::pin(async move {
+            client.batch_execute("BEGIN").await?;
+            Ok(Answer::Done)
+        }),
+        Box::pin(async move {
+            client.query(floor, &[]).await?;
+            Ok(Answer::Done)
+        }),
+    ];
     for project in &projects {
         requests.push(Box::pin(async move {
             client.execute(ensure_counter, &[project]).await?;

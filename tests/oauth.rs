@@ -552,6 +552,31 @@ async fn a_link_followed_while_signed_out_comes_back_after_a_token_sign_in_and_n
 }
 
 #[tokio::test]
+async fn a_return_to_with_dot_segments_never_leaves_the_pages() {
+    let world = World::new(7200, "60s").await;
+    for hostile in [
+        "/-/svcgate/../../oauth/authorize?client_id=EVIL&redirect_uri=https://evil/cb&response_type=code",
+        "/-/svcgate/%252e%252e/%252e%252e/oauth/authorize?client_id=EVIL&response_type=code",
+    ] {
+        let mut jar = Jar::default();
+        let form = jar
+            .get(&format!(
+                "{}/-/svcgate/sign_in?return_to={}",
+                world.gateway.url(),
+                form_urlencoded::byte_serialize(hostile.as_bytes()).collect::<String>()
+            ))
+            .await;
+        assert!(
+            !text(&form).contains("oauth/authorize"),
+            "the sign-in page does not carry it on: {}",
+            text(&form)
+        );
+        let (_, target) = sign_in(&world, &mut jar, Some(hostile)).await;
+        assert_eq!(target, "/-/svcgate/projects", "{hostile}");
+    }
+}
+
+#[tokio::test]
 async fn serve_dev_signs_in_through_the_embedded_simulator_out_of_the_box() {
     let config = svcgate::config::Config::from_raw(svcgate::config::RawConfig {
         listen: Some("127.0.0.1:0".to_owned()),

@@ -53,18 +53,46 @@ fn set_state_cookie(state: &str, value: &str, max_age: Duration, secure: bool) -
     )
 }
 
+/// How many rounds of percent-decoding a return-to path may need before it stops changing (a path encoded more
+/// deeply than this is refused rather than trusted).
+const MAX_DECODE_ROUNDS: usize = 4;
+
 /// `path` if it is a page of svcgate's own to go back to after signing in: a local path under the pages' prefix
-/// (never another host, a scheme-relative `//host`, or the sign-in pages themselves), else `None`.
+/// (never another host, a scheme-relative `//host`, a dot segment that a browser would resolve out of the pages,
+/// a fragment, or the sign-in pages themselves), else `None`.
 pub fn local_return_to(path: &str) -> Option<String> {
     let acceptable = path.len() <= MAX_RETURN_TO
         && path.starts_with(PREFIX)
-        && !path.contains('\\')
-        && !path.contains("//")
+        && !path.contains('#')
         && !path.chars().any(char::is_control)
-        && !path.starts_with("/-/svcgate/sign_in")
-        && !path.starts_with("/-/svcgate/oauth/")
-        && !path.starts_with("/-/svcgate/sign_out");
+        && path_part_is_plain(path.split('?').next().unwrap_or(path));
     acceptable.then(|| path.to_owned())
+}
+
+/// Whether the path part of a return-to (before its query) stays a plain path of the pages however often it is
+/// percent-decoded: no `.` or `..` segment (the browser resolves them, `/-/svcgate/../../x` is `/x`), no
+/// backslash (read as a slash), no empty segment (`//host`), no control character, and not a sign-in page.
+fn path_part_is_plain(raw: &str) -> bool {
+    let mut path = raw.to_owned();
+    for _ in 0..=MAX_DECODE_ROUNDS {
+        let plain = path.starts_with(PREFIX)
+            && !path.contains('\\')
+            && !path.contains("//")
+            && !path.chars().any(char::is_control)
+            && !path.split('/').any(|segment| segment == "." || segment == "..")
+            && !path.starts_with("/-/svcgate/sign_in")
+            && !path.starts_with("/-/svcgate/oauth/")
+            && !path.starts_with("/-/svcgate/sign_out");
+        if !plain {
+            return false;
+        }
+        let decoded = crate::url_parts::decode(&path);
+        if decoded == path {
+            return true;
+        }
+        path = decoded;
+    }
+    false
 }
 
 /// The sign-in page's address, remembering where the person was going.
@@ -355,8 +383,34 @@ mod tests {
             "/-/svcgate/oauth/callback?code=x",
             "/api/v4/user",
             "/-/svcgate/\nSet-Cookie: x",
+            // Dot segments the browser resolves out of the pages, plain or percent-encoded (once or twice).
+            "/-/svcgate/../../oauth/authorize?client_id=EVIL&redirect_uri=https://evil/cb&response_type=code",
+            "/-/svcgate/..",
+            "/-/svcgate/projects/./../../x",
+            "/-/svcgate/%2e%2e/%2e%2e/oauth/authorize",
+            "/-/svcgate/%2E%2E/api/v4/user",
+            "/-/svcgate/.%2e/x",
+            "/-/svcgate/%252e%252e/%252e%252e/oauth/authorize",
+            "/-/svcgate/%25252e%25252e/x",
+            "/-/svcgate/%2e/x",
+            // Encoded slashes, backslashes and control characters.
+            "/-/svcgate/%2f%2fevil.example",
+            "/-/svcgate/%5c..%5cx",
+            "/-/svcgate/%0d%0aSet-Cookie:%20x",
+            // Fragments, and the sign-in pages reached through encoding.
+            "/-/svcgate/projects#/../../x",
+            "/-/svcgate/%6fauth/callback?code=x",
+            // Encoded more deeply than any page's address needs.
+            "/-/svcgate/%2525252525252e",
         ] {
             assert_eq!(local_return_to(refused), None, "{refused}");
+        }
+        for kept in [
+            "/-/svcgate/projects/1/alerts?status=..&q=a%2Fb",
+            "/-/svcgate/projects/1/alerts/3?return_to=/-/svcgate/../x",
+            "/-/svcgate/projects/1/.well/x..y",
+        ] {
+            assert_eq!(local_return_to(kept).as_deref(), Some(kept), "{kept}");
         }
         assert_eq!(
             local_return_to(&format!("/-/svcgate/{}", "a".repeat(MAX_RETURN_TO))),

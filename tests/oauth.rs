@@ -282,6 +282,56 @@ async fn a_state_not_started_in_this_browser_is_refused() {
 }
 
 #[tokio::test]
+async fn a_state_not_of_the_issued_form_is_refused_and_never_named_in_a_cookie() {
+    let world = World::new(7200, "60s").await;
+    let mut jar = Jar::default();
+    start(&world, &mut jar, None).await;
+    for state in [
+        "a;b=c d",
+        "",
+        "0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF",
+    ] {
+        let answer = jar
+            .get(&format!(
+                "{}/-/svcgate/oauth/callback?code=x&state={}",
+                world.gateway.url(),
+                form_urlencoded::byte_serialize(state.as_bytes()).collect::<String>()
+            ))
+            .await;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{state:?}");
+        assert!(
+            text(&answer).contains("id=\"sign-in-failed\""),
+            "{}",
+            text(&answer)
+        );
+        assert!(
+            answer.headers.get_all("set-cookie").iter().next().is_none(),
+            "no cookie is set for {state:?}"
+        );
+    }
+    assert!(world.token_calls("/oauth/token").is_empty());
+}
+
+#[tokio::test]
+async fn someone_who_learns_a_state_cannot_cancel_the_sign_in() {
+    let world = World::new(7200, "60s").await;
+    let mut person = Jar::default();
+    let authorize = start(&world, &mut person, None).await;
+    let callback = decide(&mut person, &authorize, &world.demo.username, "approve").await;
+    let mut stranger = Jar::default();
+    let refused = stranger.get(&callback).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    assert!(
+        text(&refused).contains("not started in this browser"),
+        "{}",
+        text(&refused)
+    );
+    let finished = person.get(&callback).await;
+    assert_eq!(finished.status, StatusCode::OK, "{}", text(&finished));
+    assert!(person.0.contains_key("svcgate_session"));
+}
+
+#[tokio::test]
 async fn a_replayed_state_is_refused() {
     let world = World::new(7200, "60s").await;
     let mut jar = Jar::default();

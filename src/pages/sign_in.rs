@@ -4,8 +4,9 @@
 //! The OAuth flow: `GET /-/svcgate/oauth/start?return_to=…` makes a random `state` and a PKCE verifier, keeps
 //! them in the store (the state by its hash, the verifier sealed, with the return-to path and a 10-minute expiry,
 //! so any replica can finish the sign-in) and in a short-lived cookie bound to this browser, and sends the browser
-//! to the server's `/oauth/authorize`. The callback takes the store row once (a replayed state finds nothing),
-//! checks that the browser's cookie holds the same state, exchanges the code with the verifier, asks the server
+//! to the server's `/oauth/authorize`. The callback refuses any state not of the form svcgate issues, checks that
+//! the browser's cookie holds the same state, then takes the store row once (a replayed state finds nothing),
+//! exchanges the code with the verifier, asks the server
 //! who the token belongs to, and opens the session. Only a path of the pages is accepted as return-to (no open
 //! redirect). Every failure answers a page in the pages' error shape.
 
@@ -36,7 +37,19 @@ const HOME: &str = "/-/svcgate/projects";
 /// two tabs signing in at once do not undo each other).
 const STATE_COOKIE_PREFIX: &str = "svcgate_oauth_";
 
-/// The state cookie's name for a state value.
+/// The length of the `state` svcgate issues: 32 random bytes in lowercase hex.
+const STATE_LEN: usize = 64;
+
+/// Whether `state` has exactly the form svcgate issues (64 lowercase hex digits); anything else is refused before
+/// it reaches a cookie name or the store.
+fn is_issued_state(state: &str) -> bool {
+    state.len() == STATE_LEN
+        && state
+            .bytes()
+            .all(|byte| byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte))
+}
+
+/// The state cookie's name for a state value (one svcgate issued: see `is_issued_state`).
 fn state_cookie(state: &str) -> String {
     format!("{STATE_COOKIE_PREFIX}{}", state.get(..12).unwrap_or(state))
 }
@@ -255,16 +268,26 @@ impl Pages {
                 "Signing in through the svc server is not set up on this gateway.",
             );
         };
-        let state = call.query("state").unwrap_or("").to_owned();
-        let clear = set_state_cookie(&state, "", Duration::ZERO, call.secure);
-        let failed = |status, text: &str| with_cookie(self.oauth_failure(status, text), &clear);
-        if state.is_empty() {
-            return failed(
+        let state = call.query("state").unwrap_or("");
+        if !is_issued_state(state) {
+            // Nothing of it goes into a cookie name or the store.
+            return self.oauth_failure(
                 StatusCode::BAD_REQUEST,
-                "The sign-in answer carried no state. Start again from the sign-in page.",
+                "The sign-in answer carried no state svcgate issued. Start again from the sign-in page.",
             );
         }
-        // Taken first, whatever follows: a state is good for one answer only.
+        let state = state.to_owned();
+        let clear = set_state_cookie(&state, "", Duration::ZERO, call.secure);
+        let failed = |status, text: &str| with_cookie(self.oauth_failure(status, text), &clear);
+        // The browser's binding is checked before the row is taken, so that someone who learns a state cannot
+        // cancel a sign-in started in another browser.
+        if cookie(&call.headers, &state_cookie(&state)).as_deref() != Some(state.as_str()) {
+            return failed(
+                StatusCode::BAD_REQUEST,
+                "This sign-in was not started in this browser. Start again from the sign-in page.",
+            );
+        }
+        // Taken next, whatever follows: a state is good for one answer only.
         let pending = match self
             .store
             .oauth_state_take(hash(&state), format_time(time::OffsetDateTime::now_utc()))
@@ -285,12 +308,6 @@ impl Pages {
                 "This sign-in has expired or was already used. Start again from the sign-in page.",
             );
         };
-        if cookie(&call.headers, &state_cookie(&state)).as_deref() != Some(state.as_str()) {
-            return failed(
-                StatusCode::BAD_REQUEST,
-                "This sign-in was not started in this browser. Start again from the sign-in page.",
-            );
-        }
         if let Some(error) = call.query("error") {
             let text = if error == "access_denied" {
                 "The sign-in was denied on the svc server. Start again from the sign-in page to retry."
@@ -416,6 +433,22 @@ mod tests {
             local_return_to(&format!("/-/svcgate/{}", "a".repeat(MAX_RETURN_TO))),
             None
         );
+    }
+
+    #[test]
+    fn only_a_state_of_the_issued_form_is_taken() {
+        assert!(is_issued_state(&"0123456789abcdef".repeat(4)));
+        for refused in [
+            String::new(),
+            "0123456789abcdef".repeat(3),
+            "0123456789ABCDEF".repeat(4),
+            format!("{}0", "0123456789abcdef".repeat(4)),
+            format!("a;b=c d{}", "0".repeat(57)),
+            format!("{}g", "0".repeat(63)),
+            format!("{}é", "0".repeat(62)),
+        ] {
+            assert!(!is_issued_state(&refused), "{refused}");
+        }
     }
 
     #[test]

@@ -26,6 +26,15 @@ struct World {
 impl World {
     /// Access tokens last `lifetime` seconds; svcgate refreshes `margin` before they expire.
     async fn new(lifetime: u64, margin: &str) -> Self {
+        Self::with(lifetime, margin, |_| {}).await
+    }
+
+    /// Like `new`, with more of the gateway's configuration set by `tweak`.
+    async fn with(
+        lifetime: u64,
+        margin: &str,
+        tweak: impl FnOnce(&mut svcgate::config::RawConfig) + Send + 'static,
+    ) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let sim = svc_sim::spawn_with(
             listener,
@@ -43,6 +52,7 @@ impl World {
             raw.oauth_client_id = Some(CLIENT_ID.to_owned());
             raw.oauth_client_secret = Some(CLIENT_SECRET.to_owned());
             raw.oauth_refresh_margin = Some(margin);
+            tweak(raw);
         })
         .await;
         sim.register_oauth_application(OAuthApplication {
@@ -329,6 +339,37 @@ async fn someone_who_learns_a_state_cannot_cancel_the_sign_in() {
     let finished = person.get(&callback).await;
     assert_eq!(finished.status, StatusCode::OK, "{}", text(&finished));
     assert!(person.0.contains_key("svcgate_session"));
+}
+
+#[tokio::test]
+async fn past_the_limit_of_pending_sign_ins_starting_one_answers_503_until_one_finishes() {
+    let world = World::with(7200, "60s", |raw| {
+        raw.oauth_pending_sign_ins = Some(2);
+    })
+    .await;
+    let mut first = Jar::default();
+    let authorize = start(&world, &mut first, None).await;
+    start(&world, &mut Jar::default(), None).await;
+    let mut third = Jar::default();
+    let refused = third
+        .get(&format!("{}/-/svcgate/oauth/start", world.gateway.url()))
+        .await;
+    assert_eq!(
+        refused.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        text(&refused)
+    );
+    assert_eq!(refused.header("retry-after"), Some("60"));
+    assert!(
+        text(&refused).contains("id=\"sign-in-failed\""),
+        "{}",
+        text(&refused)
+    );
+    assert!(third.0.is_empty(), "no state cookie: {:?}", third.0);
+    let callback = decide(&mut first, &authorize, &world.demo.username, "approve").await;
+    assert_eq!(first.get(&callback).await.status, StatusCode::OK);
+    start(&world, &mut third, None).await;
 }
 
 #[tokio::test]

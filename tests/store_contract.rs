@@ -740,17 +740,18 @@ async fn a_pending_oauth_sign_in_is_taken_once_and_not_after_it_expires(store: &
         return_to: "/-/svcgate/projects/1/alerts/2".to_owned(),
         expires_at: expires_at.to_owned(),
     };
-    store
-        .oauth_state_put(pending("live", "2026-11-24T10:10:00.000Z"), NOW.to_owned())
+    assert!(store
+        .oauth_state_put(pending("live", "2026-11-24T10:10:00.000Z"), NOW.to_owned(), 100)
         .await
-        .unwrap();
-    store
+        .unwrap());
+    assert!(store
         .oauth_state_put(
             pending("lapsed", "2026-11-24T09:59:00.000Z"),
             "2026-11-24T09:00:00.000Z".to_owned(),
+            100,
         )
         .await
-        .unwrap();
+        .unwrap());
     let take = |hash: &str| store.oauth_state_take(hash.to_owned(), NOW.to_owned());
     assert_eq!(
         take("live").await.unwrap(),
@@ -761,6 +762,48 @@ async fn a_pending_oauth_sign_in_is_taken_once_and_not_after_it_expires(store: &
     assert_eq!(take("unknown").await.unwrap(), None);
 }
 contract!(a_pending_oauth_sign_in_is_taken_once_and_not_after_it_expires);
+
+async fn pending_oauth_sign_ins_stop_at_their_limit_until_some_expire(store: &dyn Store) {
+    let pending = |hash: &str, expires_at: &str| svcgate::store::OAuthStateRecord {
+        state_hash: hash.to_owned(),
+        sealed_verifier: "sealed-verifier".to_owned(),
+        return_to: "/-/svcgate/projects".to_owned(),
+        expires_at: expires_at.to_owned(),
+    };
+    let put = |hash: &str, expires_at: &str, now: &str| {
+        store.oauth_state_put(pending(hash, expires_at), now.to_owned(), 2)
+    };
+    assert!(put("a", "2026-11-24T10:05:00.000Z", NOW).await.unwrap());
+    assert!(put("b", "2026-11-24T10:10:00.000Z", NOW).await.unwrap());
+    assert!(
+        !put("c", "2026-11-24T10:10:00.000Z", NOW).await.unwrap(),
+        "two are pending: the third is not kept"
+    );
+    assert_eq!(
+        store
+            .oauth_state_take("c".to_owned(), NOW.to_owned())
+            .await
+            .unwrap(),
+        None,
+        "and nothing of it was written"
+    );
+    assert!(
+        put("d", "2026-11-24T10:20:00.000Z", "2026-11-24T10:06:00.000Z")
+            .await
+            .unwrap(),
+        "once one has expired there is room again"
+    );
+    assert!(store
+        .oauth_state_take("b".to_owned(), NOW.to_owned())
+        .await
+        .unwrap()
+        .is_some());
+    assert!(
+        put("e", "2026-11-24T10:20:00.000Z", NOW).await.unwrap(),
+        "a finished sign-in makes room"
+    );
+}
+contract!(pending_oauth_sign_ins_stop_at_their_limit_until_some_expire);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replicas_count_each_other_as_live_and_sqlite_counts_itself() {

@@ -62,6 +62,19 @@ pub struct Pages {
     store: Arc<dyn Store>,
     secret: Arc<SecretBox>,
     oauth: Option<Arc<OAuthClient>>,
+    /// Most OAuth sign-ins pending at once (`oauth_pending_sign_ins`).
+    pending_sign_ins: u64,
+}
+
+/// The limits of signing in through the svc server's OAuth.
+#[derive(Debug, Clone, Copy)]
+pub struct SignInLimits {
+    /// How long before an OAuth token expires it is refreshed (`oauth_refresh_margin`).
+    pub refresh_margin: Duration,
+    /// How long one replica holds the refresh of a session it claimed.
+    pub refresh_lease: Duration,
+    /// Most sign-ins pending at once (`oauth_pending_sign_ins`).
+    pub pending_sign_ins: u64,
 }
 
 /// The request in hand.
@@ -261,7 +274,7 @@ impl Pages {
         store: Arc<dyn Store>,
         secret: Arc<SecretBox>,
         oauth: Option<OAuthClient>,
-        (refresh_margin, refresh_lease): (Duration, Duration),
+        limits: SignInLimits,
     ) -> Self {
         let oauth = oauth.map(Arc::new);
         Pages {
@@ -270,12 +283,13 @@ impl Pages {
                 Arc::clone(&store),
                 Arc::clone(&secret),
                 oauth.clone(),
-                refresh_margin,
-                refresh_lease,
+                limits.refresh_margin,
+                limits.refresh_lease,
             ),
             store,
             secret,
             oauth,
+            pending_sign_ins: limits.pending_sign_ins,
         }
     }
 

@@ -3,7 +3,9 @@
 //!
 //! The OAuth flow: `GET /-/svcgate/oauth/start?return_to=…` makes a random `state` and a PKCE verifier, keeps
 //! them in the store (the state by its hash, the verifier sealed, with the return-to path and a 10-minute expiry,
-//! so any replica can finish the sign-in) and in a short-lived cookie bound to this browser, and sends the browser
+//! so any replica can finish the sign-in; at most `oauth_pending_sign_ins` at once, since anyone may start one:
+//! past it the start answers 503 with `Retry-After` and stores nothing) and in a short-lived cookie bound to this
+//! browser, and sends the browser
 //! to the server's `/oauth/authorize`. The callback refuses any state not of the form svcgate issues, checks that
 //! the browser's cookie holds the same state, then takes the store row once (a replayed state finds nothing),
 //! exchanges the code with the verifier, asks the server
@@ -29,6 +31,8 @@ use crate::url_parts::encode_pairs;
 const SIGN_IN_WINDOW: Duration = Duration::from_secs(3600);
 /// How long a person has to approve the sign-in on the server (the provider keeps its codes 10 minutes too).
 const OAUTH_WINDOW: Duration = Duration::from_secs(600);
+/// How long a browser is told to wait when too many sign-ins are pending (the oldest lapse within `OAUTH_WINDOW`).
+const FULL_RETRY_AFTER: Duration = Duration::from_secs(60);
 /// The longest return-to path kept.
 const MAX_RETURN_TO: usize = 2048;
 /// Where people land after signing in when they came from nowhere in particular.
@@ -247,12 +251,34 @@ impl Pages {
             return_to: Self::return_to(call).unwrap_or_else(|| HOME.to_owned()),
             expires_at: format_time(now + OAUTH_WINDOW),
         };
-        if let Err(error) = self.store.oauth_state_put(record, format_time(now)).await {
-            tracing::error!(%error, "a pending OAuth sign-in could not be stored");
-            return self.oauth_failure(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "The sign-in could not be prepared; try again shortly.",
-            );
+        match self
+            .store
+            .oauth_state_put(record, format_time(now), self.pending_sign_ins)
+            .await
+        {
+            Ok(true) => {}
+            Ok(false) => {
+                tracing::warn!(
+                    limit = self.pending_sign_ins,
+                    "a sign-in was refused: too many are pending (oauth_pending_sign_ins)"
+                );
+                let mut page = self.oauth_failure(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "Too many sign-ins are under way on this gateway; try again in a minute.",
+                );
+                page.headers_mut().insert(
+                    http::header::RETRY_AFTER,
+                    HeaderValue::from(FULL_RETRY_AFTER.as_secs()),
+                );
+                return page;
+            }
+            Err(error) => {
+                tracing::error!(%error, "a pending OAuth sign-in could not be stored");
+                return self.oauth_failure(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "The sign-in could not be prepared; try again shortly.",
+                );
+            }
         }
         with_cookie(
             redirect(&client.authorize_url(&call.origin, &state, &pkce.challenge)),

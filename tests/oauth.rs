@@ -7,7 +7,13 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{combinators::BoxBody, BodyExt, Full, StreamBody};
+use hyper::body::Frame;
 
 use common::{send, Answer, TestGateway};
 use http::{Method, StatusCode};
@@ -16,11 +22,123 @@ use svc_sim::{DemoSeed, OAuthApplication, SimHandle, SimOptions};
 const CLIENT_ID: &str = "svcgate-test-app";
 const CLIENT_SECRET: &str = "svcgate-test-secret";
 
-/// A simulator with svcgate registered as an OAuth application, and a gateway using it.
+/// A simulator with svcgate registered as an OAuth application, and a gateway using it (through a proxy that can
+/// spoil refreshes, when asked for).
 struct World {
     sim: SimHandle,
     demo: DemoSeed,
     gateway: TestGateway,
+    proxy: Option<RefreshProxy>,
+}
+
+/// What the proxy does with a refresh (`POST /oauth/token` with `grant_type=refresh_token`).
+#[derive(Clone, Copy, Debug)]
+enum OnRefresh {
+    /// Passes it to the simulator.
+    Pass,
+    /// Answers this status and RFC 6749 error code itself.
+    Refuse(u16, &'static str),
+    /// Answers 200 at once and an empty JSON body after this long.
+    SlowBody(Duration),
+}
+
+/// A proxy in front of the simulator that passes every request on, except refreshes when told otherwise.
+struct RefreshProxy {
+    url: String,
+    mode: Arc<Mutex<OnRefresh>>,
+}
+
+impl RefreshProxy {
+    async fn start(backend: String) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let mode = Arc::new(Mutex::new(OnRefresh::Pass));
+        let serving = Arc::clone(&mode);
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let (mode, backend) = (Arc::clone(&serving), backend.clone());
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |request| {
+                        let (mode, backend) = (Arc::clone(&mode), backend.clone());
+                        async move { Ok::<_, Infallible>(RefreshProxy::answer(request, &backend, &mode).await) }
+                    });
+                    let _ =
+                        hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
+                            .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                            .await;
+                });
+            }
+        });
+        RefreshProxy { url, mode }
+    }
+
+    fn set(&self, mode: OnRefresh) {
+        *self.mode.lock().unwrap() = mode;
+    }
+
+    async fn answer(
+        request: http::Request<hyper::body::Incoming>,
+        backend: &str,
+        mode: &Mutex<OnRefresh>,
+    ) -> http::Response<BoxBody<Bytes, Infallible>> {
+        let (parts, body) = request.into_parts();
+        let body = body.collect().await.unwrap().to_bytes();
+        let refresh = parts.method == Method::POST
+            && parts.uri.path() == "/oauth/token"
+            && String::from_utf8_lossy(&body).contains("grant_type=refresh_token");
+        let json = |status: u16, body: BoxBody<Bytes, Infallible>| {
+            http::Response::builder()
+                .status(status)
+                .header("content-type", "application/json")
+                .body(body)
+                .unwrap()
+        };
+        match *mode.lock().unwrap() {
+            OnRefresh::Refuse(status, code) if refresh => {
+                return json(
+                    status,
+                    Full::new(Bytes::from(format!("{{\"error\":\"{code}\"}}"))).boxed(),
+                )
+            }
+            OnRefresh::SlowBody(delay) if refresh => {
+                let late = futures_util::stream::once(async move {
+                    tokio::time::sleep(delay).await;
+                    Ok::<_, Infallible>(Frame::data(Bytes::from_static(b"{}")))
+                });
+                return json(200, StreamBody::new(late).boxed());
+            }
+            _ => {}
+        }
+        let headers: Vec<(String, String)> = parts
+            .headers
+            .iter()
+            .filter(|(name, _)| {
+                !["host", "content-length", "content-type", "connection"].contains(&name.as_str())
+            })
+            .map(|(name, value)| (name.to_string(), value.to_str().unwrap_or("").to_owned()))
+            .collect();
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+        let content_type = parts
+            .headers
+            .get("content-type")
+            .map(|value| value.to_str().unwrap_or("").to_owned());
+        let target = parts.uri.path_and_query().map_or("/", |target| target.as_str());
+        let answer = send(
+            parts.method.clone(),
+            &format!("{backend}{target}"),
+            &headers,
+            content_type.as_deref().map(|kind| (kind, body.to_vec())),
+        )
+        .await;
+        let mut response = http::Response::new(Full::new(answer.body).boxed());
+        *response.status_mut() = answer.status;
+        for (name, value) in &answer.headers {
+            if !["content-length", "transfer-encoding", "connection"].contains(&name.as_str()) {
+                response.headers_mut().append(name, value.clone());
+            }
+        }
+        response
+    }
 }
 
 impl World {
@@ -35,6 +153,24 @@ impl World {
         margin: &str,
         tweak: impl FnOnce(&mut svcgate::config::RawConfig) + Send + 'static,
     ) -> Self {
+        Self::build(lifetime, margin, tweak, false).await
+    }
+
+    /// Like `with`, the gateway reaching the simulator through a `RefreshProxy`.
+    async fn with_proxy(
+        lifetime: u64,
+        margin: &str,
+        tweak: impl FnOnce(&mut svcgate::config::RawConfig) + Send + 'static,
+    ) -> Self {
+        Self::build(lifetime, margin, tweak, true).await
+    }
+
+    async fn build(
+        lifetime: u64,
+        margin: &str,
+        tweak: impl FnOnce(&mut svcgate::config::RawConfig) + Send + 'static,
+        proxied: bool,
+    ) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let sim = svc_sim::spawn_with(
             listener,
@@ -48,7 +184,15 @@ impl World {
         .unwrap();
         let demo = sim.seed_demo();
         let margin = margin.to_owned();
-        let gateway = TestGateway::start_with(&sim.url(), |raw| {
+        let proxy = if proxied {
+            Some(RefreshProxy::start(sim.url()).await)
+        } else {
+            None
+        };
+        let backend = proxy
+            .as_ref()
+            .map_or_else(|| sim.url(), |proxy| proxy.url.clone());
+        let gateway = TestGateway::start_with(&backend, |raw| {
             raw.oauth_client_id = Some(CLIENT_ID.to_owned());
             raw.oauth_client_secret = Some(CLIENT_SECRET.to_owned());
             raw.oauth_refresh_margin = Some(margin);
@@ -62,7 +206,23 @@ impl World {
             redirect_uri: format!("{}/-/svcgate/oauth/callback", gateway.url()),
             scopes: vec!["api".to_owned(), "read_api".to_owned()],
         });
-        World { sim, demo, gateway }
+        World {
+            sim,
+            demo,
+            gateway,
+            proxy,
+        }
+    }
+
+    fn proxy(&self) -> &RefreshProxy {
+        self.proxy.as_ref().unwrap()
+    }
+
+    fn refreshes(&self) -> usize {
+        self.token_calls("/oauth/token")
+            .into_iter()
+            .filter(|form| form["grant_type"] == "refresh_token")
+            .count()
     }
 
     fn alerts_page(&self) -> String {
@@ -570,6 +730,58 @@ async fn a_refused_refresh_ends_the_session() {
         location(&page).starts_with("/-/svcgate/sign_in?return_to="),
         "{}",
         location(&page)
+    );
+}
+
+#[tokio::test]
+async fn a_refresh_refused_for_a_passing_reason_keeps_the_session_on_its_current_token() {
+    let world = World::with_proxy(8, "7s", |_| {}).await;
+    let mut jar = Jar::default();
+    sign_in(&world, &mut jar, None).await;
+    let first = world.bearer_tokens()[0].clone();
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let page = format!("{}{}", world.gateway.url(), world.alerts_page());
+    for (status, code) in [(429, "slow_down"), (400, "invalid_request"), (403, "unknown")] {
+        world.proxy().set(OnRefresh::Refuse(status, code));
+        let answer = jar.get(&page).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::OK,
+            "after {status} {code}: {}",
+            text(&answer)
+        );
+        assert_eq!(
+            world.bearer_tokens().last(),
+            Some(&first),
+            "the current token is kept"
+        );
+    }
+    world.proxy().set(OnRefresh::Pass);
+    let answer = jar.get(&page).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", text(&answer));
+    assert_eq!(world.refreshes(), 1, "the next request refreshed it");
+    assert_ne!(world.bearer_tokens().last(), Some(&first));
+}
+
+#[tokio::test]
+async fn a_refresh_slower_than_its_timeout_is_cut_and_the_current_token_kept() {
+    let world = World::with_proxy(30, "29s", |raw| {
+        raw.backend_timeout = Some("1s".to_owned());
+    })
+    .await;
+    let mut jar = Jar::default();
+    sign_in(&world, &mut jar, None).await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    world.proxy().set(OnRefresh::SlowBody(Duration::from_secs(10)));
+    let began = std::time::Instant::now();
+    let answer = jar
+        .get(&format!("{}{}", world.gateway.url(), world.alerts_page()))
+        .await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", text(&answer));
+    assert!(
+        began.elapsed() < Duration::from_secs(5),
+        "the refresh is cut at twice the backend timeout, within its claim: {:?}",
+        began.elapsed()
     );
 }
 

@@ -733,6 +733,50 @@ async fn one_caller_at_a_time_claims_the_refresh_of_a_session(store: &dyn Store)
 }
 contract!(one_caller_at_a_time_claims_the_refresh_of_a_session);
 
+async fn a_refused_refresh_ends_the_session_only_while_its_token_is_the_refused_one(store: &dyn Store) {
+    store
+        .page_session_put(svcgate::store::PageSessionRecord {
+            id_hash: "refused".to_owned(),
+            sealed_token: "access-1".to_owned(),
+            username: "demo".to_owned(),
+            csrf: "c".repeat(32),
+            expires_at: "2026-11-24T18:00:00.000Z".to_owned(),
+            sealed_refresh_token: Some("refresh-1".to_owned()),
+            token_expires_at: Some(NOW.to_owned()),
+        })
+        .await
+        .unwrap();
+    // Another replica refreshed the session (refresh-1 → refresh-2) while this one's refresh was refused.
+    assert!(store
+        .page_session_refreshed(
+            "refused".to_owned(),
+            "refresh-1".to_owned(),
+            "access-2".to_owned(),
+            "refresh-2".to_owned(),
+            "2026-11-24T12:00:00.000Z".to_owned(),
+        )
+        .await
+        .unwrap());
+    let end = |refresh: &str| store.page_session_end_refused("refused".to_owned(), refresh.to_owned());
+    assert!(
+        !end("refresh-1").await.unwrap(),
+        "the newer token keeps the session"
+    );
+    assert!(store
+        .page_session_get("refused".to_owned(), NOW.to_owned())
+        .await
+        .unwrap()
+        .is_some());
+    assert!(end("refresh-2").await.unwrap(), "its own token refused ends it");
+    assert!(store
+        .page_session_get("refused".to_owned(), NOW.to_owned())
+        .await
+        .unwrap()
+        .is_none());
+    assert!(!end("refresh-2").await.unwrap(), "and it is gone");
+}
+contract!(a_refused_refresh_ends_the_session_only_while_its_token_is_the_refused_one);
+
 async fn a_pending_oauth_sign_in_is_taken_once_and_not_after_it_expires(store: &dyn Store) {
     let pending = |hash: &str, expires_at: &str| svcgate::store::OAuthStateRecord {
         state_hash: hash.to_owned(),

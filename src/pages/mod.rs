@@ -71,8 +71,9 @@ pub struct Pages {
 pub struct SignInLimits {
     /// How long before an OAuth token expires it is refreshed (`oauth_refresh_margin`).
     pub refresh_margin: Duration,
-    /// How long one replica holds the refresh of a session it claimed.
-    pub refresh_lease: Duration,
+    /// The longest one refresh call to the server may take, connection, head and body; the claim on a refresh
+    /// lasts a little longer (see `session.rs`).
+    pub refresh_timeout: Duration,
     /// Most sign-ins pending at once (`oauth_pending_sign_ins`).
     pub pending_sign_ins: u64,
 }
@@ -284,7 +285,7 @@ impl Pages {
                 Arc::clone(&secret),
                 oauth.clone(),
                 limits.refresh_margin,
-                limits.refresh_lease,
+                limits.refresh_timeout,
             ),
             store,
             secret,

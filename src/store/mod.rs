@@ -258,6 +258,13 @@ pub trait Store: StoreCounts + Send + Sync {
     /// Takes a pending OAuth sign-in by the hash of its state: answered once, then gone; `None` when unknown,
     /// used or expired by `now`.
     fn oauth_state_take(&self, state_hash: String, now: String) -> StoreFuture<'_, Option<OAuthStateRecord>>;
+    /// Ends a page session whose refresh the provider refused, if `sealed_refresh_token` is still its refresh
+    /// token; answers whether it did (false: another refresh replaced the token meanwhile, or the session is gone).
+    fn page_session_end_refused(
+        &self,
+        id_hash: String,
+        sealed_refresh_token: String,
+    ) -> StoreFuture<'_, bool>;
     /// Ends a page session.
     fn page_session_delete(&self, id_hash: String) -> StoreFuture<'_, ()>;
     /// Removes the page sessions expired by `now`, answering how many.

@@ -1153,6 +1153,21 @@ impl Store for PostgresStore {
         })
     }
 
+    fn page_session_end_refused(
+        &self,
+        id_hash: String,
+        sealed_refresh_token: String,
+    ) -> StoreFuture<'_, bool> {
+        Box::pin(async move {
+            let removed = self
+                .client()
+                .await?
+                .execute(rows::PAGE_SESSION_END_REFUSED, &[&id_hash, &sealed_refresh_token])
+                .await?;
+            Ok(removed == 1)
+        })
+    }
+
     fn page_session_delete(&self, id_hash: String) -> StoreFuture<'_, ()> {
         Box::pin(async move {
             self.client()

@@ -406,6 +406,11 @@ pub const OAUTH_STATE_TAKE: &str = "DELETE FROM oauth_states WHERE state_hash = 
 /// Removes the pending OAuth sign-ins expired by `$1`.
 pub const OAUTH_STATES_SWEEP: &str = "DELETE FROM oauth_states WHERE expires_at <= $1";
 
+/// Ends a page session whose refresh was refused, only if `$2` is still its refresh token (a refresh that another
+/// replica made meanwhile keeps the session).
+pub const PAGE_SESSION_END_REFUSED: &str =
+    "DELETE FROM page_sessions WHERE id_hash = $1 AND sealed_refresh_token = $2";
+
 /// Ends a page session.
 pub const PAGE_SESSION_DELETE: &str = "DELETE FROM page_sessions WHERE id_hash = $1";
 

@@ -584,6 +584,20 @@ impl Store for SqliteStore {
         }))
     }
 
+    fn page_session_end_refused(
+        &self,
+        id_hash: String,
+        sealed_refresh_token: String,
+    ) -> StoreFuture<'_, bool> {
+        Box::pin(self.write(move |connection| {
+            let removed = connection.execute(
+                &rows::sqlite(rows::PAGE_SESSION_END_REFUSED),
+                rusqlite::params![id_hash, sealed_refresh_token],
+            )?;
+            Ok(removed == 1)
+        }))
+    }
+
     fn page_session_delete(&self, id_hash: String) -> StoreFuture<'_, ()> {
         Box::pin(self.write(move |connection| {
             connection.execute(&rows::sqlite(rows::PAGE_SESSION_DELETE), [&id_hash])?;

@@ -40,12 +40,16 @@ enum OnRefresh {
     Refuse(u16, &'static str),
     /// Answers 200 at once and an empty JSON body after this long.
     SlowBody(Duration),
+    /// Passes it to the simulator after this long.
+    Late(Duration),
 }
 
 /// A proxy in front of the simulator that passes every request on, except refreshes when told otherwise.
 struct RefreshProxy {
     url: String,
     mode: Arc<Mutex<OnRefresh>>,
+    /// The bodies of the refresh answers the simulator gave.
+    issued: Arc<Mutex<Vec<serde_json::Value>>>,
 }
 
 impl RefreshProxy {
@@ -53,14 +57,18 @@ impl RefreshProxy {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let mode = Arc::new(Mutex::new(OnRefresh::Pass));
-        let serving = Arc::clone(&mode);
+        let issued = Arc::new(Mutex::new(Vec::new()));
+        let (serving, recording) = (Arc::clone(&mode), Arc::clone(&issued));
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                let (mode, backend) = (Arc::clone(&serving), backend.clone());
+                let (mode, issued, backend) = (Arc::clone(&serving), Arc::clone(&recording), backend.clone());
                 tokio::spawn(async move {
                     let service = hyper::service::service_fn(move |request| {
-                        let (mode, backend) = (Arc::clone(&mode), backend.clone());
-                        async move { Ok::<_, Infallible>(RefreshProxy::answer(request, &backend, &mode).await) }
+                        let (mode, issued, backend) =
+                            (Arc::clone(&mode), Arc::clone(&issued), backend.clone());
+                        async move {
+                            Ok::<_, Infallible>(RefreshProxy::answer(request, &backend, &mode, &issued).await)
+                        }
                     });
                     let _ =
                         hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
@@ -69,7 +77,7 @@ impl RefreshProxy {
                 });
             }
         });
-        RefreshProxy { url, mode }
+        RefreshProxy { url, mode, issued }
     }
 
     fn set(&self, mode: OnRefresh) {
@@ -80,6 +88,7 @@ impl RefreshProxy {
         request: http::Request<hyper::body::Incoming>,
         backend: &str,
         mode: &Mutex<OnRefresh>,
+        issued: &Mutex<Vec<serde_json::Value>>,
     ) -> http::Response<BoxBody<Bytes, Infallible>> {
         let (parts, body) = request.into_parts();
         let body = body.collect().await.unwrap().to_bytes();
@@ -93,7 +102,8 @@ impl RefreshProxy {
                 .body(body)
                 .unwrap()
         };
-        match *mode.lock().unwrap() {
+        let mode = *mode.lock().unwrap();
+        match mode {
             OnRefresh::Refuse(status, code) if refresh => {
                 return json(
                     status,
@@ -107,6 +117,7 @@ impl RefreshProxy {
                 });
                 return json(200, StreamBody::new(late).boxed());
             }
+            OnRefresh::Late(delay) if refresh => tokio::time::sleep(delay).await,
             _ => {}
         }
         let headers: Vec<(String, String)> = parts
@@ -130,6 +141,9 @@ impl RefreshProxy {
             content_type.as_deref().map(|kind| (kind, body.to_vec())),
         )
         .await;
+        if refresh {
+            issued.lock().unwrap().push(answer.json());
+        }
         let mut response = http::Response::new(Full::new(answer.body).boxed());
         *response.status_mut() = answer.status;
         for (name, value) in &answer.headers {
@@ -783,6 +797,54 @@ async fn a_refresh_slower_than_its_timeout_is_cut_and_the_current_token_kept() {
         "the refresh is cut at twice the backend timeout, within its claim: {:?}",
         began.elapsed()
     );
+}
+
+#[tokio::test]
+async fn tokens_refreshed_for_a_session_ended_meanwhile_are_revoked() {
+    let world = World::with_proxy(8, "7s", |_| {}).await;
+    let mut jar = Jar::default();
+    sign_in(&world, &mut jar, None).await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    world.proxy().set(OnRefresh::Late(Duration::from_millis(1500)));
+    let page = format!("{}{}", world.gateway.url(), world.alerts_page());
+    let cookies = jar.header();
+    let request = tokio::spawn(async move { send(Method::GET, &page, &[("cookie", &cookies)], None).await });
+    // While the refresh is on its way, the session ends elsewhere (signed out on another replica, say).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let store = rusqlite::Connection::open(world.gateway.data_dir.join("svcgate.db")).unwrap();
+    assert_eq!(store.execute("DELETE FROM page_sessions", []).unwrap(), 1);
+    let answer = request.await.unwrap();
+    assert_eq!(
+        answer.status,
+        StatusCode::SEE_OTHER,
+        "the session is gone: {}",
+        text(&answer)
+    );
+    let issued = world.proxy().issued.lock().unwrap().clone();
+    assert_eq!(issued.len(), 1, "{issued:?}");
+    let revoked: Vec<String> = world
+        .token_calls("/oauth/revoke")
+        .into_iter()
+        .map(|form| form["token"].clone())
+        .collect();
+    for name in ["access_token", "refresh_token"] {
+        let token = issued[0][name].as_str().unwrap();
+        assert!(
+            revoked.iter().any(|gone| gone == token),
+            "the new {name} is revoked: {revoked:?}"
+        );
+    }
+    let with_new = send(
+        Method::GET,
+        &format!("{}/api/v4/user", world.sim.url()),
+        &[(
+            "authorization",
+            &format!("Bearer {}", issued[0]["access_token"].as_str().unwrap()),
+        )],
+        None,
+    )
+    .await;
+    assert_eq!(with_new.status, StatusCode::UNAUTHORIZED);
 }
 
 #[tokio::test]

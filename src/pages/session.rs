@@ -339,6 +339,16 @@ impl Sessions {
                 .or(Some(refresh_token.as_str()))
                 .map(|refresh| self.secret.seal_text(refresh)),
         ) else {
+            let issued = [
+                Some(tokens.access_token.as_str()),
+                tokens.refresh_token.as_deref(),
+            ];
+            revoke(
+                client,
+                issued.into_iter().flatten(),
+                "an unkept refreshed OAuth token",
+            )
+            .await;
             return self
                 .end_refused(id_hash, sealed_refresh, "the new tokens could not be sealed")
                 .await;
@@ -361,7 +371,21 @@ impl Sessions {
                 token_expires_at: Some(token_expires_at),
                 ..current
             }),
-            Ok(false) => self.get(id_hash).await,
+            Ok(false) => {
+                // Signed out meanwhile (on any replica), or another refresh won: nobody will ever use the tokens
+                // just issued, so they are revoked rather than left valid on the server.
+                let issued = [
+                    Some(tokens.access_token.as_str()),
+                    tokens.refresh_token.as_deref(),
+                ];
+                revoke(
+                    client,
+                    issued.into_iter().flatten(),
+                    "an unused refreshed OAuth token",
+                )
+                .await;
+                self.get(id_hash).await
+            }
             Err(error) => {
                 tracing::error!(%error, "a refreshed page session could not be stored");
                 None
@@ -435,17 +459,28 @@ impl Sessions {
         }
         // The refresh token first, then the access token: either revokes both on the service, but a provider
         // that revokes only the one named is covered too.
-        let tokens = [
+        let tokens: Vec<String> = [
             record.sealed_refresh_token.as_deref(),
             Some(record.sealed_token.as_str()),
-        ];
-        for sealed in tokens.into_iter().flatten() {
-            let Ok(token) = self.secret.open_text(sealed) else {
-                continue;
-            };
-            if let Err(error) = client.revoke(&token).await {
-                tracing::warn!(%error, "an OAuth token could not be revoked at sign-out");
-            }
+        ]
+        .into_iter()
+        .flatten()
+        .filter_map(|sealed| self.secret.open_text(sealed).ok())
+        .collect();
+        revoke(
+            client,
+            tokens.iter().map(String::as_str),
+            "an OAuth token at sign-out",
+        )
+        .await;
+    }
+}
+
+/// Revokes `tokens` on the provider in order, logging (as `what`) those it would not revoke.
+async fn revoke<'a>(client: &OAuthClient, tokens: impl Iterator<Item = &'a str>, what: &str) {
+    for token in tokens {
+        if let Err(error) = client.revoke(token).await {
+            tracing::warn!(%error, what, "an OAuth token could not be revoked");
         }
     }
 }

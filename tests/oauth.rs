@@ -848,6 +848,65 @@ async fn tokens_refreshed_for_a_session_ended_meanwhile_are_revoked() {
 }
 
 #[tokio::test]
+async fn signing_in_again_ends_the_previous_session_and_revokes_its_tokens() {
+    let world = World::new(7200, "60s").await;
+    let mut jar = Jar::default();
+    let user = |token: String| {
+        let url = format!("{}/api/v4/user", world.sim.url());
+        async move {
+            send(
+                Method::GET,
+                &url,
+                &[("authorization", &format!("Bearer {token}"))],
+                None,
+            )
+            .await
+            .status
+        }
+    };
+    let page = format!("{}{}", world.gateway.url(), world.alerts_page());
+
+    sign_in(&world, &mut jar, None).await;
+    let first_cookie = jar.header();
+    assert_eq!(jar.get(&page).await.status, StatusCode::OK);
+    let first = world.bearer_tokens()[0].clone();
+
+    // Again through the server: the first session and its tokens end.
+    sign_in(&world, &mut jar, None).await;
+    assert_eq!(
+        user(first.clone()).await,
+        StatusCode::UNAUTHORIZED,
+        "the first token is revoked"
+    );
+    let old = send(Method::GET, &page, &[("cookie", &first_cookie)], None).await;
+    assert_eq!(old.status, StatusCode::SEE_OTHER, "the first session is closed");
+    let second_cookie = jar.header();
+    assert_eq!(jar.get(&page).await.status, StatusCode::OK);
+    let second = world.bearer_tokens().last().unwrap().clone();
+    assert_ne!(second, first);
+
+    // Then with a pasted token: the OAuth session ends the same way.
+    let form = jar
+        .get(&format!("{}/-/svcgate/sign_in", world.gateway.url()))
+        .await;
+    let signed_in = jar
+        .post(
+            &format!("{}/-/svcgate/sign_in", world.gateway.url()),
+            &format!("csrf={}&token={}", form.csrf(), world.demo.token),
+        )
+        .await;
+    assert_eq!(signed_in.status, StatusCode::SEE_OTHER, "{}", text(&signed_in));
+    assert_eq!(
+        user(second).await,
+        StatusCode::UNAUTHORIZED,
+        "the second token is revoked"
+    );
+    let old = send(Method::GET, &page, &[("cookie", &second_cookie)], None).await;
+    assert_eq!(old.status, StatusCode::SEE_OTHER, "the second session is closed");
+    assert_eq!(jar.get(&page).await.status, StatusCode::OK, "the new one works");
+}
+
+#[tokio::test]
 async fn signing_out_revokes_the_token_on_the_server() {
     let world = World::new(7200, "60s").await;
     let mut jar = Jar::default();

@@ -204,6 +204,8 @@ impl Pages {
                 return self.sign_in_form(call, Some("The svc server did not accept this token.".to_owned()))
             }
         };
+        // Signing in again replaces the browser's session: the old one ends (its OAuth tokens revoked) first.
+        self.sessions.close(&call.headers).await;
         let Some(id) = self.sessions.open(token, username).await else {
             return self.sign_in_form(call, Some("The session could not be opened.".to_owned()));
         };
@@ -388,6 +390,11 @@ impl Pages {
                 );
             }
         };
+        // Signing in again replaces the browser's session: the old one ends (its OAuth tokens revoked) first. The
+        // session cookie is SameSite=Strict, so a browser coming back from a server on another site does not send
+        // it here; that old session is then left to expire (nobody holds its cookie but this browser, which has
+        // just been given a new one).
+        self.sessions.close(&call.headers).await;
         let Some(id) = self.sessions.open_oauth(tokens, username.clone()).await else {
             return failed(
                 StatusCode::SERVICE_UNAVAILABLE,

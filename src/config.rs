@@ -266,6 +266,9 @@ options! {
     oauth_scopes: Text = "read_api",
     /// How long before a signed-in person's OAuth token expires the pages refresh it.
     oauth_refresh_margin: Duration = "60s",
+    /// Most sign-ins through the svc server that may be pending (started, not yet finished or expired) at once;
+    /// past it, starting one answers 503 until some finish or expire.
+    oauth_pending_sign_ins: Count = 10_000,
     /// Threads of the async runtime (default: one per core).
     worker_threads: Count,
     /// How often V3 usage counts are written to the store.
@@ -825,6 +828,8 @@ pub struct Config {
     pub oauth: Option<crate::pages::oauth::OAuthSettings>,
     /// How long before an OAuth token expires it is refreshed.
     pub oauth_refresh_margin: Duration,
+    /// Most OAuth sign-ins pending at once.
+    pub oauth_pending_sign_ins: usize,
     /// Runtime threads; `None` means one per core.
     pub worker_threads: Option<usize>,
     /// How often V3 usage counts are written.
@@ -1024,6 +1029,7 @@ impl Config {
             session_ttl: options.session_ttl,
             oauth,
             oauth_refresh_margin: options.oauth_refresh_margin,
+            oauth_pending_sign_ins: options.oauth_pending_sign_ins,
             worker_threads: options.worker_threads,
             usage_flush_interval: options.usage_flush_interval,
             usage_max_clients_per_route: options.usage_max_clients_per_route,

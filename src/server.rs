@@ -121,11 +121,13 @@ impl Gateway {
             Arc::clone(&store),
             secret,
             oauth,
-            // A refresh is one call to the backend: its claim outlasts the backend's time to answer.
-            (
-                config.oauth_refresh_margin,
-                config.backend.timeout + std::time::Duration::from_secs(5),
-            ),
+            crate::pages::SignInLimits {
+                refresh_margin: config.oauth_refresh_margin,
+                // A refresh is one call to the backend: a response head and a body, each within the backend
+                // timeout. The whole call is cut there, and the claim on it (derived in session.rs) outlasts it.
+                refresh_timeout: config.backend.timeout.saturating_mul(2),
+                pending_sign_ins: u64::try_from(config.oauth_pending_sign_ins).unwrap_or(u64::MAX),
+            },
         );
         Ok(Arc::new(Gateway {
             upstream,

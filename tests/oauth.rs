@@ -7,7 +7,13 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{combinators::BoxBody, BodyExt, Full, StreamBody};
+use hyper::body::Frame;
 
 use common::{send, Answer, TestGateway};
 use http::{Method, StatusCode};
@@ -16,16 +22,169 @@ use svc_sim::{DemoSeed, OAuthApplication, SimHandle, SimOptions};
 const CLIENT_ID: &str = "svcgate-test-app";
 const CLIENT_SECRET: &str = "svcgate-test-secret";
 
-/// A simulator with svcgate registered as an OAuth application, and a gateway using it.
+/// A simulator with svcgate registered as an OAuth application, and a gateway using it (through a proxy that can
+/// spoil refreshes, when asked for).
 struct World {
     sim: SimHandle,
     demo: DemoSeed,
     gateway: TestGateway,
+    proxy: Option<RefreshProxy>,
+}
+
+/// What the proxy does with a refresh (`POST /oauth/token` with `grant_type=refresh_token`).
+#[derive(Clone, Copy, Debug)]
+enum OnRefresh {
+    /// Passes it to the simulator.
+    Pass,
+    /// Answers this status and RFC 6749 error code itself.
+    Refuse(u16, &'static str),
+    /// Answers 200 at once and an empty JSON body after this long.
+    SlowBody(Duration),
+    /// Passes it to the simulator after this long.
+    Late(Duration),
+}
+
+/// A proxy in front of the simulator that passes every request on, except refreshes when told otherwise.
+struct RefreshProxy {
+    url: String,
+    mode: Arc<Mutex<OnRefresh>>,
+    /// The bodies of the refresh answers the simulator gave.
+    issued: Arc<Mutex<Vec<serde_json::Value>>>,
+}
+
+impl RefreshProxy {
+    async fn start(backend: String) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let mode = Arc::new(Mutex::new(OnRefresh::Pass));
+        let issued = Arc::new(Mutex::new(Vec::new()));
+        let (serving, recording) = (Arc::clone(&mode), Arc::clone(&issued));
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let (mode, issued, backend) = (Arc::clone(&serving), Arc::clone(&recording), backend.clone());
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |request| {
+                        let (mode, issued, backend) =
+                            (Arc::clone(&mode), Arc::clone(&issued), backend.clone());
+                        async move {
+                            Ok::<_, Infallible>(RefreshProxy::answer(request, &backend, &mode, &issued).await)
+                        }
+                    });
+                    let _ =
+                        hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
+                            .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                            .await;
+                });
+            }
+        });
+        RefreshProxy { url, mode, issued }
+    }
+
+    fn set(&self, mode: OnRefresh) {
+        *self.mode.lock().unwrap() = mode;
+    }
+
+    async fn answer(
+        request: http::Request<hyper::body::Incoming>,
+        backend: &str,
+        mode: &Mutex<OnRefresh>,
+        issued: &Mutex<Vec<serde_json::Value>>,
+    ) -> http::Response<BoxBody<Bytes, Infallible>> {
+        let (parts, body) = request.into_parts();
+        let body = body.collect().await.unwrap().to_bytes();
+        let refresh = parts.method == Method::POST
+            && parts.uri.path() == "/oauth/token"
+            && String::from_utf8_lossy(&body).contains("grant_type=refresh_token");
+        let json = |status: u16, body: BoxBody<Bytes, Infallible>| {
+            http::Response::builder()
+                .status(status)
+                .header("content-type", "application/json")
+                .body(body)
+                .unwrap()
+        };
+        let mode = *mode.lock().unwrap();
+        match mode {
+            OnRefresh::Refuse(status, code) if refresh => {
+                return json(
+                    status,
+                    Full::new(Bytes::from(format!("{{\"error\":\"{code}\"}}"))).boxed(),
+                )
+            }
+            OnRefresh::SlowBody(delay) if refresh => {
+                let late = futures_util::stream::once(async move {
+                    tokio::time::sleep(delay).await;
+                    Ok::<_, Infallible>(Frame::data(Bytes::from_static(b"{}")))
+                });
+                return json(200, StreamBody::new(late).boxed());
+            }
+            OnRefresh::Late(delay) if refresh => tokio::time::sleep(delay).await,
+            _ => {}
+        }
+        let headers: Vec<(String, String)> = parts
+            .headers
+            .iter()
+            .filter(|(name, _)| {
+                !["host", "content-length", "content-type", "connection"].contains(&name.as_str())
+            })
+            .map(|(name, value)| (name.to_string(), value.to_str().unwrap_or("").to_owned()))
+            .collect();
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+        let content_type = parts
+            .headers
+            .get("content-type")
+            .map(|value| value.to_str().unwrap_or("").to_owned());
+        let target = parts.uri.path_and_query().map_or("/", |target| target.as_str());
+        let answer = send(
+            parts.method.clone(),
+            &format!("{backend}{target}"),
+            &headers,
+            content_type.as_deref().map(|kind| (kind, body.to_vec())),
+        )
+        .await;
+        if refresh {
+            issued.lock().unwrap().push(answer.json());
+        }
+        let mut response = http::Response::new(Full::new(answer.body).boxed());
+        *response.status_mut() = answer.status;
+        for (name, value) in &answer.headers {
+            if !["content-length", "transfer-encoding", "connection"].contains(&name.as_str()) {
+                response.headers_mut().append(name, value.clone());
+            }
+        }
+        response
+    }
 }
 
 impl World {
     /// Access tokens last `lifetime` seconds; svcgate refreshes `margin` before they expire.
     async fn new(lifetime: u64, margin: &str) -> Self {
+        Self::with(lifetime, margin, |_| {}).await
+    }
+
+    /// Like `new`, with more of the gateway's configuration set by `tweak`.
+    async fn with(
+        lifetime: u64,
+        margin: &str,
+        tweak: impl FnOnce(&mut svcgate::config::RawConfig) + Send + 'static,
+    ) -> Self {
+        Self::build(lifetime, margin, tweak, false).await
+    }
+
+    /// Like `with`, the gateway reaching the simulator through a `RefreshProxy`.
+    async fn with_proxy(
+        lifetime: u64,
+        margin: &str,
+        tweak: impl FnOnce(&mut svcgate::config::RawConfig) + Send + 'static,
+    ) -> Self {
+        Self::build(lifetime, margin, tweak, true).await
+    }
+
+    async fn build(
+        lifetime: u64,
+        margin: &str,
+        tweak: impl FnOnce(&mut svcgate::config::RawConfig) + Send + 'static,
+        proxied: bool,
+    ) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let sim = svc_sim::spawn_with(
             listener,
@@ -39,10 +198,19 @@ impl World {
         .unwrap();
         let demo = sim.seed_demo();
         let margin = margin.to_owned();
-        let gateway = TestGateway::start_with(&sim.url(), |raw| {
+        let proxy = if proxied {
+            Some(RefreshProxy::start(sim.url()).await)
+        } else {
+            None
+        };
+        let backend = proxy
+            .as_ref()
+            .map_or_else(|| sim.url(), |proxy| proxy.url.clone());
+        let gateway = TestGateway::start_with(&backend, |raw| {
             raw.oauth_client_id = Some(CLIENT_ID.to_owned());
             raw.oauth_client_secret = Some(CLIENT_SECRET.to_owned());
             raw.oauth_refresh_margin = Some(margin);
+            tweak(raw);
         })
         .await;
         sim.register_oauth_application(OAuthApplication {
@@ -52,7 +220,23 @@ impl World {
             redirect_uri: format!("{}/-/svcgate/oauth/callback", gateway.url()),
             scopes: vec!["api".to_owned(), "read_api".to_owned()],
         });
-        World { sim, demo, gateway }
+        World {
+            sim,
+            demo,
+            gateway,
+            proxy,
+        }
+    }
+
+    fn proxy(&self) -> &RefreshProxy {
+        self.proxy.as_ref().unwrap()
+    }
+
+    fn refreshes(&self) -> usize {
+        self.token_calls("/oauth/token")
+            .into_iter()
+            .filter(|form| form["grant_type"] == "refresh_token")
+            .count()
     }
 
     fn alerts_page(&self) -> String {
@@ -282,6 +466,87 @@ async fn a_state_not_started_in_this_browser_is_refused() {
 }
 
 #[tokio::test]
+async fn a_state_not_of_the_issued_form_is_refused_and_never_named_in_a_cookie() {
+    let world = World::new(7200, "60s").await;
+    let mut jar = Jar::default();
+    start(&world, &mut jar, None).await;
+    for state in [
+        "a;b=c d",
+        "",
+        "0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF",
+    ] {
+        let answer = jar
+            .get(&format!(
+                "{}/-/svcgate/oauth/callback?code=x&state={}",
+                world.gateway.url(),
+                form_urlencoded::byte_serialize(state.as_bytes()).collect::<String>()
+            ))
+            .await;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{state:?}");
+        assert!(
+            text(&answer).contains("id=\"sign-in-failed\""),
+            "{}",
+            text(&answer)
+        );
+        assert!(
+            answer.headers.get_all("set-cookie").iter().next().is_none(),
+            "no cookie is set for {state:?}"
+        );
+    }
+    assert!(world.token_calls("/oauth/token").is_empty());
+}
+
+#[tokio::test]
+async fn someone_who_learns_a_state_cannot_cancel_the_sign_in() {
+    let world = World::new(7200, "60s").await;
+    let mut person = Jar::default();
+    let authorize = start(&world, &mut person, None).await;
+    let callback = decide(&mut person, &authorize, &world.demo.username, "approve").await;
+    let mut stranger = Jar::default();
+    let refused = stranger.get(&callback).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    assert!(
+        text(&refused).contains("not started in this browser"),
+        "{}",
+        text(&refused)
+    );
+    let finished = person.get(&callback).await;
+    assert_eq!(finished.status, StatusCode::OK, "{}", text(&finished));
+    assert!(person.0.contains_key("svcgate_session"));
+}
+
+#[tokio::test]
+async fn past_the_limit_of_pending_sign_ins_starting_one_answers_503_until_one_finishes() {
+    let world = World::with(7200, "60s", |raw| {
+        raw.oauth_pending_sign_ins = Some(2);
+    })
+    .await;
+    let mut first = Jar::default();
+    let authorize = start(&world, &mut first, None).await;
+    start(&world, &mut Jar::default(), None).await;
+    let mut third = Jar::default();
+    let refused = third
+        .get(&format!("{}/-/svcgate/oauth/start", world.gateway.url()))
+        .await;
+    assert_eq!(
+        refused.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        text(&refused)
+    );
+    assert_eq!(refused.header("retry-after"), Some("60"));
+    assert!(
+        text(&refused).contains("id=\"sign-in-failed\""),
+        "{}",
+        text(&refused)
+    );
+    assert!(third.0.is_empty(), "no state cookie: {:?}", third.0);
+    let callback = decide(&mut first, &authorize, &world.demo.username, "approve").await;
+    assert_eq!(first.get(&callback).await.status, StatusCode::OK);
+    start(&world, &mut third, None).await;
+}
+
+#[tokio::test]
 async fn a_replayed_state_is_refused() {
     let world = World::new(7200, "60s").await;
     let mut jar = Jar::default();
@@ -483,6 +748,165 @@ async fn a_refused_refresh_ends_the_session() {
 }
 
 #[tokio::test]
+async fn a_refresh_refused_for_a_passing_reason_keeps_the_session_on_its_current_token() {
+    let world = World::with_proxy(8, "7s", |_| {}).await;
+    let mut jar = Jar::default();
+    sign_in(&world, &mut jar, None).await;
+    let first = world.bearer_tokens()[0].clone();
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let page = format!("{}{}", world.gateway.url(), world.alerts_page());
+    for (status, code) in [(429, "slow_down"), (400, "invalid_request"), (403, "unknown")] {
+        world.proxy().set(OnRefresh::Refuse(status, code));
+        let answer = jar.get(&page).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::OK,
+            "after {status} {code}: {}",
+            text(&answer)
+        );
+        assert_eq!(
+            world.bearer_tokens().last(),
+            Some(&first),
+            "the current token is kept"
+        );
+    }
+    world.proxy().set(OnRefresh::Pass);
+    let answer = jar.get(&page).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", text(&answer));
+    assert_eq!(world.refreshes(), 1, "the next request refreshed it");
+    assert_ne!(world.bearer_tokens().last(), Some(&first));
+}
+
+#[tokio::test]
+async fn a_refresh_slower_than_its_timeout_is_cut_and_the_current_token_kept() {
+    let world = World::with_proxy(30, "29s", |raw| {
+        raw.backend_timeout = Some("1s".to_owned());
+    })
+    .await;
+    let mut jar = Jar::default();
+    sign_in(&world, &mut jar, None).await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    world.proxy().set(OnRefresh::SlowBody(Duration::from_secs(10)));
+    let began = std::time::Instant::now();
+    let answer = jar
+        .get(&format!("{}{}", world.gateway.url(), world.alerts_page()))
+        .await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", text(&answer));
+    assert!(
+        began.elapsed() < Duration::from_secs(5),
+        "the refresh is cut at twice the backend timeout, within its claim: {:?}",
+        began.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn tokens_refreshed_for_a_session_ended_meanwhile_are_revoked() {
+    let world = World::with_proxy(8, "7s", |_| {}).await;
+    let mut jar = Jar::default();
+    sign_in(&world, &mut jar, None).await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    world.proxy().set(OnRefresh::Late(Duration::from_millis(1500)));
+    let page = format!("{}{}", world.gateway.url(), world.alerts_page());
+    let cookies = jar.header();
+    let request = tokio::spawn(async move { send(Method::GET, &page, &[("cookie", &cookies)], None).await });
+    // While the refresh is on its way, the session ends elsewhere (signed out on another replica, say).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let store = rusqlite::Connection::open(world.gateway.data_dir.join("svcgate.db")).unwrap();
+    assert_eq!(store.execute("DELETE FROM page_sessions", []).unwrap(), 1);
+    let answer = request.await.unwrap();
+    assert_eq!(
+        answer.status,
+        StatusCode::SEE_OTHER,
+        "the session is gone: {}",
+        text(&answer)
+    );
+    let issued = world.proxy().issued.lock().unwrap().clone();
+    assert_eq!(issued.len(), 1, "{issued:?}");
+    let revoked: Vec<String> = world
+        .token_calls("/oauth/revoke")
+        .into_iter()
+        .map(|form| form["token"].clone())
+        .collect();
+    for name in ["access_token", "refresh_token"] {
+        let token = issued[0][name].as_str().unwrap();
+        assert!(
+            revoked.iter().any(|gone| gone == token),
+            "the new {name} is revoked: {revoked:?}"
+        );
+    }
+    let with_new = send(
+        Method::GET,
+        &format!("{}/api/v4/user", world.sim.url()),
+        &[(
+            "authorization",
+            &format!("Bearer {}", issued[0]["access_token"].as_str().unwrap()),
+        )],
+        None,
+    )
+    .await;
+    assert_eq!(with_new.status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn signing_in_again_ends_the_previous_session_and_revokes_its_tokens() {
+    let world = World::new(7200, "60s").await;
+    let mut jar = Jar::default();
+    let user = |token: String| {
+        let url = format!("{}/api/v4/user", world.sim.url());
+        async move {
+            send(
+                Method::GET,
+                &url,
+                &[("authorization", &format!("Bearer {token}"))],
+                None,
+            )
+            .await
+            .status
+        }
+    };
+    let page = format!("{}{}", world.gateway.url(), world.alerts_page());
+
+    sign_in(&world, &mut jar, None).await;
+    let first_cookie = jar.header();
+    assert_eq!(jar.get(&page).await.status, StatusCode::OK);
+    let first = world.bearer_tokens()[0].clone();
+
+    // Again through the server: the first session and its tokens end.
+    sign_in(&world, &mut jar, None).await;
+    assert_eq!(
+        user(first.clone()).await,
+        StatusCode::UNAUTHORIZED,
+        "the first token is revoked"
+    );
+    let old = send(Method::GET, &page, &[("cookie", &first_cookie)], None).await;
+    assert_eq!(old.status, StatusCode::SEE_OTHER, "the first session is closed");
+    let second_cookie = jar.header();
+    assert_eq!(jar.get(&page).await.status, StatusCode::OK);
+    let second = world.bearer_tokens().last().unwrap().clone();
+    assert_ne!(second, first);
+
+    // Then with a pasted token: the OAuth session ends the same way.
+    let form = jar
+        .get(&format!("{}/-/svcgate/sign_in", world.gateway.url()))
+        .await;
+    let signed_in = jar
+        .post(
+            &format!("{}/-/svcgate/sign_in", world.gateway.url()),
+            &format!("csrf={}&token={}", form.csrf(), world.demo.token),
+        )
+        .await;
+    assert_eq!(signed_in.status, StatusCode::SEE_OTHER, "{}", text(&signed_in));
+    assert_eq!(
+        user(second).await,
+        StatusCode::UNAUTHORIZED,
+        "the second token is revoked"
+    );
+    let old = send(Method::GET, &page, &[("cookie", &second_cookie)], None).await;
+    assert_eq!(old.status, StatusCode::SEE_OTHER, "the second session is closed");
+    assert_eq!(jar.get(&page).await.status, StatusCode::OK, "the new one works");
+}
+
+#[tokio::test]
 async fn signing_out_revokes_the_token_on_the_server() {
     let world = World::new(7200, "60s").await;
     let mut jar = Jar::default();
@@ -548,6 +972,31 @@ async fn a_link_followed_while_signed_out_comes_back_after_a_token_sign_in_and_n
     ] {
         let signed = post(elsewhere.to_owned()).await;
         assert_eq!(location(&signed), "/-/svcgate/projects", "{elsewhere}");
+    }
+}
+
+#[tokio::test]
+async fn a_return_to_with_dot_segments_never_leaves_the_pages() {
+    let world = World::new(7200, "60s").await;
+    for hostile in [
+        "/-/svcgate/../../oauth/authorize?client_id=EVIL&redirect_uri=https://evil/cb&response_type=code",
+        "/-/svcgate/%252e%252e/%252e%252e/oauth/authorize?client_id=EVIL&response_type=code",
+    ] {
+        let mut jar = Jar::default();
+        let form = jar
+            .get(&format!(
+                "{}/-/svcgate/sign_in?return_to={}",
+                world.gateway.url(),
+                form_urlencoded::byte_serialize(hostile.as_bytes()).collect::<String>()
+            ))
+            .await;
+        assert!(
+            !text(&form).contains("oauth/authorize"),
+            "the sign-in page does not carry it on: {}",
+            text(&form)
+        );
+        let (_, target) = sign_in(&world, &mut jar, Some(hostile)).await;
+        assert_eq!(target, "/-/svcgate/projects", "{hostile}");
     }
 }
 

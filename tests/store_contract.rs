@@ -733,6 +733,50 @@ async fn one_caller_at_a_time_claims_the_refresh_of_a_session(store: &dyn Store)
 }
 contract!(one_caller_at_a_time_claims_the_refresh_of_a_session);
 
+async fn a_refused_refresh_ends_the_session_only_while_its_token_is_the_refused_one(store: &dyn Store) {
+    store
+        .page_session_put(svcgate::store::PageSessionRecord {
+            id_hash: "refused".to_owned(),
+            sealed_token: "access-1".to_owned(),
+            username: "demo".to_owned(),
+            csrf: "c".repeat(32),
+            expires_at: "2026-11-24T18:00:00.000Z".to_owned(),
+            sealed_refresh_token: Some("refresh-1".to_owned()),
+            token_expires_at: Some(NOW.to_owned()),
+        })
+        .await
+        .unwrap();
+    // Another replica refreshed the session (refresh-1 → refresh-2) while this one's refresh was refused.
+    assert!(store
+        .page_session_refreshed(
+            "refused".to_owned(),
+            "refresh-1".to_owned(),
+            "access-2".to_owned(),
+            "refresh-2".to_owned(),
+            "2026-11-24T12:00:00.000Z".to_owned(),
+        )
+        .await
+        .unwrap());
+    let end = |refresh: &str| store.page_session_end_refused("refused".to_owned(), refresh.to_owned());
+    assert!(
+        !end("refresh-1").await.unwrap(),
+        "the newer token keeps the session"
+    );
+    assert!(store
+        .page_session_get("refused".to_owned(), NOW.to_owned())
+        .await
+        .unwrap()
+        .is_some());
+    assert!(end("refresh-2").await.unwrap(), "its own token refused ends it");
+    assert!(store
+        .page_session_get("refused".to_owned(), NOW.to_owned())
+        .await
+        .unwrap()
+        .is_none());
+    assert!(!end("refresh-2").await.unwrap(), "and it is gone");
+}
+contract!(a_refused_refresh_ends_the_session_only_while_its_token_is_the_refused_one);
+
 async fn a_pending_oauth_sign_in_is_taken_once_and_not_after_it_expires(store: &dyn Store) {
     let pending = |hash: &str, expires_at: &str| svcgate::store::OAuthStateRecord {
         state_hash: hash.to_owned(),
@@ -740,17 +784,18 @@ async fn a_pending_oauth_sign_in_is_taken_once_and_not_after_it_expires(store: &
         return_to: "/-/svcgate/projects/1/alerts/2".to_owned(),
         expires_at: expires_at.to_owned(),
     };
-    store
-        .oauth_state_put(pending("live", "2026-11-24T10:10:00.000Z"), NOW.to_owned())
+    assert!(store
+        .oauth_state_put(pending("live", "2026-11-24T10:10:00.000Z"), NOW.to_owned(), 100)
         .await
-        .unwrap();
-    store
+        .unwrap());
+    assert!(store
         .oauth_state_put(
             pending("lapsed", "2026-11-24T09:59:00.000Z"),
             "2026-11-24T09:00:00.000Z".to_owned(),
+            100,
         )
         .await
-        .unwrap();
+        .unwrap());
     let take = |hash: &str| store.oauth_state_take(hash.to_owned(), NOW.to_owned());
     assert_eq!(
         take("live").await.unwrap(),
@@ -761,6 +806,48 @@ async fn a_pending_oauth_sign_in_is_taken_once_and_not_after_it_expires(store: &
     assert_eq!(take("unknown").await.unwrap(), None);
 }
 contract!(a_pending_oauth_sign_in_is_taken_once_and_not_after_it_expires);
+
+async fn pending_oauth_sign_ins_stop_at_their_limit_until_some_expire(store: &dyn Store) {
+    let pending = |hash: &str, expires_at: &str| svcgate::store::OAuthStateRecord {
+        state_hash: hash.to_owned(),
+        sealed_verifier: "sealed-verifier".to_owned(),
+        return_to: "/-/svcgate/projects".to_owned(),
+        expires_at: expires_at.to_owned(),
+    };
+    let put = |hash: &str, expires_at: &str, now: &str| {
+        store.oauth_state_put(pending(hash, expires_at), now.to_owned(), 2)
+    };
+    assert!(put("a", "2026-11-24T10:05:00.000Z", NOW).await.unwrap());
+    assert!(put("b", "2026-11-24T10:10:00.000Z", NOW).await.unwrap());
+    assert!(
+        !put("c", "2026-11-24T10:10:00.000Z", NOW).await.unwrap(),
+        "two are pending: the third is not kept"
+    );
+    assert_eq!(
+        store
+            .oauth_state_take("c".to_owned(), NOW.to_owned())
+            .await
+            .unwrap(),
+        None,
+        "and nothing of it was written"
+    );
+    assert!(
+        put("d", "2026-11-24T10:20:00.000Z", "2026-11-24T10:06:00.000Z")
+            .await
+            .unwrap(),
+        "once one has expired there is room again"
+    );
+    assert!(store
+        .oauth_state_take("b".to_owned(), NOW.to_owned())
+        .await
+        .unwrap()
+        .is_some());
+    assert!(
+        put("e", "2026-11-24T10:20:00.000Z", NOW).await.unwrap(),
+        "a finished sign-in makes room"
+    );
+}
+contract!(pending_oauth_sign_ins_stop_at_their_limit_until_some_expire);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replicas_count_each_other_as_live_and_sqlite_counts_itself() {

@@ -62,6 +62,20 @@ pub struct Pages {
     store: Arc<dyn Store>,
     secret: Arc<SecretBox>,
     oauth: Option<Arc<OAuthClient>>,
+    /// Most OAuth sign-ins pending at once (`oauth_pending_sign_ins`).
+    pending_sign_ins: u64,
+}
+
+/// The limits of signing in through the svc server's OAuth.
+#[derive(Debug, Clone, Copy)]
+pub struct SignInLimits {
+    /// How long before an OAuth token expires it is refreshed (`oauth_refresh_margin`).
+    pub refresh_margin: Duration,
+    /// The longest one refresh call to the server may take, connection, head and body; the claim on a refresh
+    /// lasts a little longer (see `session.rs`).
+    pub refresh_timeout: Duration,
+    /// Most sign-ins pending at once (`oauth_pending_sign_ins`).
+    pub pending_sign_ins: u64,
 }
 
 /// The request in hand.
@@ -261,7 +275,7 @@ impl Pages {
         store: Arc<dyn Store>,
         secret: Arc<SecretBox>,
         oauth: Option<OAuthClient>,
-        (refresh_margin, refresh_lease): (Duration, Duration),
+        limits: SignInLimits,
     ) -> Self {
         let oauth = oauth.map(Arc::new);
         Pages {
@@ -270,12 +284,13 @@ impl Pages {
                 Arc::clone(&store),
                 Arc::clone(&secret),
                 oauth.clone(),
-                refresh_margin,
-                refresh_lease,
+                limits.refresh_margin,
+                limits.refresh_timeout,
             ),
             store,
             secret,
             oauth,
+            pending_sign_ins: limits.pending_sign_ins,
         }
     }
 

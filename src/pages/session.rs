@@ -7,8 +7,12 @@
 //! keeps its refresh token and its access token's expiry: shortly before that expiry (`oauth_refresh_margin`) the
 //! next request refreshes it, once per session however many requests arrive together: one lock per session in
 //! this process, and between replicas a claim in the session row (held for at most the refresh lease, longer than a
-//! call to the server may take) that the others wait on, so a refresh token is never spent twice. If the refresh
-//! is refused, the session ends and the person signs in again. Signing out revokes the OAuth tokens on the backend.
+//! call to the server may take: the call is cut at `refresh_timeout`, the claim lasts `REFRESH_LEASE_SLACK` more)
+//! that the others wait on, so a refresh token is never spent twice. If the provider refuses the refresh token
+//! itself (`invalid_grant`, or `invalid_client`: RFC 6749 §5.2), the session ends, but only if its refresh token is
+//! still the refused one (another replica may have refreshed it meanwhile), and the person signs in again; any
+//! other failure (unreachable, slow, 429, another error code) is taken as passing: the current token is used until
+//! it expires and the next request tries again. Signing out revokes the OAuth tokens on the backend.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -29,6 +33,9 @@ pub const COOKIE: &str = "svcgate_session";
 pub const CSRF_COOKIE: &str = "svcgate_csrf";
 /// How often a request waiting for another replica's refresh of its session looks again.
 const REFRESH_POLL: Duration = Duration::from_millis(100);
+/// How much longer than one refresh call a claim on it lasts: time to store the new tokens before another replica
+/// may take the refresh over (with the refresh token just spent).
+const REFRESH_LEASE_SLACK: Duration = Duration::from_secs(5);
 
 /// One signed-in person.
 #[derive(Debug, Clone)]
@@ -61,6 +68,8 @@ pub struct Sessions {
     secret: Arc<SecretBox>,
     oauth: Option<Arc<OAuthClient>>,
     refresh_margin: Duration,
+    /// The longest one refresh call to the provider may take.
+    refresh_timeout: Duration,
     /// How long a replica holds the refresh of a session it claimed (others wait for it that long at most).
     refresh_lease: Duration,
     /// One lock per session being refreshed, by id hash.
@@ -99,15 +108,15 @@ fn now() -> time::OffsetDateTime {
 
 impl Sessions {
     /// Sessions that expire `ttl` after sign-in, kept in `store`, tokens sealed by `secret`; OAuth sessions are
-    /// refreshed through `oauth` `refresh_margin` before their access token expires, a refresh held by one replica
-    /// for at most `refresh_lease` (longer than a call to the server may take).
+    /// refreshed through `oauth` `refresh_margin` before their access token expires, one refresh call cut at
+    /// `refresh_timeout` and held by one replica a little longer than that.
     pub fn new(
         ttl: Duration,
         store: Arc<dyn Store>,
         secret: Arc<SecretBox>,
         oauth: Option<Arc<OAuthClient>>,
         refresh_margin: Duration,
-        refresh_lease: Duration,
+        refresh_timeout: Duration,
     ) -> Self {
         Sessions {
             ttl,
@@ -115,7 +124,8 @@ impl Sessions {
             secret,
             oauth,
             refresh_margin,
-            refresh_lease,
+            refresh_timeout,
+            refresh_lease: refresh_timeout.saturating_add(REFRESH_LEASE_SLACK),
             refreshing: Mutex::new(HashMap::new()),
         }
     }
@@ -284,15 +294,32 @@ impl Sessions {
         sealed_refresh: String,
     ) -> Option<PageSessionRecord> {
         let Some(client) = &self.oauth else {
-            return self.end(id_hash, "OAuth sign-in is no longer configured").await;
+            return self
+                .end_refused(id_hash, sealed_refresh, "OAuth sign-in is no longer configured")
+                .await;
         };
         let Ok(refresh_token) = self.secret.open_text(&sealed_refresh) else {
-            return self.end(id_hash, "the refresh token could not be opened").await;
+            return self
+                .end_refused(id_hash, sealed_refresh, "the refresh token could not be opened")
+                .await;
         };
-        let tokens = match client.refresh(&refresh_token).await {
+        let refreshed = tokio::time::timeout(self.refresh_timeout, client.refresh(&refresh_token))
+            .await
+            .unwrap_or_else(|_| {
+                Err(OAuthError::Unreachable(format!(
+                    "no answer within {:?}",
+                    self.refresh_timeout
+                )))
+            });
+        let tokens = match refreshed {
             Ok(tokens) => tokens,
-            Err(OAuthError::Unreachable(error)) => {
-                tracing::warn!(%error, "an OAuth token could not be refreshed");
+            Err(error) if ends_session(&error) => {
+                return self
+                    .end_refused(id_hash, sealed_refresh, &error.to_string())
+                    .await
+            }
+            Err(error) => {
+                tracing::warn!(%error, "an OAuth token could not be refreshed; the current one is kept meanwhile");
                 if let Err(error) = self
                     .store
                     .page_session_release_refresh(id_hash.to_owned(), sealed_refresh)
@@ -303,7 +330,6 @@ impl Sessions {
                 // A token that still works is used a little longer; the next request tries again.
                 return (!self.expired(&current)).then_some(current);
             }
-            Err(error) => return self.end(id_hash, &error.to_string()).await,
         };
         let (Ok(sealed_token), Some(Ok(sealed_refresh_token))) = (
             self.secret.seal_text(&tokens.access_token),
@@ -313,7 +339,19 @@ impl Sessions {
                 .or(Some(refresh_token.as_str()))
                 .map(|refresh| self.secret.seal_text(refresh)),
         ) else {
-            return self.end(id_hash, "the new tokens could not be sealed").await;
+            let issued = [
+                Some(tokens.access_token.as_str()),
+                tokens.refresh_token.as_deref(),
+            ];
+            revoke(
+                client,
+                issued.into_iter().flatten(),
+                "an unkept refreshed OAuth token",
+            )
+            .await;
+            return self
+                .end_refused(id_hash, sealed_refresh, "the new tokens could not be sealed")
+                .await;
         };
         let token_expires_at = expiry(tokens.expires_in.unwrap_or(self.ttl.as_secs()));
         match self
@@ -333,7 +371,21 @@ impl Sessions {
                 token_expires_at: Some(token_expires_at),
                 ..current
             }),
-            Ok(false) => self.get(id_hash).await,
+            Ok(false) => {
+                // Signed out meanwhile (on any replica), or another refresh won: nobody will ever use the tokens
+                // just issued, so they are revoked rather than left valid on the server.
+                let issued = [
+                    Some(tokens.access_token.as_str()),
+                    tokens.refresh_token.as_deref(),
+                ];
+                revoke(
+                    client,
+                    issued.into_iter().flatten(),
+                    "an unused refreshed OAuth token",
+                )
+                .await;
+                self.get(id_hash).await
+            }
             Err(error) => {
                 tracing::error!(%error, "a refreshed page session could not be stored");
                 None
@@ -351,6 +403,34 @@ impl Sessions {
             tracing::error!(%error, "a page session could not be ended");
         }
         None
+    }
+
+    /// Ends a session whose refresh with `sealed_refresh` could not be made for good, unless another refresh
+    /// replaced that token meanwhile (then the session goes on with the newer one).
+    async fn end_refused(
+        &self,
+        id_hash: &str,
+        sealed_refresh: String,
+        reason: &str,
+    ) -> Option<PageSessionRecord> {
+        match self
+            .store
+            .page_session_end_refused(id_hash.to_owned(), sealed_refresh)
+            .await
+        {
+            Ok(true) => {
+                tracing::info!(
+                    reason,
+                    "a page session ended: its OAuth token could not be refreshed"
+                );
+                None
+            }
+            Ok(false) => self.get(id_hash).await,
+            Err(error) => {
+                tracing::error!(%error, "a page session could not be ended");
+                None
+            }
+        }
     }
 
     fn expired(&self, record: &PageSessionRecord) -> bool {
@@ -379,19 +459,36 @@ impl Sessions {
         }
         // The refresh token first, then the access token: either revokes both on the service, but a provider
         // that revokes only the one named is covered too.
-        let tokens = [
+        let tokens: Vec<String> = [
             record.sealed_refresh_token.as_deref(),
             Some(record.sealed_token.as_str()),
-        ];
-        for sealed in tokens.into_iter().flatten() {
-            let Ok(token) = self.secret.open_text(sealed) else {
-                continue;
-            };
-            if let Err(error) = client.revoke(&token).await {
-                tracing::warn!(%error, "an OAuth token could not be revoked at sign-out");
-            }
+        ]
+        .into_iter()
+        .flatten()
+        .filter_map(|sealed| self.secret.open_text(sealed).ok())
+        .collect();
+        revoke(
+            client,
+            tokens.iter().map(String::as_str),
+            "an OAuth token at sign-out",
+        )
+        .await;
+    }
+}
+
+/// Revokes `tokens` on the provider in order, logging (as `what`) those it would not revoke.
+async fn revoke<'a>(client: &OAuthClient, tokens: impl Iterator<Item = &'a str>, what: &str) {
+    for token in tokens {
+        if let Err(error) = client.revoke(token).await {
+            tracing::warn!(%error, what, "an OAuth token could not be revoked");
         }
     }
+}
+
+/// Whether a failed refresh means the refresh token will never work again (RFC 6749 §5.2: the grant or the
+/// client was refused), so the session ends; every other failure is taken as passing.
+fn ends_session(error: &OAuthError) -> bool {
+    matches!(error, OAuthError::Refused { code, .. } if code == "invalid_grant" || code == "invalid_client")
 }
 
 /// The store's time text `seconds` from now.
@@ -465,6 +562,26 @@ mod tests {
             .unwrap();
         assert_ne!(record.id_hash, id);
         assert!(!record.sealed_token.contains("glpat-secret"));
+    }
+
+    #[test]
+    fn only_a_refused_grant_or_client_ends_a_session() {
+        let refused = |status: u16, code: &str| OAuthError::Refused {
+            status: http::StatusCode::from_u16(status).unwrap(),
+            code: code.to_owned(),
+        };
+        assert!(ends_session(&refused(400, "invalid_grant")));
+        assert!(ends_session(&refused(401, "invalid_client")));
+        for passing in [
+            refused(429, "slow_down"),
+            refused(429, "unknown"),
+            refused(400, "invalid_request"),
+            refused(403, "unknown"),
+            OAuthError::Unreachable("timed out".to_owned()),
+            OAuthError::BadAnswer("no access_token".to_owned()),
+        ] {
+            assert!(!ends_session(&passing), "{passing}");
+        }
     }
 
     #[test]

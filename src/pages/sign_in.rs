@@ -3,9 +3,12 @@
 //!
 //! The OAuth flow: `GET /-/svcgate/oauth/start?return_to=…` makes a random `state` and a PKCE verifier, keeps
 //! them in the store (the state by its hash, the verifier sealed, with the return-to path and a 10-minute expiry,
-//! so any replica can finish the sign-in) and in a short-lived cookie bound to this browser, and sends the browser
-//! to the server's `/oauth/authorize`. The callback takes the store row once (a replayed state finds nothing),
-//! checks that the browser's cookie holds the same state, exchanges the code with the verifier, asks the server
+//! so any replica can finish the sign-in; at most `oauth_pending_sign_ins` at once, since anyone may start one:
+//! past it the start answers 503 with `Retry-After` and stores nothing) and in a short-lived cookie bound to this
+//! browser, and sends the browser
+//! to the server's `/oauth/authorize`. The callback refuses any state not of the form svcgate issues, checks that
+//! the browser's cookie holds the same state, then takes the store row once (a replayed state finds nothing),
+//! exchanges the code with the verifier, asks the server
 //! who the token belongs to, and opens the session. Only a path of the pages is accepted as return-to (no open
 //! redirect). Every failure answers a page in the pages' error shape.
 
@@ -28,6 +31,8 @@ use crate::url_parts::encode_pairs;
 const SIGN_IN_WINDOW: Duration = Duration::from_secs(3600);
 /// How long a person has to approve the sign-in on the server (the provider keeps its codes 10 minutes too).
 const OAUTH_WINDOW: Duration = Duration::from_secs(600);
+/// How long a browser is told to wait when too many sign-ins are pending (the oldest lapse within `OAUTH_WINDOW`).
+const FULL_RETRY_AFTER: Duration = Duration::from_secs(60);
 /// The longest return-to path kept.
 const MAX_RETURN_TO: usize = 2048;
 /// Where people land after signing in when they came from nowhere in particular.
@@ -36,7 +41,19 @@ const HOME: &str = "/-/svcgate/projects";
 /// two tabs signing in at once do not undo each other).
 const STATE_COOKIE_PREFIX: &str = "svcgate_oauth_";
 
-/// The state cookie's name for a state value.
+/// The length of the `state` svcgate issues: 32 random bytes in lowercase hex.
+const STATE_LEN: usize = 64;
+
+/// Whether `state` has exactly the form svcgate issues (64 lowercase hex digits); anything else is refused before
+/// it reaches a cookie name or the store.
+fn is_issued_state(state: &str) -> bool {
+    state.len() == STATE_LEN
+        && state
+            .bytes()
+            .all(|byte| byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte))
+}
+
+/// The state cookie's name for a state value (one svcgate issued: see `is_issued_state`).
 fn state_cookie(state: &str) -> String {
     format!("{STATE_COOKIE_PREFIX}{}", state.get(..12).unwrap_or(state))
 }
@@ -53,18 +70,46 @@ fn set_state_cookie(state: &str, value: &str, max_age: Duration, secure: bool) -
     )
 }
 
+/// How many rounds of percent-decoding a return-to path may need before it stops changing (a path encoded more
+/// deeply than this is refused rather than trusted).
+const MAX_DECODE_ROUNDS: usize = 4;
+
 /// `path` if it is a page of svcgate's own to go back to after signing in: a local path under the pages' prefix
-/// (never another host, a scheme-relative `//host`, or the sign-in pages themselves), else `None`.
+/// (never another host, a scheme-relative `//host`, a dot segment that a browser would resolve out of the pages,
+/// a fragment, or the sign-in pages themselves), else `None`.
 pub fn local_return_to(path: &str) -> Option<String> {
     let acceptable = path.len() <= MAX_RETURN_TO
         && path.starts_with(PREFIX)
-        && !path.contains('\\')
-        && !path.contains("//")
+        && !path.contains('#')
         && !path.chars().any(char::is_control)
-        && !path.starts_with("/-/svcgate/sign_in")
-        && !path.starts_with("/-/svcgate/oauth/")
-        && !path.starts_with("/-/svcgate/sign_out");
+        && path_part_is_plain(path.split('?').next().unwrap_or(path));
     acceptable.then(|| path.to_owned())
+}
+
+/// Whether the path part of a return-to (before its query) stays a plain path of the pages however often it is
+/// percent-decoded: no `.` or `..` segment (the browser resolves them, `/-/svcgate/../../x` is `/x`), no
+/// backslash (read as a slash), no empty segment (`//host`), no control character, and not a sign-in page.
+fn path_part_is_plain(raw: &str) -> bool {
+    let mut path = raw.to_owned();
+    for _ in 0..=MAX_DECODE_ROUNDS {
+        let plain = path.starts_with(PREFIX)
+            && !path.contains('\\')
+            && !path.contains("//")
+            && !path.chars().any(char::is_control)
+            && !path.split('/').any(|segment| segment == "." || segment == "..")
+            && !path.starts_with("/-/svcgate/sign_in")
+            && !path.starts_with("/-/svcgate/oauth/")
+            && !path.starts_with("/-/svcgate/sign_out");
+        if !plain {
+            return false;
+        }
+        let decoded = crate::url_parts::decode(&path);
+        if decoded == path {
+            return true;
+        }
+        path = decoded;
+    }
+    false
 }
 
 /// The sign-in page's address, remembering where the person was going.
@@ -159,6 +204,8 @@ impl Pages {
                 return self.sign_in_form(call, Some("The svc server did not accept this token.".to_owned()))
             }
         };
+        // Signing in again replaces the browser's session: the old one ends (its OAuth tokens revoked) first.
+        self.sessions.close(&call.headers).await;
         let Some(id) = self.sessions.open(token, username).await else {
             return self.sign_in_form(call, Some("The session could not be opened.".to_owned()));
         };
@@ -206,12 +253,34 @@ impl Pages {
             return_to: Self::return_to(call).unwrap_or_else(|| HOME.to_owned()),
             expires_at: format_time(now + OAUTH_WINDOW),
         };
-        if let Err(error) = self.store.oauth_state_put(record, format_time(now)).await {
-            tracing::error!(%error, "a pending OAuth sign-in could not be stored");
-            return self.oauth_failure(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "The sign-in could not be prepared; try again shortly.",
-            );
+        match self
+            .store
+            .oauth_state_put(record, format_time(now), self.pending_sign_ins)
+            .await
+        {
+            Ok(true) => {}
+            Ok(false) => {
+                tracing::warn!(
+                    limit = self.pending_sign_ins,
+                    "a sign-in was refused: too many are pending (oauth_pending_sign_ins)"
+                );
+                let mut page = self.oauth_failure(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "Too many sign-ins are under way on this gateway; try again in a minute.",
+                );
+                page.headers_mut().insert(
+                    http::header::RETRY_AFTER,
+                    HeaderValue::from(FULL_RETRY_AFTER.as_secs()),
+                );
+                return page;
+            }
+            Err(error) => {
+                tracing::error!(%error, "a pending OAuth sign-in could not be stored");
+                return self.oauth_failure(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "The sign-in could not be prepared; try again shortly.",
+                );
+            }
         }
         with_cookie(
             redirect(&client.authorize_url(&call.origin, &state, &pkce.challenge)),
@@ -227,16 +296,26 @@ impl Pages {
                 "Signing in through the svc server is not set up on this gateway.",
             );
         };
-        let state = call.query("state").unwrap_or("").to_owned();
-        let clear = set_state_cookie(&state, "", Duration::ZERO, call.secure);
-        let failed = |status, text: &str| with_cookie(self.oauth_failure(status, text), &clear);
-        if state.is_empty() {
-            return failed(
+        let state = call.query("state").unwrap_or("");
+        if !is_issued_state(state) {
+            // Nothing of it goes into a cookie name or the store.
+            return self.oauth_failure(
                 StatusCode::BAD_REQUEST,
-                "The sign-in answer carried no state. Start again from the sign-in page.",
+                "The sign-in answer carried no state svcgate issued. Start again from the sign-in page.",
             );
         }
-        // Taken first, whatever follows: a state is good for one answer only.
+        let state = state.to_owned();
+        let clear = set_state_cookie(&state, "", Duration::ZERO, call.secure);
+        let failed = |status, text: &str| with_cookie(self.oauth_failure(status, text), &clear);
+        // The browser's binding is checked before the row is taken, so that someone who learns a state cannot
+        // cancel a sign-in started in another browser.
+        if cookie(&call.headers, &state_cookie(&state)).as_deref() != Some(state.as_str()) {
+            return failed(
+                StatusCode::BAD_REQUEST,
+                "This sign-in was not started in this browser. Start again from the sign-in page.",
+            );
+        }
+        // Taken next, whatever follows: a state is good for one answer only.
         let pending = match self
             .store
             .oauth_state_take(hash(&state), format_time(time::OffsetDateTime::now_utc()))
@@ -257,12 +336,6 @@ impl Pages {
                 "This sign-in has expired or was already used. Start again from the sign-in page.",
             );
         };
-        if cookie(&call.headers, &state_cookie(&state)).as_deref() != Some(state.as_str()) {
-            return failed(
-                StatusCode::BAD_REQUEST,
-                "This sign-in was not started in this browser. Start again from the sign-in page.",
-            );
-        }
         if let Some(error) = call.query("error") {
             let text = if error == "access_denied" {
                 "The sign-in was denied on the svc server. Start again from the sign-in page to retry."
@@ -317,6 +390,11 @@ impl Pages {
                 );
             }
         };
+        // Signing in again replaces the browser's session: the old one ends (its OAuth tokens revoked) first. The
+        // session cookie is SameSite=Strict, so a browser coming back from a server on another site does not send
+        // it here; that old session is then left to expire (nobody holds its cookie but this browser, which has
+        // just been given a new one).
+        self.sessions.close(&call.headers).await;
         let Some(id) = self.sessions.open_oauth(tokens, username.clone()).await else {
             return failed(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -355,13 +433,55 @@ mod tests {
             "/-/svcgate/oauth/callback?code=x",
             "/api/v4/user",
             "/-/svcgate/\nSet-Cookie: x",
+            // Dot segments the browser resolves out of the pages, plain or percent-encoded (once or twice).
+            "/-/svcgate/../../oauth/authorize?client_id=EVIL&redirect_uri=https://evil/cb&response_type=code",
+            "/-/svcgate/..",
+            "/-/svcgate/projects/./../../x",
+            "/-/svcgate/%2e%2e/%2e%2e/oauth/authorize",
+            "/-/svcgate/%2E%2E/api/v4/user",
+            "/-/svcgate/.%2e/x",
+            "/-/svcgate/%252e%252e/%252e%252e/oauth/authorize",
+            "/-/svcgate/%25252e%25252e/x",
+            "/-/svcgate/%2e/x",
+            // Encoded slashes, backslashes and control characters.
+            "/-/svcgate/%2f%2fevil.example",
+            "/-/svcgate/%5c..%5cx",
+            "/-/svcgate/%0d%0aSet-Cookie:%20x",
+            // Fragments, and the sign-in pages reached through encoding.
+            "/-/svcgate/projects#/../../x",
+            "/-/svcgate/%6fauth/callback?code=x",
+            // Encoded more deeply than any page's address needs.
+            "/-/svcgate/%2525252525252e",
         ] {
             assert_eq!(local_return_to(refused), None, "{refused}");
+        }
+        for kept in [
+            "/-/svcgate/projects/1/alerts?status=..&q=a%2Fb",
+            "/-/svcgate/projects/1/alerts/3?return_to=/-/svcgate/../x",
+            "/-/svcgate/projects/1/.well/x..y",
+        ] {
+            assert_eq!(local_return_to(kept).as_deref(), Some(kept), "{kept}");
         }
         assert_eq!(
             local_return_to(&format!("/-/svcgate/{}", "a".repeat(MAX_RETURN_TO))),
             None
         );
+    }
+
+    #[test]
+    fn only_a_state_of_the_issued_form_is_taken() {
+        assert!(is_issued_state(&"0123456789abcdef".repeat(4)));
+        for refused in [
+            String::new(),
+            "0123456789abcdef".repeat(3),
+            "0123456789ABCDEF".repeat(4),
+            format!("{}0", "0123456789abcdef".repeat(4)),
+            format!("a;b=c d{}", "0".repeat(57)),
+            format!("{}g", "0".repeat(63)),
+            format!("{}é", "0".repeat(62)),
+        ] {
+            assert!(!is_issued_state(&refused), "{refused}");
+        }
     }
 
     #[test]

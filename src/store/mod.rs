@@ -252,11 +252,19 @@ pub trait Store: StoreCounts + Send + Sync {
         id_hash: String,
         sealed_refresh_token: String,
     ) -> StoreFuture<'_, ()>;
-    /// Keeps a pending OAuth sign-in, first removing those expired by `now`.
-    fn oauth_state_put(&self, record: OAuthStateRecord, now: String) -> StoreFuture<'_, ()>;
+    /// Keeps a pending OAuth sign-in, first removing those expired by `now`, unless `limit` unexpired ones are
+    /// kept already; answers whether it was kept.
+    fn oauth_state_put(&self, record: OAuthStateRecord, now: String, limit: u64) -> StoreFuture<'_, bool>;
     /// Takes a pending OAuth sign-in by the hash of its state: answered once, then gone; `None` when unknown,
     /// used or expired by `now`.
     fn oauth_state_take(&self, state_hash: String, now: String) -> StoreFuture<'_, Option<OAuthStateRecord>>;
+    /// Ends a page session whose refresh the provider refused, if `sealed_refresh_token` is still its refresh
+    /// token; answers whether it did (false: another refresh replaced the token meanwhile, or the session is gone).
+    fn page_session_end_refused(
+        &self,
+        id_hash: String,
+        sealed_refresh_token: String,
+    ) -> StoreFuture<'_, bool>;
     /// Ends a page session.
     fn page_session_delete(&self, id_hash: String) -> StoreFuture<'_, ()>;
     /// Removes the page sessions expired by `now`, answering how many.

@@ -1203,11 +1203,13 @@ impl Store for PostgresStore {
         })
     }
 
-    fn oauth_state_put(&self, record: OAuthStateRecord, now: String) -> StoreFuture<'_, ()> {
+    fn oauth_state_put(&self, record: OAuthStateRecord, now: String, limit: u64) -> StoreFuture<'_, bool> {
         Box::pin(async move {
             let client = self.client().await?;
             client.execute(rows::OAUTH_STATES_SWEEP, &[&now]).await?;
-            client
+            // Sign-ins started at the same instant on several replicas may each see room for one more: the cap
+            // can be passed by a few, which is all it needs to bound the table.
+            let kept = client
                 .execute(
                     rows::OAUTH_STATE_PUT,
                     &[
@@ -1215,10 +1217,12 @@ impl Store for PostgresStore {
                         &record.sealed_verifier,
                         &record.return_to,
                         &record.expires_at,
+                        &now,
+                        &i64::try_from(limit).unwrap_or(i64::MAX),
                     ],
                 )
                 .await?;
-            Ok(())
+            Ok(kept == 1)
         })
     }
 
@@ -1238,6 +1242,21 @@ impl Store for PostgresStore {
                 }),
                 None => None,
             })
+        })
+    }
+
+    fn page_session_end_refused(
+        &self,
+        id_hash: String,
+        sealed_refresh_token: String,
+    ) -> StoreFuture<'_, bool> {
+        Box::pin(async move {
+            let removed = self
+                .client()
+                .await?
+                .execute(rows::PAGE_SESSION_END_REFUSED, &[&id_hash, &sealed_refresh_token])
+                .await?;
+            Ok(removed == 1)
         })
     }
 

@@ -394,9 +394,10 @@ pub const PAGE_SESSION_RELEASE_REFRESH: &str =
     "UPDATE page_sessions SET refresh_claimed_until = NULL WHERE id_hash = $1 AND sealed_refresh_token = $2";
 
 /// Keeps a pending OAuth sign-in: `$1` the hash of its `state`, the sealed PKCE verifier, the return-to path and
-/// the expiry.
+/// the expiry; only while fewer than `$6` are unexpired at `$5`.
 pub const OAUTH_STATE_PUT: &str =
-    "INSERT INTO oauth_states (state_hash, sealed_verifier, return_to, expires_at) VALUES ($1, $2, $3, $4)";
+    "INSERT INTO oauth_states (state_hash, sealed_verifier, return_to, expires_at) SELECT $1, $2, $3, $4 \
+    WHERE (SELECT COUNT(*) FROM oauth_states WHERE expires_at > $5) < $6";
 
 /// Takes (deletes and answers) a pending OAuth sign-in by the hash of its `state`, unless expired by `$2`.
 pub const OAUTH_STATE_TAKE: &str = "DELETE FROM oauth_states WHERE state_hash = $1 AND expires_at > $2 \
@@ -404,6 +405,11 @@ pub const OAUTH_STATE_TAKE: &str = "DELETE FROM oauth_states WHERE state_hash = 
 
 /// Removes the pending OAuth sign-ins expired by `$1`.
 pub const OAUTH_STATES_SWEEP: &str = "DELETE FROM oauth_states WHERE expires_at <= $1";
+
+/// Ends a page session whose refresh was refused, only if `$2` is still its refresh token (a refresh that another
+/// replica made meanwhile keeps the session).
+pub const PAGE_SESSION_END_REFUSED: &str =
+    "DELETE FROM page_sessions WHERE id_hash = $1 AND sealed_refresh_token = $2";
 
 /// Ends a page session.
 pub const PAGE_SESSION_DELETE: &str = "DELETE FROM page_sessions WHERE id_hash = $1";

@@ -547,19 +547,21 @@ impl Store for SqliteStore {
         }))
     }
 
-    fn oauth_state_put(&self, record: OAuthStateRecord, now: String) -> StoreFuture<'_, ()> {
+    fn oauth_state_put(&self, record: OAuthStateRecord, now: String, limit: u64) -> StoreFuture<'_, bool> {
         Box::pin(self.write(move |connection| {
             connection.execute(&rows::sqlite(rows::OAUTH_STATES_SWEEP), [&now])?;
-            connection.execute(
+            let kept = connection.execute(
                 &rows::sqlite(rows::OAUTH_STATE_PUT),
                 rusqlite::params![
                     record.state_hash,
                     record.sealed_verifier,
                     record.return_to,
-                    record.expires_at
+                    record.expires_at,
+                    now,
+                    i64::try_from(limit).unwrap_or(i64::MAX)
                 ],
             )?;
-            Ok(())
+            Ok(kept == 1)
         }))
     }
 
@@ -579,6 +581,20 @@ impl Store for SqliteStore {
                     },
                 )
                 .optional()
+        }))
+    }
+
+    fn page_session_end_refused(
+        &self,
+        id_hash: String,
+        sealed_refresh_token: String,
+    ) -> StoreFuture<'_, bool> {
+        Box::pin(self.write(move |connection| {
+            let removed = connection.execute(
+                &rows::sqlite(rows::PAGE_SESSION_END_REFUSED),
+                rusqlite::params![id_hash, sealed_refresh_token],
+            )?;
+            Ok(removed == 1)
         }))
     }
 

@@ -8,7 +8,7 @@
 mod common;
 
 use std::fs;
-use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -61,42 +61,50 @@ impl ChromeDriver {
             );
         }
         let profile = tempfile::tempdir().unwrap();
-        let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
         let log = profile.path().join("chromedriver.log");
         let mut command = Command::new(CHROMEDRIVER);
+        // Port 0: chromedriver takes a free port itself and names it on its standard output, so no other process
+        // started at the same moment can take the port between choosing it and listening on it.
         command
-            .arg(format!("--port={port}"))
+            .arg("--port=0")
             .arg(format!("--log-path={}", log.display()))
             .env("TZ", BROWSER_TZ)
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::null());
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
-        let child = command
+        let mut child = command
             .spawn()
             .unwrap_or_else(|error| panic!("cannot start {CHROMEDRIVER}: {error}; run ./test.sh"));
-        let mut driver = ChromeDriver { child, port, profile };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            if TcpStream::connect((Ipv4Addr::LOCALHOST, port)).is_ok() {
-                break;
+        let stdout = child.stdout.take().unwrap();
+        let (port_sender, port_receiver) = std::sync::mpsc::channel();
+        // Reads the port from chromedriver's greeting, then keeps reading so that it never blocks on a full pipe.
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(rest) = line.split("started successfully on port ").nth(1) {
+                    if let Ok(port) = rest.trim_end_matches('.').trim().parse::<u16>() {
+                        let _ = port_sender.send(port);
+                    }
+                }
             }
-            if let Ok(Some(status)) = driver.child.try_wait() {
+        });
+        let port = match port_receiver.recv_timeout(Duration::from_secs(20)) {
+            Ok(port) => port,
+            Err(_) => {
+                let status = child.try_wait().ok().flatten();
+                drop(child.kill());
                 panic!(
-                    "chromedriver exited ({status}) before listening on port {port}; its log:\n{}",
+                    "chromedriver did not say which port it listens on within 20 s (exited: {status:?}); its log:\n{}",
                     fs::read_to_string(&log).unwrap_or_default()
                 );
             }
-            assert!(
-                Instant::now() < deadline,
-                "chromedriver did not listen on port {port} within 20 s"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        };
+        let driver = ChromeDriver { child, port, profile };
+        assert!(
+            TcpStream::connect((Ipv4Addr::LOCALHOST, port)).is_ok(),
+            "chromedriver named port {port} but does not listen on it"
+        );
         driver
     }
 

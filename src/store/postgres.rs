@@ -1124,18 +1124,7 @@ impl Store for PostgresStore {
                 .await?
                 .query_opt(rows::PAGE_SESSION_GET, &[&id_hash, &now])
                 .await?;
-            Ok(match row {
-                Some(row) => Some(PageSessionRecord {
-                    id_hash,
-                    sealed_token: row.try_get(0)?,
-                    username: row.try_get(1)?,
-                    csrf: row.try_get(2)?,
-                    expires_at: row.try_get(3)?,
-                    sealed_refresh_token: row.try_get(4)?,
-                    token_expires_at: row.try_get(5)?,
-                }),
-                None => None,
-            })
+            Ok(row.map(|row| rows::page_session(&row, id_hash)).transpose()?)
         })
     }
 
@@ -1233,15 +1222,7 @@ impl Store for PostgresStore {
                 .await?
                 .query_opt(rows::OAUTH_STATE_TAKE, &[&state_hash, &now])
                 .await?;
-            Ok(match row {
-                Some(row) => Some(OAuthStateRecord {
-                    state_hash,
-                    sealed_verifier: row.try_get(0)?,
-                    return_to: row.try_get(1)?,
-                    expires_at: row.try_get(2)?,
-                }),
-                None => None,
-            })
+            Ok(row.map(|row| rows::oauth_state(&row, state_hash)).transpose()?)
         })
     }
 

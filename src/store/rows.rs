@@ -5,8 +5,8 @@
 //! reads `$1` as a named parameter, which rusqlite binds by position as long as the names first appear in order.
 
 use super::{
-    AlertQuery, AlertRecord, AlertSettings, IntegrationRecord, OutboxFailure, OutboxState, TouchedAlert,
-    UsageDelta,
+    AlertQuery, AlertRecord, AlertSettings, IntegrationRecord, OAuthStateRecord, OutboxFailure, OutboxState,
+    PageSessionRecord, TouchedAlert, UsageDelta,
 };
 
 /// The columns [`alert`] reads, in its order.
@@ -133,6 +133,29 @@ pub fn touched<R: Columns>(row: &R) -> Result<TouchedAlert, R::Error> {
         title: row.text(4)?,
         events: row.int(5)?,
         incident_iid: row.opt_int(6)?,
+    })
+}
+
+/// The page session of cookie hash `id_hash` from the columns of [`PAGE_SESSION_GET`].
+pub fn page_session<R: Columns>(row: &R, id_hash: String) -> Result<PageSessionRecord, R::Error> {
+    Ok(PageSessionRecord {
+        id_hash,
+        sealed_token: row.text(0)?,
+        username: row.text(1)?,
+        csrf: row.text(2)?,
+        expires_at: row.text(3)?,
+        sealed_refresh_token: row.opt_text(4)?,
+        token_expires_at: row.opt_text(5)?,
+    })
+}
+
+/// The pending OAuth sign-in of state hash `state_hash` from the columns of [`OAUTH_STATE_TAKE`].
+pub fn oauth_state<R: Columns>(row: &R, state_hash: String) -> Result<OAuthStateRecord, R::Error> {
+    Ok(OAuthStateRecord {
+        state_hash,
+        sealed_verifier: row.text(0)?,
+        return_to: row.text(1)?,
+        expires_at: row.text(2)?,
     })
 }
 

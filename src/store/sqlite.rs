@@ -478,17 +478,7 @@ impl Store for SqliteStore {
                 .query_row(
                     &rows::sqlite(rows::PAGE_SESSION_GET),
                     rusqlite::params![id_hash, now],
-                    |row| {
-                        Ok(PageSessionRecord {
-                            id_hash: id_hash.clone(),
-                            sealed_token: row.get(0)?,
-                            username: row.get(1)?,
-                            csrf: row.get(2)?,
-                            expires_at: row.get(3)?,
-                            sealed_refresh_token: row.get(4)?,
-                            token_expires_at: row.get(5)?,
-                        })
-                    },
+                    |row| rows::page_session(row, id_hash.clone()),
                 )
                 .optional()
         }))
@@ -571,14 +561,7 @@ impl Store for SqliteStore {
                 .query_row(
                     &rows::sqlite(rows::OAUTH_STATE_TAKE),
                     rusqlite::params![state_hash, now],
-                    |row| {
-                        Ok(OAuthStateRecord {
-                            state_hash: state_hash.clone(),
-                            sealed_verifier: row.get(0)?,
-                            return_to: row.get(1)?,
-                            expires_at: row.get(2)?,
-                        })
-                    },
+                    |row| rows::oauth_state(row, state_hash.clone()),
                 )
                 .optional()
         }))

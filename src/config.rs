@@ -906,8 +906,10 @@ impl Config {
                 }
                 Some(crate::store::PostgresOptions {
                     url,
-                    // Each writer holds a connection while it commits; reads and the listener need theirs too.
-                    pool_size: options.database_pool_size.max(options.database_alert_writers + 2),
+                    // Each writer keeps a connection; at least two more serve reads, the outbox and the heartbeat.
+                    pool_size: options
+                        .database_pool_size
+                        .max(options.database_alert_writers.saturating_add(2)),
                     ca_bundle: options.database_ca_bundle,
                     alert_writers: options.database_alert_writers.max(1),
                 })

@@ -1,7 +1,8 @@
 //! Two svcgate processes on one PostgreSQL database and one `secret_key`, each on its own port, in front of one
 //! svc-sim: what one replica does, the other honours — alerts sent to both at once group into one, an integration
 //! created, re-keyed or deactivated on one is honoured by the other within a second, a page session made on one
-//! is known to the other and ended on both. Each test has its own PostgreSQL cluster. (Every store operation is
+//! is known to the other and ended on both, connections PostgreSQL ended are replaced before the next alert. Each
+//! test has its own PostgreSQL cluster. (Every store operation is
 //! also checked against both stores in `store_contract.rs`.)
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -25,6 +26,8 @@ struct Pair {
     second: Replica,
     demo: DemoSeed,
     members: Members,
+    /// The database both replicas use.
+    url: String,
     _sim: SimHandle,
     _cluster: Postgres,
 }
@@ -42,6 +45,7 @@ impl Pair {
             second,
             demo,
             members,
+            url,
             _sim: sim,
             _cluster: cluster,
         }
@@ -169,6 +173,49 @@ async fn alerts_sent_to_both_replicas_at_once_group_into_one_open_alert() {
     assert_eq!(alerts.as_array().unwrap().len(), 1, "{alerts}");
     assert_eq!(alerts[0]["events"], 400);
     assert_eq!(alerts[0]["iid"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn replicas_whose_connections_postgresql_ended_take_new_ones_and_store_the_next_alerts() {
+    let pair = Pair::start().await;
+    let created = pair.integration(&pair.first).await;
+    let key = created["token"].as_str().unwrap().to_owned();
+    let on_first = address_on(&pair.first, &created);
+    let on_second = address_on(&pair.second, &created);
+    for (n, address) in [&on_first, &on_second].into_iter().enumerate() {
+        let answer = post_alert(address, &key, &json!({"title": format!("before {n}")})).await;
+        assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    }
+
+    // Every connection of both replicas (their alert writers' kept ones too) is ended by the server, as a
+    // restart or an administrator would.
+    let (client, connection) = tokio_postgres::connect(&pair.url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let task = tokio::spawn(connection);
+    let ended = client
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert!(ended.len() >= 4, "{} connections ended", ended.len());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    for (n, address) in [&on_first, &on_second].into_iter().enumerate() {
+        let answer = post_alert(address, &key, &json!({"title": format!("after {n}")})).await;
+        assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    }
+    let titles = client
+        .query("SELECT title FROM alerts ORDER BY iid", &[])
+        .await
+        .unwrap();
+    let titles: Vec<String> = titles.iter().map(|row| row.get(0)).collect();
+    assert_eq!(titles, ["before 0", "before 1", "after 0", "after 1"]);
+    drop(client);
+    drop(task.await);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

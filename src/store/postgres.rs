@@ -189,7 +189,12 @@ impl PostgresStore {
             Some(tls) => Manager::from_config(config.clone(), tls, manager_config),
         };
         let pool = Pool::builder(manager)
-            .max_size(options.pool_size.max(2))
+            // Each writer keeps a connection; at least two more serve reads, the outbox and the heartbeat.
+            .max_size(
+                options
+                    .pool_size
+                    .max(options.alert_writers.max(1).saturating_add(2)),
+            )
             .build()
             .map_err(|error| StoreError::Unavailable(format!("database pool: {error}")))?;
         {
@@ -329,14 +334,36 @@ impl WriterConnection {
             .ok_or_else(|| StoreError::Unavailable("no connection for the alert writer".to_owned()))
     }
 
-    /// Applies `events` in one transaction on the writer's connection (see [`run_batch`]).
+    /// Applies `events` in one transaction on the writer's connection (see [`run_batch`]). After any failure but a
+    /// statement PostgreSQL refused, the connection is let go (out of the pool too): it may be closing.
     async fn run(
         &mut self,
         events: &[&AlertEvent],
     ) -> Result<Vec<Result<EventOutcome, StoreError>>, StoreError> {
         let client = self.get().await?;
-        run_batch(client, events).await
+        let result = run_batch(client, events).await;
+        if let Err(error) = &result {
+            if !refused_by_postgres(error) {
+                if let Some(client) = self.client.take() {
+                    drop(deadpool_postgres::Object::take(client));
+                }
+            }
+        }
+        result
     }
+}
+
+/// Whether `error` is a statement PostgreSQL refused (a deadlock, a constraint) on a connection it keeps: the
+/// transaction was then rolled back. Any other failure (the connection lost, the server ending the session) may
+/// have come after the commit.
+fn refused_by_postgres(error: &StoreError) -> bool {
+    let (StoreError::Conflict(source) | StoreError::Database(source)) = error else {
+        return false;
+    };
+    source
+        .downcast_ref::<tokio_postgres::Error>()
+        .and_then(tokio_postgres::Error::as_db_error)
+        .is_some_and(|refusal| !matches!(refusal.severity(), "FATAL" | "PANIC"))
 }
 
 /// A writer: takes the events waiting on its channel (up to [`MAX_BATCH`]) and commits them together.
@@ -357,7 +384,7 @@ async fn write_events(
         };
         // One yield before taking the batch lets the runtime read its sockets and run the requests they wake, so
         // that the batch carries the alerts that have already arrived, not only those queued before the first.
-        // Row 7 of `bench/`: 12.5k alerts/s with it, 9.2k without.
+        // Row 7 of `bench/` (quick runs): 12.0k-12.7k alerts/s with it, 8.2k-9.2k without.
         tokio::task::yield_now().await;
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -380,9 +407,9 @@ async fn write_events(
                     drop(job.reply.send(outcome));
                 }
             }
-            // The batch was rolled back whole; each event is tried again alone, so that one event's failure is
-            // its own answer only.
-            Err(_) => {
+            // PostgreSQL refused the batch and rolled it back whole; each event is tried again alone, so that one
+            // event's failure is its own answer only.
+            Err(error) if refused_by_postgres(&error) => {
                 for job in batch {
                     let started = std::time::Instant::now();
                     let alone = connection.run(&[&job.event]).await;
@@ -393,6 +420,15 @@ async fn write_events(
                         })
                     });
                     drop(job.reply.send(outcome));
+                }
+            }
+            // The connection failed: the batch may have committed before its answer was lost, so it is not written
+            // again; its senders are told the store is unavailable, and send again.
+            Err(error) => {
+                for job in batch {
+                    drop(job.reply.send(Err(StoreError::Unavailable(format!(
+                        "the alert may or may not be stored: {error}"
+                    )))));
                 }
             }
         }
@@ -726,8 +762,8 @@ enum Answer {
 /// the order is the order of this list, not whatever order a join would poll them in. The order is what makes the
 /// transaction: `BEGIN` first, `COMMIT` last, a project's numbering after the statements that created its alerts.
 /// A request that fails before it is sent (it could not be encoded, the connection is closed) stops the sending:
-/// `ROLLBACK` goes instead of the rest, so that nothing after it commits and the connection goes back to the pool
-/// outside any transaction. A statement PostgreSQL refuses makes it refuse the rest and turn the `COMMIT` into a
+/// `ROLLBACK` goes instead of the rest, so that nothing after it commits and the connection (which its writer
+/// keeps for the next batch) is left outside any transaction. A statement PostgreSQL refuses makes it refuse the rest and turn the `COMMIT` into a
 /// rollback; its error is the answer.
 async fn pipeline(
     client: &tokio_postgres::Client,
@@ -765,8 +801,9 @@ async fn pipeline(
 /// transactions of one project write their alerts at the same time. Numbers are given without gaps or duplicates: a
 /// batch that rolls back gives its numbers back with the rest.
 ///
-/// An `Err` means the batch was rolled back (nothing of it is stored). Once it committed, every event has its own
-/// answer, an error only if its row could not be read back: such an event is stored, and is not written again.
+/// An `Err` that PostgreSQL answered ([`refused_by_postgres`]) means the batch was rolled back (nothing of it is
+/// stored); after any other, whether it committed is unknown. Once it committed, every event has its own answer,
+/// an error only if its row could not be read back: such an event is stored, and is not written again.
 async fn run_batch(
     client: &deadpool_postgres::Object,
     events: &[&AlertEvent],

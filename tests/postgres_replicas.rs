@@ -2,8 +2,8 @@
 //! svc-sim: what one replica does, the other honours — alerts sent to both at once group into one, an integration
 //! created, re-keyed or deactivated on one is honoured by the other within a second, a page session made on one
 //! is known to the other and ended on both, connections PostgreSQL ended are replaced before the next alert. Each
-//! test has its own PostgreSQL cluster. (Every store operation is
-//! also checked against both stores in `store_contract.rs`.)
+//! test has its own PostgreSQL cluster. (Every store operation is also checked against both stores in
+//! `store_contract.rs`.)
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

@@ -28,14 +28,6 @@ impl Drop for Alertmanager {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 async fn start_alertmanager(receiver_url: &str, key: &str) -> Alertmanager {
     assert!(
         std::path::Path::new(ALERTMANAGER).exists(),
@@ -48,19 +40,20 @@ async fn start_alertmanager(receiver_url: &str, key: &str) -> Alertmanager {
          \x20       http_config:\n          authorization:\n            type: Bearer\n            credentials: '{key}'\n"
     );
     std::fs::write(dir.path().join("alertmanager.yml"), config).unwrap();
-    let port = free_port();
-    let child = Command::new(ALERTMANAGER)
+    let log = dir.path().join("alertmanager.log");
+    let mut child = Command::new(ALERTMANAGER)
         .arg(format!(
             "--config.file={}",
             dir.path().join("alertmanager.yml").display()
         ))
         .arg(format!("--storage.path={}", dir.path().join("data").display()))
-        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .arg("--web.listen-address=127.0.0.1:0")
         .arg("--cluster.listen-address=")
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .unwrap();
+    let port = common::go_server::listening_port(&mut child, &log).await;
     let url = format!("http://127.0.0.1:{port}");
     let manager = Alertmanager {
         child,

@@ -547,14 +547,6 @@ impl Drop for Prometheus {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 impl Prometheus {
     /// Starts Prometheus scraping svcgate at `target` (`host:port`) every second as job `svcgate`, with svcgate's
     /// alerting rules evaluated every second.
@@ -572,18 +564,19 @@ impl Prometheus {
         );
         let config_file = dir.path().join("prometheus.yml");
         std::fs::write(&config_file, config).unwrap();
-        let port = free_port();
-        let child = Command::new(PROMETHEUS)
+        let log = dir.path().join("prometheus.log");
+        let mut child = Command::new(PROMETHEUS)
             .arg(format!("--config.file={}", config_file.display()))
             .arg(format!(
                 "--storage.tsdb.path={}",
                 dir.path().join("data").display()
             ))
-            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .arg("--web.listen-address=127.0.0.1:0")
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
             .unwrap();
+        let port = common::go_server::listening_port(&mut child, &log).await;
         let prometheus = Prometheus {
             child,
             url: format!("http://127.0.0.1:{port}"),

@@ -2,6 +2,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 pub mod alerts;
+pub mod go_server;
 pub mod origin;
 pub mod postgres;
 pub mod replicas;

@@ -1,7 +1,7 @@
 //! A throwaway PostgreSQL cluster for one test: `initdb` into a temporary directory, `postgres` on a free
-//! loopback port, stopped by its process id (fast shutdown) and removed when dropped. Run as root, both run as the
-//! `postgres` user (the server refuses to run as root), through `setpriv`, which runs the program in its own
-//! process, so the pid is the server's.
+//! loopback port (another one if that was taken before the server bound it), stopped by its process id (fast
+//! shutdown) and removed when dropped. Run as root, both run as the `postgres` user (the server refuses to run as
+//! root), through `setpriv`, which runs the program in its own process, so the pid is the server's.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -85,40 +85,58 @@ impl Postgres {
             "initdb failed: {}",
             String::from_utf8_lossy(&initdb.stderr)
         );
-        let port = free_port();
-        let log = std::fs::File::create(dir.path().join("server.log")).unwrap();
-        let server = as_server_user(&bin.join("postgres"))
-            .arg("-D")
-            .arg(&data)
-            .args(["-p", &port.to_string(), "-c", "listen_addresses=127.0.0.1", "-k"])
-            .arg(dir.path())
-            .args(["-c", "max_connections=200"])
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        let cluster = Postgres {
-            server,
-            port,
-            _dir: dir,
-        };
-        // Ready when it accepts sessions, not only connections (during start-up it refuses them).
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let ready = || {
-            Command::new(bin.join("pg_isready"))
-                .args(["-q", "-h", "127.0.0.1", "-p", &port.to_string(), "-U", "svcgate"])
-                .status()
-                .is_ok_and(|status| status.success())
-        };
-        while !ready() {
-            assert!(
-                Instant::now() < deadline,
-                "PostgreSQL did not start: {}",
-                cluster.log()
-            );
-            std::thread::sleep(Duration::from_millis(20));
+        // The port is picked free, then bound by the server: another process may take it in between, and the
+        // server then exits. Readiness is asked over the cluster's own Unix socket, which no other server can
+        // answer, and a server that exited so is started again on another port.
+        let log_path = dir.path().join("server.log");
+        for _ in 0..5 {
+            let port = free_port();
+            let log = std::fs::File::create(&log_path).unwrap();
+            let mut server = as_server_user(&bin.join("postgres"))
+                .arg("-D")
+                .arg(&data)
+                .args(["-p", &port.to_string(), "-c", "listen_addresses=127.0.0.1", "-k"])
+                .arg(dir.path())
+                .args(["-c", "max_connections=200"])
+                .stdout(Stdio::null())
+                .stderr(log)
+                .spawn()
+                .unwrap();
+            // Ready when it accepts sessions, not only connections (during start-up it refuses them).
+            let ready = || {
+                Command::new(bin.join("pg_isready"))
+                    .args(["-q", "-p", &port.to_string(), "-U", "svcgate", "-h"])
+                    .arg(dir.path())
+                    .status()
+                    .is_ok_and(|status| status.success())
+            };
+            let deadline = Instant::now() + Duration::from_secs(30);
+            loop {
+                if matches!(server.try_wait(), Ok(Some(_))) {
+                    let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+                    assert!(
+                        log.contains("could not bind"),
+                        "PostgreSQL stopped while starting: {log}"
+                    );
+                    break;
+                }
+                if ready() {
+                    return Postgres {
+                        server,
+                        port,
+                        _dir: dir,
+                    };
+                }
+                if Instant::now() > deadline {
+                    drop(server.kill());
+                    drop(server.wait());
+                    let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+                    panic!("PostgreSQL did not start: {log}");
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
         }
-        cluster
+        panic!("PostgreSQL found no free port in 5 tries");
     }
 
     /// The server's log so far.

@@ -282,12 +282,19 @@ pub async fn resolve_ids(
     Ok(resolved)
 }
 
-/// The store `config` names: PostgreSQL shared by replicas (`database_url`), else SQLite in `data_dir`. A replica
-/// whose `secret_key` is not the one the database was set up with is refused here, before it serves anything.
+/// The store `config` names: PostgreSQL shared by replicas (`database_url`), else SQLite in `data_dir`. A key
+/// (`secret_key`, or SQLite's `secret.key` file) that is not the one the store was set up with is refused here,
+/// before svcgate serves anything.
 async fn open_store(config: &Config, data_dir: &std::path::Path) -> anyhow::Result<Arc<dyn Store>> {
     let Some(database) = &config.database else {
         let store = SqliteStore::open(data_dir)
             .with_context(|| format!("opening the store in {}", data_dir.display()))?;
+        let key =
+            crate::secret::load_key(config.alerts.secret_key, data_dir).context("loading the secret key")?;
+        store
+            .check_key(&crate::secret::key_fingerprint(&key))
+            .await
+            .context("checking the secret key against the store")?;
         return Ok(Arc::new(store));
     };
     let store = PostgresStore::connect(database)

@@ -59,6 +59,37 @@ pub fn parse_hex_key(text: &str) -> Option<[u8; 32]> {
     Some(key)
 }
 
+/// The configured key, or the data directory's key file (`secret.key`, created on first start).
+pub fn load_key(configured: Option<[u8; 32]>, data_dir: &Path) -> Result<[u8; 32], SecretError> {
+    if let Some(key) = configured {
+        return Ok(key);
+    }
+    let path = data_dir.join("secret.key");
+    let shown = path.display().to_string();
+    let file_error = |source| SecretError::KeyFile {
+        path: shown.clone(),
+        source,
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(text) => parse_hex_key(&text).ok_or_else(|| SecretError::BadKeyFile(shown.clone())),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            let hex = random_hex(32)?;
+            let mut options = std::fs::OpenOptions::new();
+            options.write(true).create_new(true);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::OpenOptionsExt;
+                options.mode(0o600);
+            }
+            let mut file = options.open(&path).map_err(file_error)?;
+            file.write_all(hex.as_bytes()).map_err(file_error)?;
+            file.sync_all().map_err(file_error)?;
+            parse_hex_key(&hex).ok_or_else(|| SecretError::BadKeyFile(shown.clone()))
+        }
+        Err(error) => Err(file_error(error)),
+    }
+}
+
 impl SecretBox {
     /// The box for `key`.
     pub fn new(key: [u8; 32]) -> Self {
@@ -69,37 +100,7 @@ impl SecretBox {
 
     /// The configured key, or the data directory's key file (created on first start).
     pub fn load(configured: Option<[u8; 32]>, data_dir: &Path) -> Result<Self, SecretError> {
-        if let Some(key) = configured {
-            return Ok(Self::new(key));
-        }
-        let path = data_dir.join("secret.key");
-        let shown = path.display().to_string();
-        let file_error = |source| SecretError::KeyFile {
-            path: shown.clone(),
-            source,
-        };
-        match std::fs::read_to_string(&path) {
-            Ok(text) => parse_hex_key(&text)
-                .map(Self::new)
-                .ok_or_else(|| SecretError::BadKeyFile(shown.clone())),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                let hex = random_hex(32)?;
-                let mut options = std::fs::OpenOptions::new();
-                options.write(true).create_new(true);
-                #[cfg(unix)]
-                {
-                    use std::os::unix::fs::OpenOptionsExt;
-                    options.mode(0o600);
-                }
-                let mut file = options.open(&path).map_err(file_error)?;
-                file.write_all(hex.as_bytes()).map_err(file_error)?;
-                file.sync_all().map_err(file_error)?;
-                parse_hex_key(&hex)
-                    .map(Self::new)
-                    .ok_or_else(|| SecretError::BadKeyFile(shown.clone()))
-            }
-            Err(error) => Err(file_error(error)),
-        }
+        load_key(configured, data_dir).map(Self::new)
     }
 
     /// Encrypts `plaintext` under a fresh random nonce: `(nonce, ciphertext)`.

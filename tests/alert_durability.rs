@@ -1,5 +1,6 @@
 //! An acknowledged alert is on disk: the gateway process is killed (SIGKILL) while senders are posting, and
-//! every alert that was answered 2xx is in the store after a restart.
+//! every alert that was answered 2xx is in the store after a restart. A store refuses a secret key other than the
+//! one it was set up with.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -148,4 +149,58 @@ async fn every_acknowledged_alert_survives_a_kill_during_a_storm() {
         lost.len(),
         acknowledged.len()
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_refuses_to_start_with_another_secret_key_and_starts_with_its_own() {
+    let data = tempfile::tempdir().unwrap();
+    let mut first = start(data.path());
+    Command::new("kill")
+        .args(["-TERM", &first.child.id().to_string()])
+        .status()
+        .unwrap();
+    first.child.wait().unwrap();
+
+    // The store was set up with the key svcgate made in its data directory; another key would leave every sealed
+    // integration key unreadable, so svcgate says so and does not start.
+    let refused = Command::new(env!("CARGO_BIN_EXE_svcgate"))
+        .args(["serve", "--dev", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(data.path())
+        .env("SVCGATE_SECRET_KEY", "ab".repeat(32))
+        .stdout(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        said.contains("does not match the key this store was set up with"),
+        "{said}"
+    );
+
+    // Given the store's own key explicitly, it starts, and the integration made before still takes alerts.
+    let own_key = std::fs::read_to_string(data.path().join("secret.key")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_svcgate"))
+        .args(["serve", "--dev", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(data.path())
+        .env("SVCGATE_SECRET_KEY", own_key.trim())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let banner = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|line| line.strip_prefix("Demo alert integration: ").map(str::to_owned))
+        .expect("svcgate started with the store's own key");
+    std::thread::spawn(move || for _ in lines {});
+    let (url, key) = banner.split_once(", key: ").unwrap();
+    assert_eq!(key.trim(), first.key, "the sealed integration key was opened");
+    let answer = post_alert(url, key.trim(), &json!({"title": "same key"})).await;
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    child.wait().unwrap();
+    assert_eq!(answer.status, http::StatusCode::OK);
 }

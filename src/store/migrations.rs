@@ -197,6 +197,14 @@ const MIGRATIONS: &[(i64, &str)] = &[
     ) WITHOUT ROWID;
     CREATE INDEX oauth_states_expiry ON oauth_states (expires_at);",
     ),
+    (
+        10,
+        "-- Facts about the store itself: the fingerprint of the secret key its sealed values were sealed with.
+    CREATE TABLE svcgate_meta (
+        name TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    ) WITHOUT ROWID;",
+    ),
 ];
 
 /// Applies every migration the database has not seen, each in its own transaction.

@@ -70,10 +70,11 @@ pub enum StoreError {
     /// The database failed the operation otherwise.
     #[error("database: {0}")]
     Database(#[source] DatabaseError),
-    /// The database was set up with another `secret_key`: integration keys sealed with it cannot be opened.
+    /// The store was set up with another secret key: integration keys sealed with it cannot be opened.
     #[error(
-        "secret_key does not match the key this database was set up with (fingerprint {stored}, this key's \
-         {given}); give every replica the same secret_key"
+        "secret_key does not match the key this store was set up with (fingerprint {stored}, this key's \
+         {given}): what was sealed with it cannot be opened; start with the store's key (on PostgreSQL, give every \
+         replica the same secret_key)"
     )]
     KeyMismatch {
         /// The fingerprint stored in the database.

@@ -172,6 +172,33 @@ impl SqliteStore {
         &self.path
     }
 
+    /// Records `fingerprint` as the secret key's on first use, and refuses a different key later: integration
+    /// keys and page sessions sealed with one key cannot be opened with another.
+    pub async fn check_key(&self, fingerprint: &str) -> Result<(), StoreError> {
+        let given = fingerprint.to_owned();
+        let stored = self
+            .write(move |connection| {
+                connection.execute(
+                    "INSERT INTO svcgate_meta (name, value) VALUES ('key_fingerprint', ?1) ON CONFLICT (name) DO NOTHING",
+                    [&given],
+                )?;
+                connection.query_row(
+                    "SELECT value FROM svcgate_meta WHERE name = 'key_fingerprint'",
+                    [],
+                    |row| row.get::<_, String>(0),
+                )
+            })
+            .await?;
+        if stored == fingerprint {
+            Ok(())
+        } else {
+            Err(StoreError::KeyMismatch {
+                stored,
+                given: fingerprint.to_owned(),
+            })
+        }
+    }
+
     /// Runs `work` on the writer in the next group commit and answers once that commit is on disk. `work` may run
     /// twice, the first time rolled back, when another job of its batch fails.
     pub async fn write<F, R>(&self, work: F) -> Result<R, StoreError>

@@ -93,6 +93,7 @@ pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
         service_token: config.service_token.clone(),
         public_url: public_url.clone(),
         lease: config.outbox_lease,
+        keep_done: config.outbox_keep_done,
         metrics: Arc::clone(&gateway.metrics),
     };
     let outbox_task = tokio::spawn(outbox.run());

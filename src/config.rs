@@ -232,6 +232,8 @@ options! {
     service_token: Text,
     /// How long a replica owns an incident call it claimed before another may take it over.
     outbox_lease: NonzeroDuration = "2m",
+    /// How long finished incident calls are kept before they are removed.
+    outbox_keep_done: NonzeroDuration = "30d",
     /// `free` or `premium` alert features.
     edition: Edition = "premium",
     /// 64 hex digits: the key that encrypts integration tokens (else a key file in the data directory).
@@ -820,6 +822,8 @@ pub struct Config {
     pub service_token: Option<String>,
     /// How long a claimed incident call is owned before another replica may take it over.
     pub outbox_lease: Duration,
+    /// How long finished incident calls are kept.
+    pub outbox_keep_done: Duration,
     /// Alert settings.
     pub alerts: AlertConfig,
     /// How long a page session lasts.
@@ -1028,6 +1032,7 @@ impl Config {
             },
             service_token: options.service_token,
             outbox_lease: options.outbox_lease,
+            outbox_keep_done: options.outbox_keep_done,
             session_ttl: options.session_ttl,
             oauth,
             oauth_refresh_margin: options.oauth_refresh_margin,

@@ -351,6 +351,51 @@ async fn incidents_are_queued_claimed_once_and_closed(store: &dyn Store) {
 }
 contract!(incidents_are_queued_claimed_once_and_closed);
 
+async fn finished_incident_calls_are_swept_and_pending_ones_kept(store: &dyn Store) {
+    store
+        .alert_settings_put(
+            7,
+            AlertSettings {
+                create_incident: true,
+                auto_close_incident: true,
+            },
+        )
+        .await
+        .unwrap();
+    let done = store.alert_event(event(7, Some("done"), None)).await.unwrap();
+    let pending = store.alert_event(event(7, Some("pending"), None)).await.unwrap();
+    let (done_id, pending_id) = (done.alert.unwrap().id, pending.alert.unwrap().id);
+    let due = store.outbox_due(NOW.to_owned(), OUTBOX_LEASE, 10).await.unwrap();
+    let call = due.iter().find(|item| item.alert.id == done_id).unwrap();
+    store
+        .outbox_done(call.id, done_id, Some(42), "2026-11-24T10:05:00.000Z".to_owned())
+        .await
+        .unwrap();
+
+    // Not finished before the cut: kept.
+    let removed = store
+        .outbox_sweep("2026-11-24T10:05:00.000Z".to_owned())
+        .await
+        .unwrap();
+    assert_eq!(removed, 0);
+    assert_eq!(store.outbox_of(done_id).await.unwrap().len(), 1);
+    // Finished before it: removed; its incident stays on the alert. A pending call stays whatever the cut.
+    let removed = store
+        .outbox_sweep("2099-01-01T00:00:00.000Z".to_owned())
+        .await
+        .unwrap();
+    assert_eq!(removed, 1);
+    assert!(store.outbox_of(done_id).await.unwrap().is_empty());
+    assert_eq!(store.outbox_of(pending_id).await.unwrap().len(), 1);
+    assert_eq!(store.alert(7, 1).await.unwrap().unwrap().incident_iid, Some(42));
+    let removed = store
+        .outbox_sweep("2099-01-01T00:00:00.000Z".to_owned())
+        .await
+        .unwrap();
+    assert_eq!(removed, 0);
+}
+contract!(finished_incident_calls_are_swept_and_pending_ones_kept);
+
 async fn failing_incident_calls_are_listed_per_integration_newest_first(store: &dyn Store) {
     store
         .alert_settings_put(

@@ -26,6 +26,8 @@ use crate::upstream::Upstream;
 const POLL: Duration = Duration::from_millis(500);
 /// The longest wait between two attempts.
 const MAX_BACKOFF_SECONDS: u64 = 300;
+/// How often finished calls older than `keep_done` are removed (and once at start).
+const SWEEP_EVERY: Duration = Duration::from_secs(3600);
 
 /// What the worker needs.
 pub struct Outbox {
@@ -39,6 +41,8 @@ pub struct Outbox {
     pub public_url: String,
     /// How long a claimed call stays this process's (`outbox_lease`).
     pub lease: Duration,
+    /// How long finished calls are kept (`outbox_keep_done`).
+    pub keep_done: Duration,
     /// Where accepted and failed calls are counted.
     pub metrics: Arc<Metrics>,
 }
@@ -46,9 +50,28 @@ pub struct Outbox {
 impl Outbox {
     /// Runs until the task is dropped.
     pub async fn run(self) {
+        let mut next_sweep = Instant::now();
         loop {
+            if Instant::now() >= next_sweep {
+                self.sweep().await;
+                next_sweep = Instant::now() + SWEEP_EVERY;
+            }
             self.drain().await;
             tokio::time::sleep(POLL).await;
+        }
+    }
+
+    /// Removes the calls that finished more than `keep_done` ago: the incident stays linked from its alert, and
+    /// calls still pending are kept however old. Every replica sweeps; removing twice removes nothing more.
+    pub async fn sweep(&self) {
+        let keep = time::Duration::try_from(self.keep_done).unwrap_or(time::Duration::MAX);
+        let Some(before) = time::OffsetDateTime::now_utc().checked_sub(keep) else {
+            return;
+        };
+        match self.store.outbox_sweep(format_time(before)).await {
+            Ok(0) => {}
+            Ok(removed) => tracing::info!(removed, "outbox: finished incident calls removed"),
+            Err(error) => tracing::warn!(%error, "outbox: could not remove finished calls"),
         }
     }
 

@@ -314,6 +314,8 @@ pub trait Store: StoreCounts + Send + Sync {
         incident_iid: Option<u64>,
         now: String,
     ) -> StoreFuture<'_, ()>;
+    /// Removes the incident calls that finished before `done_before` (pending ones stay); answers how many.
+    fn outbox_sweep(&self, done_before: String) -> StoreFuture<'_, u64>;
     /// An incident call failed; try again later.
     fn outbox_retry(&self, id: u64, next_attempt_at: String, error: String) -> StoreFuture<'_, ()>;
     /// The incident calls of `integration_id`'s alerts that failed and are still retried, newest first, at most

@@ -1591,6 +1591,13 @@ impl Store for PostgresStore {
         })
     }
 
+    fn outbox_sweep(&self, done_before: String) -> StoreFuture<'_, u64> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            Ok(client.execute(rows::OUTBOX_SWEEP, &[&done_before]).await?)
+        })
+    }
+
     fn outbox_retry(&self, id: u64, next_attempt_at: String, error: String) -> StoreFuture<'_, ()> {
         Box::pin(async move {
             self.client()

@@ -456,6 +456,10 @@ impl Store for SqliteStore {
         )
     }
 
+    fn outbox_sweep(&self, done_before: String) -> StoreFuture<'_, u64> {
+        Box::pin(self.write(move |connection| alerts::outbox_sweep(connection, &done_before)))
+    }
+
     fn outbox_retry(&self, id: u64, next_attempt_at: String, error: String) -> StoreFuture<'_, ()> {
         Box::pin(self.write(move |connection| alerts::outbox_retry(connection, id, &next_attempt_at, &error)))
     }

@@ -1,5 +1,6 @@
 //! Incidents through the outbox: a new alert opens an issue on the backend with svcgate's service token, its
-//! resolution closes it, and calls the backend refused are retried across a restart until accepted.
+//! resolution closes it, calls the backend refused are retried across a restart until accepted, and finished
+//! calls are removed once older than `outbox_keep_done`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -160,4 +161,23 @@ async fn incidents_are_opened_and_closed_through_the_backend_and_survive_a_resta
         StatusCode::OK
     );
     second.stop().await;
+
+    // Third run, keeping finished calls for a millisecond: they are removed at start, the incident stays linked.
+    let third = TestGateway::start_in(&sim.url(), data.path(), |raw| {
+        raw.service_token = Some(ADMIN.to_owned());
+        raw.outbox_keep_done = Some("1ms".to_owned());
+    })
+    .await;
+    wait_for("the finished calls to be removed", async || {
+        let detail = get(&api(&third, &format!("/alerts/{iid}")), &demo.token)
+            .await
+            .json();
+        detail["incident"]["calls"].as_array().is_some_and(Vec::is_empty)
+    })
+    .await;
+    let detail = get(&api(&third, &format!("/alerts/{iid}")), &demo.token)
+        .await
+        .json();
+    assert_eq!(detail["incident_iid"], json!(incident));
+    third.stop().await;
 }

@@ -268,6 +268,9 @@ options! {
     oauth_scopes: Text = "read_api",
     /// How long before a signed-in person's OAuth token expires the pages refresh it.
     oauth_refresh_margin: Duration = "60s",
+    /// After a refresh that failed for a passing reason (the server unreachable, slow, 429, 5xx), how long a replica
+    /// waits before it tries that session's refresh again, keeping the current token meanwhile.
+    oauth_refresh_retry: NonzeroDuration = "30s",
     /// Most sign-ins through the svc server that may be pending (started, not yet finished or expired) at once;
     /// past it, starting one answers 503 until some finish or expire.
     oauth_pending_sign_ins: Count = 10_000,
@@ -832,6 +835,8 @@ pub struct Config {
     pub oauth: Option<crate::pages::oauth::OAuthSettings>,
     /// How long before an OAuth token expires it is refreshed.
     pub oauth_refresh_margin: Duration,
+    /// How long a replica waits before trying a failed refresh again.
+    pub oauth_refresh_retry: Duration,
     /// Most OAuth sign-ins pending at once.
     pub oauth_pending_sign_ins: usize,
     /// Runtime threads; `None` means one per core.
@@ -1036,6 +1041,7 @@ impl Config {
             session_ttl: options.session_ttl,
             oauth,
             oauth_refresh_margin: options.oauth_refresh_margin,
+            oauth_refresh_retry: options.oauth_refresh_retry,
             oauth_pending_sign_ins: options.oauth_pending_sign_ins,
             worker_threads: options.worker_threads,
             usage_flush_interval: options.usage_flush_interval,

@@ -123,6 +123,7 @@ impl Gateway {
             oauth,
             crate::pages::SignInLimits {
                 refresh_margin: config.oauth_refresh_margin,
+                refresh_retry: config.oauth_refresh_retry,
                 // A refresh is one call to the backend: a response head and a body, each within the backend
                 // timeout. The whole call is cut there, and the claim on it (derived in session.rs) outlasts it.
                 refresh_timeout: config.backend.timeout.saturating_mul(2),

@@ -50,6 +50,8 @@ struct RefreshProxy {
     mode: Arc<Mutex<OnRefresh>>,
     /// The bodies of the refresh answers the simulator gave.
     issued: Arc<Mutex<Vec<serde_json::Value>>>,
+    /// Refreshes asked of the proxy, passed on or not.
+    asked: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl RefreshProxy {
@@ -58,16 +60,28 @@ impl RefreshProxy {
         let url = format!("http://{}", listener.local_addr().unwrap());
         let mode = Arc::new(Mutex::new(OnRefresh::Pass));
         let issued = Arc::new(Mutex::new(Vec::new()));
-        let (serving, recording) = (Arc::clone(&mode), Arc::clone(&issued));
+        let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (serving, recording, counting) = (Arc::clone(&mode), Arc::clone(&issued), Arc::clone(&asked));
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                let (mode, issued, backend) = (Arc::clone(&serving), Arc::clone(&recording), backend.clone());
+                let (mode, issued, asked, backend) = (
+                    Arc::clone(&serving),
+                    Arc::clone(&recording),
+                    Arc::clone(&counting),
+                    backend.clone(),
+                );
                 tokio::spawn(async move {
                     let service = hyper::service::service_fn(move |request| {
-                        let (mode, issued, backend) =
-                            (Arc::clone(&mode), Arc::clone(&issued), backend.clone());
+                        let (mode, issued, asked, backend) = (
+                            Arc::clone(&mode),
+                            Arc::clone(&issued),
+                            Arc::clone(&asked),
+                            backend.clone(),
+                        );
                         async move {
-                            Ok::<_, Infallible>(RefreshProxy::answer(request, &backend, &mode, &issued).await)
+                            Ok::<_, Infallible>(
+                                RefreshProxy::answer(request, &backend, &mode, &issued, &asked).await,
+                            )
                         }
                     });
                     let _ =
@@ -77,7 +91,17 @@ impl RefreshProxy {
                 });
             }
         });
-        RefreshProxy { url, mode, issued }
+        RefreshProxy {
+            url,
+            mode,
+            issued,
+            asked,
+        }
+    }
+
+    /// How many refreshes were asked of the proxy so far.
+    fn asked(&self) -> usize {
+        self.asked.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     fn set(&self, mode: OnRefresh) {
@@ -89,12 +113,16 @@ impl RefreshProxy {
         backend: &str,
         mode: &Mutex<OnRefresh>,
         issued: &Mutex<Vec<serde_json::Value>>,
+        asked: &std::sync::atomic::AtomicUsize,
     ) -> http::Response<BoxBody<Bytes, Infallible>> {
         let (parts, body) = request.into_parts();
         let body = body.collect().await.unwrap().to_bytes();
         let refresh = parts.method == Method::POST
             && parts.uri.path() == "/oauth/token"
             && String::from_utf8_lossy(&body).contains("grant_type=refresh_token");
+        if refresh {
+            asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
         let json = |status: u16, body: BoxBody<Bytes, Infallible>| {
             http::Response::builder()
                 .status(status)
@@ -749,7 +777,10 @@ async fn a_refused_refresh_ends_the_session() {
 
 #[tokio::test]
 async fn a_refresh_refused_for_a_passing_reason_keeps_the_session_on_its_current_token() {
-    let world = World::with_proxy(8, "7s", |_| {}).await;
+    let world = World::with_proxy(8, "7s", |raw| {
+        raw.oauth_refresh_retry = Some("1ms".to_owned());
+    })
+    .await;
     let mut jar = Jar::default();
     sign_in(&world, &mut jar, None).await;
     let first = world.bearer_tokens()[0].clone();
@@ -757,6 +788,7 @@ async fn a_refresh_refused_for_a_passing_reason_keeps_the_session_on_its_current
     let page = format!("{}{}", world.gateway.url(), world.alerts_page());
     for (status, code) in [(429, "slow_down"), (400, "invalid_request"), (403, "unknown")] {
         world.proxy().set(OnRefresh::Refuse(status, code));
+        tokio::time::sleep(Duration::from_millis(5)).await;
         let answer = jar.get(&page).await;
         assert_eq!(
             answer.status,
@@ -771,9 +803,41 @@ async fn a_refresh_refused_for_a_passing_reason_keeps_the_session_on_its_current
         );
     }
     world.proxy().set(OnRefresh::Pass);
+    tokio::time::sleep(Duration::from_millis(5)).await;
     let answer = jar.get(&page).await;
     assert_eq!(answer.status, StatusCode::OK, "{}", text(&answer));
     assert_eq!(world.refreshes(), 1, "the next request refreshed it");
+    assert_ne!(world.bearer_tokens().last(), Some(&first));
+}
+
+#[tokio::test]
+async fn after_a_failed_refresh_the_server_is_left_alone_for_oauth_refresh_retry() {
+    let world = World::with_proxy(8, "7s", |raw| {
+        raw.oauth_refresh_retry = Some("2s".to_owned());
+    })
+    .await;
+    let mut jar = Jar::default();
+    sign_in(&world, &mut jar, None).await;
+    let first = world.bearer_tokens()[0].clone();
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let page = format!("{}{}", world.gateway.url(), world.alerts_page());
+    world.proxy().set(OnRefresh::Refuse(429, "slow_down"));
+    for _ in 0..5 {
+        let answer = jar.get(&page).await;
+        assert_eq!(answer.status, StatusCode::OK, "{}", text(&answer));
+    }
+    assert_eq!(
+        world.proxy().asked(),
+        1,
+        "one refresh asked, then none while waiting"
+    );
+    assert_eq!(world.bearer_tokens().last(), Some(&first));
+
+    world.proxy().set(OnRefresh::Pass);
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    let answer = jar.get(&page).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", text(&answer));
+    assert_eq!(world.proxy().asked(), 2, "asked again once the wait was over");
     assert_ne!(world.bearer_tokens().last(), Some(&first));
 }
 

@@ -71,6 +71,8 @@ pub struct Pages {
 pub struct SignInLimits {
     /// How long before an OAuth token expires it is refreshed (`oauth_refresh_margin`).
     pub refresh_margin: Duration,
+    /// How long a replica waits before it tries a failed refresh again (`oauth_refresh_retry`).
+    pub refresh_retry: Duration,
     /// The longest one refresh call to the server may take, connection, head and body; the claim on a refresh
     /// lasts a little longer (see `session.rs`).
     pub refresh_timeout: Duration,
@@ -286,6 +288,7 @@ impl Pages {
                 oauth.clone(),
                 limits.refresh_margin,
                 limits.refresh_timeout,
+                limits.refresh_retry,
             ),
             store,
             secret,

@@ -74,6 +74,10 @@ pub struct Sessions {
     refresh_lease: Duration,
     /// One lock per session being refreshed, by id hash.
     refreshing: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// How long this replica waits before it tries a failed refresh again.
+    refresh_retry: Duration,
+    /// Sessions whose refresh failed for a passing reason, by id hash: not tried again before this instant.
+    retry_after: Mutex<HashMap<String, std::time::Instant>>,
 }
 
 /// The hash a cookie's (or state's) value is stored under.
@@ -109,7 +113,8 @@ fn now() -> time::OffsetDateTime {
 impl Sessions {
     /// Sessions that expire `ttl` after sign-in, kept in `store`, tokens sealed by `secret`; OAuth sessions are
     /// refreshed through `oauth` `refresh_margin` before their access token expires, one refresh call cut at
-    /// `refresh_timeout` and held by one replica a little longer than that.
+    /// `refresh_timeout` and held by one replica a little longer than that, a failed one tried again after
+    /// `refresh_retry`.
     pub fn new(
         ttl: Duration,
         store: Arc<dyn Store>,
@@ -117,6 +122,7 @@ impl Sessions {
         oauth: Option<Arc<OAuthClient>>,
         refresh_margin: Duration,
         refresh_timeout: Duration,
+        refresh_retry: Duration,
     ) -> Self {
         Sessions {
             ttl,
@@ -127,6 +133,8 @@ impl Sessions {
             refresh_timeout,
             refresh_lease: refresh_timeout.saturating_add(REFRESH_LEASE_SLACK),
             refreshing: Mutex::new(HashMap::new()),
+            refresh_retry,
+            retry_after: Mutex::new(HashMap::new()),
         }
     }
 
@@ -197,7 +205,12 @@ impl Sessions {
         let id_hash = hash(&id);
         let mut record = self.get(&id_hash).await?;
         if self.needs_refresh(&record) {
-            record = self.refresh(&id_hash).await?;
+            record = if self.waiting_to_retry(&id_hash) {
+                // The last refresh failed a moment ago: the token is used while it lasts, the server left alone.
+                (!self.expired(&record)).then_some(record)?
+            } else {
+                self.refresh(&id_hash).await?
+            };
         }
         Some(Session {
             token: self.secret.open_text(&record.sealed_token).ok()?,
@@ -219,6 +232,33 @@ impl Sessions {
                 None
             }
         }
+    }
+
+    /// Whether this session's last refresh failed less than `refresh_retry` ago.
+    fn waiting_to_retry(&self, id_hash: &str) -> bool {
+        let mut retry_after = self
+            .retry_after
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        match retry_after.get(id_hash) {
+            Some(until) if std::time::Instant::now() < *until => true,
+            Some(_) => {
+                retry_after.remove(id_hash);
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// Notes that this session's refresh failed for a passing reason, forgetting the waits already over.
+    fn retry_later(&self, id_hash: &str) {
+        let now = std::time::Instant::now();
+        let mut retry_after = self
+            .retry_after
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        retry_after.retain(|_, until| *until > now);
+        retry_after.insert(id_hash.to_owned(), now + self.refresh_retry);
     }
 
     fn needs_refresh(&self, record: &PageSessionRecord) -> bool {
@@ -320,6 +360,7 @@ impl Sessions {
             }
             Err(error) => {
                 tracing::warn!(%error, "an OAuth token could not be refreshed; the current one is kept meanwhile");
+                self.retry_later(id_hash);
                 if let Err(error) = self
                     .store
                     .page_session_release_refresh(id_hash.to_owned(), sealed_refresh)
@@ -327,7 +368,7 @@ impl Sessions {
                 {
                     tracing::error!(%error, "the refresh of a page session could not be released");
                 }
-                // A token that still works is used a little longer; the next request tries again.
+                // A token that still works is used a little longer; a request after `refresh_retry` tries again.
                 return (!self.expired(&current)).then_some(current);
             }
         };
@@ -510,6 +551,7 @@ mod tests {
             None,
             Duration::from_secs(60),
             Duration::from_secs(65),
+            Duration::from_secs(30),
         )
     }
 

@@ -904,6 +904,12 @@ impl Config {
                 ))
             }
         };
+        if options.outbox_keep_done < options.outbox_lease {
+            return Err(invalid(
+                "outbox_keep_done",
+                "must be at least outbox_lease: a call is kept while another replica may still be making it",
+            ));
+        }
         let secret_key = secret_key(options.secret_key, options.secret_key_file.as_deref())?;
         let database = match options.database_url {
             Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
@@ -1246,6 +1252,19 @@ mod tests {
         );
         let none = Config::from_raw(RawConfig::from_toml("dev = true", "t.toml").unwrap()).unwrap();
         assert!(none.trusted_proxies.is_empty());
+    }
+
+    #[test]
+    fn finished_incident_calls_are_kept_at_least_as_long_as_a_claim() {
+        let error = Config::from_raw(RawConfig {
+            backend: Some("http://127.0.0.1:9".to_owned()),
+            outbox_lease: Some("2m".to_owned()),
+            outbox_keep_done: Some("1m".to_owned()),
+            ..RawConfig::default()
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("outbox_keep_done"), "{error}");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! `svcgate store copy`: a single node's SQLite store moved into PostgreSQL keeps working there: the same
-//! integration address and key, the same alerts (a repeat groups into the copied open alert), iids that continue.
+//! integration address and key, the same alerts (a repeat groups into the copied open alert), iids that continue;
+//! a key other than the store's is refused.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -55,6 +56,25 @@ async fn a_sqlite_store_copied_into_postgresql_keeps_its_integrations_alerts_and
     let data_dir = store_dir.path().to_path_buf();
     let secret_key = std::fs::read_to_string(data_dir.join("secret.key")).unwrap();
     gateway.stop().await;
+
+    // Another key than the store's is refused before anything is written: its sealed keys could not be opened.
+    let refused = tokio::task::spawn_blocking({
+        let (data_dir, url) = (data_dir.clone(), url.clone());
+        move || {
+            Command::new(env!("CARGO_BIN_EXE_svcgate"))
+                .args(["store", "copy", "--data-dir"])
+                .arg(&data_dir)
+                .args(["--database-url", &url])
+                .env("SVCGATE_SECRET_KEY", "cd".repeat(32))
+                .output()
+                .unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("is not the one"), "{said}");
 
     let copied = tokio::task::spawn_blocking({
         let (data_dir, url) = (data_dir.clone(), url.clone());

@@ -363,36 +363,42 @@ async fn finished_incident_calls_are_swept_and_pending_ones_kept(store: &dyn Sto
         .await
         .unwrap();
     let done = store.alert_event(event(7, Some("done"), None)).await.unwrap();
+    let later = store.alert_event(event(7, Some("later"), None)).await.unwrap();
     let pending = store.alert_event(event(7, Some("pending"), None)).await.unwrap();
-    let (done_id, pending_id) = (done.alert.unwrap().id, pending.alert.unwrap().id);
+    let (done_id, later_id, pending_id) = (
+        done.alert.unwrap().id,
+        later.alert.unwrap().id,
+        pending.alert.unwrap().id,
+    );
     let due = store.outbox_due(NOW.to_owned(), OUTBOX_LEASE, 10).await.unwrap();
-    let call = due.iter().find(|item| item.alert.id == done_id).unwrap();
-    store
-        .outbox_done(call.id, done_id, Some(42), "2026-11-24T10:05:00.000Z".to_owned())
-        .await
-        .unwrap();
+    for (alert_id, at) in [
+        (done_id, "2026-11-24T10:05:00.000Z"),
+        (later_id, "2026-11-24T10:06:00.000Z"),
+    ] {
+        let call = due.iter().find(|item| item.alert.id == alert_id).unwrap();
+        store
+            .outbox_done(call.id, alert_id, Some(40 + alert_id), at.to_owned())
+            .await
+            .unwrap();
+    }
+    let sweep = |before: &str, limit: u32| store.outbox_sweep(before.to_owned(), limit);
 
     // Not finished before the cut: kept.
-    let removed = store
-        .outbox_sweep("2026-11-24T10:05:00.000Z".to_owned())
-        .await
-        .unwrap();
-    assert_eq!(removed, 0);
+    assert_eq!(sweep("2026-11-24T10:05:00.000Z", 100).await.unwrap(), 0);
     assert_eq!(store.outbox_of(done_id).await.unwrap().len(), 1);
-    // Finished before it: removed; its incident stays on the alert. A pending call stays whatever the cut.
-    let removed = store
-        .outbox_sweep("2099-01-01T00:00:00.000Z".to_owned())
-        .await
-        .unwrap();
-    assert_eq!(removed, 1);
+    // Finished before it: removed, at most `limit` at a time, the oldest first; the incident stays on its alert.
+    // A pending call stays whatever the cut.
+    assert_eq!(sweep("2099-01-01T00:00:00.000Z", 1).await.unwrap(), 1);
     assert!(store.outbox_of(done_id).await.unwrap().is_empty());
+    assert_eq!(store.outbox_of(later_id).await.unwrap().len(), 1);
+    assert_eq!(sweep("2099-01-01T00:00:00.000Z", 1).await.unwrap(), 1);
+    assert!(store.outbox_of(later_id).await.unwrap().is_empty());
     assert_eq!(store.outbox_of(pending_id).await.unwrap().len(), 1);
-    assert_eq!(store.alert(7, 1).await.unwrap().unwrap().incident_iid, Some(42));
-    let removed = store
-        .outbox_sweep("2099-01-01T00:00:00.000Z".to_owned())
-        .await
-        .unwrap();
-    assert_eq!(removed, 0);
+    assert_eq!(
+        store.alert(7, 1).await.unwrap().unwrap().incident_iid,
+        Some(40 + done_id)
+    );
+    assert_eq!(sweep("2099-01-01T00:00:00.000Z", 100).await.unwrap(), 0);
 }
 contract!(finished_incident_calls_are_swept_and_pending_ones_kept);
 

@@ -28,6 +28,9 @@ const POLL: Duration = Duration::from_millis(500);
 const MAX_BACKOFF_SECONDS: u64 = 300;
 /// How often finished calls older than `keep_done` are removed (and once at start).
 const SWEEP_EVERY: Duration = Duration::from_secs(3600);
+/// The most finished calls one statement removes: a long-grown outbox is removed in many short steps, between
+/// which alerts are written.
+const SWEEP_BATCH: u32 = 1000;
 
 /// What the worker needs.
 pub struct Outbox {
@@ -68,10 +71,24 @@ impl Outbox {
         let Some(before) = time::OffsetDateTime::now_utc().checked_sub(keep) else {
             return;
         };
-        match self.store.outbox_sweep(format_time(before)).await {
-            Ok(0) => {}
-            Ok(removed) => tracing::info!(removed, "outbox: finished incident calls removed"),
-            Err(error) => tracing::warn!(%error, "outbox: could not remove finished calls"),
+        let before = format_time(before);
+        let mut removed = 0;
+        loop {
+            match self.store.outbox_sweep(before.clone(), SWEEP_BATCH).await {
+                Ok(step) => {
+                    removed += step;
+                    if step < u64::from(SWEEP_BATCH) {
+                        break;
+                    }
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "outbox: could not remove finished calls");
+                    break;
+                }
+            }
+        }
+        if removed > 0 {
+            tracing::info!(removed, "outbox: finished incident calls removed");
         }
     }
 

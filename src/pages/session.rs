@@ -205,12 +205,11 @@ impl Sessions {
         let id_hash = hash(&id);
         let mut record = self.get(&id_hash).await?;
         if self.needs_refresh(&record) {
-            record = if self.waiting_to_retry(&id_hash) {
-                // The last refresh failed a moment ago: the token is used while it lasts, the server left alone.
-                (!self.expired(&record)).then_some(record)?
-            } else {
-                self.refresh(&id_hash).await?
-            };
+            // The last refresh failed a moment ago: a token that still works is used, the server left alone. An
+            // expired one is refreshed at once, wait or not.
+            if !self.waiting_to_retry(&id_hash) || self.expired(&record) {
+                record = self.refresh(&id_hash).await?;
+            }
         }
         Some(Session {
             token: self.secret.open_text(&record.sealed_token).ok()?,
@@ -294,7 +293,8 @@ impl Sessions {
         loop {
             // Another request (or replica) may have refreshed it while this one waited.
             let current = self.get(id_hash).await?;
-            if !self.needs_refresh(&current) {
+            // Refreshed meanwhile, or its refresh failed meanwhile (a request queued behind it does not ask again).
+            if !self.needs_refresh(&current) || (self.waiting_to_retry(id_hash) && !self.expired(&current)) {
                 return Some(current);
             }
             let Some(sealed_refresh) = current.sealed_refresh_token.clone() else {

@@ -659,9 +659,9 @@ pub fn outbox_done(
     Ok(())
 }
 
-/// Removes the incident calls that finished before `done_before`; answers how many.
-pub fn outbox_sweep(connection: &Connection, done_before: &str) -> rusqlite::Result<u64> {
-    let removed = connection.execute(&rows::sqlite(rows::OUTBOX_SWEEP), params![done_before])?;
+/// Removes at most `limit` of the incident calls that finished before `done_before`; answers how many.
+pub fn outbox_sweep(connection: &Connection, done_before: &str, limit: u32) -> rusqlite::Result<u64> {
+    let removed = connection.execute(&rows::sqlite(rows::OUTBOX_SWEEP), params![done_before, limit])?;
     Ok(u64::try_from(removed).unwrap_or(u64::MAX))
 }
 

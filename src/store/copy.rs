@@ -52,6 +52,19 @@ pub enum CopyError {
     /// PostgreSQL refused the copy.
     #[error("PostgreSQL: {0}")]
     Postgres(#[from] StoreError),
+    /// The key given is not the one the SQLite store was set up with: its sealed values could not be opened.
+    #[error(
+        "the secret key given (fingerprint {given}) is not the one {path} was set up with (fingerprint {stored}); \
+         give the store's key"
+    )]
+    WrongKey {
+        /// The database file.
+        path: String,
+        /// The fingerprint the SQLite store recorded.
+        stored: String,
+        /// The fingerprint of the key given.
+        given: String,
+    },
     /// The target already holds integrations or alerts: the copy never merges.
     #[error("the PostgreSQL database already holds {0}; copy into an empty database")]
     NotEmpty(String),
@@ -90,6 +103,21 @@ pub async fn sqlite_to_postgres(
     };
     let source =
         Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(sqlite_error)?;
+    // A store older than the key check recorded no fingerprint; one that did must be copied with its own key.
+    let recorded: Option<String> = source
+        .query_row(
+            "SELECT value FROM svcgate_meta WHERE name = 'key_fingerprint'",
+            [],
+            |row| row.get(0),
+        )
+        .ok();
+    if let Some(stored) = recorded.filter(|stored| stored != key_fingerprint) {
+        return Err(CopyError::WrongKey {
+            path: shown.clone(),
+            stored,
+            given: key_fingerprint.to_owned(),
+        });
+    }
     let store = PostgresStore::connect(target).await?;
     store.check_key(key_fingerprint).await?;
     let mut client = store.pool_client().await?;

@@ -205,6 +205,11 @@ const MIGRATIONS: &[(i64, &str)] = &[
         value TEXT NOT NULL
     ) WITHOUT ROWID;",
     ),
+    (
+        11,
+        "-- Finished incident calls, by when they finished: the outbox sweep removes the oldest first.
+    CREATE INDEX outbox_done ON outbox (done_at) WHERE done_at IS NOT NULL;",
+    ),
 ];
 
 /// Applies every migration the database has not seen, each in its own transaction.

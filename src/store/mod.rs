@@ -72,9 +72,9 @@ pub enum StoreError {
     Database(#[source] DatabaseError),
     /// The store was set up with another secret key: integration keys sealed with it cannot be opened.
     #[error(
-        "secret_key does not match the key this store was set up with (fingerprint {stored}, this key's \
-         {given}): what was sealed with it cannot be opened; start with the store's key (on PostgreSQL, give every \
-         replica the same secret_key)"
+        "the secret key (secret_key, else secret.key in the data directory) does not match the key this store was \
+         set up with (fingerprint {stored}, this key's {given}): what was sealed with it cannot be opened; start with \
+         the store's key (on PostgreSQL, give every replica the same secret_key)"
     )]
     KeyMismatch {
         /// The fingerprint stored in the database.
@@ -314,8 +314,9 @@ pub trait Store: StoreCounts + Send + Sync {
         incident_iid: Option<u64>,
         now: String,
     ) -> StoreFuture<'_, ()>;
-    /// Removes the incident calls that finished before `done_before` (pending ones stay); answers how many.
-    fn outbox_sweep(&self, done_before: String) -> StoreFuture<'_, u64>;
+    /// Removes at most `limit` of the incident calls that finished before `done_before` (pending ones stay);
+    /// answers how many.
+    fn outbox_sweep(&self, done_before: String, limit: u32) -> StoreFuture<'_, u64>;
     /// An incident call failed; try again later.
     fn outbox_retry(&self, id: u64, next_attempt_at: String, error: String) -> StoreFuture<'_, ()>;
     /// The incident calls of `integration_id`'s alerts that failed and are still retried, newest first, at most

@@ -1591,10 +1591,12 @@ impl Store for PostgresStore {
         })
     }
 
-    fn outbox_sweep(&self, done_before: String) -> StoreFuture<'_, u64> {
+    fn outbox_sweep(&self, done_before: String, limit: u32) -> StoreFuture<'_, u64> {
         Box::pin(async move {
             let client = self.client().await?;
-            Ok(client.execute(rows::OUTBOX_SWEEP, &[&done_before]).await?)
+            Ok(client
+                .execute(rows::OUTBOX_SWEEP, &[&done_before, &i64::from(limit)])
+                .await?)
         })
     }
 

@@ -161,6 +161,11 @@ const MIGRATIONS: &[(i64, &str)] = &[
     );
     CREATE INDEX oauth_states_expiry ON oauth_states (expires_at);",
     ),
+    (
+        6,
+        "-- Finished incident calls, by when they finished: the outbox sweep removes the oldest first.
+    CREATE INDEX outbox_done ON outbox (done_at) WHERE done_at IS NOT NULL;",
+    ),
 ];
 
 /// Applies every migration not yet applied, in one transaction under [`MIGRATION_LOCK`]: a replica that starts

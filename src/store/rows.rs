@@ -354,8 +354,9 @@ pub const OUTBOX_ENQUEUE: &str =
 pub const OUTBOX_DONE: &str =
     "UPDATE outbox SET done_at = $2, attempts = attempts + 1, last_error = NULL WHERE id = $1";
 
-/// Removes the incident calls that finished before `$1` (those still pending stay, however old).
-pub const OUTBOX_SWEEP: &str = "DELETE FROM outbox WHERE done_at IS NOT NULL AND done_at < $1";
+/// Removes at most `$2` of the incident calls that finished before `$1` (those still pending stay, however old).
+pub const OUTBOX_SWEEP: &str = "DELETE FROM outbox WHERE id IN \
+    (SELECT id FROM outbox WHERE done_at IS NOT NULL AND done_at < $1 ORDER BY done_at LIMIT $2)";
 
 /// An incident call failed: `$1` is its id, `$2` when to try again, `$3` the error.
 pub const OUTBOX_RETRY: &str =

@@ -456,8 +456,8 @@ impl Store for SqliteStore {
         )
     }
 
-    fn outbox_sweep(&self, done_before: String) -> StoreFuture<'_, u64> {
-        Box::pin(self.write(move |connection| alerts::outbox_sweep(connection, &done_before)))
+    fn outbox_sweep(&self, done_before: String, limit: u32) -> StoreFuture<'_, u64> {
+        Box::pin(self.write(move |connection| alerts::outbox_sweep(connection, &done_before, limit)))
     }
 
     fn outbox_retry(&self, id: u64, next_attempt_at: String, error: String) -> StoreFuture<'_, ()> {

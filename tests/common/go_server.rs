@@ -11,23 +11,24 @@ pub async fn listening_port(server: &mut Child, log: &Path) -> u16 {
     let started = Instant::now();
     loop {
         let text = std::fs::read_to_string(log).unwrap_or_default();
+        // Only whole lines: the last one may still be being written.
         let port = text
-            .lines()
-            .filter(|line| line.contains("msg=\"Listening on\""))
+            .split_inclusive('\n')
+            .filter(|line| line.ends_with('\n') && line.contains("msg=\"Listening on\""))
             .find_map(|line| line.split("address=127.0.0.1:").nth(1))
             .and_then(|rest| rest.split_whitespace().next())
             .and_then(|port| port.parse().ok());
         if let Some(port) = port {
             return port;
         }
-        assert!(
-            matches!(server.try_wait(), Ok(None)),
-            "the server stopped while starting: {text}"
-        );
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the server named no port in 30 s: {text}"
-        );
+        if !matches!(server.try_wait(), Ok(None)) {
+            panic!("the server stopped while starting: {text}");
+        }
+        if started.elapsed() > Duration::from_secs(30) {
+            drop(server.kill());
+            drop(server.wait());
+            panic!("the server named no port in 30 s: {text}");
+        }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }

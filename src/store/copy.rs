@@ -105,11 +105,7 @@ pub async fn sqlite_to_postgres(
         Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(sqlite_error)?;
     // A store older than the key check recorded no fingerprint; one that did must be copied with its own key.
     let recorded: Option<String> = source
-        .query_row(
-            "SELECT value FROM svcgate_meta WHERE name = 'key_fingerprint'",
-            [],
-            |row| row.get(0),
-        )
+        .query_row(super::rows::KEY_FINGERPRINT, [], |row| row.get(0))
         .ok();
     if let Some(stored) = recorded.filter(|stored| stored != key_fingerprint) {
         return Err(CopyError::WrongKey {

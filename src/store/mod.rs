@@ -97,6 +97,18 @@ pub enum StoreError {
 /// timeout and its retries).
 pub const OUTBOX_LEASE: std::time::Duration = std::time::Duration::from_secs(120);
 
+/// Compares the key fingerprint a store recorded with the one of the key given (both stores' `check_key`).
+fn same_key(stored: String, given: &str) -> Result<(), StoreError> {
+    if stored == given {
+        Ok(())
+    } else {
+        Err(StoreError::KeyMismatch {
+            stored,
+            given: given.to_owned(),
+        })
+    }
+}
+
 /// When a lease of `lease` taken at `now` (the store's time text) ends.
 fn outbox_lease_end(now: &str, lease: std::time::Duration) -> Result<String, StoreError> {
     crate::time_format::parse_time(now)

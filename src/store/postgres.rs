@@ -225,26 +225,10 @@ impl PostgresStore {
     pub async fn check_key(&self, fingerprint: &str) -> Result<(), StoreError> {
         let client = self.pool.get().await?;
         client
-            .execute(
-                "INSERT INTO svcgate_meta (name, value) VALUES ('key_fingerprint', $1) ON CONFLICT (name) DO NOTHING",
-                &[&fingerprint],
-            )
+            .execute(rows::KEY_FINGERPRINT_RECORD, &[&fingerprint])
             .await?;
-        let stored: String = client
-            .query_one(
-                "SELECT value FROM svcgate_meta WHERE name = 'key_fingerprint'",
-                &[],
-            )
-            .await?
-            .try_get(0)?;
-        if stored == fingerprint {
-            Ok(())
-        } else {
-            Err(StoreError::KeyMismatch {
-                stored,
-                given: fingerprint.to_owned(),
-            })
-        }
+        let stored: String = client.query_one(rows::KEY_FINGERPRINT, &[]).await?.try_get(0)?;
+        super::same_key(stored, fingerprint)
     }
 
     async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {

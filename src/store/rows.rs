@@ -354,6 +354,13 @@ pub const OUTBOX_ENQUEUE: &str =
 pub const OUTBOX_DONE: &str =
     "UPDATE outbox SET done_at = $2, attempts = attempts + 1, last_error = NULL WHERE id = $1";
 
+/// Records `$1` as the fingerprint of the store's secret key, unless one is recorded.
+pub const KEY_FINGERPRINT_RECORD: &str =
+    "INSERT INTO svcgate_meta (name, value) VALUES ('key_fingerprint', $1) ON CONFLICT (name) DO NOTHING";
+
+/// The fingerprint of the key the store was set up with.
+pub const KEY_FINGERPRINT: &str = "SELECT value FROM svcgate_meta WHERE name = 'key_fingerprint'";
+
 /// Removes at most `$2` of the incident calls that finished before `$1` (those still pending stay, however old).
 pub const OUTBOX_SWEEP: &str = "DELETE FROM outbox WHERE id IN \
     (SELECT id FROM outbox WHERE done_at IS NOT NULL AND done_at < $1 ORDER BY done_at LIMIT $2)";

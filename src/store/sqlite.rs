@@ -178,25 +178,11 @@ impl SqliteStore {
         let given = fingerprint.to_owned();
         let stored = self
             .write(move |connection| {
-                connection.execute(
-                    "INSERT INTO svcgate_meta (name, value) VALUES ('key_fingerprint', ?1) ON CONFLICT (name) DO NOTHING",
-                    [&given],
-                )?;
-                connection.query_row(
-                    "SELECT value FROM svcgate_meta WHERE name = 'key_fingerprint'",
-                    [],
-                    |row| row.get::<_, String>(0),
-                )
+                connection.execute(&rows::sqlite(rows::KEY_FINGERPRINT_RECORD), [&given])?;
+                connection.query_row(rows::KEY_FINGERPRINT, [], |row| row.get::<_, String>(0))
             })
             .await?;
-        if stored == fingerprint {
-            Ok(())
-        } else {
-            Err(StoreError::KeyMismatch {
-                stored,
-                given: fingerprint.to_owned(),
-            })
-        }
+        super::same_key(stored, fingerprint)
     }
 
     /// Runs `work` on the writer in the next group commit and answers once that commit is on disk. `work` may run

@@ -775,10 +775,12 @@ async fn a_refused_refresh_ends_the_session() {
     );
 }
 
-#[tokio::test]
-async fn a_refresh_refused_for_a_passing_reason_keeps_the_session_on_its_current_token() {
-    let world = World::with_proxy(8, "7s", |raw| {
-        raw.oauth_refresh_retry = Some("1ms".to_owned());
+/// A session signed in through a refresh proxy with `oauth_refresh_retry` = `retry`, its 8 s token now within the
+/// 7 s margin (due for refresh): the world, the browser, the first token and the alerts page's address.
+async fn signed_in_due_for_refresh(retry: &str) -> (World, Jar, String, String) {
+    let retry = retry.to_owned();
+    let world = World::with_proxy(8, "7s", move |raw| {
+        raw.oauth_refresh_retry = Some(retry);
     })
     .await;
     let mut jar = Jar::default();
@@ -786,6 +788,12 @@ async fn a_refresh_refused_for_a_passing_reason_keeps_the_session_on_its_current
     let first = world.bearer_tokens()[0].clone();
     tokio::time::sleep(Duration::from_millis(1200)).await;
     let page = format!("{}{}", world.gateway.url(), world.alerts_page());
+    (world, jar, first, page)
+}
+
+#[tokio::test]
+async fn a_refresh_refused_for_a_passing_reason_keeps_the_session_on_its_current_token() {
+    let (world, mut jar, first, page) = signed_in_due_for_refresh("1ms").await;
     for (status, code) in [(429, "slow_down"), (400, "invalid_request"), (403, "unknown")] {
         world.proxy().set(OnRefresh::Refuse(status, code));
         tokio::time::sleep(Duration::from_millis(5)).await;
@@ -812,15 +820,7 @@ async fn a_refresh_refused_for_a_passing_reason_keeps_the_session_on_its_current
 
 #[tokio::test]
 async fn after_a_failed_refresh_the_server_is_left_alone_for_oauth_refresh_retry() {
-    let world = World::with_proxy(8, "7s", |raw| {
-        raw.oauth_refresh_retry = Some("2s".to_owned());
-    })
-    .await;
-    let mut jar = Jar::default();
-    sign_in(&world, &mut jar, None).await;
-    let first = world.bearer_tokens()[0].clone();
-    tokio::time::sleep(Duration::from_millis(1200)).await;
-    let page = format!("{}{}", world.gateway.url(), world.alerts_page());
+    let (world, mut jar, first, page) = signed_in_due_for_refresh("2s").await;
     world.proxy().set(OnRefresh::Refuse(429, "slow_down"));
     // Six requests at once, then three more: the one refresh asked fails, and nobody asks again meanwhile.
     let cookies = jar.header();

@@ -280,10 +280,11 @@ async fn lists_filter_count_and_sort(store: &dyn Store) {
 }
 contract!(lists_filter_count_and_sort);
 
-async fn incidents_are_queued_claimed_once_and_closed(store: &dyn Store) {
+/// Turns on incident creation and closing for `project`.
+async fn incidents_on(store: &dyn Store, project: u64) {
     store
         .alert_settings_put(
-            7,
+            project,
             AlertSettings {
                 create_incident: true,
                 auto_close_incident: true,
@@ -291,6 +292,10 @@ async fn incidents_are_queued_claimed_once_and_closed(store: &dyn Store) {
         )
         .await
         .unwrap();
+}
+
+async fn incidents_are_queued_claimed_once_and_closed(store: &dyn Store) {
+    incidents_on(store, 7).await;
     assert!(store.alert_settings(7).await.unwrap().create_incident);
     assert_eq!(store.alert_settings(8).await.unwrap(), AlertSettings::default());
     let created = store.alert_event(event(7, Some("f"), None)).await.unwrap();
@@ -352,16 +357,7 @@ async fn incidents_are_queued_claimed_once_and_closed(store: &dyn Store) {
 contract!(incidents_are_queued_claimed_once_and_closed);
 
 async fn finished_incident_calls_are_swept_and_pending_ones_kept(store: &dyn Store) {
-    store
-        .alert_settings_put(
-            7,
-            AlertSettings {
-                create_incident: true,
-                auto_close_incident: true,
-            },
-        )
-        .await
-        .unwrap();
+    incidents_on(store, 7).await;
     let done = store.alert_event(event(7, Some("done"), None)).await.unwrap();
     let later = store.alert_event(event(7, Some("later"), None)).await.unwrap();
     let pending = store.alert_event(event(7, Some("pending"), None)).await.unwrap();
@@ -403,16 +399,7 @@ async fn finished_incident_calls_are_swept_and_pending_ones_kept(store: &dyn Sto
 contract!(finished_incident_calls_are_swept_and_pending_ones_kept);
 
 async fn failing_incident_calls_are_listed_per_integration_newest_first(store: &dyn Store) {
-    store
-        .alert_settings_put(
-            7,
-            AlertSettings {
-                create_incident: true,
-                auto_close_incident: true,
-            },
-        )
-        .await
-        .unwrap();
+    incidents_on(store, 7).await;
     store.alert_event(event(7, Some("a"), None)).await.unwrap();
     store.alert_event(event(7, Some("b"), None)).await.unwrap();
     let other = AlertEvent {

@@ -289,7 +289,8 @@ pub async fn resolve_ids(
 async fn open_store(config: &Config, data_dir: &std::path::Path) -> anyhow::Result<Arc<dyn Store>> {
     let Some(database) = &config.database else {
         let store = SqliteStore::open(data_dir)
-            .with_context(|| format!("opening the store in {}", data_dir.display()))?;
+            .with_context(|| format!("opening the store in {}", data_dir.display()))?
+            .with_min_free_bytes(config.ready_min_free_bytes);
         let key =
             crate::secret::load_key(config.alerts.secret_key, data_dir).context("loading the secret key")?;
         store

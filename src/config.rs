@@ -161,6 +161,19 @@ options! {
     database_alert_writers: Count = 1,
     /// PEM CA certificates trusted for PostgreSQL's TLS certificate (besides the system's).
     database_ca_bundle: Path,
+    /// Longest a new PostgreSQL connection may take: TCP, TLS and the start-up exchange.
+    database_connect_timeout: NonzeroDuration = "5s",
+    /// Longest one PostgreSQL operation (a read, a write, a batch of alerts) may take, its wait for a connection
+    /// included; one that overruns is abandoned and its connection dropped.
+    database_timeout: NonzeroDuration = "5s",
+    /// Idle time before TCP keepalive probes start on PostgreSQL connections (then every half of it, three at most).
+    database_tcp_keepalive: NonzeroDuration = "10s",
+    /// Longest data sent to PostgreSQL may stay unacknowledged before the kernel drops the connection.
+    database_tcp_user_timeout: NonzeroDuration = "15s",
+    /// Longest a readiness check waits for the store's answer before it answers 503.
+    ready_timeout: NonzeroDuration = "3s",
+    /// Free space readiness asks of the SQLite data directory's file system (below it, alerts may not fit).
+    ready_min_free_bytes: Count = 64 << 20,
     /// Public base URL of the gateway, used in addresses it shows.
     public_url: BaseUrl,
     /// Addresses and CIDR ranges of the proxies in front of svcgate whose `X-Forwarded-Proto` is believed.
@@ -847,6 +860,10 @@ pub struct Config {
     pub usage_max_clients_per_route: usize,
     /// Longest a metrics scrape waits for the store's counts.
     pub metrics_store_timeout: Duration,
+    /// Longest a readiness check waits for the store.
+    pub ready_timeout: Duration,
+    /// Free space readiness asks of the SQLite data directory's file system.
+    pub ready_min_free_bytes: u64,
 }
 
 /// The alert tier.
@@ -927,6 +944,12 @@ impl Config {
                         .max(options.database_alert_writers.saturating_add(2)),
                     ca_bundle: options.database_ca_bundle,
                     alert_writers: options.database_alert_writers.max(1),
+                    limits: crate::store::DatabaseLimits {
+                        connect_timeout: options.database_connect_timeout,
+                        operation_timeout: options.database_timeout,
+                        keepalive: options.database_tcp_keepalive,
+                        tcp_user_timeout: options.database_tcp_user_timeout,
+                    },
                 })
             }
             Some(_) => {
@@ -1053,6 +1076,8 @@ impl Config {
             usage_flush_interval: options.usage_flush_interval,
             usage_max_clients_per_route: options.usage_max_clients_per_route,
             metrics_store_timeout: options.metrics_store_timeout,
+            ready_timeout: options.ready_timeout,
+            ready_min_free_bytes: options.ready_min_free_bytes as u64,
         })
     }
 

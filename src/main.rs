@@ -285,6 +285,7 @@ fn store_copy(args: CopyArgs) -> ExitCode {
         pool_size: 2,
         ca_bundle: args.database_ca_bundle,
         alert_writers: 1,
+        limits: svcgate::store::DatabaseLimits::default(),
     };
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,

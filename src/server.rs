@@ -67,6 +67,8 @@ pub struct Gateway {
     pub health: Arc<internal::Health>,
     /// Longest a metrics scrape waits for the store's counts (`metrics_store_timeout`).
     pub metrics_store_timeout: std::time::Duration,
+    /// Longest a readiness check waits for the store (`ready_timeout`).
+    pub ready_timeout: std::time::Duration,
 }
 
 impl Gateway {
@@ -141,6 +143,7 @@ impl Gateway {
             pages,
             health: internal::Health::new(),
             metrics_store_timeout: config.metrics_store_timeout,
+            ready_timeout: config.ready_timeout,
             usage: Arc::new(UsageRecorder::new(
                 Arc::clone(&store_for_usage),
                 AccessChecker::new(
@@ -206,6 +209,7 @@ impl Gateway {
                 upstream: &self.upstream,
                 metrics: &self.metrics,
                 store_timeout: self.metrics_store_timeout,
+                ready_timeout: self.ready_timeout,
             };
             Ok(internal::handle(probes, &method, &path).await)
         } else if path.starts_with(pages::PREFIX) {

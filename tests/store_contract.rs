@@ -36,6 +36,7 @@ fn options(url: String) -> PostgresOptions {
         ca_bundle: None,
         // More than the default, so the contracts also hold with events spread over several writers.
         alert_writers: 4,
+        limits: svcgate::store::DatabaseLimits::default(),
     }
 }
 

@@ -45,6 +45,25 @@ pub struct IntegrationRecord {
     pub updated_at: String,
 }
 
+/// What names an integration to the people reading its alerts: kept after it is deleted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IntegrationName {
+    /// Its name.
+    pub name: String,
+    /// `generic`, `http`, `prometheus` or `opsgenie`.
+    pub kind: String,
+    /// Whether it was deleted.
+    pub deleted: bool,
+}
+
+/// One integration's name by id, deleted or not.
+pub fn integration_named(connection: &Connection, id: u64) -> rusqlite::Result<Option<IntegrationName>> {
+    connection
+        .prepare_cached(&rows::sqlite(rows::INTEGRATION_NAMED))?
+        .query_row([id], |row| rows::integration_name(row))
+        .optional()
+}
+
 /// One incoming alert, normalised, as the lifecycle needs it.
 #[derive(Debug, Clone)]
 pub struct AlertEvent {

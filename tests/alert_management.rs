@@ -412,3 +412,47 @@ async fn a_management_body_holding_serde_jsons_raw_value_key_is_read_as_spelled(
     let made = world.integration(body).await;
     assert_eq!(made["name"], json!("Spelled"));
 }
+
+#[tokio::test]
+async fn a_deleted_integrations_id_is_never_given_again_and_its_alerts_still_name_it() {
+    let world = AlertWorld::new().await;
+    let first = world
+        .integration(json!({"type": "generic", "name": "Nightly checks", "active": true}))
+        .await;
+    let first_id = first["id"].as_u64().unwrap();
+    post_alert(
+        first["url"].as_str().unwrap(),
+        first["token"].as_str().unwrap(),
+        &json!({"title": "disk full"}),
+    )
+    .await;
+    let deleted = send_json(
+        Method::DELETE,
+        &world.api(&format!("/integrations/{first_id}")),
+        &world.maintainer,
+        Value::Null,
+    )
+    .await;
+    assert!(deleted.status.is_success(), "{:?}", deleted.body);
+    let second = world
+        .integration(json!({"type": "generic", "name": "Replacement", "active": true}))
+        .await;
+    let second_id = second["id"].as_u64().unwrap();
+    assert_ne!(
+        second_id, first_id,
+        "the deleted integration's id was given again"
+    );
+    // The old address is no one's: a bookmark of it finds nothing.
+    let bookmark = get(
+        &world.api(&format!("/integrations/{first_id}")),
+        &world.maintainer,
+    )
+    .await;
+    assert_eq!(bookmark.status, StatusCode::NOT_FOUND);
+    let alert = get(&world.api("/alerts/1"), &world.developer).await.json();
+    assert_eq!(alert["integration_id"], first_id);
+    assert_eq!(
+        alert["integration"],
+        json!({"id": first_id, "name": "Nightly checks", "type": "generic", "deleted": true})
+    );
+}

@@ -218,6 +218,8 @@ pub struct AlertDetail {
     pub incident_url: Option<String>,
     /// The incident calls of the outbox for this alert.
     pub calls: Vec<OutboxState>,
+    /// The integration that received it (kept after it is deleted), by id.
+    pub integration: Option<(u64, crate::store::IntegrationName)>,
 }
 
 /// The open alerts of one environment (the empty name: none given).
@@ -629,6 +631,14 @@ pub async fn alert(
         .await?
         .ok_or(ManageError::AlertNotFound)?;
     let calls = service.store.outbox_of(alert.id).await.unwrap_or_default();
+    let integration = match alert.integration_id {
+        Some(id) => service
+            .store
+            .integration_named(id)
+            .await?
+            .map(|named| (id, named)),
+        None => None,
+    };
     // Read as the intake read it: serde_json's own reader would unwrap its `RawValue` token.
     let payload = crate::plain_value::from_str(&alert.payload_json).unwrap_or(Value::Null);
     let incident_url = alert
@@ -639,6 +649,7 @@ pub async fn alert(
         payload,
         incident_url,
         calls,
+        integration,
     })
 }
 

@@ -854,6 +854,11 @@ impl Pages {
                 incident_link: detail.incident_url.clone(),
                 incident_iid: alert.incident_iid.map(|iid| iid.to_string()).unwrap_or_default(),
                 calls,
+                integration: match &detail.integration {
+                    Some((_, named)) if named.deleted => format!("{} (deleted)", named.name),
+                    Some((_, named)) => named.name.clone(),
+                    None => String::new(),
+                },
             },
         )
     }

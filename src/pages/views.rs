@@ -264,6 +264,8 @@ pub struct AlertPage {
     pub incident_iid: String,
     /// The incident calls, described.
     pub calls: Vec<String>,
+    /// The integration that received it: its name, and "(deleted)" once it is.
+    pub integration: String,
 }
 
 /// An integration in the settings list.

@@ -345,4 +345,64 @@ mod tests {
             .execute(INSERT_ALERT, (3, "c", "acknowledged"))
             .unwrap();
     }
+
+    #[test]
+    fn ids_of_integrations_deleted_and_outbox_calls_swept_before_migration_12_are_not_given_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut connection = Connection::open(dir.path().join("svcgate.db")).unwrap();
+        apply_through(&mut connection, 11).unwrap();
+        let insert_integration = "INSERT INTO integrations (id, project_id, project_path, type, name, active,
+            token_nonce, token_ciphertext, created_at, updated_at)
+            VALUES (?1, 1, 'g/p', 'http', 'Old', 1, x'00', x'00', 'then', 'then')";
+        connection.execute(insert_integration, [4]).unwrap();
+        connection.execute(insert_integration, [5]).unwrap();
+        connection.execute(INSERT_ALERT, (1, "a", "triggered")).unwrap();
+        connection
+            .execute("UPDATE alerts SET integration_id = 5", [])
+            .unwrap();
+        // Deleted before the migration, the highest id among the integrations; its alert still names it.
+        connection
+            .execute("DELETE FROM integrations WHERE id = 5", [])
+            .unwrap();
+        connection
+            .execute(
+                "INSERT INTO outbox (id, kind, project_id, alert_id, next_attempt_at) VALUES (9, 'create_incident', 1, 1, 'then')",
+                [],
+            )
+            .unwrap();
+        apply(&mut connection).unwrap();
+
+        connection.execute("DELETE FROM outbox", []).unwrap();
+        connection
+            .execute(
+                "INSERT INTO outbox (kind, project_id, alert_id, next_attempt_at) VALUES ('create_incident', 1, 1, 'then')",
+                [],
+            )
+            .unwrap();
+        let call: i64 = connection
+            .query_row("SELECT id FROM outbox", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(call, 10, "an outbox id was given again");
+        connection
+            .execute(
+                "INSERT INTO integrations (project_id, project_path, type, name, active, token_nonce,
+                    token_ciphertext, created_at, updated_at) VALUES (1, 'g/p', 'generic', 'New', 1, x'00', x'00', 'now', 'now')",
+                [],
+            )
+            .unwrap();
+        let id: i64 = connection
+            .query_row("SELECT id FROM integrations WHERE name = 'New'", [], |row| {
+                row.get(0)
+            })
+            .unwrap();
+        assert_eq!(id, 6, "the deleted integration's id was given again");
+        let kept: i64 = connection
+            .query_row(
+                "SELECT count(*) FROM integrations WHERE id = 5 AND deleted_at IS NOT NULL",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(kept, 1);
+    }
 }

@@ -840,6 +840,25 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn readiness_asks_the_writer_so_a_stuck_writer_is_not_ready() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path()).unwrap().with_min_free_bytes(0);
+        assert!(store.ping().await.is_ok());
+        let release = store.hold_writer().await;
+        let waited = tokio::time::timeout(std::time::Duration::from_millis(300), store.ping()).await;
+        assert!(waited.is_err(), "readiness answered while the writer was stuck");
+        drop(release);
+        assert!(store.ping().await.is_ok());
+        // More free space than any disk has: not ready, and the answer says why.
+        let store = store.with_min_free_bytes(u64::MAX);
+        let refused = store.ping().await.map_err(|error| error.to_string());
+        assert!(
+            matches!(&refused, Err(text) if text.contains("ready_min_free_bytes")),
+            "{refused:?}"
+        );
+    }
+
+    #[tokio::test]
     async fn a_failing_job_undoes_its_own_writes_and_its_neighbours_count_once() {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::open(dir.path()).unwrap();

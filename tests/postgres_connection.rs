@@ -18,35 +18,11 @@ use std::time::{Duration, Instant};
 
 use common::alerts::post_alert;
 use common::postgres::Postgres;
-use common::replicas::{database, readiness, simulator, until, Replica};
-use common::send_json;
-use http::{Method, StatusCode};
+use common::replicas::{database, integration, readiness, simulator, until, Replica};
+use http::StatusCode;
 use serde_json::{json, Value};
-use svc_sim::DemoSeed;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-
-/// A generic integration made on `replica` by the demo project's owner: its full address and key.
-async fn integration(replica: &Replica, demo: &DemoSeed) -> (String, String) {
-    let made = send_json(
-        Method::POST,
-        &format!(
-            "{}/-/svcgate/api/projects/{}/integrations",
-            replica.url(),
-            demo.project_id
-        ),
-        &demo.token,
-        json!({"type": "generic", "active": true}),
-    )
-    .await;
-    assert_eq!(made.status, StatusCode::CREATED, "{:?}", made.body);
-    let made = made.json();
-    let url: http::Uri = made["url"].as_str().unwrap().parse().unwrap();
-    (
-        format!("{}{}", replica.url(), url.path()),
-        made["token"].as_str().unwrap().to_owned(),
-    )
-}
 
 /// Every alert title stored in the database at `url`.
 async fn stored_titles(url: &str) -> BTreeSet<String> {
@@ -238,7 +214,8 @@ async fn svcgate_through_a_database_fault(fault: Fault) {
         Fault::SilentPath | Fault::Refused => relay.url(),
     };
     let replica = Replica::start("faults", &sim.url(), &url, &[]).await;
-    let (alerts, key) = integration(&replica, &demo).await;
+    let (path, key) = integration(&replica, &demo).await;
+    let alerts = format!("{}{path}", replica.url());
 
     // A sender that keeps sending, one alert after another on fresh connections, through the whole test; what it
     // got acknowledged must all be stored in the end.

@@ -372,7 +372,8 @@ impl Pages {
         if call.method == Method::POST && call.field("csrf") != Some(session.csrf.as_str()) {
             return error_page(Some(&session), &ManageError::FormExpired);
         }
-        // Admins get a link to the V3 usage page in the header; the answer is cached with the caller's rights.
+        // Admins get a link to the V3 usage page in the header, and only they may open it; the answer is cached
+        // with the caller's rights.
         session.admin = match session.credentials() {
             Some(credentials) => matches!(call.service.access.user(&credentials).await, Ok((_, true))),
             None => false,
@@ -561,11 +562,7 @@ impl Pages {
     }
 
     async fn v3_usage(&self, call: &Call<'_>, session: &Session, as_csv: bool) -> Page {
-        let admin = match session.credentials() {
-            Some(credentials) => matches!(call.service.access.user(&credentials).await, Ok((_, true))),
-            None => false,
-        };
-        if !admin {
+        if !session.admin {
             return error_page(Some(session), &ManageError::AdminOnly);
         }
         let rows = match call.usage.report().await {

@@ -69,6 +69,9 @@ pub struct Gateway {
     pub metrics_store_timeout: std::time::Duration,
     /// Longest a readiness check waits for the store (`ready_timeout`).
     pub ready_timeout: std::time::Duration,
+    /// Whether svcgate answers `/favicon.ico` itself: only in dev mode, where the backend is the simulator, which
+    /// has no web pages. In front of a real server `/favicon.ico` is the server's own asset and passes through.
+    pub answers_favicon: bool,
 }
 
 impl Gateway {
@@ -144,6 +147,7 @@ impl Gateway {
             health: internal::Health::new(),
             metrics_store_timeout: config.metrics_store_timeout,
             ready_timeout: config.ready_timeout,
+            answers_favicon: config.dev && config.backend.url.is_none(),
             usage: Arc::new(UsageRecorder::new(
                 Arc::clone(&store_for_usage),
                 AccessChecker::new(
@@ -227,6 +231,10 @@ impl Gateway {
                 .pages
                 .handle(&self.alerts, &self.usage, request, secure, origin)
                 .await)
+        } else if self.answers_favicon && path == "/favicon.ico" {
+            context.kind = "pages";
+            context.route = "/favicon.ico".to_owned();
+            Ok(pages::icon())
         } else if let Some(address) = parse_address(&path) {
             context.kind = "alerts";
             context.route = "alert intake".to_owned();

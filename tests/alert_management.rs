@@ -291,6 +291,27 @@ async fn a_test_alert_is_processed_like_a_real_one_and_bad_json_is_explained() {
     )
     .await;
     assert_eq!(bad_sample.status, StatusCode::BAD_REQUEST);
+    // Switched off, it refuses test alerts as it refuses its senders, and says why.
+    let inactive = send(
+        Method::POST,
+        &world.api(&format!("/integrations/{id}/test")),
+        &[("private-token", &world.developer)],
+        None,
+    )
+    .await;
+    assert_eq!(inactive.status, StatusCode::CONFLICT, "{:?}", inactive.body);
+    assert!(inactive.json()["message"]
+        .as_str()
+        .unwrap()
+        .contains("\"With sample\" is inactive"));
+    let activated = send_json(
+        Method::PUT,
+        &world.api(&format!("/integrations/{id}")),
+        &world.maintainer,
+        json!({"active": true}),
+    )
+    .await;
+    assert_eq!(activated.status, StatusCode::OK, "{:?}", activated.body);
     let sample = send(
         Method::POST,
         &world.api(&format!("/integrations/{id}/test")),

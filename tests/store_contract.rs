@@ -357,6 +357,23 @@ async fn incidents_are_queued_claimed_once_and_closed(store: &dyn Store) {
 }
 contract!(incidents_are_queued_claimed_once_and_closed);
 
+/// An alert keeps the payload that resolved it, the latest, for its page to show.
+async fn a_resolved_alert_keeps_the_resolving_payload(store: &dyn Store) {
+    let created = store.alert_event(event(7, Some("f"), None)).await.unwrap();
+    let iid = created.alert.unwrap().iid;
+    let mut resolving = event(7, Some("f"), Some(NOW));
+    resolving.payload_json = "{\"title\":\"disk full\",\"state\":\"recovered\"}".to_owned();
+    store.alert_event(resolving).await.unwrap();
+    let alert = store.alert(7, iid).await.unwrap().unwrap();
+    assert_eq!(alert.status, "resolved");
+    assert_eq!(
+        alert.payload_json,
+        "{\"title\":\"disk full\",\"state\":\"recovered\"}"
+    );
+}
+
+contract!(a_resolved_alert_keeps_the_resolving_payload);
+
 async fn finished_incident_calls_are_swept_and_pending_ones_kept(store: &dyn Store) {
     incidents_on(store, 7).await;
     let done = store.alert_event(event(7, Some("done"), None)).await.unwrap();

@@ -430,7 +430,8 @@ pub fn process_event(connection: &Connection, event: &AlertEvent) -> rusqlite::R
     Ok(EventOutcome { outcome, alert })
 }
 
-/// [`Action::Resolve`]: closes the open alert, and asks for its incident to be closed when the project wants that.
+/// [`Action::Resolve`]: closes the open alert, keeping the resolving payload as its latest (the alert's page shows
+/// what ended it), and asks for its incident to be closed when the project wants that.
 fn resolve(
     connection: &Connection,
     mut alert: TouchedAlert,
@@ -439,9 +440,10 @@ fn resolve(
 ) -> rusqlite::Result<TouchedAlert> {
     let changed = connection
         .prepare_cached(
-            "UPDATE OR FAIL alerts SET status = 'resolved', ended_at = ?2, updated_at = ?3 WHERE id = ?1",
+            "UPDATE OR FAIL alerts SET status = 'resolved', ended_at = ?2, updated_at = ?3, payload = ?4
+            WHERE id = ?1",
         )?
-        .execute(params![alert.id, ended_at, event.now])?;
+        .execute(params![alert.id, ended_at, event.now, event.payload_json])?;
     one_row_changed(changed)?;
     alert.status = "resolved".to_owned();
     if alert.incident_iid.is_some() && settings_get(connection, event.project_id)?.auto_close_incident {

@@ -521,10 +521,11 @@ const FIRE: &str = "WITH up AS (
     )
     SELECT id, project_id, iid, status, title, events, incident_iid, created FROM up";
 
-/// An event that resolves: closes the open alert of its fingerprint, if any, and queues the closing of its
-/// incident when the project's `auto_close_incident` (else `$5`, the default) says so.
+/// An event that resolves: closes the open alert of its fingerprint, if any, keeping the resolving payload (`$6`) as
+/// its latest, and queues the closing of its incident when the project's `auto_close_incident` (else `$5`, the
+/// default) says so.
 const RESOLVE: &str = "WITH resolved AS (
-        UPDATE alerts SET status = 'resolved', ended_at = $3, updated_at = $4
+        UPDATE alerts SET status = 'resolved', ended_at = $3, updated_at = $4, payload = $6
         WHERE project_id = $1 AND fingerprint = $2 AND status <> 'resolved'
         RETURNING id, project_id, iid, status, title, events, incident_iid
     ), closing AS (
@@ -661,6 +662,7 @@ async fn run_step(
                         &event.ended_at,
                         &event.now,
                         &defaults.auto_close_incident,
+                        &event.payload_json,
                     ],
                 )
                 .await

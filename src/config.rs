@@ -31,9 +31,26 @@ pub enum ConfigError {
         /// The parser's message, made one line.
         message: String,
     },
+    /// A key of the TOML file names no option.
+    #[error("unknown option `{key}` in {path} line {line}{}", did_you_mean("`", *suggestion, "`"))]
+    UnknownOption {
+        /// The file's path.
+        path: String,
+        /// The key as written.
+        key: String,
+        /// The line it is on, from 1.
+        line: usize,
+        /// The option closest to it, if one is close.
+        suggestion: Option<&'static str>,
+    },
     /// An `SVCGATE_*` environment variable names no option.
-    #[error("environment variable {0} names no svcgate option")]
-    UnknownEnv(String),
+    #[error("environment variable {name} names no svcgate option{}", did_you_mean("SVCGATE_", suggestion.map(str::to_ascii_uppercase).as_deref(), ""))]
+    UnknownEnv {
+        /// The variable's name.
+        name: String,
+        /// The option closest to it, if one is close.
+        suggestion: Option<&'static str>,
+    },
     /// An option has a value that cannot be used.
     #[error("option `{option}`: {message}")]
     Invalid {
@@ -285,12 +302,28 @@ options! {
 }
 
 impl RawConfig {
-    /// Parses one TOML document; `origin` names it in errors.
+    /// Parses one TOML document; `origin` names it in errors. A key that names no option is reported with its
+    /// line and the closest option, rather than the parser's list of every option.
     pub fn from_toml(text: &str, origin: &str) -> Result<Self, ConfigError> {
-        toml::from_str(text).map_err(|error| ConfigError::File {
+        let file_error = |error: toml::de::Error| ConfigError::File {
             path: origin.to_owned(),
             message: one_line(&error.to_string()),
-        })
+        };
+        let keys: BTreeMap<toml::Spanned<String>, serde::de::IgnoredAny> =
+            toml::from_str(text).map_err(file_error)?;
+        if let Some(key) = keys
+            .keys()
+            .find(|key| !OPTIONS.iter().any(|info| info.name == key.get_ref()))
+        {
+            let before = text.get(..key.span().start).unwrap_or(text);
+            return Err(ConfigError::UnknownOption {
+                path: origin.to_owned(),
+                key: key.get_ref().clone(),
+                line: before.matches('\n').count() + 1,
+                suggestion: closest_option(key.get_ref()),
+            });
+        }
+        toml::from_str(text).map_err(file_error)
     }
 
     /// Reads and parses a TOML file.
@@ -312,7 +345,10 @@ impl RawConfig {
             };
             let key = option.to_ascii_lowercase();
             let Some(info) = OPTIONS.iter().find(|info| info.name == key) else {
-                return Err(ConfigError::UnknownEnv(name));
+                return Err(ConfigError::UnknownEnv {
+                    suggestion: closest_option(&key),
+                    name,
+                });
             };
             let value = match info.written {
                 Written::Text => toml::Value::String(value),
@@ -706,6 +742,27 @@ mod kind {
     impl Choice for Edition {
         const CHOICES: &'static [(&'static str, Self)] = &[("free", Self::Free), ("premium", Self::Premium)];
     }
+}
+
+/// How alike a mistyped name and an option must be for the option to be suggested: the Jaro similarity clap uses
+/// for mistyped flags, with clap's threshold.
+const SUGGESTION_SIMILARITY: f64 = 0.7;
+
+/// The option whose name is most like `written`, if one is alike enough to be what was meant.
+fn closest_option(written: &str) -> Option<&'static str> {
+    OPTIONS
+        .iter()
+        .map(|info| (strsim::jaro(written, info.name), info.name))
+        .filter(|(similarity, _)| *similarity > SUGGESTION_SIMILARITY)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, name)| name)
+}
+
+/// `; did you mean <before><name><after>?` when there is a suggestion, else nothing.
+fn did_you_mean(before: &str, suggestion: Option<&str>, after: &str) -> String {
+    suggestion.map_or_else(String::new, |name| {
+        format!("; did you mean {before}{name}{after}?")
+    })
 }
 
 fn parse_flag(value: &str) -> Option<bool> {
@@ -1179,8 +1236,12 @@ mod tests {
             .to_string();
         assert_eq!(
             error,
-            "environment variable SVCGATE_LISTN names no svcgate option"
+            "environment variable SVCGATE_LISTN names no svcgate option; did you mean SVCGATE_LISTEN?"
         );
+        let error = RawConfig::from_env(env(&[("SVCGATE_QQQ", "x")]))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(error, "environment variable SVCGATE_QQQ names no svcgate option");
     }
 
     #[test]

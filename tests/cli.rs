@@ -397,3 +397,88 @@ async fn translate_explains_resolves_ids_on_a_backend_and_exits_2_without_a_rule
     let output = svcgate().args(["translate", "projects"]).output().unwrap();
     assert_eq!(output.status.code(), Some(1));
 }
+
+/// Runs `svcgate serve` against an unreachable backend with the given environment; a configuration error stops it
+/// before it binds anything. One still running after a few seconds accepted its configuration: it is killed and
+/// that is an error.
+fn serve_with(env: &[(&str, &str)]) -> anyhow::Result<std::process::Output> {
+    let data = tempfile::tempdir()?;
+    let mut command = svcgate();
+    command
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--backend",
+            "http://127.0.0.1:1",
+            "--data-dir",
+        ])
+        .arg(data.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let mut child = command.spawn()?;
+    let started = Instant::now();
+    while child.try_wait()?.is_none() {
+        if started.elapsed() > Duration::from_secs(10) {
+            child.kill()?;
+            child.wait()?;
+            anyhow::bail!("{env:?} was accepted: svcgate was still running after 10 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(child.wait_with_output()?)
+}
+
+/// The one line a refused configuration printed, after checking that it was refused with exit status 2.
+fn refusal(env: &[(&str, &str)]) -> anyhow::Result<String> {
+    let output = serve_with(env)?;
+    let error = String::from_utf8(output.stderr)?;
+    anyhow::ensure!(
+        output.status.code() == Some(2),
+        "{env:?} was not refused: {error}"
+    );
+    anyhow::ensure!(error.lines().count() == 1, "{env:?}: not one line: {error}");
+    Ok(error.trim_end().to_owned())
+}
+
+#[test]
+fn a_misspelt_option_gets_one_short_line_with_the_closest_option() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let config = dir.path().join("svcgate.toml");
+    std::fs::write(
+        &config,
+        "backend = \"http://127.0.0.1:1\"\ndata_dir = \"/tmp\"\nbackend_timout = \"10s\"\n",
+    )?;
+    let output = svcgate().args(["serve", "--config"]).arg(&config).output()?;
+    assert_eq!(output.status.code(), Some(2));
+    let error = String::from_utf8(output.stderr)?;
+    assert_eq!(
+        error,
+        format!(
+            "svcgate: unknown option `backend_timout` in {} line 3; did you mean `backend_timeout`?\n",
+            config.display()
+        )
+    );
+    assert!(error.len() < 200, "{} characters: {error}", error.len());
+
+    // Nothing close: no guess, still short.
+    std::fs::write(&config, "dev = true\n[qqq]\nport = 1\n")?;
+    let output = svcgate().args(["serve", "--config"]).arg(&config).output()?;
+    let error = String::from_utf8(output.stderr)?;
+    assert_eq!(
+        error,
+        format!("svcgate: unknown option `qqq` in {} line 2\n", config.display())
+    );
+
+    // The environment's variables get the same help.
+    let error = refusal(&[("SVCGATE_BACKEND_TIMOUT", "10s")])?;
+    assert_eq!(
+        error,
+        "svcgate: environment variable SVCGATE_BACKEND_TIMOUT names no svcgate option; did you mean \
+         SVCGATE_BACKEND_TIMEOUT?"
+    );
+    Ok(())
+}

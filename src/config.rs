@@ -195,18 +195,19 @@ options! {
     /// PEM private key of the backend client certificate.
     backend_client_key: Path,
     /// Time allowed to connect to the backend.
-    backend_connect_timeout: Duration = "5s",
+    backend_connect_timeout: NonzeroDuration = "5s",
     /// Time allowed for the backend to answer with a response head.
-    backend_timeout: Duration = "60s",
+    backend_timeout: NonzeroDuration = "60s",
     /// How long idle backend connections are kept in the pool.
-    backend_pool_idle_timeout: Duration = "90s",
+    backend_pool_idle_timeout: NonzeroDuration = "90s",
     /// Send the client's `Host` to the backend instead of the backend's own authority.
     preserve_host: Flag = false,
     /// How long an upgraded connection (WebSocket) may carry no bytes before it is closed.
     upgrade_idle_timeout: NonzeroDuration = "10m",
-    /// Grace period for in-flight requests at shutdown.
+    /// Grace period for in-flight requests at shutdown (0s: none, they are cut at once).
     shutdown_grace: Duration = "30s",
-    /// Pause between SIGTERM and closing the listener, readiness answering 503, so a load balancer stops sending.
+    /// Pause between SIGTERM and closing the listener, readiness answering 503, so a load balancer stops sending
+    /// (0s: none).
     shutdown_delay: Duration = "0s",
     /// Most client connections open at once (default: from the open-file limit, which it must stay below).
     max_connections: Count,
@@ -243,7 +244,7 @@ options! {
     id_lookup_max_pages: Count32 = 50,
     /// Per-item backend fetches a list may run at once.
     item_fetch_concurrency: Count = 8,
-    /// How long per-item completions (`subscribed` in lists) are reused.
+    /// How long per-item completions (`subscribed` in lists) are reused (0s: never).
     item_fetch_cache_ttl: Duration = "30s",
     /// Token the gateway uses for its own backend calls.
     service_token: Text,
@@ -271,19 +272,19 @@ options! {
     alert_rate_limit: Rate = 0,
     /// Alerts one integration may send at once above its rate.
     alert_rate_burst: Count32 = 50,
-    /// How long a caller's rights, as the backend reported them, are reused.
+    /// How long a caller's rights, as the backend reported them, are reused (0s: never).
     access_cache_ttl: Duration = "60s",
     /// Most callers whose access answers are kept (least recently used go first).
     access_cache_entries: Count = 10_000,
     /// How long a page session lasts after sign-in.
-    session_ttl: Duration = "8h",
+    session_ttl: NonzeroDuration = "8h",
     /// Application id of svcgate registered on the svc server: people sign in to the pages through it (OAuth 2).
     oauth_client_id: Text,
     /// Secret of that application (required with `oauth_client_id`).
     oauth_client_secret: Text,
     /// Scopes svcgate asks for at sign-in, space-separated (the pages only read the API).
     oauth_scopes: Text = "read_api",
-    /// How long before a signed-in person's OAuth token expires the pages refresh it.
+    /// How long before a signed-in person's OAuth token expires the pages refresh it (0s: once it has expired).
     oauth_refresh_margin: Duration = "60s",
     /// After a refresh that failed for a passing reason (the server unreachable, slow, 429, 5xx), how long a replica
     /// waits before it tries that session's refresh again, keeping the current token meanwhile.
@@ -294,7 +295,7 @@ options! {
     /// Threads of the async runtime (default: one per core).
     worker_threads: Count,
     /// How often V3 usage counts are written to the store.
-    usage_flush_interval: Duration = "10s",
+    usage_flush_interval: NonzeroDuration = "10s",
     /// Clients kept per V3 route in the usage counts (the least recent are folded into `others`).
     usage_max_clients_per_route: Count = 50,
     /// Longest a metrics scrape waits for the store's counts (open alerts, outbox backlog) before leaving them out.
@@ -542,7 +543,7 @@ mod kind {
         }
     }
 
-    /// A duration like `30s` or `500ms`.
+    /// A duration like `30s` or `500ms`, `0s` included: only for options whose description says what `0s` means.
     pub(super) struct Duration;
     impl Kind for Duration {
         type Raw = String;
@@ -558,7 +559,8 @@ mod kind {
         }
     }
 
-    /// A duration longer than 0s.
+    /// A duration longer than 0s: a wait, a lifetime or an interval for which no time at all would make every
+    /// request fail (`backend_timeout = "0s"` would answer every call 504) or a loop spin.
     pub(super) struct NonzeroDuration;
     impl Kind for NonzeroDuration {
         type Raw = String;
@@ -950,6 +952,7 @@ impl Config {
     /// Validates a merged layer, applying defaults.
     pub fn from_raw(raw: RawConfig) -> Result<Self, ConfigError> {
         let options = Checked::from_raw(raw)?;
+        relations(&options)?;
         let dev = options.dev;
         let url = match options.backend {
             Some(url) => Some(url),
@@ -961,12 +964,6 @@ impl Config {
                 ))
             }
         };
-        if options.outbox_keep_done < options.outbox_lease {
-            return Err(invalid(
-                "outbox_keep_done",
-                "must be at least outbox_lease: a call is kept while another replica may still be making it",
-            ));
-        }
         let secret_key = secret_key(options.secret_key, options.secret_key_file.as_deref())?;
         let database = match options.database_url {
             Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
@@ -1126,6 +1123,54 @@ impl Config {
         let merged = from_file.overlay(RawConfig::from_env(env)?).overlay(flags);
         Config::from_raw(merged)
     }
+}
+
+/// Checks the relations between options that the README states, each option valid on its own already. The error
+/// names the option whose README row states the relation, with both values.
+fn relations(options: &Checked) -> Result<(), ConfigError> {
+    let shown = |duration: Duration| humantime::format_duration(duration).to_string();
+    if options.outbox_lease <= options.backend_timeout {
+        return Err(invalid(
+            "outbox_lease",
+            &format!(
+                "{} must be longer than backend_timeout ({}): another replica would take over a call still waiting \
+                 for the backend",
+                shown(options.outbox_lease),
+                shown(options.backend_timeout)
+            ),
+        ));
+    }
+    if options.outbox_keep_done < options.outbox_lease {
+        return Err(invalid(
+            "outbox_keep_done",
+            &format!(
+                "{} must be at least outbox_lease ({}): a call is kept while another replica may still be making it",
+                shown(options.outbox_keep_done),
+                shown(options.outbox_lease)
+            ),
+        ));
+    }
+    if options.alert_max_body_bytes > options.alert_memory_budget_bytes {
+        return Err(invalid(
+            "alert_max_body_bytes",
+            &format!(
+                "{} must be at most alert_memory_budget_bytes ({}): a payload larger than the whole budget could \
+                 never be read",
+                options.alert_max_body_bytes, options.alert_memory_budget_bytes
+            ),
+        ));
+    }
+    if options.max_rewrite_body_bytes > options.rewrite_memory_budget_bytes {
+        return Err(invalid(
+            "max_rewrite_body_bytes",
+            &format!(
+                "{} must be at most rewrite_memory_budget_bytes ({}): a body larger than the whole budget could \
+                 never be read",
+                options.max_rewrite_body_bytes, options.rewrite_memory_budget_bytes
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn invalid(option: &'static str, message: &str) -> ConfigError {

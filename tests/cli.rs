@@ -444,6 +444,122 @@ fn refusal(env: &[(&str, &str)]) -> anyhow::Result<String> {
     Ok(error.trim_end().to_owned())
 }
 
+/// The configuration built in-process from `SVCGATE_*` variables, for settings that must be accepted (started as a
+/// process, they would serve).
+fn accepted(env: &[(&str, &str)]) -> anyhow::Result<svcgate::config::Config> {
+    let vars = env
+        .iter()
+        .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+        .chain([("SVCGATE_DEV".to_owned(), "true".to_owned())]);
+    Ok(svcgate::config::Config::from_raw(
+        svcgate::config::RawConfig::from_env(vars)?,
+    )?)
+}
+
+/// The duration options where `0s` means something, which the README says: no shutdown pause or grace, answers
+/// never reused, a token refreshed once it has expired.
+const ZERO_MEANS_SOMETHING: &[&str] = &[
+    "shutdown_delay",
+    "shutdown_grace",
+    "item_fetch_cache_ttl",
+    "access_cache_ttl",
+    "oauth_refresh_margin",
+];
+
+#[test]
+fn zero_durations_are_refused_at_start_where_zero_means_nothing() -> anyhow::Result<()> {
+    let durations: Vec<&str> = svcgate::config::options()
+        .iter()
+        .filter(|option| {
+            option.kind() == "text"
+                && option
+                    .default()
+                    .is_some_and(|default| humantime::parse_duration(&default).is_ok())
+        })
+        .map(|option| option.name())
+        .collect();
+    // Every duration option was decided one way or the other; `backend_timeout = "0s"` once started and then
+    // answered every V3 call 504.
+    for required in [
+        "backend_timeout",
+        "backend_connect_timeout",
+        "backend_pool_idle_timeout",
+        "session_ttl",
+    ] {
+        anyhow::ensure!(
+            durations.contains(&required),
+            "{required} is not a duration option"
+        );
+    }
+    for name in durations {
+        let variable = format!("SVCGATE_{}", name.to_ascii_uppercase());
+        if ZERO_MEANS_SOMETHING.contains(&name) {
+            accepted(&[(&variable, "0s")])?;
+            continue;
+        }
+        for zero in ["0s", "0ms"] {
+            let error = refusal(&[(&variable, zero)])?;
+            assert_eq!(error, format!("svcgate: option `{name}`: must be longer than 0s"));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn every_relation_the_readme_states_between_options_is_checked_at_start() -> anyhow::Result<()> {
+    for (env, option, names) in [
+        // The README: outbox_lease "Keep it above `backend_timeout`", set either way.
+        (
+            &[("SVCGATE_OUTBOX_LEASE", "60s")][..],
+            "outbox_lease",
+            "1m must be longer than backend_timeout (1m)",
+        ),
+        (
+            &[("SVCGATE_BACKEND_TIMEOUT", "3m")][..],
+            "outbox_lease",
+            "2m must be longer than backend_timeout (3m)",
+        ),
+        // outbox_keep_done: "at least `outbox_lease`".
+        (
+            &[("SVCGATE_OUTBOX_KEEP_DONE", "90s")][..],
+            "outbox_keep_done",
+            "1m 30s must be at least outbox_lease (2m)",
+        ),
+        // A largest body above its whole memory budget could never be read: 503 "retry shortly" for ever.
+        (
+            &[
+                ("SVCGATE_ALERT_MAX_BODY_BYTES", "2000000"),
+                ("SVCGATE_ALERT_MEMORY_BUDGET_BYTES", "1000000"),
+            ][..],
+            "alert_max_body_bytes",
+            "2000000 must be at most alert_memory_budget_bytes (1000000)",
+        ),
+        (
+            &[("SVCGATE_REWRITE_MEMORY_BUDGET_BYTES", "1048576")][..],
+            "max_rewrite_body_bytes",
+            "67108864 must be at most rewrite_memory_budget_bytes (1048576)",
+        ),
+    ] {
+        let error = refusal(env)?;
+        assert!(
+            error.starts_with(&format!("svcgate: option `{option}`: {names}")),
+            "{env:?}: {error}"
+        );
+    }
+    // Just inside each relation is accepted.
+    let config = accepted(&[
+        ("SVCGATE_BACKEND_TIMEOUT", "60s"),
+        ("SVCGATE_OUTBOX_LEASE", "61s"),
+        ("SVCGATE_OUTBOX_KEEP_DONE", "61s"),
+        ("SVCGATE_ALERT_MAX_BODY_BYTES", "1000"),
+        ("SVCGATE_ALERT_MEMORY_BUDGET_BYTES", "1000"),
+        ("SVCGATE_MAX_REWRITE_BODY_BYTES", "1000"),
+        ("SVCGATE_REWRITE_MEMORY_BUDGET_BYTES", "1000"),
+    ])?;
+    assert_eq!(config.outbox_lease, Duration::from_secs(61));
+    Ok(())
+}
+
 #[test]
 fn a_misspelt_option_gets_one_short_line_with_the_closest_option() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;

@@ -598,3 +598,46 @@ fn a_misspelt_option_gets_one_short_line_with_the_closest_option() -> anyhow::Re
     );
     Ok(())
 }
+
+#[test]
+fn version_flag_prints_the_version_as_the_version_command_does() -> anyhow::Result<()> {
+    let expected = format!("svcgate {}\n", env!("CARGO_PKG_VERSION"));
+    for args in [&["--version"][..], &["-V"][..], &["version"][..]] {
+        let output = svcgate().args(args).output()?;
+        assert!(output.status.success(), "{args:?}: {}", output.status);
+        assert_eq!(String::from_utf8(output.stdout)?, expected, "{args:?}");
+    }
+    Ok(())
+}
+
+/// Runs svcgate with `args`, its stdout a pipe whose reading end is already closed, as `| head -1` leaves it once it
+/// has read its line.
+async fn into_a_closed_pipe(args: &[&str]) -> anyhow::Result<std::process::Output> {
+    let (writer, reader) = tokio::net::unix::pipe::pipe()?;
+    drop(reader);
+    let stdout = writer.into_blocking_fd()?;
+    let mut command = svcgate();
+    command
+        .args(args)
+        .stdout(Stdio::from(stdout))
+        .stderr(Stdio::piped());
+    Ok(tokio::task::spawn_blocking(move || command.output()).await??)
+}
+
+#[tokio::test]
+async fn a_closed_stdout_ends_every_printing_command_quietly_with_its_usual_status() -> anyhow::Result<()> {
+    for (args, status) in [
+        (&["rules", "list"][..], 0),
+        (&["rules", "check"][..], 0),
+        (&["version"][..], 0),
+        (&["--version"][..], 0),
+        (&["translate", "GET /api/v3/projects"][..], 0),
+        (&["translate", "GET /api/v3/version"][..], 2),
+    ] {
+        let output = into_a_closed_pipe(args).await?;
+        let error = String::from_utf8(output.stderr)?;
+        assert_eq!(error, "", "{args:?} said something on stderr");
+        assert_eq!(output.status.code(), Some(status), "{args:?}");
+    }
+    Ok(())
+}

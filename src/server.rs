@@ -1,7 +1,10 @@
 //! Listeners and dispatch: accepts HTTP/1.1 and HTTP/2 (prior knowledge, or ALPN over TLS), routes each request
 //! by path, logs it, and shuts down gracefully.
 //!
-//! Dispatch: `/-/svcgate/…` → [`internal`](crate::internal); `/api/v3/…` → [`Rewriter`]; everything else →
+//! Dispatch: `/-/svcgate/…` → the V3 usage and alert management APIs, [`internal`](crate::internal) (health,
+//! readiness, metrics), or the [`pages`](crate::pages) for the paths that are a browser's
+//! ([`is_page_path`](crate::pages::routes::is_page_path)); any other path under the prefix is a JSON 404. Alert
+//! receiving addresses → the intake; `/api/v3/…` → [`Rewriter`]; everything else →
 //! [`passthrough`](crate::passthrough). [`Gateway`] is built apart from serving it, so tests can start it on any
 //! listener with any shutdown signal.
 
@@ -29,6 +32,7 @@ use crate::body::Body;
 use crate::config::{Config, ServerTls};
 use crate::connections::{Limits, Registry, TrackedBody, WriteStallLimit};
 use crate::context::RequestContext;
+use crate::error::GatewayError;
 use crate::pages::Pages;
 use crate::refusals::RefusalBodies;
 use crate::rewrite::table::RuleTable;
@@ -216,7 +220,10 @@ impl Gateway {
                 ready_timeout: self.ready_timeout,
             };
             Ok(internal::handle(probes, &method, &path).await)
-        } else if path.starts_with(pages::PREFIX) {
+        } else if path
+            .strip_prefix(pages::PREFIX)
+            .is_some_and(pages::routes::is_page_path)
+        {
             context.kind = "pages";
             context.route = "/-/svcgate/ pages".to_owned();
             let origin = self.origin_of(request.headers(), request.uri(), &context);
@@ -235,6 +242,11 @@ impl Gateway {
             context.kind = "pages";
             context.route = "/favicon.ico".to_owned();
             Ok(pages::icon())
+        } else if path.starts_with(internal::PREFIX) {
+            // Under svcgate's prefix but neither an operational route, the API nor a page (`readyz`, `api/nope`):
+            // a 404 a probe or an API client can read, never a redirect to the sign-in page.
+            context.kind = "internal";
+            Err(GatewayError::NoRoute)
         } else if let Some(address) = parse_address(&path) {
             context.kind = "alerts";
             context.route = "alert intake".to_owned();

@@ -603,3 +603,80 @@ async fn pages_have_a_skip_link_mark_the_current_section_and_tie_errors_to_their
         text(&refused)
     );
 }
+
+/// Under `/-/svcgate/`, a path that is neither a probe, the API nor a page answers 404 in the service's JSON error
+/// shape (a mistyped probe must fail, and an API client must read the answer), a path in the pages' sections that
+/// no page answers gets the HTML 404 page, signed in or not, and only a page that exists sends a signed-out
+/// browser to sign in.
+#[tokio::test]
+async fn unknown_svcgate_paths_answer_404_signed_in_or_out_and_only_existing_pages_ask_to_sign_in(
+) -> anyhow::Result<()> {
+    let world = AlertWorld::new().await;
+    let visitor = Visitor::sign_in(&world, &world.maintainer).await;
+    let base = visitor.base.clone();
+    let project = world.demo.project_id;
+    let signed_out = |path: String| {
+        let url = format!("{base}{path}");
+        async move { send(Method::GET, &url, &[], None).await }
+    };
+    for path in [
+        "/-/svcgate/readyz",
+        "/-/svcgate/healthz",
+        "/-/svcgate/api/nope",
+        "/-/svcgate/api/v3-usage/nope",
+        "/-/svcgate/nope/projects",
+    ] {
+        for (who, answer) in [
+            ("signed out", signed_out(path.to_owned()).await),
+            ("signed in", visitor.get(path).await),
+        ] {
+            assert_eq!(answer.status, StatusCode::NOT_FOUND, "{who}: {path}");
+            assert_eq!(
+                answer.header("content-type"),
+                Some("application/json"),
+                "{who}: {path}"
+            );
+            let body: serde_json::Value = serde_json::from_slice(&answer.body)?;
+            assert_eq!(body, json!({"message": "404 Not Found"}), "{who}: {path}");
+        }
+    }
+    for path in [
+        format!("/-/svcgate/projects/{project}/nope"),
+        format!("/-/svcgate/projects/{project}/settings/operations/nope"),
+        format!("/-/svcgate/projects/{project}/alerts/1/status"),
+        "/-/svcgate/admin/nope".to_owned(),
+        "/-/svcgate/assets/nope.png".to_owned(),
+    ] {
+        for (who, answer) in [
+            ("signed out", signed_out(path.clone()).await),
+            ("signed in", visitor.get(&path).await),
+        ] {
+            assert_eq!(answer.status, StatusCode::NOT_FOUND, "{who}: {path}");
+            assert!(
+                answer
+                    .header("content-type")
+                    .is_some_and(|kind| kind.starts_with("text/html")),
+                "{who}: {path}: {:?}",
+                answer.header("content-type")
+            );
+            assert!(text(&answer).contains("Not found"), "{who}: {path}");
+        }
+    }
+    for path in [
+        format!("/-/svcgate/projects/{project}/alerts"),
+        format!("/-/svcgate/projects/{project}/settings/operations"),
+        "/-/svcgate/projects".to_owned(),
+        "/-/svcgate/".to_owned(),
+    ] {
+        let answer = signed_out(path.clone()).await;
+        assert_eq!(answer.status, StatusCode::SEE_OTHER, "{path}");
+        assert!(
+            answer
+                .header("location")
+                .is_some_and(|location| location.starts_with("/-/svcgate/sign_in")),
+            "{path}: {:?}",
+            answer.header("location")
+        );
+    }
+    Ok(())
+}

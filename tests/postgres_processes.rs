@@ -418,7 +418,12 @@ async fn the_outbox_makes_one_incident_per_alert_when_the_replica_making_them_is
         HoldingProxy::start(sim.url(), hold).await,
         HoldingProxy::start(sim.url(), hold).await,
     ];
-    let env = [("SVCGATE_SERVICE_TOKEN", ADMIN), ("SVCGATE_OUTBOX_LEASE", "3s")];
+    // A short lease, so that the survivor takes the dead replica's call over soon; it must exceed backend_timeout.
+    let env = [
+        ("SVCGATE_SERVICE_TOKEN", ADMIN),
+        ("SVCGATE_OUTBOX_LEASE", "3s"),
+        ("SVCGATE_BACKEND_TIMEOUT", "2s"),
+    ];
     let mut replicas = [
         Some(Replica::start("first", &proxies[0].url(), &url, &env).await),
         Some(Replica::start("second", &proxies[1].url(), &url, &env).await),

@@ -9,6 +9,7 @@
 
 pub mod format;
 pub mod oauth;
+pub mod routes;
 pub mod session;
 pub mod sign_in;
 pub mod views;
@@ -348,8 +349,7 @@ impl Pages {
     }
 
     async fn route(&self, call: &Call<'_>) -> Page {
-        let rest = call.path.strip_prefix(PREFIX).unwrap_or("").trim_end_matches('/');
-        let segments: Vec<&str> = rest.split('/').collect();
+        let segments = routes::segments(call.path.strip_prefix(PREFIX).unwrap_or(""));
         match (&call.method, segments.as_slice()) {
             (&Method::GET, ["assets", "style.css"]) => {
                 return asset("text/css", include_str!("../../templates/style.css"))
@@ -363,6 +363,11 @@ impl Pages {
             (&Method::GET, ["oauth", "start"]) => return self.oauth_start(call).await,
             (&Method::GET, ["oauth", "callback"]) => return self.oauth_callback(call).await,
             _ => {}
+        }
+        if !routes::exists(&call.method, &segments) {
+            // Not a page: the 404 page, for a signed-out browser too (signing in would not make it one).
+            let session = self.sessions.of(&call.headers).await;
+            return error_page(session.as_ref(), &ManageError::NoRoute);
         }
         let Some(mut session) = self.sessions.of(&call.headers).await else {
             // A signed-out person who followed a link comes back to it after signing in.

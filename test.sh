@@ -13,6 +13,8 @@ if ! command -v npm >/dev/null 2>&1; then
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs npm
 fi
 npm ci --prefix tests/v3-client --no-audit --no-fund
+# The browser suite's accessibility check (tests/browser.rs) injects axe-core, pinned in tests/axe/package-lock.json.
+npm ci --prefix tests/axe --no-audit --no-fund
 
 # A real alert sender (tests/alertmanager.rs): Debian's Prometheus Alertmanager.
 if [ ! -x /usr/bin/prometheus-alertmanager ]; then

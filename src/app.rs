@@ -38,16 +38,31 @@ pub struct Running {
 pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
     crate::identifier::set(&config.identifier_word).context("identifier_word")?;
     let table = RuleTable::load(config.rules_dir.as_deref(), &config.identifier_word).context("rules")?;
+    // The gateway's listener first: in dev mode the simulator names the gateway's address in its answers.
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("listening on {}", config.listen))?;
+    let address = listener.local_addr()?;
+    let scheme = if config.tls.is_some() { "https" } else { "http" };
+    let public_url = config
+        .public_url
+        .clone()
+        .unwrap_or_else(|| format!("{scheme}://{address}"));
     let (backend, simulator, demo) = match &config.backend.url {
         Some(url) => (url.clone(), None, None),
         None => {
             let listener = TcpListener::bind("127.0.0.1:0")
                 .await
                 .context("binding the dev simulator")?;
-            // The simulator serves the same identifier word as the gateway, as the server it stands for would.
+            // The simulator serves the same identifier word as the gateway, as the server it stands for would. Its
+            // answers name the gateway's address (`web_url`, `http_url_to_repo`, …), as a real server's name its
+            // external URL: the simulator's own port is an internal detail no client should be sent to. Its OAuth
+            // page chooses the demo user at first.
             let options = svc_sim::SimOptions {
                 root_token: DEV_ROOT_TOKEN.to_owned(),
                 identifier_word: config.identifier_word.clone(),
+                oauth_preselect: Some(svc_sim::DEMO_USERNAME.to_owned()),
+                external_url: Some(public_url.trim_end_matches('/').to_owned()),
                 ..svc_sim::SimOptions::default()
             };
             let simulator = svc_sim::spawn_with(listener, options)
@@ -68,22 +83,13 @@ pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
             (dir.path().to_path_buf(), Some(dir))
         }
     };
-    let listener = TcpListener::bind(config.listen)
-        .await
-        .with_context(|| format!("listening on {}", config.listen))?;
-    let address = listener.local_addr()?;
-    let scheme = if config.tls.is_some() { "https" } else { "http" };
-    let public_url = config
-        .public_url
-        .clone()
-        .unwrap_or_else(|| format!("{scheme}://{address}"));
-    let dev_oauth;
-    let config = match (&simulator, &config.oauth) {
-        (Some(simulator), None) => {
-            dev_oauth = dev_oauth_config(config, simulator, &public_url)?;
-            &dev_oauth
+    let dev_config;
+    let config = match &simulator {
+        Some(simulator) => {
+            dev_config = dev_setup(config, simulator, &public_url)?;
+            &dev_config
         }
-        _ => config,
+        None => config,
     };
     let store = open_store(config, &data_dir).await?;
     let gateway = Gateway::build(config, &backend, store, table, &data_dir).await?;
@@ -121,27 +127,31 @@ pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
     })
 }
 
-/// In dev mode, svcgate is registered as an OAuth application in the simulator (its redirect URI at the gateway's
-/// address), so that signing in through the server works out of the box.
-fn dev_oauth_config(
-    config: &Config,
-    simulator: &svc_sim::SimHandle,
-    public_url: &str,
-) -> anyhow::Result<Config> {
-    let settings = crate::pages::oauth::OAuthSettings {
-        client_id: "svcgate-dev".to_owned(),
-        client_secret: crate::secret::random_hex(24).context("making the dev OAuth secret")?,
-        scopes: "read_api".to_owned(),
-    };
-    simulator.register_oauth_application(svc_sim::OAuthApplication {
-        name: "svcgate".to_owned(),
-        client_id: settings.client_id.clone(),
-        secret: settings.client_secret.clone(),
-        redirect_uri: crate::pages::oauth::OAuthClient::redirect_uri(public_url),
-        scopes: vec!["api".to_owned(), "read_api".to_owned(), "read_user".to_owned()],
-    });
+/// What dev mode sets up so that every feature can be tried against the simulator: svcgate is registered as an
+/// OAuth application there (its redirect URI at the gateway's address), so that signing in through the server works
+/// out of the box, unless OAuth is configured; and incidents are opened with the simulator's admin token, unless a
+/// `service_token` is configured.
+fn dev_setup(config: &Config, simulator: &svc_sim::SimHandle, public_url: &str) -> anyhow::Result<Config> {
     let mut config = config.clone();
-    config.oauth = Some(settings);
+    if config.oauth.is_none() {
+        let settings = crate::pages::oauth::OAuthSettings {
+            client_id: "svcgate-dev".to_owned(),
+            client_secret: crate::secret::random_hex(24).context("making the dev OAuth secret")?,
+            scopes: "read_api".to_owned(),
+        };
+        simulator.register_oauth_application(svc_sim::OAuthApplication {
+            name: "svcgate".to_owned(),
+            client_id: settings.client_id.clone(),
+            secret: settings.client_secret.clone(),
+            redirect_uri: crate::pages::oauth::OAuthClient::redirect_uri(public_url),
+            scopes: vec!["api".to_owned(), "read_api".to_owned(), "read_user".to_owned()],
+        });
+        config.oauth = Some(settings);
+    }
+    if config.service_token.is_none() {
+        config.service_token = Some(DEV_ROOT_TOKEN.to_owned());
+        config.alerts.service_token_set = true;
+    }
     Ok(config)
 }
 
@@ -212,7 +222,7 @@ impl Running {
              demo project: {project} (id {project_id})\n\
              \n\
              Pages (alerts, integrations): {base}/-/svcgate/\n\
-             Sign in there with \"Sign in with svc\" (choose {user} on the simulator's page), or by pasting the demo \
+             Sign in there with \"Sign in with svc\" ({user} is chosen on the simulator's page), or by pasting the demo \
              user's token ({token}) as the personal access token.\n\
              \n\
              Try a V3 call:\n  curl -H 'PRIVATE-TOKEN: {token}' {base}/api/v3/projects\n\
@@ -221,7 +231,9 @@ impl Running {
                 Some((path, key)) => format!(
                     "\nDemo alert integration: {base}{path}, key: {key}\n\
                      Send an alert:\n  curl -H 'Authorization: Bearer {key}' -H 'Content-Type: application/json' \
-                     -d '{{\"title\": \"Disk full\", \"severity\": \"high\"}}' {base}{path}\n"
+                     -d '{{\"title\": \"Disk full\", \"severity\": \"high\"}}' {base}{path}\n\
+                     Incidents: tick \"Create an incident for each new alert\" under Settings › Operations of the demo \
+                     project; svcgate opens them on the simulator (with its admin token unless service_token is set).\n"
                 ),
                 None => String::new(),
             },
@@ -289,7 +301,8 @@ pub async fn resolve_ids(
 async fn open_store(config: &Config, data_dir: &std::path::Path) -> anyhow::Result<Arc<dyn Store>> {
     let Some(database) = &config.database else {
         let store = SqliteStore::open(data_dir)
-            .with_context(|| format!("opening the store in {}", data_dir.display()))?;
+            .with_context(|| format!("opening the store in {}", data_dir.display()))?
+            .with_min_free_bytes(config.ready_min_free_bytes);
         let key =
             crate::secret::load_key(config.alerts.secret_key, data_dir).context("loading the secret key")?;
         store

@@ -31,9 +31,26 @@ pub enum ConfigError {
         /// The parser's message, made one line.
         message: String,
     },
+    /// A key of the TOML file names no option.
+    #[error("unknown option `{key}` in {path} line {line}{}", did_you_mean("`", *suggestion, "`"))]
+    UnknownOption {
+        /// The file's path.
+        path: String,
+        /// The key as written.
+        key: String,
+        /// The line it is on, from 1.
+        line: usize,
+        /// The option closest to it, if one is close.
+        suggestion: Option<&'static str>,
+    },
     /// An `SVCGATE_*` environment variable names no option.
-    #[error("environment variable {0} names no svcgate option")]
-    UnknownEnv(String),
+    #[error("environment variable {name} names no svcgate option{}", did_you_mean("SVCGATE_", suggestion.map(str::to_ascii_uppercase).as_deref(), ""))]
+    UnknownEnv {
+        /// The variable's name.
+        name: String,
+        /// The option closest to it, if one is close.
+        suggestion: Option<&'static str>,
+    },
     /// An option has a value that cannot be used.
     #[error("option `{option}`: {message}")]
     Invalid {
@@ -161,6 +178,19 @@ options! {
     database_alert_writers: Count = 1,
     /// PEM CA certificates trusted for PostgreSQL's TLS certificate (besides the system's).
     database_ca_bundle: Path,
+    /// Longest a new PostgreSQL connection may take: TCP, TLS and the start-up exchange.
+    database_connect_timeout: NonzeroDuration = "5s",
+    /// Longest one PostgreSQL operation (a read, a write, a batch of alerts) may take, its wait for a connection
+    /// included; one that overruns is abandoned and its connection dropped.
+    database_timeout: NonzeroDuration = "5s",
+    /// Idle time before TCP keepalive probes start on PostgreSQL connections (then every half of it, three at most).
+    database_tcp_keepalive: NonzeroDuration = "10s",
+    /// Longest data sent to PostgreSQL may stay unacknowledged before the kernel drops the connection.
+    database_tcp_user_timeout: NonzeroDuration = "15s",
+    /// Longest a readiness check waits for the store's answer before it answers 503.
+    ready_timeout: NonzeroDuration = "3s",
+    /// Free space readiness asks of the SQLite data directory's file system (below it, alerts may not fit).
+    ready_min_free_bytes: Count = 64 << 20,
     /// Public base URL of the gateway, used in addresses it shows.
     public_url: BaseUrl,
     /// Addresses and CIDR ranges of the proxies in front of svcgate whose `X-Forwarded-Proto` is believed.
@@ -178,18 +208,19 @@ options! {
     /// PEM private key of the backend client certificate.
     backend_client_key: Path,
     /// Time allowed to connect to the backend.
-    backend_connect_timeout: Duration = "5s",
+    backend_connect_timeout: NonzeroDuration = "5s",
     /// Time allowed for the backend to answer with a response head.
-    backend_timeout: Duration = "60s",
+    backend_timeout: NonzeroDuration = "60s",
     /// How long idle backend connections are kept in the pool.
-    backend_pool_idle_timeout: Duration = "90s",
+    backend_pool_idle_timeout: NonzeroDuration = "90s",
     /// Send the client's `Host` to the backend instead of the backend's own authority.
     preserve_host: Flag = false,
     /// How long an upgraded connection (WebSocket) may carry no bytes before it is closed.
     upgrade_idle_timeout: NonzeroDuration = "10m",
-    /// Grace period for in-flight requests at shutdown.
+    /// Grace period for in-flight requests at shutdown (0s: none, they are cut at once).
     shutdown_grace: Duration = "30s",
-    /// Pause between SIGTERM and closing the listener, readiness answering 503, so a load balancer stops sending.
+    /// Pause between SIGTERM and closing the listener, readiness answering 503, so a load balancer stops sending
+    /// (0s: none).
     shutdown_delay: Duration = "0s",
     /// Most client connections open at once (default: from the open-file limit, which it must stay below).
     max_connections: Count,
@@ -226,7 +257,7 @@ options! {
     id_lookup_max_pages: Count32 = 50,
     /// Per-item backend fetches a list may run at once.
     item_fetch_concurrency: Count = 8,
-    /// How long per-item completions (`subscribed` in lists) are reused.
+    /// How long per-item completions (`subscribed` in lists) are reused (0s: never).
     item_fetch_cache_ttl: Duration = "30s",
     /// Token the gateway uses for its own backend calls.
     service_token: Text,
@@ -256,19 +287,19 @@ options! {
     alert_rate_limit: Rate = 0,
     /// Alerts one integration may send at once above its rate.
     alert_rate_burst: Count32 = 50,
-    /// How long a caller's rights, as the backend reported them, are reused.
+    /// How long a caller's rights, as the backend reported them, are reused (0s: never).
     access_cache_ttl: Duration = "60s",
     /// Most callers whose access answers are kept (least recently used go first).
     access_cache_entries: Count = 10_000,
     /// How long a page session lasts after sign-in.
-    session_ttl: Duration = "8h",
+    session_ttl: NonzeroDuration = "8h",
     /// Application id of svcgate registered on the svc server: people sign in to the pages through it (OAuth 2).
     oauth_client_id: Text,
     /// Secret of that application (required with `oauth_client_id`).
     oauth_client_secret: Text,
     /// Scopes svcgate asks for at sign-in, space-separated (the pages only read the API).
     oauth_scopes: Text = "read_api",
-    /// How long before a signed-in person's OAuth token expires the pages refresh it.
+    /// How long before a signed-in person's OAuth token expires the pages refresh it (0s: once it has expired).
     oauth_refresh_margin: Duration = "60s",
     /// After a refresh that failed for a passing reason (the server unreachable, slow, 429, 5xx), how long a replica
     /// waits before it tries that session's refresh again, keeping the current token meanwhile.
@@ -279,7 +310,7 @@ options! {
     /// Threads of the async runtime (default: one per core).
     worker_threads: Count,
     /// How often V3 usage counts are written to the store.
-    usage_flush_interval: Duration = "10s",
+    usage_flush_interval: NonzeroDuration = "10s",
     /// Clients kept per V3 route in the usage counts (the least recent are folded into `others`).
     usage_max_clients_per_route: Count = 50,
     /// Longest a metrics scrape waits for the store's counts (open alerts, outbox backlog) before leaving them out.
@@ -287,12 +318,28 @@ options! {
 }
 
 impl RawConfig {
-    /// Parses one TOML document; `origin` names it in errors.
+    /// Parses one TOML document; `origin` names it in errors. A key that names no option is reported with its
+    /// line and the closest option, rather than the parser's list of every option.
     pub fn from_toml(text: &str, origin: &str) -> Result<Self, ConfigError> {
-        toml::from_str(text).map_err(|error| ConfigError::File {
+        let file_error = |error: toml::de::Error| ConfigError::File {
             path: origin.to_owned(),
             message: one_line(&error.to_string()),
-        })
+        };
+        let keys: BTreeMap<toml::Spanned<String>, serde::de::IgnoredAny> =
+            toml::from_str(text).map_err(file_error)?;
+        if let Some(key) = keys
+            .keys()
+            .find(|key| !OPTIONS.iter().any(|info| info.name == key.get_ref()))
+        {
+            let before = text.get(..key.span().start).unwrap_or(text);
+            return Err(ConfigError::UnknownOption {
+                path: origin.to_owned(),
+                key: key.get_ref().clone(),
+                line: before.matches('\n').count() + 1,
+                suggestion: closest_option(key.get_ref()),
+            });
+        }
+        toml::from_str(text).map_err(file_error)
     }
 
     /// Reads and parses a TOML file.
@@ -314,7 +361,10 @@ impl RawConfig {
             };
             let key = option.to_ascii_lowercase();
             let Some(info) = OPTIONS.iter().find(|info| info.name == key) else {
-                return Err(ConfigError::UnknownEnv(name));
+                return Err(ConfigError::UnknownEnv {
+                    suggestion: closest_option(&key),
+                    name,
+                });
             };
             let value = match info.written {
                 Written::Text => toml::Value::String(value),
@@ -508,7 +558,7 @@ mod kind {
         }
     }
 
-    /// A duration like `30s` or `500ms`.
+    /// A duration like `30s` or `500ms`, `0s` included: only for options whose description says what `0s` means.
     pub(super) struct Duration;
     impl Kind for Duration {
         type Raw = String;
@@ -524,7 +574,8 @@ mod kind {
         }
     }
 
-    /// A duration longer than 0s.
+    /// A duration longer than 0s: a wait, a lifetime or an interval for which no time at all would make every
+    /// request fail (`backend_timeout = "0s"` would answer every call 504) or a loop spin.
     pub(super) struct NonzeroDuration;
     impl Kind for NonzeroDuration {
         type Raw = String;
@@ -710,6 +761,27 @@ mod kind {
     }
 }
 
+/// How alike a mistyped name and an option must be for the option to be suggested: the Jaro similarity clap uses
+/// for mistyped flags, with clap's threshold.
+const SUGGESTION_SIMILARITY: f64 = 0.7;
+
+/// The option whose name is most like `written`, if one is alike enough to be what was meant.
+fn closest_option(written: &str) -> Option<&'static str> {
+    OPTIONS
+        .iter()
+        .map(|info| (strsim::jaro(written, info.name), info.name))
+        .filter(|(similarity, _)| *similarity > SUGGESTION_SIMILARITY)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, name)| name)
+}
+
+/// `; did you mean <before><name><after>?` when there is a suggestion, else nothing.
+fn did_you_mean(before: &str, suggestion: Option<&str>, after: &str) -> String {
+    suggestion.map_or_else(String::new, |name| {
+        format!("; did you mean {before}{name}{after}?")
+    })
+}
+
 fn parse_flag(value: &str) -> Option<bool> {
     match value.to_ascii_lowercase().as_str() {
         "1" | "true" | "yes" | "on" => Some(true),
@@ -849,6 +921,10 @@ pub struct Config {
     pub usage_max_clients_per_route: usize,
     /// Longest a metrics scrape waits for the store's counts.
     pub metrics_store_timeout: Duration,
+    /// Longest a readiness check waits for the store.
+    pub ready_timeout: Duration,
+    /// Free space readiness asks of the SQLite data directory's file system.
+    pub ready_min_free_bytes: u64,
 }
 
 /// The alert tier.
@@ -897,6 +973,7 @@ impl Config {
     /// Validates a merged layer, applying defaults.
     pub fn from_raw(raw: RawConfig) -> Result<Self, ConfigError> {
         let options = Checked::from_raw(raw)?;
+        relations(&options)?;
         let dev = options.dev;
         let url = match options.backend {
             Some(url) => Some(url),
@@ -908,18 +985,6 @@ impl Config {
                 ))
             }
         };
-        if options.outbox_keep_done < options.outbox_lease {
-            return Err(invalid(
-                "outbox_keep_done",
-                "must be at least outbox_lease: a call is kept while another replica may still be making it",
-            ));
-        }
-        if options.alert_integration_budget_bytes < options.alert_max_body_bytes {
-            return Err(invalid(
-                "alert_integration_budget_bytes",
-                "must be at least alert_max_body_bytes: a payload of the largest size must fit an integration's share",
-            ));
-        }
         let secret_key = secret_key(options.secret_key, options.secret_key_file.as_deref())?;
         let database = match options.database_url {
             Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
@@ -937,6 +1002,12 @@ impl Config {
                         .max(options.database_alert_writers.saturating_add(2)),
                     ca_bundle: options.database_ca_bundle,
                     alert_writers: options.database_alert_writers.max(1),
+                    limits: crate::store::DatabaseLimits {
+                        connect_timeout: options.database_connect_timeout,
+                        operation_timeout: options.database_timeout,
+                        keepalive: options.database_tcp_keepalive,
+                        tcp_user_timeout: options.database_tcp_user_timeout,
+                    },
                 })
             }
             Some(_) => {
@@ -1064,6 +1135,8 @@ impl Config {
             usage_flush_interval: options.usage_flush_interval,
             usage_max_clients_per_route: options.usage_max_clients_per_route,
             metrics_store_timeout: options.metrics_store_timeout,
+            ready_timeout: options.ready_timeout,
+            ready_min_free_bytes: options.ready_min_free_bytes as u64,
         })
     }
 
@@ -1080,6 +1153,64 @@ impl Config {
         let merged = from_file.overlay(RawConfig::from_env(env)?).overlay(flags);
         Config::from_raw(merged)
     }
+}
+
+/// Checks the relations between options that the README states, each option valid on its own already. The error
+/// names the option whose README row states the relation, with both values.
+fn relations(options: &Checked) -> Result<(), ConfigError> {
+    let shown = |duration: Duration| humantime::format_duration(duration).to_string();
+    if options.outbox_lease <= options.backend_timeout {
+        return Err(invalid(
+            "outbox_lease",
+            &format!(
+                "{} must be longer than backend_timeout ({}): another replica would take over a call still waiting \
+                 for the backend",
+                shown(options.outbox_lease),
+                shown(options.backend_timeout)
+            ),
+        ));
+    }
+    if options.outbox_keep_done < options.outbox_lease {
+        return Err(invalid(
+            "outbox_keep_done",
+            &format!(
+                "{} must be at least outbox_lease ({}): a call is kept while another replica may still be making it",
+                shown(options.outbox_keep_done),
+                shown(options.outbox_lease)
+            ),
+        ));
+    }
+    if options.alert_max_body_bytes > options.alert_memory_budget_bytes {
+        return Err(invalid(
+            "alert_max_body_bytes",
+            &format!(
+                "{} must be at most alert_memory_budget_bytes ({}): a payload larger than the whole budget could \
+                 never be read",
+                options.alert_max_body_bytes, options.alert_memory_budget_bytes
+            ),
+        ));
+    }
+    if options.alert_integration_budget_bytes < options.alert_max_body_bytes {
+        return Err(invalid(
+            "alert_integration_budget_bytes",
+            &format!(
+                "{} must be at least alert_max_body_bytes ({}): a payload of the largest size must fit one \
+                 integration's share",
+                options.alert_integration_budget_bytes, options.alert_max_body_bytes
+            ),
+        ));
+    }
+    if options.max_rewrite_body_bytes > options.rewrite_memory_budget_bytes {
+        return Err(invalid(
+            "max_rewrite_body_bytes",
+            &format!(
+                "{} must be at most rewrite_memory_budget_bytes ({}): a body larger than the whole budget could \
+                 never be read",
+                options.max_rewrite_body_bytes, options.rewrite_memory_budget_bytes
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn invalid(option: &'static str, message: &str) -> ConfigError {
@@ -1190,8 +1321,12 @@ mod tests {
             .to_string();
         assert_eq!(
             error,
-            "environment variable SVCGATE_LISTN names no svcgate option"
+            "environment variable SVCGATE_LISTN names no svcgate option; did you mean SVCGATE_LISTEN?"
         );
+        let error = RawConfig::from_env(env(&[("SVCGATE_QQQ", "x")]))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(error, "environment variable SVCGATE_QQQ names no svcgate option");
     }
 
     #[test]

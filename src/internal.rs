@@ -44,6 +44,8 @@ pub struct Probes<'a> {
     pub metrics: &'a Arc<Metrics>,
     /// Longest a scrape waits for the counts it reads from the store (`metrics_store_timeout`).
     pub store_timeout: Duration,
+    /// Longest readiness waits for the store (`ready_timeout`).
+    pub ready_timeout: Duration,
 }
 
 /// How long one backend probe waits for an answer.
@@ -160,12 +162,16 @@ pub async fn handle(probes: Probes<'_>, method: &Method, path: &str) -> Response
     }
 }
 
-/// Ready when the store answers and the process is not draining. The backend's last probe is reported beside,
-/// without deciding the status.
+/// Ready when the store can take an ordinary alert now (asked afresh at each check, within `ready_timeout`) and
+/// the process is not draining. The backend's last probe is reported beside, without deciding the status.
 async fn ready(probes: Probes<'_>) -> Response<Body> {
-    let store = match probes.store.ping().await {
-        Ok(()) => "ok".to_owned(),
-        Err(error) => format!("failing: {error}"),
+    let store = match tokio::time::timeout(probes.ready_timeout, probes.store.ping()).await {
+        Ok(Ok(())) => "ok".to_owned(),
+        Ok(Err(error)) => format!("failing: {error}"),
+        Err(_) => format!(
+            "failing: no answer within {:?} (ready_timeout)",
+            probes.ready_timeout
+        ),
     };
     let draining = probes.health.is_draining();
     let status = if store == "ok" && !draining {

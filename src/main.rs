@@ -1,5 +1,10 @@
-//! The `svcgate` command line: serve, rules check, rules list, version.
+//! The `svcgate` command line: serve, rules check, rules list, translate, store copy, version (`--version` too).
+//!
+//! Every command writes its output through [`print_lines`]: a reader that went away (`svcgate rules list | head
+//! -1`) ends the output quietly, and the command exits as it would have otherwise; only another write error (a
+//! full disk behind `> file`) is an error.
 
+use std::fmt::Display;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -17,6 +22,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[derive(Parser)]
 #[command(
     name = "svcgate",
+    version,
     about = "V3 → V4 compatibility gateway and alert intake for svc servers"
 )]
 struct Cli {
@@ -156,10 +162,10 @@ enum RulesAction {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Version => {
-            println!("svcgate {}", env!("CARGO_PKG_VERSION"));
-            ExitCode::SUCCESS
-        }
+        Command::Version => match print_lines([format!("svcgate {}", env!("CARGO_PKG_VERSION"))]) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => complain("svcgate", &error),
+        },
         Command::Rules { action } => rules(action),
         Command::Translate(args) => translate(args),
         Command::Store {
@@ -180,25 +186,25 @@ fn rules(action: RulesAction) -> ExitCode {
             identifier_word,
         } => (rules, identifier_word, true),
     };
-    match RuleTable::load(dir.as_deref(), &word) {
-        Ok(table) => {
-            if list {
-                for rule in table.rules() {
-                    println!("{}", rule.describe());
-                }
-            } else {
-                println!(
-                    "ok: {} rules, {} entity shapes",
-                    table.rules().len(),
-                    table.shapes().names().len()
-                );
-            }
-            ExitCode::SUCCESS
-        }
+    let table = match RuleTable::load(dir.as_deref(), &word) {
+        Ok(table) => table,
         Err(error) => {
-            eprintln!("{error}");
-            ExitCode::FAILURE
+            say(&error);
+            return ExitCode::FAILURE;
         }
+    };
+    let printed = if list {
+        print_lines(table.rules().iter().map(|rule| rule.describe()))
+    } else {
+        print_lines([format!(
+            "ok: {} rules, {} entity shapes",
+            table.rules().len(),
+            table.shapes().names().len()
+        )])
+    };
+    match printed {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => complain("svcgate rules", &error),
     }
 }
 
@@ -207,10 +213,7 @@ const EXIT_NO_RULE: u8 = 2;
 
 fn translate(args: TranslateArgs) -> ExitCode {
     use svcgate::rewrite::explain::{explain, ids_needed, BodyInput};
-    let fail = |message: String| {
-        eprintln!("svcgate translate: {message}");
-        ExitCode::FAILURE
-    };
+    let fail = |message: String| complain("svcgate translate", &message);
     let table = match RuleTable::load(args.rules.as_deref(), &args.identifier_word) {
         Ok(table) => table,
         Err(error) => return fail(error.to_string()),
@@ -250,26 +253,17 @@ fn translate(args: TranslateArgs) -> ExitCode {
         }
     }
     match explain(&table, &args.request, body, &resolved) {
-        Ok(explanation) => {
-            let mut stdout = std::io::stdout();
-            for line in &explanation.lines {
-                drop(writeln!(stdout, "{line}"));
-            }
-            if explanation.matched {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(EXIT_NO_RULE)
-            }
-        }
+        Ok(explanation) => match print_lines(&explanation.lines) {
+            Err(error) => fail(error),
+            Ok(()) if explanation.matched => ExitCode::SUCCESS,
+            Ok(()) => ExitCode::from(EXIT_NO_RULE),
+        },
         Err(error) => fail(error.to_string()),
     }
 }
 
 fn store_copy(args: CopyArgs) -> ExitCode {
-    let fail = |message: String| {
-        eprintln!("svcgate store copy: {message}");
-        ExitCode::FAILURE
-    };
+    let fail = |message: String| complain("svcgate store copy", &message);
     let configured = match args.secret_key.as_deref().map(svcgate::secret::parse_hex_key) {
         Some(None) => return fail("secret_key must be 64 hexadecimal digits (32 bytes)".to_owned()),
         Some(Some(key)) => Some(key),
@@ -285,6 +279,7 @@ fn store_copy(args: CopyArgs) -> ExitCode {
         pool_size: 2,
         ca_bundle: args.database_ca_bundle,
         alert_writers: 1,
+        limits: svcgate::store::DatabaseLimits::default(),
     };
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
@@ -296,12 +291,18 @@ fn store_copy(args: CopyArgs) -> ExitCode {
         &fingerprint,
     )) {
         Ok(copied) => {
-            for (table, rows) in copied.tables {
-                println!("{table}: {rows} rows");
+            let lines = copied
+                .tables
+                .into_iter()
+                .map(|(table, rows)| format!("{table}: {rows} rows"))
+                .chain([format!(
+                    "done; start every replica with database_url and this store's secret_key (fingerprint \
+                     {fingerprint})"
+                )]);
+            // The copy is made: a stdout that fails does not undo it, and the exit status says it was made.
+            if let Err(error) = print_lines(lines) {
+                say(&format!("svcgate store copy: the copy is made; {error}"));
             }
-            println!(
-                "done; start every replica with database_url and this store's secret_key (fingerprint {fingerprint})"
-            );
             ExitCode::SUCCESS
         }
         Err(error) => fail(error.to_string()),
@@ -326,16 +327,13 @@ fn serve(args: ServeArgs) -> ExitCode {
     let config = match Config::load(args.config.as_deref(), std::env::vars(), flags) {
         Ok(config) => config,
         Err(error) => {
-            eprintln!("svcgate: {error}");
+            say(&format!("svcgate: {error}"));
             return ExitCode::from(2);
         }
     };
     let logging = match telemetry::init_logging(config.log_format, &config.log_level) {
         Ok(logging) => logging,
-        Err(error) => {
-            eprintln!("svcgate: starting the log writer: {error}");
-            return ExitCode::FAILURE;
-        }
+        Err(error) => return complain("svcgate", &format!("starting the log writer: {error}")),
     };
     // One worker thread is best served by the single-threaded scheduler: the same work without the
     // work-stealing machinery (blocking calls still go to their own threads).
@@ -350,10 +348,7 @@ fn serve(args: ServeArgs) -> ExitCode {
     };
     let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("svcgate: starting the runtime: {error}");
-            return ExitCode::FAILURE;
-        }
+        Err(error) => return complain("svcgate", &format!("starting the runtime: {error}")),
     };
     let outcome = runtime.block_on(async {
         let running = app::prepare(&config).await?;
@@ -370,9 +365,38 @@ fn serve(args: ServeArgs) -> ExitCode {
     logging.flush();
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("svcgate: {error:#}");
-            ExitCode::FAILURE
-        }
+        Err(error) => complain("svcgate", &format!("{error:#}")),
     }
+}
+
+/// Writes `lines` to stdout, locked once. A reader that went away (`BrokenPipe`, as after `| head -1`) ends the
+/// output quietly with `Ok`: the command then exits as it would have, 0 on success, rather than panicking as
+/// `println!` does. Any other write error is returned as a message.
+fn print_lines<I>(lines: I) -> Result<(), String>
+where
+    I: IntoIterator,
+    I::Item: Display,
+{
+    let mut stdout = std::io::stdout().lock();
+    let written = lines
+        .into_iter()
+        .try_for_each(|line| writeln!(stdout, "{line}"))
+        .and_then(|()| stdout.flush());
+    match written {
+        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(format!("writing the output: {error}"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Writes one line to stderr; a stderr that cannot be written to is ignored rather than a panic (`eprintln!`).
+fn say(message: &dyn Display) {
+    drop(writeln!(std::io::stderr(), "{message}"));
+}
+
+/// Says `who: message` on stderr and returns the failure exit status.
+fn complain(who: &str, message: &str) -> ExitCode {
+    say(&format!("{who}: {message}"));
+    ExitCode::FAILURE
 }

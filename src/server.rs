@@ -1,7 +1,10 @@
 //! Listeners and dispatch: accepts HTTP/1.1 and HTTP/2 (prior knowledge, or ALPN over TLS), routes each request
 //! by path, logs it, and shuts down gracefully.
 //!
-//! Dispatch: `/-/svcgate/…` → [`internal`](crate::internal); `/api/v3/…` → [`Rewriter`]; everything else →
+//! Dispatch: `/-/svcgate/…` → the V3 usage and alert management APIs, [`internal`](crate::internal) (health,
+//! readiness, metrics), or the [`pages`](crate::pages) for the paths that are a browser's
+//! ([`is_page_path`](crate::pages::routes::is_page_path)); any other path under the prefix is a JSON 404. Alert
+//! receiving addresses → the intake; `/api/v3/…` → [`Rewriter`]; everything else →
 //! [`passthrough`](crate::passthrough). [`Gateway`] is built apart from serving it, so tests can start it on any
 //! listener with any shutdown signal.
 
@@ -30,6 +33,7 @@ use crate::body::Body;
 use crate::config::{Config, ServerTls};
 use crate::connections::{Limits, Registry, TrackedBody, WriteStallLimit};
 use crate::context::RequestContext;
+use crate::error::GatewayError;
 use crate::pages::Pages;
 use crate::refusals::RefusalBodies;
 use crate::rewrite::table::RuleTable;
@@ -68,6 +72,11 @@ pub struct Gateway {
     pub health: Arc<internal::Health>,
     /// Longest a metrics scrape waits for the store's counts (`metrics_store_timeout`).
     pub metrics_store_timeout: std::time::Duration,
+    /// Longest a readiness check waits for the store (`ready_timeout`).
+    pub ready_timeout: std::time::Duration,
+    /// Whether svcgate answers `/favicon.ico` itself: only in dev mode, where the backend is the simulator, which
+    /// has no web pages. In front of a real server `/favicon.ico` is the server's own asset and passes through.
+    pub answers_favicon: bool,
 }
 
 impl Gateway {
@@ -142,6 +151,8 @@ impl Gateway {
             pages,
             health: internal::Health::new(),
             metrics_store_timeout: config.metrics_store_timeout,
+            ready_timeout: config.ready_timeout,
+            answers_favicon: config.dev && config.backend.url.is_none(),
             usage: Arc::new(UsageRecorder::new(
                 Arc::clone(&store_for_usage),
                 AccessChecker::new(
@@ -207,9 +218,13 @@ impl Gateway {
                 upstream: &self.upstream,
                 metrics: &self.metrics,
                 store_timeout: self.metrics_store_timeout,
+                ready_timeout: self.ready_timeout,
             };
             Ok(internal::handle(probes, &method, &path).await)
-        } else if path.starts_with(pages::PREFIX) {
+        } else if path
+            .strip_prefix(pages::PREFIX)
+            .is_some_and(pages::routes::is_page_path)
+        {
             context.kind = "pages";
             context.route = "/-/svcgate/ pages".to_owned();
             let origin = self.origin_of(request.headers(), request.uri(), &context);
@@ -224,6 +239,15 @@ impl Gateway {
                 .pages
                 .handle(&self.alerts, &self.usage, request, secure, origin)
                 .await)
+        } else if self.answers_favicon && path == "/favicon.ico" {
+            context.kind = "pages";
+            context.route = "/favicon.ico".to_owned();
+            Ok(pages::icon())
+        } else if path.starts_with(internal::PREFIX) {
+            // Under svcgate's prefix but neither an operational route, the API nor a page (`readyz`, `api/nope`):
+            // a 404 a probe or an API client can read, never a redirect to the sign-in page.
+            context.kind = "internal";
+            Err(GatewayError::NoRoute)
         } else if let Some(address) = parse_address(&path) {
             context.kind = "alerts";
             context.route = "alert intake".to_owned();

@@ -460,17 +460,32 @@ pub fn subscriber<W>(
 where
     W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
 {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::Layer;
     let filter = tracing_subscriber::EnvFilter::try_new(filter)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    // Whatever `log_level` says, records that carry the data svcgate handles are never written.
+    let filter = tracing_subscriber::filter::FilterExt::and(
+        filter,
+        tracing_subscriber::filter::filter_fn(|metadata| !carries_data(metadata)),
+    );
+    let layer = tracing_subscriber::fmt::layer()
         .with_writer(writer)
         .with_ansi(ansi)
         .with_target(false);
+    let registry = tracing_subscriber::registry();
     match format {
-        LogFormat::Text => Box::new(builder.finish()),
-        LogFormat::Json => Box::new(builder.json().flatten_event(true).finish()),
+        LogFormat::Text => Box::new(registry.with(layer.with_filter(filter))),
+        LogFormat::Json => Box::new(registry.with(layer.json().flatten_event(true).with_filter(filter))),
     }
+}
+
+/// Whether a record of a dependency carries the data svcgate handles rather than what happened to it: the
+/// PostgreSQL client's debug and trace lines print each statement's parameters (page sessions' CSRF tokens,
+/// sealed OAuth tokens, whole alert payloads). svcgate's own lines name what happened and never carry a secret;
+/// alert payloads appear nowhere in them.
+fn carries_data(metadata: &tracing::Metadata<'_>) -> bool {
+    metadata.target().starts_with("tokio_postgres") && *metadata.level() > tracing::Level::INFO
 }
 
 /// A fresh request id: 16 lowercase hex digits.

@@ -43,8 +43,8 @@ function showTimes() {
     const date = new Date(element.getAttribute("datetime"));
     if (Number.isNaN(date.getTime())) continue;
     element.textContent = element.dataset.show === "relative" ? relativeText(date, now) : localText(date);
+    // The ISO time stays in the title and in datetime; no aria-label, so a screen reader says what the screen shows.
     element.title = element.getAttribute("datetime");
-    if (element.dataset.show === "relative") element.setAttribute("aria-label", localText(date));
   }
 }
 showTimes();

@@ -162,11 +162,12 @@ async fn incidents_are_opened_and_closed_through_the_backend_and_survive_a_resta
     );
     second.stop().await;
 
-    // Third run, keeping finished calls for a second (and claims as long): they are removed at start, the
-    // incident stays linked.
+    // Third run, keeping finished calls for a second (and claims as long, which must exceed backend_timeout):
+    // they are removed at start, the incident stays linked.
     tokio::time::sleep(Duration::from_millis(1100)).await;
     let third = TestGateway::start_in(&sim.url(), data.path(), |raw| {
         raw.service_token = Some(ADMIN.to_owned());
+        raw.backend_timeout = Some("500ms".to_owned());
         raw.outbox_lease = Some("1s".to_owned());
         raw.outbox_keep_done = Some("1s".to_owned());
     })

@@ -291,6 +291,27 @@ async fn a_test_alert_is_processed_like_a_real_one_and_bad_json_is_explained() {
     )
     .await;
     assert_eq!(bad_sample.status, StatusCode::BAD_REQUEST);
+    // Switched off, it refuses test alerts as it refuses its senders, and says why.
+    let inactive = send(
+        Method::POST,
+        &world.api(&format!("/integrations/{id}/test")),
+        &[("private-token", &world.developer)],
+        None,
+    )
+    .await;
+    assert_eq!(inactive.status, StatusCode::CONFLICT, "{:?}", inactive.body);
+    assert!(inactive.json()["message"]
+        .as_str()
+        .unwrap()
+        .contains("\"With sample\" is inactive"));
+    let activated = send_json(
+        Method::PUT,
+        &world.api(&format!("/integrations/{id}")),
+        &world.maintainer,
+        json!({"active": true}),
+    )
+    .await;
+    assert_eq!(activated.status, StatusCode::OK, "{:?}", activated.body);
     let sample = send(
         Method::POST,
         &world.api(&format!("/integrations/{id}/test")),
@@ -411,4 +432,48 @@ async fn a_management_body_holding_serde_jsons_raw_value_key_is_read_as_spelled(
         json!({"$serde_json::private::RawValue": "1", "type": "generic", "name": "Spelled", "active": true});
     let made = world.integration(body).await;
     assert_eq!(made["name"], json!("Spelled"));
+}
+
+#[tokio::test]
+async fn a_deleted_integrations_id_is_never_given_again_and_its_alerts_still_name_it() {
+    let world = AlertWorld::new().await;
+    let first = world
+        .integration(json!({"type": "generic", "name": "Nightly checks", "active": true}))
+        .await;
+    let first_id = first["id"].as_u64().unwrap();
+    post_alert(
+        first["url"].as_str().unwrap(),
+        first["token"].as_str().unwrap(),
+        &json!({"title": "disk full"}),
+    )
+    .await;
+    let deleted = send_json(
+        Method::DELETE,
+        &world.api(&format!("/integrations/{first_id}")),
+        &world.maintainer,
+        Value::Null,
+    )
+    .await;
+    assert!(deleted.status.is_success(), "{:?}", deleted.body);
+    let second = world
+        .integration(json!({"type": "generic", "name": "Replacement", "active": true}))
+        .await;
+    let second_id = second["id"].as_u64().unwrap();
+    assert_ne!(
+        second_id, first_id,
+        "the deleted integration's id was given again"
+    );
+    // The old address is no one's: a bookmark of it finds nothing.
+    let bookmark = get(
+        &world.api(&format!("/integrations/{first_id}")),
+        &world.maintainer,
+    )
+    .await;
+    assert_eq!(bookmark.status, StatusCode::NOT_FOUND);
+    let alert = get(&world.api("/alerts/1"), &world.developer).await.json();
+    assert_eq!(alert["integration_id"], first_id);
+    assert_eq!(
+        alert["integration"],
+        json!({"id": first_id, "name": "Nightly checks", "type": "generic", "deleted": true})
+    );
 }

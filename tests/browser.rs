@@ -1538,11 +1538,16 @@ async fn delete_journey(b: &Browser, world: &AlertWorld, phone: bool) -> Result<
         b.goto(&integration_path(&id, integration))
     );
     b.shot("integration").await?;
-    step!("delete", b.click_and_load("#delete-integration button"));
+    step!("delete", b.click_and_load("#delete-integration"));
     let heading = step!("the confirmation", b.text("#confirm h1"));
     ensure!(
-        heading.contains("Delete") && heading.contains("Old Nagios"),
-        "the confirmation asks `{heading}`"
+        heading == "Delete the integration “Old Nagios”?",
+        "the confirmation asks `{heading}`, not with the name quoted"
+    );
+    let confirmation = b.address().await;
+    ensure!(
+        !confirmation.ends_with('?'),
+        "the confirmation's address ends with a bare `?`: {confirmation}"
     );
     let still = common::get(&api, &world.maintainer).await;
     ensure!(
@@ -1567,7 +1572,7 @@ async fn delete_journey(b: &Browser, world: &AlertWorld, phone: bool) -> Result<
     );
     b.shot("cancelled").await?;
 
-    step!("delete again", b.click_and_load("#delete-integration button"));
+    step!("delete again", b.click_and_load("#delete-integration"));
     step!("confirm", b.click_and_load("#confirm-delete"));
     let notice = step!("the notice", b.text("#notice"));
     ensure!(notice.contains("deleted"), "the notice says `{notice}`");
@@ -2104,5 +2109,234 @@ async fn follow_link_journey(b: &Browser, world: &AlertWorld, phone: bool) -> Re
     if phone {
         step!("fits", b.expect_no_sideways_scrolling("alert page"));
     }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Accessibility: axe-core on every page, and what axe cannot judge.
+// ---------------------------------------------------------------------------------------------------------
+
+/// axe-core's script, pinned in `tests/axe/package-lock.json` and installed by `./test.sh`.
+fn axe_source() -> Result<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/axe/node_modules/axe-core/axe.min.js");
+    fs::read_to_string(&path).with_context(|| {
+        format!(
+            "{} is missing: the accessibility check needs axe-core; run ./test.sh, or `npm ci --prefix tests/axe`",
+            path.display()
+        )
+    })
+}
+
+impl Browser {
+    /// Runs axe-core (every rule it runs by default: WCAG 2 A and AA, and its best practices) on the current page,
+    /// after `app.js` has run, and fails with each violation, its elements and what is wrong with them.
+    async fn expect_accessible(&self, axe: &str, page: &str) -> Result<()> {
+        self.wait_loaded(&format!("the {page} to load")).await?;
+        self.client
+            .execute(&format!("{axe}\n;return typeof window.axe;"), vec![])
+            .await
+            .with_context(|| format!("injecting axe-core into the {page}"))?;
+        let found = self
+            .client
+            .execute_async(
+                r#"
+                const done = arguments[arguments.length - 1];
+                window.axe.run(document).then(
+                  (results) => done(results.violations.map((violation) =>
+                    `${violation.id} (${violation.impact}): ${violation.help}\n` +
+                    violation.nodes.map((node) => `      ${node.target.join(' ')}: ${node.failureSummary}`).join('\n'))),
+                  (error) => done([`axe-core failed: ${error}`]));
+                "#,
+                vec![],
+            )
+            .await
+            .with_context(|| format!("running axe-core on the {page}"))?;
+        let violations: Vec<String> = serde_json::from_value(found.clone())
+            .map_err(|_| anyhow!("axe-core answered {found} on the {page}"))?;
+        ensure!(
+            violations.is_empty(),
+            "axe-core finds {} violation(s) on the {page} ({}):\n  {}",
+            violations.len(),
+            self.address().await,
+            violations.join("\n  ")
+        );
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_page_passes_axe_core_and_reads_as_it_shows() {
+    at_both_widths!(AlertWorld::new().await, "accessibility", accessibility_journey);
+}
+
+async fn accessibility_journey(b: &Browser, world: &AlertWorld, phone: bool) -> Result<()> {
+    let axe = axe_source()?;
+    let id = world.demo.project_id.to_string();
+    let made = world
+        .integration(json!({"type": "http", "name": "Edge", "active": true}))
+        .await;
+    let integration = made["id"].as_u64().context("no id")?;
+    let (address, key) = (
+        made["url"].as_str().context("no url")?.to_owned(),
+        made["token"].as_str().context("no token")?.to_owned(),
+    );
+    world
+        .integration(json!({"type": "prometheus", "active": false}))
+        .await;
+    for payload in [
+        json!({"title": "TLS handshake failures", "severity": "high", "fingerprint": "tls",
+               "svc_environment_name": "production", "labels": {"team": "edge"}}),
+        json!({"title": "Disk full", "severity": "critical", "fingerprint": "disk"}),
+        json!({"title": "Disk full", "fingerprint": "disk", "end_time": "2026-11-24T10:00:00Z"}),
+    ] {
+        let answer = post_alert(&address, &key, &payload).await;
+        ensure!(answer.status.is_success(), "posting answered {}", answer.status);
+    }
+
+    step!("the sign-in page", b.goto("/-/svcgate/sign_in"));
+    step!("axe: sign-in", b.expect_accessible(&axe, "sign-in page"));
+    step!("sign in", b.sign_in(&world.maintainer, "maintainer"));
+    step!("axe: projects", b.expect_accessible(&axe, "projects page"));
+    ensure!(
+        !b.has("#nav-v3-usage").await?,
+        "a Maintainer who is no admin is offered the V3 usage page"
+    );
+
+    step!("the alert list", b.goto(&alerts_path(&id, "?status=all")));
+    step!("axe: alert list", b.expect_accessible(&axe, "alert list"));
+    // Relative times read as the screen shows them; the absolute time stays in `title` and `datetime`.
+    let labelled = b
+        .client
+        .execute(
+            "return Array.from(document.querySelectorAll('time')).map(t => [t.textContent, t.getAttribute('aria-label'), t.title]);",
+            vec![],
+        )
+        .await?;
+    let times = labelled.as_array().cloned().unwrap_or_default();
+    ensure!(!times.is_empty(), "the alert list shows no time");
+    for time in &times {
+        ensure!(
+            time[1].is_null() && time[2].as_str().is_some_and(|title| title.ends_with('Z')),
+            "a time reads differently from what it shows, or lost its absolute time: {time}"
+        );
+    }
+    // The skip link is the first stop of the keyboard and shows when it has the focus.
+    let first = b
+        .client
+        .execute(
+            "const first = document.querySelector('a[href], button, input, select, textarea'); first.focus(); \
+             const box = first.getBoundingClientRect(); \
+             return [first.id, first.getAttribute('href'), box.top >= 0 && box.bottom <= window.innerHeight];",
+            vec![],
+        )
+        .await?;
+    ensure!(
+        first == json!(["skip-link", "#main", true]),
+        "the first link is not a skip link shown on focus: {first}"
+    );
+    b.shot("skip-link-focused").await?;
+    step!("skip to the content", b.find("#skip-link").await?.click());
+    let focused = b
+        .client
+        .execute("return document.activeElement.id;", vec![])
+        .await?;
+    ensure!(
+        focused == json!("main"),
+        "the skip link moved the focus to {focused}"
+    );
+
+    let row = b
+        .row("Disk full")
+        .await?
+        .context("the list does not show the resolved alert")?;
+    step!(
+        "open the resolved alert",
+        b.click_element_and_load(&row.find(Locator::Css("td.title a")).await?, "td.title a")
+    );
+    step!("axe: alert page", b.expect_accessible(&axe, "alert page"));
+    let current = b.find("#nav-alerts").await?.attr("aria-current").await?;
+    ensure!(
+        current.as_deref() == Some("true"),
+        "on an alert's page, the Alerts link's aria-current is {current:?}"
+    );
+    step!("the environments", b.click_and_load("#nav-environments"));
+    step!(
+        "axe: environments",
+        b.expect_accessible(&axe, "environments dashboard")
+    );
+    let current = b.find("#nav-environments").await?.attr("aria-current").await?;
+    ensure!(current.as_deref() == Some("page"), "aria-current is {current:?}");
+
+    step!("the settings", b.click_and_load("#nav-settings"));
+    step!("axe: settings", b.expect_accessible(&axe, "settings page"));
+    step!("choose HTTP Endpoint", b.select("#type", "http"));
+    step!("name", b.fill("#name", "Shop"));
+    step!("bad sample", b.fill("#payload_example", "{not json"));
+    step!("save", b.click_and_load("#save-integration"));
+    let invalid = b.find("#payload_example").await?;
+    ensure!(
+        invalid.attr("aria-invalid").await?.as_deref() == Some("true")
+            && invalid.attr("aria-describedby").await?.as_deref() == Some("error"),
+        "the bad sample is not tied to its error"
+    );
+    step!(
+        "axe: settings with an error",
+        b.expect_accessible(&axe, "settings page with an error")
+    );
+    b.shot("form-error").await?;
+
+    step!("the integration", b.goto(&integration_path(&id, integration)));
+    step!(
+        "axe: integration page",
+        b.expect_accessible(&axe, "integration page")
+    );
+    // The status badge in the heading is as small as everywhere else, not the heading's size.
+    let sizes = b
+        .client
+        .execute(
+            "const badge = document.querySelector('h1 .badge'); const body = document.querySelector('main p, main label'); \
+             return [parseFloat(getComputedStyle(badge).fontSize), badge.getBoundingClientRect().height, \
+                     parseFloat(getComputedStyle(body).fontSize)];",
+            vec![],
+        )
+        .await?;
+    let (badge_font, badge_height, body_font) = (
+        sizes[0].as_f64().unwrap_or(f64::MAX),
+        sizes[1].as_f64().unwrap_or(f64::MAX),
+        sizes[2].as_f64().unwrap_or(0.0),
+    );
+    ensure!(
+        badge_font < body_font && badge_height <= 2.0 * body_font,
+        "the heading's badge is {badge_font}px text, {badge_height}px tall, beside {body_font}px body text"
+    );
+    b.shot("integration-badge").await?;
+    step!("reset", b.click_and_load("#reset-key"));
+    step!(
+        "axe: reset confirmation",
+        b.expect_accessible(&axe, "key reset confirmation")
+    );
+    step!("cancel", b.click_and_load("#cancel"));
+    step!("delete", b.click_and_load("#delete-integration"));
+    step!(
+        "axe: delete confirmation",
+        b.expect_accessible(&axe, "delete confirmation")
+    );
+    step!("an unknown alert", b.goto(&alerts_path(&id, "/999")));
+    step!("axe: not found", b.expect_accessible(&axe, "not-found page"));
+    if phone {
+        step!("fits", b.expect_no_sideways_scrolling("not-found page"));
+    }
+
+    // An admin of the server is offered the V3 usage page.
+    step!("sign out", b.click_and_load("#sign-out"));
+    step!("sign in as the admin", b.sign_in(common::alerts::ADMIN, "root"));
+    step!("the V3 usage page", b.click_and_load("#nav-v3-usage"));
+    ensure!(
+        b.path().await? == "/-/svcgate/admin/v3-usage",
+        "the admin's link led to {}",
+        b.path().await?
+    );
+    step!("axe: V3 usage", b.expect_accessible(&axe, "V3 usage page"));
+    b.shot("v3-usage").await?;
     Ok(())
 }

@@ -397,3 +397,254 @@ async fn translate_explains_resolves_ids_on_a_backend_and_exits_2_without_a_rule
     let output = svcgate().args(["translate", "projects"]).output().unwrap();
     assert_eq!(output.status.code(), Some(1));
 }
+
+/// Runs `svcgate serve` against an unreachable backend with the given environment; a configuration error stops it
+/// before it binds anything. One still running after a few seconds accepted its configuration: it is killed and
+/// that is an error.
+fn serve_with(env: &[(&str, &str)]) -> anyhow::Result<std::process::Output> {
+    let data = tempfile::tempdir()?;
+    let mut command = svcgate();
+    command
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--backend",
+            "http://127.0.0.1:1",
+            "--data-dir",
+        ])
+        .arg(data.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let mut child = command.spawn()?;
+    let started = Instant::now();
+    while child.try_wait()?.is_none() {
+        if started.elapsed() > Duration::from_secs(10) {
+            child.kill()?;
+            child.wait()?;
+            anyhow::bail!("{env:?} was accepted: svcgate was still running after 10 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(child.wait_with_output()?)
+}
+
+/// The one line a refused configuration printed, after checking that it was refused with exit status 2.
+fn refusal(env: &[(&str, &str)]) -> anyhow::Result<String> {
+    let output = serve_with(env)?;
+    let error = String::from_utf8(output.stderr)?;
+    anyhow::ensure!(
+        output.status.code() == Some(2),
+        "{env:?} was not refused: {error}"
+    );
+    anyhow::ensure!(error.lines().count() == 1, "{env:?}: not one line: {error}");
+    Ok(error.trim_end().to_owned())
+}
+
+/// The configuration built in-process from `SVCGATE_*` variables, for settings that must be accepted (started as a
+/// process, they would serve).
+fn accepted(env: &[(&str, &str)]) -> anyhow::Result<svcgate::config::Config> {
+    let vars = env
+        .iter()
+        .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+        .chain([("SVCGATE_DEV".to_owned(), "true".to_owned())]);
+    Ok(svcgate::config::Config::from_raw(
+        svcgate::config::RawConfig::from_env(vars)?,
+    )?)
+}
+
+/// The duration options where `0s` means something, which the README says: no shutdown pause or grace, answers
+/// never reused, a token refreshed once it has expired.
+const ZERO_MEANS_SOMETHING: &[&str] = &[
+    "shutdown_delay",
+    "shutdown_grace",
+    "item_fetch_cache_ttl",
+    "access_cache_ttl",
+    "oauth_refresh_margin",
+];
+
+#[test]
+fn zero_durations_are_refused_at_start_where_zero_means_nothing() -> anyhow::Result<()> {
+    let durations: Vec<&str> = svcgate::config::options()
+        .iter()
+        .filter(|option| {
+            option.kind() == "text"
+                && option
+                    .default()
+                    .is_some_and(|default| humantime::parse_duration(&default).is_ok())
+        })
+        .map(|option| option.name())
+        .collect();
+    // Every duration option was decided one way or the other; `backend_timeout = "0s"` once started and then
+    // answered every V3 call 504.
+    for required in [
+        "backend_timeout",
+        "backend_connect_timeout",
+        "backend_pool_idle_timeout",
+        "session_ttl",
+    ] {
+        anyhow::ensure!(
+            durations.contains(&required),
+            "{required} is not a duration option"
+        );
+    }
+    for name in durations {
+        let variable = format!("SVCGATE_{}", name.to_ascii_uppercase());
+        if ZERO_MEANS_SOMETHING.contains(&name) {
+            accepted(&[(&variable, "0s")])?;
+            continue;
+        }
+        for zero in ["0s", "0ms"] {
+            let error = refusal(&[(&variable, zero)])?;
+            assert_eq!(error, format!("svcgate: option `{name}`: must be longer than 0s"));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn every_relation_the_readme_states_between_options_is_checked_at_start() -> anyhow::Result<()> {
+    for (env, option, names) in [
+        // The README: outbox_lease "Keep it above `backend_timeout`", set either way.
+        (
+            &[("SVCGATE_OUTBOX_LEASE", "60s")][..],
+            "outbox_lease",
+            "1m must be longer than backend_timeout (1m)",
+        ),
+        (
+            &[("SVCGATE_BACKEND_TIMEOUT", "3m")][..],
+            "outbox_lease",
+            "2m must be longer than backend_timeout (3m)",
+        ),
+        // outbox_keep_done: "at least `outbox_lease`".
+        (
+            &[("SVCGATE_OUTBOX_KEEP_DONE", "90s")][..],
+            "outbox_keep_done",
+            "1m 30s must be at least outbox_lease (2m)",
+        ),
+        // A largest body above its whole memory budget could never be read: 503 "retry shortly" for ever.
+        (
+            &[
+                ("SVCGATE_ALERT_MAX_BODY_BYTES", "2000000"),
+                ("SVCGATE_ALERT_MEMORY_BUDGET_BYTES", "1000000"),
+            ][..],
+            "alert_max_body_bytes",
+            "2000000 must be at most alert_memory_budget_bytes (1000000)",
+        ),
+        // One integration's share below the largest payload: such a payload would get 503 for ever.
+        (
+            &[("SVCGATE_ALERT_INTEGRATION_BUDGET_BYTES", "1000000")][..],
+            "alert_integration_budget_bytes",
+            "1000000 must be at least alert_max_body_bytes (1048576)",
+        ),
+        (
+            &[("SVCGATE_REWRITE_MEMORY_BUDGET_BYTES", "1048576")][..],
+            "max_rewrite_body_bytes",
+            "67108864 must be at most rewrite_memory_budget_bytes (1048576)",
+        ),
+    ] {
+        let error = refusal(env)?;
+        assert!(
+            error.starts_with(&format!("svcgate: option `{option}`: {names}")),
+            "{env:?}: {error}"
+        );
+    }
+    // Just inside each relation is accepted.
+    let config = accepted(&[
+        ("SVCGATE_BACKEND_TIMEOUT", "60s"),
+        ("SVCGATE_OUTBOX_LEASE", "61s"),
+        ("SVCGATE_OUTBOX_KEEP_DONE", "61s"),
+        ("SVCGATE_ALERT_MAX_BODY_BYTES", "1000"),
+        ("SVCGATE_ALERT_MEMORY_BUDGET_BYTES", "1000"),
+        ("SVCGATE_ALERT_INTEGRATION_BUDGET_BYTES", "1000"),
+        ("SVCGATE_MAX_REWRITE_BODY_BYTES", "1000"),
+        ("SVCGATE_REWRITE_MEMORY_BUDGET_BYTES", "1000"),
+    ])?;
+    assert_eq!(config.outbox_lease, Duration::from_secs(61));
+    Ok(())
+}
+
+#[test]
+fn a_misspelt_option_gets_one_short_line_with_the_closest_option() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let config = dir.path().join("svcgate.toml");
+    std::fs::write(
+        &config,
+        "backend = \"http://127.0.0.1:1\"\ndata_dir = \"/tmp\"\nbackend_timout = \"10s\"\n",
+    )?;
+    let output = svcgate().args(["serve", "--config"]).arg(&config).output()?;
+    assert_eq!(output.status.code(), Some(2));
+    let error = String::from_utf8(output.stderr)?;
+    assert_eq!(
+        error,
+        format!(
+            "svcgate: unknown option `backend_timout` in {} line 3; did you mean `backend_timeout`?\n",
+            config.display()
+        )
+    );
+    assert!(error.len() < 200, "{} characters: {error}", error.len());
+
+    // Nothing close: no guess, still short.
+    std::fs::write(&config, "dev = true\n[qqq]\nport = 1\n")?;
+    let output = svcgate().args(["serve", "--config"]).arg(&config).output()?;
+    let error = String::from_utf8(output.stderr)?;
+    assert_eq!(
+        error,
+        format!("svcgate: unknown option `qqq` in {} line 2\n", config.display())
+    );
+
+    // The environment's variables get the same help.
+    let error = refusal(&[("SVCGATE_BACKEND_TIMOUT", "10s")])?;
+    assert_eq!(
+        error,
+        "svcgate: environment variable SVCGATE_BACKEND_TIMOUT names no svcgate option; did you mean \
+         SVCGATE_BACKEND_TIMEOUT?"
+    );
+    Ok(())
+}
+
+#[test]
+fn version_flag_prints_the_version_as_the_version_command_does() -> anyhow::Result<()> {
+    let expected = format!("svcgate {}\n", env!("CARGO_PKG_VERSION"));
+    for args in [&["--version"][..], &["-V"][..], &["version"][..]] {
+        let output = svcgate().args(args).output()?;
+        assert!(output.status.success(), "{args:?}: {}", output.status);
+        assert_eq!(String::from_utf8(output.stdout)?, expected, "{args:?}");
+    }
+    Ok(())
+}
+
+/// Runs svcgate with `args`, its stdout a pipe whose reading end is already closed, as `| head -1` leaves it once it
+/// has read its line.
+async fn into_a_closed_pipe(args: &[&str]) -> anyhow::Result<std::process::Output> {
+    let (writer, reader) = tokio::net::unix::pipe::pipe()?;
+    drop(reader);
+    let stdout = writer.into_blocking_fd()?;
+    let mut command = svcgate();
+    command
+        .args(args)
+        .stdout(Stdio::from(stdout))
+        .stderr(Stdio::piped());
+    Ok(tokio::task::spawn_blocking(move || command.output()).await??)
+}
+
+#[tokio::test]
+async fn a_closed_stdout_ends_every_printing_command_quietly_with_its_usual_status() -> anyhow::Result<()> {
+    for (args, status) in [
+        (&["rules", "list"][..], 0),
+        (&["rules", "check"][..], 0),
+        (&["version"][..], 0),
+        (&["--version"][..], 0),
+        (&["translate", "GET /api/v3/projects"][..], 0),
+        (&["translate", "GET /api/v3/version"][..], 2),
+    ] {
+        let output = into_a_closed_pipe(args).await?;
+        let error = String::from_utf8(output.stderr)?;
+        assert_eq!(error, "", "{args:?} said something on stderr");
+        assert_eq!(output.status.code(), Some(status), "{args:?}");
+    }
+    Ok(())
+}

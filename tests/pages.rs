@@ -291,9 +291,9 @@ async fn deleting_needs_the_confirmation_page_which_works_without_javascript() {
     let html = text(&visitor.get(&page).await);
     assert!(
         html.contains(&format!(
-            r#"<form id="delete-integration" method="get" action="{page}/delete""#
+            r#"<a id="delete-integration" class="button danger" href="{page}/delete">"#
         )),
-        "the delete button asks for the confirmation page: {html}"
+        "the delete button is a link to the confirmation page (a GET form would add a bare `?`): {html}"
     );
     let confirm = visitor.get(&format!("{page}/delete")).await;
     assert_eq!(confirm.status, StatusCode::OK);
@@ -301,6 +301,10 @@ async fn deleting_needs_the_confirmation_page_which_works_without_javascript() {
     assert!(
         html.contains("id=\"confirm-delete\"") && html.contains(&format!("action=\"{page}/delete\"")),
         "{html}"
+    );
+    assert!(
+        html.contains("<h1>Delete the integration “Generic”?</h1>"),
+        "the heading quotes the name: {html}"
     );
     let api = world.api(&format!("/integrations/{id}"));
     assert_eq!(
@@ -377,4 +381,302 @@ async fn with_only_switched_off_integrations_the_empty_list_says_to_switch_one_o
             && html.contains("A Maintainer of the project can switch one Active"),
         "{html}"
     );
+}
+
+#[tokio::test]
+async fn admins_get_a_link_to_the_v3_usage_page_and_others_do_not() {
+    let world = AlertWorld::new().await;
+    let admin = Visitor::sign_in(&world, common::alerts::ADMIN).await;
+    let html = text(&admin.get("/-/svcgate/projects").await);
+    assert!(
+        html.contains(r#"<a id="nav-v3-usage" href="/-/svcgate/admin/v3-usage">V3 usage</a>"#),
+        "an admin's header links the V3 usage page: {html}"
+    );
+    let maintainer = Visitor::sign_in(&world, &world.maintainer).await;
+    let html = text(&maintainer.get("/-/svcgate/projects").await);
+    assert!(!html.contains("nav-v3-usage"), "{html}");
+}
+
+#[tokio::test]
+async fn a_test_alert_on_an_inactive_integration_says_it_is_inactive_and_stores_nothing() {
+    let world = AlertWorld::new().await;
+    let visitor = Visitor::sign_in(&world, &world.maintainer).await;
+    let settings = format!(
+        "/-/svcgate/projects/{}/settings/operations",
+        world.demo.project_id
+    );
+    let made = world
+        .integration(json!({"type": "http", "name": "Switched off", "active": false}))
+        .await;
+    let id = made["id"].as_u64().unwrap();
+    // A page drawn while it was active, sent after it was switched off.
+    let tested = visitor
+        .post(
+            &format!("{settings}/test"),
+            &format!("integration_id={id}&payload=%7B%22title%22%3A%22t%22%7D"),
+        )
+        .await;
+    let html = text(&tested);
+    assert_eq!(tested.status, StatusCode::BAD_REQUEST, "{html}");
+    assert!(
+        html.contains("is inactive") && html.contains("Switched off"),
+        "the refusal says the integration is inactive: {html}"
+    );
+    // The same when it is created switched off with "Save and test".
+    let created = visitor
+        .post(
+            &format!("{settings}/integrations"),
+            "type=prometheus&action=save_and_test",
+        )
+        .await;
+    let html = text(&created);
+    assert!(
+        html.contains("the test alert failed") && html.contains("is inactive"),
+        "{html}"
+    );
+    let alerts = common::get(&world.api("/alerts"), &world.maintainer).await.json();
+    assert_eq!(
+        alerts.as_array().map(Vec::len),
+        Some(0),
+        "no test alert was stored: {alerts}"
+    );
+}
+
+#[tokio::test]
+async fn the_add_form_offers_only_the_kinds_the_project_may_still_add() {
+    let world = AlertWorld::new().await;
+    let visitor = Visitor::sign_in(&world, &world.maintainer).await;
+    let settings = format!(
+        "/-/svcgate/projects/{}/settings/operations",
+        world.demo.project_id
+    );
+    world.integration(json!({"type": "generic"})).await;
+    world.integration(json!({"type": "prometheus"})).await;
+    let html = text(&visitor.get(&settings).await);
+    for taken in ["generic", "prometheus"] {
+        assert!(
+            !html.contains(&format!(r#"<option value="{taken}""#)),
+            "{taken} is offered though the project has one: {html}"
+        );
+    }
+    assert!(
+        html.contains(r#"<option value="http" selected>HTTP Endpoint</option>"#)
+            && html.contains(r#"<option value="opsgenie">Opsgenie</option>"#),
+        "{html}"
+    );
+}
+
+#[tokio::test]
+async fn on_the_free_edition_the_add_form_offers_neither_opsgenie_nor_a_second_http_endpoint() {
+    let world = AlertWorld::with(|raw| raw.edition = Some("free".to_owned())).await;
+    let visitor = Visitor::sign_in(&world, &world.maintainer).await;
+    let settings = format!(
+        "/-/svcgate/projects/{}/settings/operations",
+        world.demo.project_id
+    );
+    world
+        .integration(json!({"type": "http", "name": "Only one"}))
+        .await;
+    let html = text(&visitor.get(&settings).await);
+    assert!(
+        !html.contains(r#"<option value="opsgenie""#) && !html.contains(r#"<option value="http""#),
+        "{html}"
+    );
+    assert!(
+        html.contains(r#"<option value="generic" selected>Generic</option>"#),
+        "{html}"
+    );
+}
+
+#[tokio::test]
+async fn a_resolved_alert_shows_the_payload_that_resolved_it() {
+    let world = AlertWorld::new().await;
+    let visitor = Visitor::sign_in(&world, &world.maintainer).await;
+    let made = world
+        .integration(json!({"type": "generic", "active": true}))
+        .await;
+    let (url, key) = (
+        made["url"].as_str().unwrap().to_owned(),
+        made["token"].as_str().unwrap().to_owned(),
+    );
+    let fired = common::alerts::post_alert(
+        &url,
+        &key,
+        &json!({"title": "Disk full", "fingerprint": "disk", "state": "firing-text"}),
+    )
+    .await;
+    assert!(fired.status.is_success());
+    let iid = fired.json()[0]["iid"].as_u64().unwrap();
+    let resolved = common::alerts::post_alert(
+        &url,
+        &key,
+        &json!({"title": "Disk full", "fingerprint": "disk", "state": "recovered-text",
+                "end_time": "2026-11-24T10:00:00Z"}),
+    )
+    .await;
+    assert!(resolved.status.is_success());
+    let page = text(
+        &visitor
+            .get(&format!(
+                "/-/svcgate/projects/{}/alerts/{iid}",
+                world.demo.project_id
+            ))
+            .await,
+    );
+    assert!(page.contains("Resolved"), "{page}");
+    assert!(
+        page.contains("recovered-text") && !page.contains("firing-text"),
+        "the page shows the payload that opened the alert, not the latest: {page}"
+    );
+}
+
+#[tokio::test]
+async fn pages_have_a_skip_link_mark_the_current_section_and_tie_errors_to_their_fields() {
+    let world = AlertWorld::new().await;
+    let visitor = Visitor::sign_in(&world, &world.maintainer).await;
+    let project = format!("/-/svcgate/projects/{}", world.demo.project_id);
+    let list = text(&visitor.get(&format!("{project}/alerts")).await);
+    let body = list.split("<body>").nth(1).unwrap_or_default().trim_start();
+    assert!(
+        body.starts_with(r##"<a id="skip-link" class="skip-link" href="#main">"##),
+        "the first thing in the page is the skip link: {body}"
+    );
+    assert!(list.contains(r#"<main id="main" tabindex="-1">"#), "{list}");
+    assert!(
+        list.contains(&format!(
+            r#"<a id="nav-alerts" href="{project}/alerts" aria-current="page">"#
+        )) && !list.contains(r#"id="nav-settings" href="{project}/settings/operations" aria-current"#),
+        "{list}"
+    );
+    let settings = format!("{project}/settings/operations");
+    let bad = visitor
+        .post(
+            &format!("{settings}/integrations"),
+            "type=http&name=Shop&payload_example=%7Bnot+json&action=save",
+        )
+        .await;
+    let html = text(&bad);
+    assert!(
+        html.contains(&format!(
+            r#"<a id="nav-settings" href="{settings}" aria-current="page">"#
+        )),
+        "{html}"
+    );
+    assert!(
+        html.contains(
+            r#"<textarea id="payload_example" name="payload_example" rows="6" aria-invalid="true" aria-describedby="error">"#
+        ) && html.contains(r#"<p id="error" class="error" role="alert">"#),
+        "the bad sample is marked invalid and described by the error: {html}"
+    );
+    let missing_name = text(
+        &visitor
+            .post(&format!("{settings}/integrations"), "type=http&action=save")
+            .await,
+    );
+    assert!(
+        missing_name.contains(
+            r#"<input id="name" name="name" value="" aria-invalid="true" aria-describedby="error">"#
+        ),
+        "{missing_name}"
+    );
+    // Signing in with a wrong token marks the token field.
+    let form = send(
+        Method::GET,
+        &format!("{}/-/svcgate/sign_in", visitor.base),
+        &[],
+        None,
+    )
+    .await;
+    let refused = send(
+        Method::POST,
+        &format!("{}/-/svcgate/sign_in", visitor.base),
+        &[("cookie", &form.cookie())],
+        Some((
+            "application/x-www-form-urlencoded",
+            format!("csrf={}&token=wrong", form.csrf()).into_bytes(),
+        )),
+    )
+    .await;
+    assert!(
+        text(&refused).contains(r#"required aria-invalid="true" aria-describedby="error">"#),
+        "{}",
+        text(&refused)
+    );
+}
+
+/// Under `/-/svcgate/`, a path that is neither a probe, the API nor a page answers 404 in the service's JSON error
+/// shape (a mistyped probe must fail, and an API client must read the answer), a path in the pages' sections that
+/// no page answers gets the HTML 404 page, signed in or not, and only a page that exists sends a signed-out
+/// browser to sign in.
+#[tokio::test]
+async fn unknown_svcgate_paths_answer_404_signed_in_or_out_and_only_existing_pages_ask_to_sign_in(
+) -> anyhow::Result<()> {
+    let world = AlertWorld::new().await;
+    let visitor = Visitor::sign_in(&world, &world.maintainer).await;
+    let base = visitor.base.clone();
+    let project = world.demo.project_id;
+    let signed_out = |path: String| {
+        let url = format!("{base}{path}");
+        async move { send(Method::GET, &url, &[], None).await }
+    };
+    for path in [
+        "/-/svcgate/readyz",
+        "/-/svcgate/healthz",
+        "/-/svcgate/api/nope",
+        "/-/svcgate/api/v3-usage/nope",
+        "/-/svcgate/nope/projects",
+    ] {
+        for (who, answer) in [
+            ("signed out", signed_out(path.to_owned()).await),
+            ("signed in", visitor.get(path).await),
+        ] {
+            assert_eq!(answer.status, StatusCode::NOT_FOUND, "{who}: {path}");
+            assert_eq!(
+                answer.header("content-type"),
+                Some("application/json"),
+                "{who}: {path}"
+            );
+            let body: serde_json::Value = serde_json::from_slice(&answer.body)?;
+            assert_eq!(body, json!({"message": "404 Not Found"}), "{who}: {path}");
+        }
+    }
+    for path in [
+        format!("/-/svcgate/projects/{project}/nope"),
+        format!("/-/svcgate/projects/{project}/settings/operations/nope"),
+        format!("/-/svcgate/projects/{project}/alerts/1/status"),
+        "/-/svcgate/admin/nope".to_owned(),
+        "/-/svcgate/assets/nope.png".to_owned(),
+    ] {
+        for (who, answer) in [
+            ("signed out", signed_out(path.clone()).await),
+            ("signed in", visitor.get(&path).await),
+        ] {
+            assert_eq!(answer.status, StatusCode::NOT_FOUND, "{who}: {path}");
+            assert!(
+                answer
+                    .header("content-type")
+                    .is_some_and(|kind| kind.starts_with("text/html")),
+                "{who}: {path}: {:?}",
+                answer.header("content-type")
+            );
+            assert!(text(&answer).contains("Not found"), "{who}: {path}");
+        }
+    }
+    for path in [
+        format!("/-/svcgate/projects/{project}/alerts"),
+        format!("/-/svcgate/projects/{project}/settings/operations"),
+        "/-/svcgate/projects".to_owned(),
+        "/-/svcgate/".to_owned(),
+    ] {
+        let answer = signed_out(path.clone()).await;
+        assert_eq!(answer.status, StatusCode::SEE_OTHER, "{path}");
+        assert!(
+            answer
+                .header("location")
+                .is_some_and(|location| location.starts_with("/-/svcgate/sign_in")),
+            "{path}: {:?}",
+            answer.header("location")
+        );
+    }
+    Ok(())
 }

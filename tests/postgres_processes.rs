@@ -16,33 +16,13 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use common::alerts::ADMIN;
-use common::replicas::{database, readiness, simulator, until, Replica};
+use common::replicas::{database, integration, readiness, simulator, until, Replica};
 use common::{get, send_json};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::{json, Value};
-use svc_sim::DemoSeed;
-
-/// A generic integration made on `replica` by the demo project's owner: its path and key.
-async fn integration(replica: &Replica, demo: &DemoSeed) -> (String, String) {
-    let made = send_json(
-        Method::POST,
-        &format!(
-            "{}/-/svcgate/api/projects/{}/integrations",
-            replica.url(),
-            demo.project_id
-        ),
-        &demo.token,
-        json!({"type": "generic", "active": true}),
-    )
-    .await;
-    assert_eq!(made.status, StatusCode::CREATED, "{:?}", made.body);
-    let made = made.json();
-    let url: http::Uri = made["url"].as_str().unwrap().parse().unwrap();
-    (url.path().to_owned(), made["token"].as_str().unwrap().to_owned())
-}
 
 /// A client of both replicas, as a load balancer that retries a failed request elsewhere would be.
 #[derive(Clone)]
@@ -438,7 +418,12 @@ async fn the_outbox_makes_one_incident_per_alert_when_the_replica_making_them_is
         HoldingProxy::start(sim.url(), hold).await,
         HoldingProxy::start(sim.url(), hold).await,
     ];
-    let env = [("SVCGATE_SERVICE_TOKEN", ADMIN), ("SVCGATE_OUTBOX_LEASE", "3s")];
+    // A short lease, so that the survivor takes the dead replica's call over soon; it must exceed backend_timeout.
+    let env = [
+        ("SVCGATE_SERVICE_TOKEN", ADMIN),
+        ("SVCGATE_OUTBOX_LEASE", "3s"),
+        ("SVCGATE_BACKEND_TIMEOUT", "2s"),
+    ];
     let mut replicas = [
         Some(Replica::start("first", &proxies[0].url(), &url, &env).await),
         Some(Replica::start("second", &proxies[1].url(), &url, &env).await),

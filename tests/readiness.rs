@@ -1,6 +1,7 @@
 //! Readiness as a load balancer reads it, over real sockets: it fails from the moment shutdown begins while the
 //! listener stays open for `shutdown_delay` and in-flight requests complete, and it does not fail when the backend
-//! is down (the backend's state is reported beside, and alert intake keeps answering).
+//! is down (the backend's state is reported beside, and alert intake keeps answering); it fails while the data
+//! disk is full, and passes again a second after space is freed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -165,4 +166,89 @@ async fn a_backend_that_is_down_is_reported_but_readiness_and_alert_intake_stay_
     .await;
     assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
     assert_eq!(answer.json()[0]["outcome"], json!("created"));
+}
+
+/// A small file system of the test's own (tmpfs, as root), unmounted when dropped.
+struct SmallDisk {
+    dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    fn mount(size: &str) -> SmallDisk {
+        let dir = tempfile::tempdir().unwrap();
+        let status = std::process::Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size},mode=0700"),
+                "svcgate-test",
+            ])
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(status.success(), "mounting a tmpfs needs root (CI runs as root)");
+        SmallDisk { dir }
+    }
+
+    /// Writes a file until the file system is full.
+    fn fill(&self) -> std::path::PathBuf {
+        use std::io::Write;
+        let filler = self.dir.path().join("filler");
+        let mut file = std::fs::File::create(&filler).unwrap();
+        let chunk = vec![0u8; 1 << 20];
+        while file.write_all(&chunk).is_ok() {}
+        filler
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        drop(
+            std::process::Command::new("umount")
+                .arg("-l")
+                .arg(self.dir.path())
+                .status(),
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readiness_fails_while_the_data_disk_is_full_and_recovers_without_a_restart() {
+    let disk = SmallDisk::mount("48m");
+    let data_dir = disk.dir.path().join("store");
+    let world = AlertWorld::with(|raw| {
+        raw.data_dir = Some(data_dir.clone());
+        raw.ready_min_free_bytes = Some(8 << 20);
+    })
+    .await;
+    let base = world.gateway.url();
+    let made = world
+        .integration(json!({"type": "generic", "active": true}))
+        .await;
+    let (url, key) = (made["url"].as_str().unwrap(), made["token"].as_str().unwrap());
+    assert_eq!(
+        post_alert(url, key, &json!({"title": "before"})).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(readiness(&base).await.unwrap().0, StatusCode::OK);
+
+    // Full: readiness says so, whatever a one-row write would still manage.
+    let filler = disk.fill();
+    let (status, body) = readiness(&base).await.unwrap();
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert!(
+        body["store"].as_str().unwrap().contains("ready_min_free_bytes"),
+        "{body}"
+    );
+
+    // Space freed: ready again a second later, before any alert is written and without a restart.
+    std::fs::remove_file(&filler).unwrap();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let (status, body) = readiness(&base).await.unwrap();
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        post_alert(url, key, &json!({"title": "after"})).await.status,
+        StatusCode::OK
+    );
 }

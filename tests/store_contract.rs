@@ -36,6 +36,7 @@ fn options(url: String) -> PostgresOptions {
         ca_bundle: None,
         // More than the default, so the contracts also hold with events spread over several writers.
         alert_writers: 4,
+        limits: svcgate::store::DatabaseLimits::default(),
     }
 }
 
@@ -356,6 +357,23 @@ async fn incidents_are_queued_claimed_once_and_closed(store: &dyn Store) {
 }
 contract!(incidents_are_queued_claimed_once_and_closed);
 
+/// An alert keeps the payload that resolved it, the latest, for its page to show.
+async fn a_resolved_alert_keeps_the_resolving_payload(store: &dyn Store) {
+    let created = store.alert_event(event(7, Some("f"), None)).await.unwrap();
+    let iid = created.alert.unwrap().iid;
+    let mut resolving = event(7, Some("f"), Some(NOW));
+    resolving.payload_json = "{\"title\":\"disk full\",\"state\":\"recovered\"}".to_owned();
+    store.alert_event(resolving).await.unwrap();
+    let alert = store.alert(7, iid).await.unwrap().unwrap();
+    assert_eq!(alert.status, "resolved");
+    assert_eq!(
+        alert.payload_json,
+        "{\"title\":\"disk full\",\"state\":\"recovered\"}"
+    );
+}
+
+contract!(a_resolved_alert_keeps_the_resolving_payload);
+
 async fn finished_incident_calls_are_swept_and_pending_ones_kept(store: &dyn Store) {
     incidents_on(store, 7).await;
     let done = store.alert_event(event(7, Some("done"), None)).await.unwrap();
@@ -397,6 +415,67 @@ async fn finished_incident_calls_are_swept_and_pending_ones_kept(store: &dyn Sto
     assert_eq!(sweep("2099-01-01T00:00:00.000Z", 100).await.unwrap(), 0);
 }
 contract!(finished_incident_calls_are_swept_and_pending_ones_kept);
+
+async fn ids_are_never_given_twice_and_a_deleted_integration_keeps_its_name(store: &dyn Store) {
+    // An integration deleted, then another made: a new id, and the old one still names the deleted one.
+    let first = store.integration_insert(integration(9, "generic")).await.unwrap();
+    let mut received = event(9, Some("before"), None);
+    received.integration_id = first.id;
+    let alert = store.alert_event(received).await.unwrap().alert.unwrap();
+    store.integration_delete(first.id).await.unwrap();
+    let second = store.integration_insert(integration(9, "generic")).await.unwrap();
+    assert!(second.id > first.id, "id {} given again", first.id);
+    assert_eq!(store.integrations().await.unwrap(), vec![second.clone()]);
+    let named = store.integration_named(first.id).await.unwrap().unwrap();
+    assert_eq!((named.name.as_str(), named.deleted), ("generic", true));
+    assert!(!store.integration_named(second.id).await.unwrap().unwrap().deleted);
+    assert_eq!(store.integration_named(second.id + 100).await.unwrap(), None);
+    let stored = store.alert(9, alert.iid).await.unwrap().unwrap();
+    assert_eq!(stored.integration_id, Some(first.id));
+    // A deleted integration cannot be changed back.
+    let mut revived = first.clone();
+    revived.active = true;
+    store.integration_update(revived).await.ok();
+    assert_eq!(store.integrations().await.unwrap(), vec![second]);
+
+    // An incident call finished and swept: the next call takes a new id.
+    incidents_on(store, 9).await;
+    let first_alert = store
+        .alert_event(event(9, Some("first call"), None))
+        .await
+        .unwrap()
+        .alert
+        .unwrap();
+    let due = store.outbox_due(NOW.to_owned(), OUTBOX_LEASE, 10).await.unwrap();
+    let first_call = due
+        .iter()
+        .find(|item| item.alert.id == first_alert.id)
+        .unwrap()
+        .id;
+    store
+        .outbox_done(first_call, first_alert.id, Some(1), NOW.to_owned())
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .outbox_sweep("2099-01-01T00:00:00.000Z".to_owned(), 100)
+            .await
+            .unwrap(),
+        1
+    );
+    let next_alert = store
+        .alert_event(event(9, Some("next call"), None))
+        .await
+        .unwrap()
+        .alert
+        .unwrap();
+    let due = store.outbox_due(NOW.to_owned(), OUTBOX_LEASE, 10).await.unwrap();
+    let next_call = due.iter().find(|item| item.alert.id == next_alert.id).unwrap().id;
+    assert!(next_call > first_call, "outbox id {first_call} given again");
+    // Alert numbers go on after the alerts before them.
+    assert!(next_alert.iid > first_alert.iid && first_alert.iid > alert.iid);
+}
+contract!(ids_are_never_given_twice_and_a_deleted_integration_keeps_its_name);
 
 async fn failing_incident_calls_are_listed_per_integration_newest_first(store: &dyn Store) {
     incidents_on(store, 7).await;

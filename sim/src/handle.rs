@@ -44,6 +44,7 @@ impl Shared {
         store.identifier_word.clone_from(&options.identifier_word);
         store.oauth.token_lifetime_secs = options.oauth_token_lifetime_secs;
         store.oauth.sign_in_as.clone_from(&options.oauth_sign_in_as);
+        store.oauth.preselect.clone_from(&options.oauth_preselect);
         if let Some(app) = &options.oauth_application {
             store
                 .oauth

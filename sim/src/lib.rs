@@ -25,7 +25,7 @@ mod store;
 mod time;
 
 pub use handle::{RecordedRequest, SimHandle};
-pub use seed::DemoSeed;
+pub use seed::{DemoSeed, USERNAME as DEMO_USERNAME};
 pub use server::{spawn, spawn_with};
 pub use store::oauth::Application as OAuthApplication;
 
@@ -47,6 +47,11 @@ pub struct SimOptions {
     pub oauth_token_lifetime_secs: u64,
     /// The only user the OAuth authorize page offers; when `None` it asks which user to sign in as.
     pub oauth_sign_in_as: Option<String>,
+    /// The user the OAuth authorize page chooses at first (the others stay offered); when `None`, the first.
+    pub oauth_preselect: Option<String>,
+    /// The address people and clients reach the server at, named in `web_url`, `http_url_to_repo` and the other
+    /// addresses of its answers; when `None`, the listening address (`http://127.0.0.1:PORT`).
+    pub external_url: Option<String>,
 }
 
 impl Default for SimOptions {
@@ -57,6 +62,8 @@ impl Default for SimOptions {
             oauth_application: None,
             oauth_token_lifetime_secs: 7200,
             oauth_sign_in_as: None,
+            oauth_preselect: None,
+            external_url: None,
         }
     }
 }

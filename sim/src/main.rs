@@ -33,6 +33,13 @@ struct Args {
     /// The only user the OAuth authorize page offers (else it asks which user).
     #[arg(long)]
     oauth_sign_in_as: Option<String>,
+    /// The user the OAuth authorize page chooses at first (the others stay offered).
+    #[arg(long)]
+    oauth_preselect: Option<String>,
+    /// The address clients reach the simulator at, named in `web_url`, `http_url_to_repo` and the like (default:
+    /// the listening address).
+    #[arg(long)]
+    external_url: Option<String>,
 }
 
 #[tokio::main]
@@ -64,6 +71,8 @@ async fn main() -> std::io::Result<()> {
         },
         oauth_token_lifetime_secs: args.oauth_token_lifetime,
         oauth_sign_in_as: args.oauth_sign_in_as,
+        oauth_preselect: args.oauth_preselect,
+        external_url: args.external_url,
     };
     let sim = svc_sim::spawn_with(listener, options).await?;
     println!("svc-sim listening on {}", sim.url());

@@ -31,7 +31,8 @@ pub struct DemoSeed {
     pub group_id: u64,
 }
 
-const USERNAME: &str = "demo";
+/// The demo user's username.
+pub const USERNAME: &str = "demo";
 const GROUP: &str = "demo-group";
 const PROJECT: &str = "demo-project";
 

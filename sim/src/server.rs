@@ -41,7 +41,11 @@ pub async fn spawn(listener: TcpListener, root_token: &str) -> std::io::Result<S
 /// Starts the simulator on `listener` with `options`.
 pub async fn spawn_with(listener: TcpListener, options: SimOptions) -> std::io::Result<SimHandle> {
     let addr = listener.local_addr()?;
-    let shared = Arc::new(Shared::new(&format!("http://{addr}"), &options));
+    let base_url = options
+        .external_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{addr}"));
+    let shared = Arc::new(Shared::new(&base_url, &options));
     let (tx, rx) = watch::channel(false);
     tokio::spawn(accept_loop(listener, shared.clone(), rx));
     tracing::info!(%addr, "svc-sim listening");

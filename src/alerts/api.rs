@@ -381,6 +381,18 @@ struct AlertDetailJson<'a> {
     alert: AlertJson<'a>,
     payload: &'a Value,
     incident: IncidentJson<'a>,
+    /// The integration that received it, deleted or not (`null` when it is unknown).
+    integration: Option<ReceivedByJson<'a>>,
+}
+
+/// The integration an alert came through.
+#[derive(Serialize)]
+struct ReceivedByJson<'a> {
+    id: u64,
+    name: &'a str,
+    #[serde(rename = "type")]
+    kind: &'a str,
+    deleted: bool,
 }
 
 /// The incident of an alert and the outbox's calls for it.
@@ -425,6 +437,12 @@ impl<'a> AlertDetailJson<'a> {
                 url: detail.incident_url.as_deref(),
                 calls: detail.calls.iter().map(CallJson::of).collect(),
             },
+            integration: detail.integration.as_ref().map(|(id, named)| ReceivedByJson {
+                id: *id,
+                name: &named.name,
+                kind: &named.kind,
+                deleted: named.deleted,
+            }),
         }
     }
 }

@@ -20,6 +20,7 @@ use super::normalized::Edition as PayloadEdition;
 use super::payload::{self, PayloadError};
 use super::prometheus;
 use super::ratelimit::RateLimiter;
+use super::store_failures::StoreFailures;
 use crate::body::{json_response, Body};
 use crate::budget::{BodyBudget, BudgetError, Held, Share};
 use crate::config::{AlertConfig, Edition};
@@ -44,6 +45,8 @@ pub struct Intake {
     reading: Arc<tokio::sync::Semaphore>,
     /// Where alerts received are counted.
     metrics: Arc<Metrics>,
+    /// Alerts the store could not take, logged at a bounded rate.
+    store_failures: StoreFailures,
 }
 
 /// Why the intake refused a request or could not keep its alerts. [`IntakeError::into_response`] is the one place
@@ -91,8 +94,9 @@ pub enum IntakeError {
         /// The integration is a Prometheus one.
         prometheus: bool,
     },
-    /// The store could not commit (503, `Retry-After`); the detail is logged where it happened, never sent.
-    #[error("the alert could not be stored; retry later")]
+    /// The store could not commit (503, `Retry-After`); the detail is logged, never sent. The answer says whether
+    /// the alert may be stored all the same (the commit was sent and its answer lost) or surely is not.
+    #[error("{}", store_failure_message(.0))]
     StoreUnavailable(#[source] crate::store::StoreError),
 }
 
@@ -202,6 +206,7 @@ impl Intake {
             shares: std::sync::Mutex::default(),
             reading: Arc::new(tokio::sync::Semaphore::new(config.max_concurrent)),
             config,
+            store_failures: StoreFailures::default(),
         }
     }
 
@@ -360,12 +365,27 @@ impl Intake {
                 prometheus: integration.kind == Kind::Prometheus,
             });
         }
-        apply::process(self.store.as_ref(), integration, alerts, now)
-            .await
-            .map_err(|error| {
-                tracing::error!(%error, integration = integration.record.id, "alert not committed");
-                IntakeError::StoreUnavailable(error)
-            })
+        match apply::process(self.store.as_ref(), integration, alerts, now).await {
+            Ok(entries) => {
+                self.store_failures.succeeded();
+                Ok(entries)
+            }
+            Err(error) => {
+                self.store_failures.failed(&error, integration.record.id);
+                Err(IntakeError::StoreUnavailable(error))
+            }
+        }
+    }
+}
+
+/// What a sender is told when the store failed its alert: whether it may be stored all the same.
+fn store_failure_message(error: &crate::store::StoreError) -> &'static str {
+    match error {
+        crate::store::StoreError::Undecided(_) => {
+            "the store lost the answer to its commit: the alert may or may not be stored; send it again (a repeat \
+             groups with it)"
+        }
+        _ => "the alert was not stored: the store is unavailable; retry later",
     }
 }
 

@@ -130,6 +130,16 @@ impl ManageError {
         ManageError::Invalid(text.into())
     }
 
+    /// The request field an invalid request is about: the quoted name its text starts with (`"name" must be …`),
+    /// for a form to mark that field.
+    pub fn field(&self) -> Option<&str> {
+        let ManageError::Invalid(text) = self else {
+            return None;
+        };
+        let rest = text.strip_prefix('"')?;
+        rest.split_once('"').map(|(field, _)| field)
+    }
+
     /// Logs what the caller is not shown (store and internal failures); the faces call this as they answer.
     pub fn log(&self) {
         match self {
@@ -218,6 +228,8 @@ pub struct AlertDetail {
     pub incident_url: Option<String>,
     /// The incident calls of the outbox for this alert.
     pub calls: Vec<OutboxState>,
+    /// The integration that received it (kept after it is deleted), by id.
+    pub integration: Option<(u64, crate::store::IntegrationName)>,
 }
 
 /// The open alerts of one environment (the empty name: none given).
@@ -317,6 +329,20 @@ pub async fn create_integration(
     registered(service, id)
 }
 
+/// The kinds of integration a project that has integrations of `existing` kinds may add under `edition`, in the
+/// order the add form offers them: any number of HTTP Endpoints (one on Free), one Generic, one Prometheus and one
+/// Opsgenie (Premium only), as [`create_integration`] allows.
+pub fn addable_kinds(existing: &[Kind], edition: Edition) -> Vec<Kind> {
+    [Kind::Http, Kind::Generic, Kind::Prometheus, Kind::Opsgenie]
+        .into_iter()
+        .filter(|kind| match kind {
+            Kind::Http => edition == Edition::Premium || !existing.contains(&Kind::Http),
+            Kind::Opsgenie => edition == Edition::Premium && !existing.contains(kind),
+            Kind::Generic | Kind::Prometheus => !existing.contains(kind),
+        })
+        .collect()
+}
+
 /// The integration just put in the registry.
 fn registered(service: &AlertService, id: u64) -> Result<Arc<Integration>, ManageError> {
     service
@@ -380,6 +406,14 @@ pub async fn test_alert(
     let integration = find(service, access, id)?;
     if integration.kind == Kind::Opsgenie {
         return Err(ManageError::invalid("Opsgenie integrations receive no alerts"));
+    }
+    // A switched-off integration refuses its senders (404), so a test alert accepted here would mislead.
+    if !integration.record.active {
+        return Err(ManageError::Conflict(format!(
+            "the integration \"{}\" is inactive, so it receives no alerts, test alerts included; switch it \
+             Active first",
+            integration.record.name
+        )));
     }
     let payload = payload.unwrap_or_else(|| {
         integration
@@ -629,6 +663,14 @@ pub async fn alert(
         .await?
         .ok_or(ManageError::AlertNotFound)?;
     let calls = service.store.outbox_of(alert.id).await.unwrap_or_default();
+    let integration = match alert.integration_id {
+        Some(id) => service
+            .store
+            .integration_named(id)
+            .await?
+            .map(|named| (id, named)),
+        None => None,
+    };
     // Read as the intake read it: serde_json's own reader would unwrap its `RawValue` token.
     let payload = crate::plain_value::from_str(&alert.payload_json).unwrap_or(Value::Null);
     let incident_url = alert
@@ -639,6 +681,7 @@ pub async fn alert(
         payload,
         incident_url,
         calls,
+        integration,
     })
 }
 
@@ -828,6 +871,39 @@ mod tests {
                 error.message()
             );
         }
+    }
+
+    #[test]
+    fn the_add_form_offers_only_kinds_that_can_be_added() {
+        use Kind::{Generic, Http, Opsgenie, Prometheus};
+        let table: [(&[Kind], Edition, &[Kind]); 6] = [
+            (&[], Edition::Premium, &[Http, Generic, Prometheus, Opsgenie]),
+            (&[Http, Generic], Edition::Premium, &[Http, Prometheus, Opsgenie]),
+            (&[Generic, Prometheus, Opsgenie], Edition::Premium, &[Http]),
+            (&[], Edition::Free, &[Http, Generic, Prometheus]),
+            (&[Http, Generic], Edition::Free, &[Prometheus]),
+            (&[Http, Generic, Prometheus], Edition::Free, &[]),
+        ];
+        for (existing, edition, offered) in table {
+            assert_eq!(
+                addable_kinds(existing, edition),
+                offered,
+                "{existing:?} {edition:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_invalid_request_names_its_field() {
+        assert_eq!(
+            ManageError::invalid("\"payload_example\" is not valid JSON: x").field(),
+            Some("payload_example")
+        );
+        assert_eq!(
+            ManageError::invalid("Opsgenie integrations receive no alerts").field(),
+            None
+        );
+        assert_eq!(ManageError::AlertNotFound.field(), None);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! resolves and stores them itself, and serves their management API.
 //!
 //! Modules: [`integrations`] (kinds, addresses, the in-memory registry; tokens sealed by [`crate::secret`]),
-//! [`intake`] (the receiving endpoint's checks in order), [`ratelimit`]. The alert model, pure: [`payload`] (the
+//! [`intake`] (the receiving endpoint's checks in order), [`ratelimit`], [`store_failures`] (their log). The alert model, pure: [`payload`] (the
 //! body as JSON), [`generic`] with [`mapping`] and [`members`], and [`prometheus`], each into [`normalized`]
 //! alerts, grouped by [`fingerprint`]. [`apply`] (alerts into the store, where [`crate::lifecycle`] decides what
 //! each does, and the answer), [`outbox`] (incidents through the backend), [`manage`] (the operations on integrations and alerts, typed, shared
@@ -22,6 +22,7 @@ pub mod outbox;
 pub mod payload;
 pub mod prometheus;
 pub mod ratelimit;
+pub mod store_failures;
 #[cfg(test)]
 mod test_support;
 

@@ -9,6 +9,7 @@
 
 pub mod format;
 pub mod oauth;
+pub mod routes;
 pub mod session;
 pub mod sign_in;
 pub mod views;
@@ -52,8 +53,9 @@ enum Flash {
     FromQuery,
     /// A success message.
     Notice(String),
-    /// An error message.
-    Error(String),
+    /// An error message about one field of the form (the field's id): the field is marked invalid and described
+    /// by the message.
+    FieldError(String, &'static str),
 }
 
 /// What the pages share.
@@ -153,6 +155,11 @@ fn redirect(location: &str) -> Page {
     response
 }
 
+/// The pages' icon (`<link rel="icon">` in every page), also what `serve --dev` answers `/favicon.ico` with.
+pub fn icon() -> Page {
+    asset("image/svg+xml", include_str!("../../templates/icon.svg"))
+}
+
 fn asset(content_type: &'static str, text: &'static str) -> Page {
     let mut response = Response::new(body::full(text));
     response
@@ -169,7 +176,19 @@ fn user_view(session: &Session) -> Option<UserView> {
     Some(UserView {
         username: session.username.clone(),
         csrf: session.csrf.clone(),
+        admin: session.admin,
     })
+}
+
+/// The id of the add and edit forms' field an invalid request names (`""` for none of them).
+fn field_id(error: &ManageError) -> &'static str {
+    match error.field() {
+        Some("name") => "name",
+        Some("api_url") => "api_url",
+        Some("payload_example") => "payload_example",
+        Some("type") => "type",
+        _ => "",
+    }
 }
 
 fn message(
@@ -330,8 +349,7 @@ impl Pages {
     }
 
     async fn route(&self, call: &Call<'_>) -> Page {
-        let rest = call.path.strip_prefix(PREFIX).unwrap_or("").trim_end_matches('/');
-        let segments: Vec<&str> = rest.split('/').collect();
+        let segments = routes::segments(call.path.strip_prefix(PREFIX).unwrap_or(""));
         match (&call.method, segments.as_slice()) {
             (&Method::GET, ["assets", "style.css"]) => {
                 return asset("text/css", include_str!("../../templates/style.css"))
@@ -339,13 +357,19 @@ impl Pages {
             (&Method::GET, ["assets", "app.js"]) => {
                 return asset("text/javascript", include_str!("../../templates/app.js"))
             }
+            (&Method::GET, ["assets", "icon.svg"]) => return icon(),
             (&Method::GET, ["sign_in"]) => return self.sign_in_form(call, None),
             (&Method::POST, ["sign_in"]) => return self.sign_in(call).await,
             (&Method::GET, ["oauth", "start"]) => return self.oauth_start(call).await,
             (&Method::GET, ["oauth", "callback"]) => return self.oauth_callback(call).await,
             _ => {}
         }
-        let Some(session) = self.sessions.of(&call.headers).await else {
+        if !routes::exists(&call.method, &segments) {
+            // Not a page: the 404 page, for a signed-out browser too (signing in would not make it one).
+            let session = self.sessions.of(&call.headers).await;
+            return error_page(session.as_ref(), &ManageError::NoRoute);
+        }
+        let Some(mut session) = self.sessions.of(&call.headers).await else {
             // A signed-out person who followed a link comes back to it after signing in.
             let wanted = (call.method == Method::GET).then(|| call.path_and_query());
             return redirect(&sign_in::sign_in_address(wanted.as_deref()));
@@ -353,6 +377,12 @@ impl Pages {
         if call.method == Method::POST && call.field("csrf") != Some(session.csrf.as_str()) {
             return error_page(Some(&session), &ManageError::FormExpired);
         }
+        // Admins get a link to the V3 usage page in the header, and only they may open it; the answer is cached
+        // with the caller's rights.
+        session.admin = match session.credentials() {
+            Some(credentials) => matches!(call.service.access.user(&credentials).await, Ok((_, true))),
+            None => false,
+        };
         match (&call.method, segments.as_slice()) {
             (&Method::GET, [""]) => redirect("/-/svcgate/projects"),
             (&Method::POST, ["sign_out"]) => self.sign_out(call).await,
@@ -454,7 +484,8 @@ impl Pages {
                     Ok(_) => redirect(&format!("{settings}/integrations/{id}?notice=saved")),
                     Err(error) => {
                         error.log();
-                        self.integration_page(call, session, access, base, id, Some(error.message()))
+                        let field = field_id(&error);
+                        self.integration_page(call, session, access, base, id, Some((error.message(), field)))
                             .await
                     }
                 }
@@ -469,10 +500,10 @@ impl Pages {
                     StatusCode::OK,
                     &Confirm {
                         user: user_view(session),
-                        project: Some(project_view(access, base)),
+                        project: Some(project_view(access, base, Section::Settings, false)),
                         notice: None,
                         error: None,
-                        heading: format!("Reset the key of {}?", integration.record.name),
+                        heading: format!("Reset the key of “{}”?", integration.record.name),
                         text: "Senders using the current key will be refused (401) until they are given the new one."
                             .to_owned(),
                         button_id: "confirm-reset",
@@ -500,10 +531,10 @@ impl Pages {
                     StatusCode::OK,
                     &Confirm {
                         user: user_view(session),
-                        project: Some(project_view(access, base)),
+                        project: Some(project_view(access, base, Section::Settings, false)),
                         notice: None,
                         error: None,
-                        heading: format!("Delete the integration {}?", integration.record.name),
+                        heading: format!("Delete the integration “{}”?", integration.record.name),
                         text,
                         button_id: "confirm-delete",
                         button: "Delete integration",
@@ -536,11 +567,7 @@ impl Pages {
     }
 
     async fn v3_usage(&self, call: &Call<'_>, session: &Session, as_csv: bool) -> Page {
-        let admin = match session.credentials() {
-            Some(credentials) => matches!(call.service.access.user(&credentials).await, Ok((_, true))),
-            None => false,
-        };
-        if !admin {
+        if !session.admin {
             return error_page(Some(session), &ManageError::AdminOnly);
         }
         let rows = match call.usage.report().await {
@@ -721,7 +748,7 @@ impl Pages {
             StatusCode::OK,
             &Alerts {
                 user: user_view(session),
-                project: Some(project_view(access, base)),
+                project: Some(project_view(access, base, Section::Alerts, true)),
                 notice: None,
                 error: None,
                 project_path: access.project_path.clone(),
@@ -822,7 +849,7 @@ impl Pages {
             StatusCode::OK,
             &AlertPage {
                 user: user_view(session),
-                project: Some(project_view(access, base)),
+                project: Some(project_view(access, base, Section::Alerts, false)),
                 notice: notice_text(call.query("notice")),
                 error: None,
                 list_href: format!("{base}/alerts"),
@@ -854,6 +881,11 @@ impl Pages {
                 incident_link: detail.incident_url.clone(),
                 incident_iid: alert.incident_iid.map(|iid| iid.to_string()).unwrap_or_default(),
                 calls,
+                integration: match &detail.integration {
+                    Some((_, named)) if named.deleted => format!("{} (deleted)", named.name),
+                    Some((_, named)) => named.name.clone(),
+                    None => String::new(),
+                },
             },
         )
     }
@@ -872,10 +904,14 @@ impl Pages {
         form: IntegrationForm,
         test_payload: String,
     ) -> Page {
+        let mut invalid = "";
         let (notice, error) = match flash {
             Flash::FromQuery => (notice_text(call.query("notice")), None),
             Flash::Notice(text) => (Some(text), None),
-            Flash::Error(text) => (None, Some(text)),
+            Flash::FieldError(text, field) => {
+                invalid = field;
+                (None, Some(text))
+            }
         };
         let settings_base = format!("{base}/settings/operations");
         let listed = match manage::integrations(call.service, access) {
@@ -907,9 +943,14 @@ impl Pages {
                 href: String::new(),
             })
             .collect();
+        let existing: Vec<Kind> = listed.iter().map(|integration| integration.kind).collect();
+        let addable = manage::addable_kinds(&existing, call.service.config.edition);
         let mut form = form;
-        if form.kind.is_empty() {
-            form.kind = "http".to_owned();
+        if !matches!(Kind::parse(&form.kind), Some(kind) if addable.contains(&kind)) {
+            form.kind = addable
+                .first()
+                .map(|kind| kind.as_str().to_owned())
+                .unwrap_or_default();
         }
         render(
             if error.is_some() {
@@ -919,22 +960,18 @@ impl Pages {
             },
             &Settings {
                 user: user_view(session),
-                project: Some(project_view(access, base)),
+                project: Some(project_view(access, base, Section::Settings, true)),
                 notice,
                 error,
                 base: settings_base,
                 csrf: session.csrf.clone(),
                 integrations,
                 receiving,
-                types: [
-                    ("http", "HTTP Endpoint"),
-                    ("generic", "Generic"),
-                    ("prometheus", "Prometheus"),
-                    ("opsgenie", "Opsgenie"),
-                ]
-                .iter()
-                .map(|(value, label)| ((*value).to_owned(), (*label).to_owned()))
-                .collect(),
+                types: addable
+                    .iter()
+                    .map(|kind| (kind.as_str().to_owned(), kind.label().to_owned()))
+                    .collect(),
+                invalid,
                 form,
                 test_payload: if test_payload.is_empty() {
                     "{\n  \"title\": \"Test alert\",\n  \"severity\": \"low\"\n}".to_owned()
@@ -978,7 +1015,7 @@ impl Pages {
                         session,
                         access,
                         base,
-                        Flash::Error(error.message()),
+                        Flash::FieldError(error.message(), "type"),
                         form,
                         String::new(),
                     )
@@ -1003,7 +1040,10 @@ impl Pages {
                     session,
                     access,
                     base,
-                    Flash::Error("The sample payload is not valid JSON; nothing was saved.".to_owned()),
+                    Flash::FieldError(
+                        "The sample payload is not valid JSON; nothing was saved.".to_owned(),
+                        "payload_example",
+                    ),
                     form,
                     String::new(),
                 )
@@ -1024,13 +1064,18 @@ impl Pages {
             Ok(created) => created,
             Err(error) => {
                 error.log();
+                // A clash with the project's integrations (one of a kind, Premium only) is about the type chosen.
+                let field = match &error {
+                    ManageError::Conflict(_) | ManageError::NeedsPremium(_) => "type",
+                    other => field_id(other),
+                };
                 return self
                     .settings(
                         call,
                         session,
                         access,
                         base,
-                        Flash::Error(error.message()),
+                        Flash::FieldError(error.message(), field),
                         form,
                         String::new(),
                     )
@@ -1052,7 +1097,7 @@ impl Pages {
                     "The integration was saved, but the test alert failed: {}",
                     error.message()
                 );
-                self.integration_page(call, session, access, base, &id, Some(error))
+                self.integration_page(call, session, access, base, &id, Some((error, "")))
                     .await
             }
         }
@@ -1076,7 +1121,12 @@ impl Pages {
             Ok(_) => Flash::Notice("The test alert was received.".to_owned()),
             Err(error) => {
                 error.log();
-                Flash::Error(format!("The test alert was refused: {}", error.message()))
+                // An inactive integration is the choice of integration; anything else is the payload's fault.
+                let field = match error {
+                    ManageError::Conflict(_) => "test-integration",
+                    _ => "test-payload",
+                };
+                Flash::FieldError(format!("The test alert was refused: {}", error.message()), field)
             }
         };
         self.settings(
@@ -1098,8 +1148,12 @@ impl Pages {
         access: &ProjectAccess,
         base: &str,
         id: &str,
-        error: Option<String>,
+        error: Option<(String, &'static str)>,
     ) -> Page {
+        let (error, invalid) = match error {
+            Some((text, field)) => (Some(text), field),
+            None => (None, ""),
+        };
         let integration =
             match integration_id(id).and_then(|id| manage::integration(call.service, access, id)) {
                 Ok(integration) => integration,
@@ -1121,7 +1175,7 @@ impl Pages {
             },
             &IntegrationPage {
                 user: user_view(session),
-                project: Some(project_view(access, base)),
+                project: Some(project_view(access, base, Section::Settings, false)),
                 notice: if error.is_some() {
                     None
                 } else {
@@ -1169,6 +1223,7 @@ impl Pages {
                     })
                     .collect(),
                 service_token_set: call.service.config.service_token_set,
+                invalid,
             },
         )
     }
@@ -1199,7 +1254,7 @@ impl Pages {
             StatusCode::OK,
             &Environments {
                 user: user_view(session),
-                project: Some(project_view(access, base)),
+                project: Some(project_view(access, base, Section::Environments, true)),
                 notice: None,
                 error: None,
                 groups,
@@ -1209,9 +1264,12 @@ impl Pages {
     }
 }
 
-fn project_view(access: &ProjectAccess, base: &str) -> ProjectView {
+/// The project in the navigation; the page is in `section`, and is the section's own page when `section_page`.
+fn project_view(access: &ProjectAccess, base: &str, section: Section, section_page: bool) -> ProjectView {
     ProjectView {
         path: access.project_path.clone(),
         base: base.to_owned(),
+        section,
+        section_page,
     }
 }

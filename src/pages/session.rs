@@ -48,6 +48,8 @@ pub struct Session {
     pub csrf: String,
     /// Whether the token is an OAuth access token (sent as a bearer token).
     pub oauth: bool,
+    /// Whether they administer the svc server: not stored, asked of the server (cached) for each page.
+    pub admin: bool,
 }
 
 impl Session {
@@ -216,6 +218,7 @@ impl Sessions {
             username: record.username,
             csrf: record.csrf,
             oauth: record.token_expires_at.is_some(),
+            admin: false,
         })
     }
 

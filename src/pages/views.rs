@@ -10,6 +10,8 @@ pub struct UserView {
     pub username: String,
     /// The token every form carries.
     pub csrf: String,
+    /// Whether they administer the svc server (the header links the V3 usage page).
+    pub admin: bool,
 }
 
 /// The project a page is about, in the navigation.
@@ -18,6 +20,37 @@ pub struct ProjectView {
     pub path: String,
     /// `/-/svcgate/projects/:id`.
     pub base: String,
+    /// The navigation's section the page belongs to.
+    pub section: Section,
+    /// Whether the page is the section's own page (`aria-current="page"`), not one inside it (`"true"`).
+    pub section_page: bool,
+}
+
+/// A section of the project navigation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    /// The alert list and the alerts' pages.
+    Alerts,
+    /// The environments dashboard.
+    Environments,
+    /// Settings › Operations and the integrations' pages.
+    Settings,
+}
+
+impl ProjectView {
+    /// The `aria-current` attribute of the navigation link to `section` (`""` when it is not the current one).
+    pub fn current(&self, section: &str) -> &'static str {
+        let this = match section {
+            "alerts" => Section::Alerts,
+            "environments" => Section::Environments,
+            _ => Section::Settings,
+        };
+        match (this == self.section, self.section_page) {
+            (false, _) => "",
+            (true, true) => " aria-current=\"page\"",
+            (true, false) => " aria-current=\"true\"",
+        }
+    }
 }
 
 /// The sign-in page.
@@ -264,6 +297,8 @@ pub struct AlertPage {
     pub incident_iid: String,
     /// The incident calls, described.
     pub calls: Vec<String>,
+    /// The integration that received it: its name, and "(deleted)" once it is.
+    pub integration: String,
 }
 
 /// An integration in the settings list.
@@ -315,12 +350,14 @@ pub struct Settings {
     pub integrations: Vec<IntegrationRow>,
     /// Integrations that receive alerts (for the test box).
     pub receiving: Vec<IntegrationRow>,
-    /// Integration types offered.
+    /// Integration types that may be added to the project, `(value, label)`; empty when none may.
     pub types: Vec<(String, String)>,
     /// The create form's values.
     pub form: IntegrationForm,
     /// The test box's payload.
     pub test_payload: String,
+    /// The id of the field the error is about (`aria-invalid`, described by the error), or `""`.
+    pub invalid: &'static str,
     /// Incident setting.
     pub create_incident: bool,
     /// Incident setting.
@@ -373,6 +410,8 @@ pub struct IntegrationPage {
     pub csrf: String,
     /// Incident calls for this integration's alerts that failed and are still retried.
     pub failures: Vec<FailureRow>,
+    /// The id of the field the error is about (`aria-invalid`, described by the error), or `""`.
+    pub invalid: &'static str,
     /// Whether `service_token` is set.
     pub service_token_set: bool,
 }

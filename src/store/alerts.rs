@@ -45,6 +45,25 @@ pub struct IntegrationRecord {
     pub updated_at: String,
 }
 
+/// What names an integration to the people reading its alerts: kept after it is deleted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IntegrationName {
+    /// Its name.
+    pub name: String,
+    /// `generic`, `http`, `prometheus` or `opsgenie`.
+    pub kind: String,
+    /// Whether it was deleted.
+    pub deleted: bool,
+}
+
+/// One integration's name by id, deleted or not.
+pub fn integration_named(connection: &Connection, id: u64) -> rusqlite::Result<Option<IntegrationName>> {
+    connection
+        .prepare_cached(&rows::sqlite(rows::INTEGRATION_NAMED))?
+        .query_row([id], |row| rows::integration_name(row))
+        .optional()
+}
+
 /// One incoming alert, normalised, as the lifecycle needs it.
 #[derive(Debug, Clone)]
 pub struct AlertEvent {
@@ -411,7 +430,8 @@ pub fn process_event(connection: &Connection, event: &AlertEvent) -> rusqlite::R
     Ok(EventOutcome { outcome, alert })
 }
 
-/// [`Action::Resolve`]: closes the open alert, and asks for its incident to be closed when the project wants that.
+/// [`Action::Resolve`]: closes the open alert, keeping the resolving payload as its latest (the alert's page shows
+/// what ended it), and asks for its incident to be closed when the project wants that.
 fn resolve(
     connection: &Connection,
     mut alert: TouchedAlert,
@@ -420,9 +440,10 @@ fn resolve(
 ) -> rusqlite::Result<TouchedAlert> {
     let changed = connection
         .prepare_cached(
-            "UPDATE OR FAIL alerts SET status = 'resolved', ended_at = ?2, updated_at = ?3 WHERE id = ?1",
+            "UPDATE OR FAIL alerts SET status = 'resolved', ended_at = ?2, updated_at = ?3, payload = ?4
+            WHERE id = ?1",
         )?
-        .execute(params![alert.id, ended_at, event.now])?;
+        .execute(params![alert.id, ended_at, event.now, event.payload_json])?;
     one_row_changed(changed)?;
     alert.status = "resolved".to_owned();
     if alert.incident_iid.is_some() && settings_get(connection, event.project_id)?.auto_close_incident {

@@ -170,13 +170,22 @@ pub async fn sqlite_to_postgres(
         copied.push((table, rows.len() as u64));
     }
     for table in SEQUENCED {
+        // SQLite's highest id ever given (AUTOINCREMENT tables), so that ids of rows removed before the copy are not
+        // given again either.
+        let given: i64 = source
+            .query_row(
+                "SELECT seq FROM sqlite_sequence WHERE name = ?1",
+                [table],
+                |row| row.get(0),
+            )
+            .unwrap_or(0);
         transaction
             .execute(
                 &format!(
-                    "SELECT setval(pg_get_serial_sequence('{table}', 'id'), COALESCE(MAX(id), 0) + 1, false) \
-                     FROM {table}"
+                    "SELECT setval(pg_get_serial_sequence('{table}', 'id'), GREATEST(COALESCE(MAX(id), 0), $1) + 1, \
+                     false) FROM {table}"
                 ),
-                &[],
+                &[&given],
             )
             .await?;
     }

@@ -210,6 +210,40 @@ const MIGRATIONS: &[(i64, &str)] = &[
         "-- Finished incident calls, by when they finished: the outbox sweep removes the oldest first.
     CREATE INDEX outbox_done ON outbox (done_at) WHERE done_at IS NOT NULL;",
     ),
+    (
+        12,
+        "-- Ids are never given twice. A deleted integration's row stays, marked deleted, its sealed key erased: its
+    -- id and address are never another's, and its alerts keep naming it. Integrations deleted before this
+    -- migration, which alerts still name, get such a row too, so their ids are not given again either.
+    ALTER TABLE integrations ADD COLUMN deleted_at TEXT;
+    INSERT INTO integrations (id, project_id, project_path, type, name, active, token_nonce, token_ciphertext,
+        created_at, updated_at, deleted_at)
+    SELECT integration_id, MIN(project_id), '', 'generic', 'a deleted integration', 0, x'', x'',
+        CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP
+    FROM alerts WHERE integration_id IS NOT NULL AND integration_id NOT IN (SELECT id FROM integrations)
+    GROUP BY integration_id;
+    DROP INDEX integrations_one_per_project;
+    CREATE UNIQUE INDEX integrations_one_per_project ON integrations (project_id, type)
+        WHERE type IN ('generic', 'prometheus', 'opsgenie') AND deleted_at IS NULL;
+    -- Finished incident calls are removed by the sweep; AUTOINCREMENT keeps the highest id ever given, so a call
+    -- never takes the id of one removed. SQLite cannot add it in place: the table is rebuilt, same columns.
+    CREATE TABLE outbox_rebuilt (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL CHECK (kind IN ('create_incident', 'close_incident')),
+        project_id INTEGER NOT NULL,
+        alert_id INTEGER NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at TEXT NOT NULL,
+        last_error TEXT,
+        done_at TEXT
+    );
+    INSERT INTO outbox_rebuilt (id, kind, project_id, alert_id, attempts, next_attempt_at, last_error, done_at)
+        SELECT id, kind, project_id, alert_id, attempts, next_attempt_at, last_error, done_at FROM outbox;
+    DROP TABLE outbox;
+    ALTER TABLE outbox_rebuilt RENAME TO outbox;
+    CREATE INDEX outbox_due ON outbox (next_attempt_at) WHERE done_at IS NULL;
+    CREATE INDEX outbox_done ON outbox (done_at) WHERE done_at IS NOT NULL;",
+    ),
 ];
 
 /// Applies every migration the database has not seen, each in its own transaction.
@@ -310,5 +344,65 @@ mod tests {
         connection
             .execute(INSERT_ALERT, (3, "c", "acknowledged"))
             .unwrap();
+    }
+
+    #[test]
+    fn ids_of_integrations_deleted_and_outbox_calls_swept_before_migration_12_are_not_given_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut connection = Connection::open(dir.path().join("svcgate.db")).unwrap();
+        apply_through(&mut connection, 11).unwrap();
+        let insert_integration = "INSERT INTO integrations (id, project_id, project_path, type, name, active,
+            token_nonce, token_ciphertext, created_at, updated_at)
+            VALUES (?1, 1, 'g/p', 'http', 'Old', 1, x'00', x'00', 'then', 'then')";
+        connection.execute(insert_integration, [4]).unwrap();
+        connection.execute(insert_integration, [5]).unwrap();
+        connection.execute(INSERT_ALERT, (1, "a", "triggered")).unwrap();
+        connection
+            .execute("UPDATE alerts SET integration_id = 5", [])
+            .unwrap();
+        // Deleted before the migration, the highest id among the integrations; its alert still names it.
+        connection
+            .execute("DELETE FROM integrations WHERE id = 5", [])
+            .unwrap();
+        connection
+            .execute(
+                "INSERT INTO outbox (id, kind, project_id, alert_id, next_attempt_at) VALUES (9, 'create_incident', 1, 1, 'then')",
+                [],
+            )
+            .unwrap();
+        apply(&mut connection).unwrap();
+
+        connection.execute("DELETE FROM outbox", []).unwrap();
+        connection
+            .execute(
+                "INSERT INTO outbox (kind, project_id, alert_id, next_attempt_at) VALUES ('create_incident', 1, 1, 'then')",
+                [],
+            )
+            .unwrap();
+        let call: i64 = connection
+            .query_row("SELECT id FROM outbox", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(call, 10, "an outbox id was given again");
+        connection
+            .execute(
+                "INSERT INTO integrations (project_id, project_path, type, name, active, token_nonce,
+                    token_ciphertext, created_at, updated_at) VALUES (1, 'g/p', 'generic', 'New', 1, x'00', x'00', 'now', 'now')",
+                [],
+            )
+            .unwrap();
+        let id: i64 = connection
+            .query_row("SELECT id FROM integrations WHERE name = 'New'", [], |row| {
+                row.get(0)
+            })
+            .unwrap();
+        assert_eq!(id, 6, "the deleted integration's id was given again");
+        let kept: i64 = connection
+            .query_row(
+                "SELECT count(*) FROM integrations WHERE id = 5 AND deleted_at IS NOT NULL",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(kept, 1);
     }
 }

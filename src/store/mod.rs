@@ -32,6 +32,7 @@ mod counts;
 mod migrations;
 mod open_alerts;
 pub mod postgres;
+pub mod postgres_connect;
 mod postgres_schema;
 pub mod rows;
 mod sqlite;
@@ -41,12 +42,13 @@ use std::future::Future;
 use std::pin::Pin;
 
 pub use alerts::{
-    AlertEvent, AlertPage, AlertQuery, AlertRecord, AlertSettings, EventOutcome, IntegrationRecord,
-    OutboxFailure, OutboxItem, OutboxState, TouchedAlert,
+    AlertEvent, AlertPage, AlertQuery, AlertRecord, AlertSettings, EventOutcome, IntegrationName,
+    IntegrationRecord, OutboxFailure, OutboxItem, OutboxState, TouchedAlert,
 };
 pub use commits::{CommitMetrics, CommitObserver};
 pub use counts::StoreCounts;
 pub use postgres::{PostgresOptions, PostgresStore};
+pub use postgres_connect::{DatabaseLimits, SslMode};
 pub use sqlite::SqliteStore;
 pub use usage::{UsageDelta, UsageRow};
 
@@ -63,10 +65,15 @@ pub enum StoreError {
     /// A row the operation works on is gone (it was there when the operation began).
     #[error("the row is gone")]
     NotFound,
-    /// The store cannot be used now: the writer has stopped (shutting down), or a batch's transaction could not
-    /// begin or commit (the text is SQLite's, for the log).
+    /// The store cannot be used now, and nothing of the operation was written: the writer has stopped (shutting
+    /// down), the database could not be reached or did not answer before the commit was sent, or a transaction
+    /// could not begin or commit (the text is the database's, for the log).
     #[error("store unavailable: {0}")]
     Unavailable(String),
+    /// The commit was sent and its answer never came (the connection failed, or the operation timed out, after
+    /// it): what the operation wrote may or may not be stored.
+    #[error("store unavailable after the commit was sent, so the write may or may not be stored: {0}")]
+    Undecided(String),
     /// The database failed the operation otherwise.
     #[error("database: {0}")]
     Database(#[source] DatabaseError),
@@ -217,7 +224,8 @@ impl IdKind {
 
 /// The gateway's durable state. The counts its metrics read at scrape time are [`StoreCounts`].
 pub trait Store: StoreCounts + Send + Sync {
-    /// Checks that the store answers (for readiness).
+    /// Checks that the store can take an ordinary alert now, asking afresh (for readiness): SQLite's writer commits
+    /// and its file system has room; PostgreSQL answers on a connection that can write.
     fn ping(&self) -> StoreFuture<'_, ()>;
     /// Reports each commit's size and duration into `metrics` from now on.
     fn observe_commits(&self, metrics: CommitMetrics);
@@ -282,8 +290,10 @@ pub trait Store: StoreCounts + Send + Sync {
     fn page_session_delete(&self, id_hash: String) -> StoreFuture<'_, ()>;
     /// Removes the page sessions expired by `now`, answering how many.
     fn page_sessions_sweep(&self, now: String) -> StoreFuture<'_, u64>;
-    /// Every alert integration.
+    /// Every alert integration not deleted.
     fn integrations(&self) -> StoreFuture<'_, Vec<IntegrationRecord>>;
+    /// The name of integration `id`, deleted or not (`None`: no such id was ever given).
+    fn integration_named(&self, id: u64) -> StoreFuture<'_, Option<IntegrationName>>;
     /// Adds an integration; a second one of a one-per-project type is a conflict.
     fn integration_insert(&self, record: IntegrationRecord) -> StoreFuture<'_, IntegrationRecord>;
     /// Replaces an integration's mutable fields.

@@ -32,17 +32,18 @@
 //!   replica that dies mid-call is taken over when its lease runs out.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::time::Duration;
 
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio::sync::{mpsc, oneshot};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::Row;
 
+use super::postgres_connect::{self, DatabaseLimits};
 use super::{
     postgres_schema, AlertEvent, AlertPage, AlertQuery, AlertRecord, AlertSettings, EventOutcome, IdKind,
-    IdRecord, IntegrationRecord, OAuthStateRecord, OutboxFailure, OutboxItem, OutboxState, PageSessionRecord,
-    Store, StoreError, StoreFuture, UsageDelta, UsageRow,
+    IdRecord, IntegrationName, IntegrationRecord, OAuthStateRecord, OutboxFailure, OutboxItem, OutboxState,
+    PageSessionRecord, Store, StoreError, StoreFuture, UsageDelta, UsageRow,
 };
 use crate::lifecycle::{self, Action};
 
@@ -60,11 +61,15 @@ pub struct PostgresOptions {
     pub ca_bundle: Option<PathBuf>,
     /// Transactions of incoming alerts in flight at once (one writer task each).
     pub alert_writers: usize,
+    /// How long svcgate waits on the database.
+    pub limits: DatabaseLimits,
 }
 
 /// The PostgreSQL implementation of [`Store`].
 pub struct PostgresStore {
     pool: Pool,
+    /// Longest one operation may take (`database_timeout`), the wait for a connection included.
+    operation_timeout: Duration,
     /// One channel per writer task; an event goes to the writer of its fingerprint (see [`PostgresStore::writer`]).
     writers: Vec<mpsc::Sender<EventJob>>,
     /// Spreads events without a fingerprint over the writers.
@@ -119,31 +124,6 @@ fn uint(value: i64) -> u64 {
     u64::try_from(value).unwrap_or(0)
 }
 
-/// The client-side TLS setup for the database: the system's roots plus `ca_bundle`.
-fn tls(ca_bundle: Option<&PathBuf>) -> Result<tokio_postgres_rustls::MakeRustlsConnect, StoreError> {
-    let mut roots = rustls::RootCertStore::empty();
-    for certificate in rustls_native_certs::load_native_certs().certs {
-        // A system certificate rustls cannot use is skipped, as every rustls client does.
-        drop(roots.add(certificate));
-    }
-    if let Some(path) = ca_bundle {
-        for certificate in crate::upstream::read_certs("database_ca_bundle", path)
-            .map_err(|error| StoreError::Unavailable(error.to_string()))?
-        {
-            roots
-                .add(certificate)
-                .map_err(|error| StoreError::Unavailable(format!("database_ca_bundle: {error}")))?;
-        }
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|error| StoreError::Unavailable(error.to_string()))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
-}
-
 impl PostgresStore {
     /// The writer of `event`: always the same for one project and fingerprint, so that one fingerprint's events are
     /// written in the order they came, in one transaction after another, as with a single writer.
@@ -164,29 +144,17 @@ impl PostgresStore {
         &self.writers[slot]
     }
 
-    /// Connects, applies the schema's migrations (once, whichever replica comes first) and starts the writer.
+    /// Connects, applies the schema's migrations (once, whichever replica comes first) and starts the writer. A
+    /// server that offers no TLS where `sslmode` requires it is refused with a line that says how to allow it.
     pub async fn connect(options: &PostgresOptions) -> Result<Self, StoreError> {
-        let mut config: tokio_postgres::Config = options
-            .url
-            .parse()
-            .map_err(|error| StoreError::Unavailable(format!("database_url: {error}")))?;
-        // An alert is acknowledged only once its commit is durable, whatever the database's default says.
-        let session_options = match config.get_options() {
-            Some(given) => format!("{given} -c synchronous_commit=on"),
-            None => "-c synchronous_commit=on".to_owned(),
-        };
-        config.options(&session_options);
+        let target = postgres_connect::target(&options.url, options.ca_bundle.as_deref(), &options.limits)?;
+        let limits = options.limits;
         let manager_config = ManagerConfig {
             recycling_method: RecyclingMethod::Fast,
         };
-        let tls = if config.get_ssl_mode() == tokio_postgres::config::SslMode::Disable {
-            None
-        } else {
-            Some(tls(options.ca_bundle.as_ref())?)
-        };
-        let manager = match tls.clone() {
-            None => Manager::from_config(config.clone(), tokio_postgres::NoTls, manager_config),
-            Some(tls) => Manager::from_config(config.clone(), tls, manager_config),
+        let manager = match target.tls.clone() {
+            None => Manager::from_config(target.config.clone(), tokio_postgres::NoTls, manager_config),
+            Some(tls) => Manager::from_config(target.config.clone(), tls, manager_config),
         };
         let pool = Pool::builder(manager)
             // Each writer keeps a connection; at least two more serve reads, the outbox and the heartbeat.
@@ -195,28 +163,72 @@ impl PostgresStore {
                     .pool_size
                     .max(options.alert_writers.max(1).saturating_add(2)),
             )
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            .wait_timeout(Some(limits.operation_timeout))
+            .create_timeout(Some(limits.connect_timeout))
+            .recycle_timeout(Some(limits.operation_timeout))
             .build()
             .map_err(|error| StoreError::Unavailable(format!("database pool: {error}")))?;
         {
-            let mut client = pool.get().await?;
+            let mut client = match pool.get().await {
+                Ok(client) => client,
+                Err(deadpool_postgres::PoolError::Backend(error))
+                    if postgres_connect::offers_no_tls(&error) =>
+                {
+                    return Err(postgres_connect::plaintext_refused(target.mode))
+                }
+                Err(error) => return Err(error.into()),
+            };
             postgres_schema::apply(&mut client).await?;
         }
         let commits = super::commits::CommitObserver::default();
         let writers = (0..options.alert_writers.max(1))
             .map(|_| {
                 let (events, receiver) = mpsc::channel(MAX_BATCH * 4);
-                tokio::spawn(write_events(pool.clone(), receiver, commits.clone()));
+                let connection = WriterConnection {
+                    pool: pool.clone(),
+                    client: None,
+                    timeout: limits.operation_timeout,
+                };
+                tokio::spawn(write_events(connection, receiver, commits.clone()));
                 events
             })
             .collect();
         let (changed, integration_changes) = tokio::sync::watch::channel(0);
-        tokio::spawn(listen_for_changes(config, tls, changed));
+        tokio::spawn(listen_for_changes(
+            target.config,
+            target.tls,
+            changed,
+            limits.operation_timeout,
+        ));
         Ok(PostgresStore {
             pool,
+            operation_timeout: limits.operation_timeout,
             writers,
             next_writer: std::sync::atomic::AtomicUsize::new(0),
             integration_changes,
             commits,
+        })
+    }
+
+    /// Runs one operation within `database_timeout`. One that overruns is abandoned: the connections idle in the
+    /// pool are let go with it (the one it held returns there as it is dropped), since a path that left one
+    /// operation without an answer has likely left them dead too, and the next operation connects afresh.
+    fn bounded<'a, T: Send + 'a>(
+        &'a self,
+        operation: impl std::future::Future<Output = Result<T, StoreError>> + Send + 'a,
+    ) -> StoreFuture<'a, T> {
+        Box::pin(async move {
+            match tokio::time::timeout(self.operation_timeout, operation).await {
+                Ok(outcome) => outcome,
+                Err(_) => {
+                    self.pool.retain(|_, _| false);
+                    Err(StoreError::Unavailable(format!(
+                        "no answer from PostgreSQL within {:?} (database_timeout)",
+                        self.operation_timeout
+                    )))
+                }
+            }
         })
     }
 
@@ -302,6 +314,8 @@ async fn alert_by_id<C: GenericClient>(client: &C, id: u64) -> Result<AlertRecor
 struct WriterConnection {
     pool: Pool,
     client: Option<deadpool_postgres::Object>,
+    /// Longest the wait for a connection, and then the batch, may each take (`database_timeout`).
+    timeout: Duration,
 }
 
 impl WriterConnection {
@@ -311,29 +325,55 @@ impl WriterConnection {
             self.client = None;
         }
         if self.client.is_none() {
-            self.client = Some(self.pool.get().await?);
+            match tokio::time::timeout(self.timeout, self.pool.get()).await {
+                Ok(client) => self.client = Some(client?),
+                Err(_) => {
+                    return Err(StoreError::Unavailable(format!(
+                        "no connection to PostgreSQL within {:?} (database_timeout)",
+                        self.timeout
+                    )))
+                }
+            }
         }
         self.client
             .as_ref()
             .ok_or_else(|| StoreError::Unavailable("no connection for the alert writer".to_owned()))
     }
 
-    /// Applies `events` in one transaction on the writer's connection (see [`run_batch`]). After any failure but a
-    /// statement PostgreSQL refused, the connection is let go (out of the pool too): it may be closing.
+    /// Applies `events` in one transaction on the writer's connection (see [`run_batch`]), within
+    /// `database_timeout`. After any failure but a statement PostgreSQL refused, the connection is let go (out of
+    /// the pool too): it may be closing, or its path dead. A failure after the `COMMIT` was sent is
+    /// [`StoreError::Undecided`]; one before, [`StoreError::Unavailable`]: nothing of the batch was stored.
     async fn run(
         &mut self,
         events: &[&AlertEvent],
     ) -> Result<Vec<Result<EventOutcome, StoreError>>, StoreError> {
+        let timeout = self.timeout;
         let client = self.get().await?;
-        let result = run_batch(client, events).await;
-        if let Err(error) = &result {
-            if !refused_by_postgres(error) {
-                if let Some(client) = self.client.take() {
-                    drop(deadpool_postgres::Object::take(client));
-                }
-            }
+        let commit_sent = std::sync::atomic::AtomicBool::new(false);
+        let result = match tokio::time::timeout(timeout, run_batch(client, events, &commit_sent)).await {
+            Ok(result) => result,
+            Err(_) => Err(StoreError::Unavailable(format!(
+                "no answer from PostgreSQL within {timeout:?} (database_timeout)"
+            ))),
+        };
+        let Err(error) = result else {
+            return result;
+        };
+        if refused_by_postgres(&error) {
+            return Err(error);
         }
-        result
+        if let Some(client) = self.client.take() {
+            drop(deadpool_postgres::Object::take(client));
+            // The path that failed this connection has likely failed the idle ones too: the next batch connects
+            // afresh rather than trying them one by one.
+            self.pool.retain(|_, _| false);
+        }
+        Err(if commit_sent.load(std::sync::atomic::Ordering::SeqCst) {
+            StoreError::Undecided(error.to_string())
+        } else {
+            error
+        })
     }
 }
 
@@ -352,11 +392,10 @@ fn refused_by_postgres(error: &StoreError) -> bool {
 
 /// A writer: takes the events waiting on its channel (up to [`MAX_BATCH`]) and commits them together.
 async fn write_events(
-    pool: Pool,
+    mut connection: WriterConnection,
     mut receiver: mpsc::Receiver<EventJob>,
     commits: super::commits::CommitObserver,
 ) {
-    let mut connection = WriterConnection { pool, client: None };
     let mut carried: Option<EventJob> = None;
     loop {
         let first = match carried.take() {
@@ -406,13 +445,16 @@ async fn write_events(
                     drop(job.reply.send(outcome));
                 }
             }
-            // The connection failed: the batch may have committed before its answer was lost, so it is not written
-            // again; its senders are told the store is unavailable, and send again.
+            // The connection failed or timed out. After the commit was sent the batch may have committed before its
+            // answer was lost, so it is not written again; either way its senders are told (which of the two it was),
+            // and send again.
             Err(error) => {
                 for job in batch {
-                    drop(job.reply.send(Err(StoreError::Unavailable(format!(
-                        "the alert may or may not be stored: {error}"
-                    )))));
+                    let answer = match &error {
+                        StoreError::Undecided(text) => StoreError::Undecided(text.clone()),
+                        other => StoreError::Unavailable(other.to_string()),
+                    };
+                    drop(job.reply.send(Err(answer)));
                 }
             }
         }
@@ -479,10 +521,11 @@ const FIRE: &str = "WITH up AS (
     )
     SELECT id, project_id, iid, status, title, events, incident_iid, created FROM up";
 
-/// An event that resolves: closes the open alert of its fingerprint, if any, and queues the closing of its
-/// incident when the project's `auto_close_incident` (else `$5`, the default) says so.
+/// An event that resolves: closes the open alert of its fingerprint, if any, keeping the resolving payload (`$6`) as
+/// its latest, and queues the closing of its incident when the project's `auto_close_incident` (else `$5`, the
+/// default) says so.
 const RESOLVE: &str = "WITH resolved AS (
-        UPDATE alerts SET status = 'resolved', ended_at = $3, updated_at = $4
+        UPDATE alerts SET status = 'resolved', ended_at = $3, updated_at = $4, payload = $6
         WHERE project_id = $1 AND fingerprint = $2 AND status <> 'resolved'
         RETURNING id, project_id, iid, status, title, events, incident_iid
     ), closing AS (
@@ -619,6 +662,7 @@ async fn run_step(
                         &event.ended_at,
                         &event.now,
                         &defaults.auto_close_incident,
+                        &event.payload_json,
                     ],
                 )
                 .await
@@ -752,6 +796,7 @@ enum Answer {
 async fn pipeline(
     client: &tokio_postgres::Client,
     requests: Vec<Request<'_>>,
+    all_sent: &std::sync::atomic::AtomicBool,
 ) -> Result<Vec<Answer>, tokio_postgres::Error> {
     use std::task::Poll;
     let mut sent = Vec::with_capacity(requests.len());
@@ -766,6 +811,8 @@ async fn pipeline(
             early => sent.push((request, early)),
         }
     }
+    // Every statement, the `COMMIT` last, is now on its way.
+    all_sent.store(true, std::sync::atomic::Ordering::SeqCst);
     let mut answers = Vec::with_capacity(sent.len());
     for (request, early) in sent {
         answers.push(match early {
@@ -791,6 +838,7 @@ async fn pipeline(
 async fn run_batch(
     client: &deadpool_postgres::Object,
     events: &[&AlertEvent],
+    commit_sent: &std::sync::atomic::AtomicBool,
 ) -> Result<Vec<Result<EventOutcome, StoreError>>, StoreError> {
     let (fire_many, fire, resolve, ensure_counter, floor, number) = tokio::try_join!(
         client.prepare_cached(FIRE_MANY),
@@ -849,7 +897,7 @@ async fn run_batch(
         client.batch_execute("COMMIT").await?;
         Ok(Answer::Done)
     }));
-    let answers = pipeline(client, requests).await?;
+    let answers = pipeline(client, requests, commit_sent).await?;
     // Committed: from here on, nothing fails the batch.
     let mut rows: Vec<Option<Result<Option<Row>, StoreError>>> = (0..events.len()).map(|_| None).collect();
     let mut iids = std::collections::HashMap::new();
@@ -952,12 +1000,13 @@ async fn listen_for_changes(
     config: tokio_postgres::Config,
     tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
     changed: tokio::sync::watch::Sender<u64>,
+    timeout: Duration,
 ) {
     let signal = |changed: &tokio::sync::watch::Sender<u64>| changed.send_modify(|count| *count += 1);
     loop {
         let outcome = match &tls {
-            None => listen_once(&config, tokio_postgres::NoTls, &changed, signal).await,
-            Some(tls) => listen_once(&config, tls.clone(), &changed, signal).await,
+            None => listen_once(&config, tokio_postgres::NoTls, &changed, signal, timeout).await,
+            Some(tls) => listen_once(&config, tls.clone(), &changed, signal, timeout).await,
         };
         if changed.is_closed() {
             return;
@@ -969,18 +1018,32 @@ async fn listen_for_changes(
     }
 }
 
-/// One listening connection, until it fails or the store is dropped.
+/// How often the listening connection, which otherwise only receives, asks the server something to find out that
+/// its path still works.
+const LISTENER_CHECK_INTERVAL: Duration = Duration::from_secs(10);
+
+/// One listening connection, until it fails (or a check of it gets no answer within `timeout`) or the store is
+/// dropped.
 async fn listen_once<T>(
     config: &tokio_postgres::Config,
     tls: T,
     changed: &tokio::sync::watch::Sender<u64>,
     signal: impl Fn(&tokio::sync::watch::Sender<u64>),
-) -> Result<(), tokio_postgres::Error>
+    timeout: Duration,
+) -> Result<(), StoreError>
 where
     T: tokio_postgres::tls::MakeTlsConnect<tokio_postgres::Socket>,
     T::Stream: Send + 'static,
 {
-    let (client, mut connection) = config.connect(tls).await?;
+    let no_answer = || {
+        StoreError::Unavailable(format!(
+            "the listening connection got no answer within {timeout:?}"
+        ))
+    };
+    let connect_within = config.get_connect_timeout().copied().unwrap_or(timeout);
+    let (client, mut connection) = tokio::time::timeout(connect_within, config.connect(tls))
+        .await
+        .map_err(|_| no_answer())??;
     let (notifications, mut received) = mpsc::unbounded_channel();
     // The connection delivers notifications only while it is polled for messages.
     let driver = tokio::spawn(async move {
@@ -998,23 +1061,43 @@ where
         }
         Ok(())
     });
-    client
-        .batch_execute(&format!("LISTEN {INTEGRATIONS_CHANNEL}"))
-        .await?;
-    // Whatever changed while this replica was not listening is picked up by one reload.
-    signal(changed);
-    loop {
-        tokio::select! {
-            notified = received.recv() => match notified {
-                Some(()) => signal(changed),
-                None => break,
-            },
-            () = changed.closed() => break,
+    let listened = async {
+        tokio::time::timeout(
+            timeout,
+            client.batch_execute(&format!("LISTEN {INTEGRATIONS_CHANNEL}")),
+        )
+        .await
+        .map_err(|_| no_answer())??;
+        // Whatever changed while this replica was not listening is picked up by one reload.
+        signal(changed);
+        let mut checks = tokio::time::interval(LISTENER_CHECK_INTERVAL);
+        checks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                notified = received.recv() => match notified {
+                    Some(()) => signal(changed),
+                    None => return Ok(()),
+                },
+                _ = checks.tick() => {
+                    // A path that died silently (a dropped NAT entry, a failover) would otherwise leave this
+                    // replica deaf to other replicas' changes until the kernel gives up on it.
+                    if tokio::time::timeout(timeout, client.simple_query("")).await.map_err(|_| no_answer())?.is_err() {
+                        return Ok(());
+                    }
+                }
+                () = changed.closed() => return Ok(()),
+            }
         }
     }
+    .await;
     drop(client);
+    if let Err(error) = listened {
+        // Its connection may never end by itself on a dead path.
+        driver.abort();
+        return Err(error);
+    }
     match driver.await {
-        Ok(outcome) => outcome,
+        Ok(outcome) => Ok(outcome?),
         Err(_) => Ok(()),
     }
 }
@@ -1049,7 +1132,7 @@ impl Store for PostgresStore {
     }
 
     fn replica_heartbeat(&self, replica: String) -> StoreFuture<'_, u64> {
-        Box::pin(async move {
+        self.bounded(async move {
             let client = self.client().await?;
             let timeout = super::REPLICA_TIMEOUT.as_secs_f64();
             client
@@ -1078,14 +1161,25 @@ impl Store for PostgresStore {
     }
 
     fn ping(&self) -> StoreFuture<'_, ()> {
-        Box::pin(async move {
-            self.client().await?.query_one("SELECT 1", &[]).await?;
+        self.bounded(async move {
+            // A server that answers but cannot write (a standby after a failover) cannot take alerts either.
+            let read_only: String = self
+                .client()
+                .await?
+                .query_one("SELECT current_setting('transaction_read_only')", &[])
+                .await?
+                .try_get(0)?;
+            if read_only == "on" {
+                return Err(StoreError::Unavailable(
+                    "the database is read-only (a standby?)".to_owned(),
+                ));
+            }
             Ok(())
         })
     }
 
     fn id_lookup(&self, kind: IdKind, id: u64) -> StoreFuture<'_, Option<IdRecord>> {
-        Box::pin(async move {
+        self.bounded(async move {
             let row = self
                 .client()
                 .await?
@@ -1104,7 +1198,7 @@ impl Store for PostgresStore {
     }
 
     fn id_record(&self, records: Vec<IdRecord>) -> StoreFuture<'_, ()> {
-        Box::pin(async move {
+        self.bounded(async move {
             let client = self.client().await?;
             let statement = client.prepare_cached(rows::ID_RECORD).await?;
             // Sent together: the client pipelines them on its connection.
@@ -1131,7 +1225,7 @@ impl Store for PostgresStore {
         access_token: String,
         user_id: Option<u64>,
     ) -> StoreFuture<'_, ()> {
-        Box::pin(async move {
+        self.bounded(async move {
             self.client()
                 .await?
                 .execute(
@@ -1144,7 +1238,7 @@ impl Store for PostgresStore {
     }
 
     fn session_get(&self, token_hash: String) -> StoreFuture<'_, Option<String>> {
-        Box::pin(async move {
+        self.bounded(async move {
             let row = self
                 .client()
                 .await?
@@ -1155,7 +1249,7 @@ impl Store for PostgresStore {
     }
 
     fn page_session_put(&self, session: PageSessionRecord) -> StoreFuture<'_, ()> {
-        Box::pin(async move {
+        self.bounded(async move {
             self.client()
                 .await?
                 .execute(
@@ -1176,7 +1270,7 @@ impl Store for PostgresStore {
     }
 
     fn page_session_get(&self, id_hash: String, now: String) -> StoreFuture<'_, Option<PageSessionRecord>> {
-        Box::pin(async move {
+        self.bounded(async move {
             let row = self
                 .client()
                 .await?
@@ -1194,7 +1288,7 @@ impl Store for PostgresStore {
         sealed_refresh_token: String,
         token_expires_at: String,
     ) -> StoreFuture<'_, bool> {
-        Box::pin(async move {
+        self.bounded(async move {
             let changed = self
                 .client()
                 .await?
@@ -1220,7 +1314,7 @@ impl Store for PostgresStore {
         now: String,
         until: String,
     ) -> StoreFuture<'_, bool> {
-        Box::pin(async move {
+        self.bounded(async move {
             let changed = self
                 .client()
                 .await?
@@ -1238,7 +1332,7 @@ impl Store for PostgresStore {
         id_hash: String,
         sealed_refresh_token: String,
     ) -> StoreFuture<'_, ()> {
-        Box::pin(async move {
+        self.bounded(async move {
             self.client()
                 .await?
                 .execute(
@@ -1251,7 +1345,7 @@ impl Store for PostgresStore {
     }
 
     fn oauth_state_put(&self, record: OAuthStateRecord, now: String, limit: u64) -> StoreFuture<'_, bool> {
-        Box::pin(async move {
+        self.bounded(async move {
             let client = self.client().await?;
             client.execute(rows::OAUTH_STATES_SWEEP, &[&now]).await?;
             // Sign-ins started at the same instant on several replicas may each see room for one more: the cap
@@ -1274,7 +1368,7 @@ impl Store for PostgresStore {
     }
 
     fn oauth_state_take(&self, state_hash: String, now: String) -> StoreFuture<'_, Option<OAuthStateRecord>> {
-        Box::pin(async move {
+        self.bounded(async move {
             let row = self
                 .client()
                 .await?
@@ -1289,7 +1383,7 @@ impl Store for PostgresStore {
         id_hash: String,
         sealed_refresh_token: String,
     ) -> StoreFuture<'_, bool> {
-        Box::pin(async move {
+        self.bounded(async move {
             let removed = self
                 .client()
                 .await?
@@ -1300,7 +1394,7 @@ impl Store for PostgresStore {
     }
 
     fn page_session_delete(&self, id_hash: String) -> StoreFuture<'_, ()> {
-        Box::pin(async move {
+        self.bounded(async move {
             self.client()
                 .await?
                 .execute(rows::PAGE_SESSION_DELETE, &[&id_hash])
@@ -1310,7 +1404,7 @@ impl Store for PostgresStore {
     }
 
     fn page_sessions_sweep(&self, now: String) -> StoreFuture<'_, u64> {
-        Box::pin(async move {
+        self.bounded(async move {
             let removed = self
                 .client()
                 .await?
@@ -1321,14 +1415,25 @@ impl Store for PostgresStore {
     }
 
     fn integrations(&self) -> StoreFuture<'_, Vec<IntegrationRecord>> {
-        Box::pin(async move {
+        self.bounded(async move {
             let rows = self.client().await?.query(rows::INTEGRATIONS_ALL, &[]).await?;
             collect(rows, rows::integration)
         })
     }
 
+    fn integration_named(&self, id: u64) -> StoreFuture<'_, Option<IntegrationName>> {
+        self.bounded(async move {
+            let row = self
+                .client()
+                .await?
+                .query_opt(rows::INTEGRATION_NAMED, &[&int(id)])
+                .await?;
+            Ok(row.map(|row| rows::integration_name(&row)).transpose()?)
+        })
+    }
+
     fn integration_insert(&self, record: IntegrationRecord) -> StoreFuture<'_, IntegrationRecord> {
-        Box::pin(with_notification(self, move |client| {
+        self.bounded(with_notification(self, move |client| {
             Box::pin(async move {
                 let row = client
                     .query_one(
@@ -1359,7 +1464,7 @@ impl Store for PostgresStore {
     }
 
     fn integration_update(&self, record: IntegrationRecord) -> StoreFuture<'_, ()> {
-        Box::pin(with_notification(self, move |client| {
+        self.bounded(with_notification(self, move |client| {
             Box::pin(async move {
                 client
                     .execute(
@@ -1384,7 +1489,7 @@ impl Store for PostgresStore {
     }
 
     fn integration_delete(&self, id: u64) -> StoreFuture<'_, ()> {
-        Box::pin(with_notification(self, move |client| {
+        self.bounded(with_notification(self, move |client| {
             Box::pin(async move {
                 client.execute(rows::INTEGRATION_DELETE, &[&int(id)]).await?;
                 Ok(())
@@ -1406,7 +1511,7 @@ impl Store for PostgresStore {
     }
 
     fn alert(&self, project_id: u64, iid: u64) -> StoreFuture<'_, Option<AlertRecord>> {
-        Box::pin(async move {
+        self.bounded(async move {
             let row = self
                 .client()
                 .await?
@@ -1420,11 +1525,11 @@ impl Store for PostgresStore {
     }
 
     fn alerts(&self, query: AlertQuery) -> StoreFuture<'_, AlertPage> {
-        Box::pin(async move { alerts_list(&self.client().await?, &query).await })
+        self.bounded(async move { alerts_list(&self.client().await?, &query).await })
     }
 
     fn alerts_by_environment(&self, project_id: u64) -> StoreFuture<'_, Vec<AlertRecord>> {
-        Box::pin(async move {
+        self.bounded(async move {
             let rows = self
                 .client()
                 .await?
@@ -1450,7 +1555,7 @@ impl Store for PostgresStore {
         status: String,
         now: String,
     ) -> StoreFuture<'_, Option<AlertRecord>> {
-        Box::pin(async move {
+        self.bounded(async move {
             let mut client = self.client().await?;
             let transaction = client.transaction().await?;
             let row = transaction
@@ -1490,11 +1595,11 @@ impl Store for PostgresStore {
     }
 
     fn alert_settings(&self, project_id: u64) -> StoreFuture<'_, AlertSettings> {
-        Box::pin(async move { settings_get(&self.client().await?, project_id).await })
+        self.bounded(async move { settings_get(&self.client().await?, project_id).await })
     }
 
     fn alert_settings_put(&self, project_id: u64, settings: AlertSettings) -> StoreFuture<'_, ()> {
-        Box::pin(async move {
+        self.bounded(async move {
             self.client()
                 .await?
                 .execute(
@@ -1517,7 +1622,7 @@ impl Store for PostgresStore {
         lease: std::time::Duration,
         limit: u32,
     ) -> StoreFuture<'_, Vec<OutboxItem>> {
-        Box::pin(async move {
+        self.bounded(async move {
             let lease_until = super::outbox_lease_end(&now, lease)?;
             let mut client = self.client().await?;
             let transaction = client.transaction().await?;
@@ -1552,7 +1657,7 @@ impl Store for PostgresStore {
         incident_iid: Option<u64>,
         now: String,
     ) -> StoreFuture<'_, ()> {
-        Box::pin(async move {
+        self.bounded(async move {
             let mut client = self.client().await?;
             let transaction = client.transaction().await?;
             transaction.execute(rows::OUTBOX_DONE, &[&int(id), &now]).await?;
@@ -1576,7 +1681,7 @@ impl Store for PostgresStore {
     }
 
     fn outbox_sweep(&self, done_before: String, limit: u32) -> StoreFuture<'_, u64> {
-        Box::pin(async move {
+        self.bounded(async move {
             let client = self.client().await?;
             Ok(client
                 .execute(rows::OUTBOX_SWEEP, &[&done_before, &i64::from(limit)])
@@ -1585,7 +1690,7 @@ impl Store for PostgresStore {
     }
 
     fn outbox_retry(&self, id: u64, next_attempt_at: String, error: String) -> StoreFuture<'_, ()> {
-        Box::pin(async move {
+        self.bounded(async move {
             self.client()
                 .await?
                 .execute(rows::OUTBOX_RETRY, &[&int(id), &next_attempt_at, &error])
@@ -1595,7 +1700,7 @@ impl Store for PostgresStore {
     }
 
     fn outbox_failures(&self, integration_id: u64, limit: u32) -> StoreFuture<'_, Vec<OutboxFailure>> {
-        Box::pin(async move {
+        self.bounded(async move {
             let found = self
                 .client()
                 .await?
@@ -1606,7 +1711,7 @@ impl Store for PostgresStore {
     }
 
     fn outbox_of(&self, alert_id: u64) -> StoreFuture<'_, Vec<OutboxState>> {
-        Box::pin(async move {
+        self.bounded(async move {
             let found = self
                 .client()
                 .await?
@@ -1620,7 +1725,7 @@ impl Store for PostgresStore {
     }
 
     fn usage_add(&self, deltas: Vec<UsageDelta>, max_clients: usize) -> StoreFuture<'_, ()> {
-        Box::pin(async move {
+        self.bounded(async move {
             let mut client = self.client().await?;
             let transaction = client.transaction().await?;
             let mut routes = std::collections::BTreeSet::new();
@@ -1658,7 +1763,7 @@ impl Store for PostgresStore {
     }
 
     fn usage(&self) -> StoreFuture<'_, Vec<UsageRow>> {
-        Box::pin(async move {
+        self.bounded(async move {
             let found = self
                 .client()
                 .await?

@@ -166,6 +166,15 @@ const MIGRATIONS: &[(i64, &str)] = &[
         "-- Finished incident calls, by when they finished: the outbox sweep removes the oldest first.
     CREATE INDEX outbox_done ON outbox (done_at) WHERE done_at IS NOT NULL;",
     ),
+    (
+        7,
+        "-- A deleted integration's row stays, marked deleted, its sealed key erased: its alerts keep naming it (ids
+    -- come from sequences, never given twice).
+    ALTER TABLE integrations ADD COLUMN deleted_at TEXT;
+    DROP INDEX integrations_one_per_project;
+    CREATE UNIQUE INDEX integrations_one_per_project ON integrations (project_id, type)
+        WHERE type IN ('generic', 'prometheus', 'opsgenie') AND deleted_at IS NULL;",
+    ),
 ];
 
 /// Applies every migration not yet applied, in one transaction under [`MIGRATION_LOCK`]: a replica that starts

@@ -179,6 +179,15 @@ pub fn integration<R: Columns>(row: &R) -> Result<IntegrationRecord, R::Error> {
     })
 }
 
+/// An integration's name from the columns of [`INTEGRATION_NAMED`].
+pub fn integration_name<R: Columns>(row: &R) -> Result<super::alerts::IntegrationName, R::Error> {
+    Ok(super::alerts::IntegrationName {
+        name: row.text(0)?,
+        kind: row.text(1)?,
+        deleted: row.flag(2)?,
+    })
+}
+
 /// An incident call's state from [`OUTBOX_STATE_COLUMNS`].
 pub fn outbox_state<R: Columns>(row: &R) -> Result<OutboxState, R::Error> {
     Ok(OutboxState {
@@ -317,10 +326,14 @@ pub fn sqlite(statement: &str) -> String {
     statement.replace('$', "?")
 }
 
-/// Every integration, by id.
+/// Every integration not deleted, by id.
 pub const INTEGRATIONS_ALL: &str = "SELECT id, project_id, project_path, type, name, active, endpoint_identifier, \
     token_nonce, token_ciphertext, api_url, payload_example, payload_attribute_mapping, created_at, updated_at \
-    FROM integrations ORDER BY id";
+    FROM integrations WHERE deleted_at IS NULL ORDER BY id";
+
+/// One integration's name and type by id, deleted or not, and whether it is deleted.
+pub const INTEGRATION_NAMED: &str =
+    "SELECT name, type, deleted_at IS NOT NULL FROM integrations WHERE id = $1";
 
 /// Adds an integration, answering its id.
 pub const INTEGRATION_INSERT: &str =
@@ -331,10 +344,14 @@ pub const INTEGRATION_INSERT: &str =
 /// Replaces an integration's mutable fields: `$1` is its id.
 pub const INTEGRATION_UPDATE: &str = "UPDATE integrations SET name = $2, active = $3, token_nonce = $4, \
     token_ciphertext = $5, api_url = $6, payload_example = $7, payload_attribute_mapping = $8, updated_at = $9, \
-    project_path = $10 WHERE id = $1";
+    project_path = $10 WHERE id = $1 AND deleted_at IS NULL";
 
-/// Removes an integration.
-pub const INTEGRATION_DELETE: &str = "DELETE FROM integrations WHERE id = $1";
+/// Deletes an integration: its row stays, marked deleted and switched off, so that its id and address are never
+/// another's and its alerts keep naming it; its sealed key is erased (`substr(…, 1, 0)` is the empty value of the
+/// column's own type in both dialects, a blob in SQLite and `bytea` in PostgreSQL).
+pub const INTEGRATION_DELETE: &str =
+    "UPDATE integrations SET deleted_at = CURRENT_TIMESTAMP, active = false, \
+    token_ciphertext = substr(token_ciphertext, 1, 0) WHERE id = $1 AND deleted_at IS NULL";
 
 /// A project's incident settings.
 pub const SETTINGS_GET: &str =

@@ -23,8 +23,8 @@ use super::open_alerts::OpenAlerts;
 use super::rows;
 use super::{
     alerts, migrations, usage, AlertEvent, AlertPage, AlertQuery, AlertRecord, AlertSettings, EventOutcome,
-    IdKind, IdRecord, IntegrationRecord, OAuthStateRecord, OutboxFailure, OutboxItem, OutboxState,
-    PageSessionRecord, Store, StoreError, StoreFuture, UsageDelta, UsageRow,
+    IdKind, IdRecord, IntegrationName, IntegrationRecord, OAuthStateRecord, OutboxFailure, OutboxItem,
+    OutboxState, PageSessionRecord, Store, StoreError, StoreFuture, UsageDelta, UsageRow,
 };
 
 /// The most jobs one commit takes.
@@ -107,7 +107,13 @@ pub struct SqliteStore {
     path: Arc<PathBuf>,
     /// Where the writer reports each commit.
     commits: CommitObserver,
+    /// Free space the data directory's file system must keep for readiness (`ready_min_free_bytes`).
+    min_free_bytes: u64,
 }
+
+/// The free space readiness asks of the data directory's file system unless set otherwise
+/// ([`SqliteStore::with_min_free_bytes`]).
+pub const DEFAULT_MIN_FREE_BYTES: u64 = 64 << 20;
 
 impl SqliteStore {
     /// Opens (creating if needed) the store in `data_dir`, applies migrations and starts the writer thread.
@@ -164,7 +170,14 @@ impl SqliteStore {
             readers,
             path: Arc::new(path),
             commits,
+            min_free_bytes: DEFAULT_MIN_FREE_BYTES,
         })
+    }
+
+    /// The store, readiness asking `bytes` of free space on the data directory's file system.
+    pub fn with_min_free_bytes(mut self, bytes: u64) -> Self {
+        self.min_free_bytes = bytes;
+        self
     }
 
     /// The database file.
@@ -241,6 +254,31 @@ impl SqliteStore {
         .await
         .map_err(|_| StoreError::Unavailable("a read did not finish".to_owned()))?
     }
+}
+
+/// Whether an ordinary alert can be written to the database at `path` now: its file system is mounted for writing and
+/// keeps at least `min_free_bytes` free for svcgate's user, and the file and its directory are writable. A one-row
+/// write would still fit long after alerts stopped fitting, so space is judged by what alerts need.
+fn room_to_write(path: &Path, min_free_bytes: u64) -> Result<(), String> {
+    use rustix::fs::{Access, StatVfsMountFlags};
+    let directory = path.parent().unwrap_or(path);
+    let space =
+        rustix::fs::statvfs(directory).map_err(|error| format!("{}: {error}", directory.display()))?;
+    if space.f_flag.contains(StatVfsMountFlags::RDONLY) {
+        return Err(format!("{} is on a read-only file system", directory.display()));
+    }
+    let free = space.f_bavail.saturating_mul(space.f_frsize);
+    if free < min_free_bytes {
+        return Err(format!(
+            "{} has {free} bytes free, below ready_min_free_bytes ({min_free_bytes}): alerts may not fit",
+            directory.display()
+        ));
+    }
+    for writable in [path, directory] {
+        rustix::fs::access(writable, Access::WRITE_OK)
+            .map_err(|error| format!("{} is not writable: {error}", writable.display()))?;
+    }
+    Ok(())
 }
 
 fn write_loop(
@@ -365,6 +403,10 @@ impl Store for SqliteStore {
 
     fn integrations(&self) -> StoreFuture<'_, Vec<IntegrationRecord>> {
         Box::pin(self.read(alerts::integrations_all))
+    }
+
+    fn integration_named(&self, id: u64) -> StoreFuture<'_, Option<IntegrationName>> {
+        Box::pin(self.read(move |connection| alerts::integration_named(connection, id)))
     }
 
     fn integration_insert(&self, record: IntegrationRecord) -> StoreFuture<'_, IntegrationRecord> {
@@ -613,7 +655,12 @@ impl Store for SqliteStore {
     }
 
     fn ping(&self) -> StoreFuture<'_, ()> {
-        Box::pin(self.read(|connection| connection.query_row("SELECT 1", [], |_| Ok(()))))
+        let (path, min_free_bytes) = (Arc::clone(&self.path), self.min_free_bytes);
+        // On the writer, in its next commit: a writer that is stuck, or a commit that fails, fails readiness too.
+        Box::pin(self.write(move |_| {
+            room_to_write(&path, min_free_bytes)
+                .map_err(|reason| rusqlite::Error::ToSqlConversionFailure(reason.into()))
+        }))
     }
 
     fn observe_commits(&self, metrics: CommitMetrics) {
@@ -790,6 +837,25 @@ mod tests {
         assert!(bad.is_err());
         good.unwrap();
         assert!(store.id_lookup(IdKind::Issue, 5).await.unwrap().is_some());
+    }
+
+    #[tokio::test]
+    async fn readiness_asks_the_writer_so_a_stuck_writer_is_not_ready() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path()).unwrap().with_min_free_bytes(0);
+        assert!(store.ping().await.is_ok());
+        let release = store.hold_writer().await;
+        let waited = tokio::time::timeout(std::time::Duration::from_millis(300), store.ping()).await;
+        assert!(waited.is_err(), "readiness answered while the writer was stuck");
+        drop(release);
+        assert!(store.ping().await.is_ok());
+        // More free space than any disk has: not ready, and the answer says why.
+        let store = store.with_min_free_bytes(u64::MAX);
+        let refused = store.ping().await.map_err(|error| error.to_string());
+        assert!(
+            matches!(&refused, Err(text) if text.contains("ready_min_free_bytes")),
+            "{refused:?}"
+        );
     }
 
     #[tokio::test]

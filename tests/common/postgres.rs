@@ -57,6 +57,15 @@ fn free_port() -> u16 {
 impl Postgres {
     /// Initialises and starts a cluster; waits until it accepts connections.
     pub fn start() -> Postgres {
+        Postgres::start_with(None)
+    }
+
+    /// A cluster that also offers TLS with `tls`'s certificate chain and key (PEM), plaintext still allowed.
+    pub fn start_with_tls(cert_pem: &str, key_pem: &str) -> Postgres {
+        Postgres::start_with(Some((cert_pem, key_pem)))
+    }
+
+    fn start_with(tls: Option<(&str, &str)>) -> Postgres {
         let bin = binaries();
         let dir = tempfile::Builder::new().prefix("svcgate-pg-").tempdir().unwrap();
         let data = dir.path().join("data");
@@ -89,6 +98,31 @@ impl Postgres {
         // server then exits. Readiness is asked over the cluster's own Unix socket, which no other server can
         // answer, and a server that exited so is started again on another port.
         let log_path = dir.path().join("server.log");
+        let mut settings: Vec<String> = Vec::new();
+        if let Some((cert_pem, key_pem)) = tls {
+            use std::os::unix::fs::PermissionsExt;
+            let (cert, key) = (dir.path().join("server.crt"), dir.path().join("server.key"));
+            std::fs::write(&cert, cert_pem).unwrap();
+            std::fs::write(&key, key_pem).unwrap();
+            // The server refuses a key that others can read.
+            std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+            if is_root() {
+                let status = Command::new("chown")
+                    .arg("postgres:postgres")
+                    .args([&cert, &key])
+                    .status()
+                    .unwrap();
+                assert!(status.success(), "chown of the TLS files failed");
+            }
+            settings.extend([
+                "-c".to_owned(),
+                "ssl=on".to_owned(),
+                "-c".to_owned(),
+                format!("ssl_cert_file={}", cert.display()),
+                "-c".to_owned(),
+                format!("ssl_key_file={}", key.display()),
+            ]);
+        }
         for _ in 0..5 {
             let port = free_port();
             let log = std::fs::File::create(&log_path).unwrap();
@@ -98,6 +132,7 @@ impl Postgres {
                 .args(["-p", &port.to_string(), "-c", "listen_addresses=127.0.0.1", "-k"])
                 .arg(dir.path())
                 .args(["-c", "max_connections=200"])
+                .args(&settings)
                 .stdout(Stdio::null())
                 .stderr(log)
                 .spawn()
@@ -142,6 +177,11 @@ impl Postgres {
     /// The server's log so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self._dir.path().join("server.log")).unwrap_or_default()
+    }
+
+    /// The server's process id (the postmaster; each session is a child process of it).
+    pub fn pid(&self) -> u32 {
+        self.server.id()
     }
 
     /// The server's port.

@@ -170,6 +170,25 @@ impl Drop for Replica {
     }
 }
 
+/// A generic integration made on `replica` by the demo project's owner: its path and key.
+pub async fn integration(replica: &Replica, demo: &DemoSeed) -> (String, String) {
+    let made = super::send_json(
+        http::Method::POST,
+        &format!(
+            "{}/-/svcgate/api/projects/{}/integrations",
+            replica.url(),
+            demo.project_id
+        ),
+        &demo.token,
+        serde_json::json!({"type": "generic", "active": true}),
+    )
+    .await;
+    assert_eq!(made.status, StatusCode::CREATED, "{:?}", made.body);
+    let made = made.json();
+    let url: http::Uri = made["url"].as_str().unwrap().parse().unwrap();
+    (url.path().to_owned(), made["token"].as_str().unwrap().to_owned())
+}
+
 /// The simulator with its demo project, in this process.
 pub async fn simulator() -> (SimHandle, DemoSeed) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -171,7 +171,19 @@ fn authorize_page(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
                 .as_ref()
                 .map_or(true, |only| only.eq_ignore_ascii_case(&user.username))
         })
-        .map(|user| format!("<option value=\"{0}\">{0}</option>", escape(&user.username)))
+        .map(|user| {
+            let chosen = ctx
+                .store
+                .oauth
+                .preselect
+                .as_ref()
+                .is_some_and(|preselect| preselect.eq_ignore_ascii_case(&user.username));
+            format!(
+                "<option value=\"{0}\"{1}>{0}</option>",
+                escape(&user.username),
+                if chosen { " selected" } else { "" }
+            )
+        })
         .collect();
     let mut fields = String::new();
     for name in [

@@ -79,6 +79,8 @@ pub struct OAuthState {
     pub token_lifetime_secs: u64,
     /// The user the authorize page offers alone, if set (else it asks which user).
     pub sign_in_as: Option<String>,
+    /// The user the authorize page chooses at first, if set (else the first one offered).
+    pub preselect: Option<String>,
     grants: HashMap<String, Grant>,
     refresh: HashMap<String, Refresh>,
     access_expiry: HashMap<u64, Millis>,
@@ -92,6 +94,7 @@ impl Default for OAuthState {
             applications: BTreeMap::new(),
             token_lifetime_secs: 7200,
             sign_in_as: None,
+            preselect: None,
             grants: HashMap::new(),
             refresh: HashMap::new(),
             access_expiry: HashMap::new(),

@@ -764,6 +764,7 @@ class Bench:
         self.notes = []
         self.anomalies = []
         self.steals = []  # host steal of each closed-loop run, in cores
+        self.alert_latency = True  # row 5's open-loop run (oha); off with --alerts-only
 
     def row(self, *cells):
         self.rows.append(cells)
@@ -1050,16 +1051,18 @@ class Bench:
         # open loop: oha posts a line of this file, chosen at random, per request
         bodies = WORK / "alert-bodies.jsonl"
         payload_bytes = write_alert_bodies(bodies)
-        run = Run(oha_argv(P_ALERTS, path, self.duration,
-                           ["-m", "POST", "-Z", bodies, "-T", "application/json",
-                            "-H", f"Authorization: Bearer {key}"]), watched, "alerts latency")
-        result = run.measured()
-        lat = parse_oha(result["text"])
-        self.check_load("alerts latency", lat)
-        for attempt in run.attempts:
-            acked += parse_oha(attempt["text"])["ok"]
-            tries += 1
-        log(f"  alerts at 2,000/s: p50 {fmt_ms(lat['p50'])}, p99 {fmt_ms(lat['p99'])}")
+        lat = None
+        if self.alert_latency:
+            run = Run(oha_argv(P_ALERTS, path, self.duration,
+                               ["-m", "POST", "-Z", bodies, "-T", "application/json",
+                                "-H", f"Authorization: Bearer {key}"]), watched, "alerts latency")
+            result = run.measured()
+            lat = parse_oha(result["text"])
+            self.check_load("alerts latency", lat)
+            for attempt in run.attempts:
+                acked += parse_oha(attempt["text"])["ok"]
+                tries += 1
+            log(f"  alerts at 2,000/s: p50 {fmt_ms(lat['p50'])}, p99 {fmt_ms(lat['p99'])}")
         # Everything acknowledged must be in the store (wrk stops with up to 50 requests in flight:
         # those may be stored without being counted as acknowledged).
         db = sqlite3.connect(f"file:{data_dir / 'svcgate.db'}?mode=ro", uri=True)
@@ -1206,16 +1209,7 @@ class Bench:
           f"{self.big['svcgate'] / 2**20:,.0f} MiB/s; {self.big['rss_before'] / 1024:.1f} → "
           f"{(self.big['rss_before'] + self.big['growth_kib']) / 1024:.1f} MiB (+{growth:.1f})",
           "growth < 16 MiB", verdict(growth < 16))
-        a = self.alerts
-        R("5", "alerts acknowledged (durable), 50 senders, ~1 KB, 10% repeats: alerts/s (cores)", "", "",
-          f"{fmt_int(a['rps'])} ({a['cpu']:.2f})", "≥ 20,000/s", verdict(a["rps"] >= 20000))
-        R("5", "alerts at 2,000/s open loop: p50; p99", "", "",
-          f"{fmt_ms(a['lat']['p50'])}; {fmt_ms(a['lat']['p99'])}", "p99 ≤ 10 ms",
-          verdict(a["lat"]["p99"] is not None and a["lat"]["p99"] <= 0.010))
-        R("5", "acknowledged (all runs) vs stored (sum of `events`)", "", "",
-          f"{a['acked']:,} vs {a['stored']:,}",
-          f"stored − acknowledged in [0, {a['slack']:,}] (in flight at a run's end)",
-          verdict(a["acked"] <= a["stored"] <= a["acked"] + a["slack"]))
+        self.alert_rows()
         if hasattr(self, "replicas"):
             self.replica_rows()
         R("6", "idle resident memory", "", "", f"{self.idle_rss / 1024:.1f} MiB", "≤ 20 MiB",
@@ -1235,6 +1229,29 @@ class Bench:
           f"{p['acked']:,} vs {p['stored']:,}; {p['doubled']}",
           f"stored − acknowledged in [0, {p['slack']:,}]; 0",
           verdict(p["acked"] <= p["stored"] <= p["acked"] + p["slack"] and p["doubled"] == 0))
+
+    def alert_rows(self):
+        R, a = self.row, self.alerts
+        R("5", "alerts acknowledged (durable), 50 senders, ~1 KB, 10% repeats: alerts/s (cores)", "", "",
+          f"{fmt_int(a['rps'])} ({a['cpu']:.2f})", "≥ 20,000/s", verdict(a["rps"] >= 20000))
+        if a["lat"] is not None:
+            R("5", "alerts at 2,000/s open loop: p50; p99", "", "",
+              f"{fmt_ms(a['lat']['p50'])}; {fmt_ms(a['lat']['p99'])}", "p99 ≤ 10 ms",
+              verdict(a["lat"]["p99"] is not None and a["lat"]["p99"] <= 0.010))
+        R("5", "acknowledged (all runs) vs stored (sum of `events`)", "", "",
+          f"{a['acked']:,} vs {a['stored']:,}",
+          f"stored − acknowledged in [0, {a['slack']:,}] (in flight at a run's end)",
+          verdict(a["acked"] <= a["stored"] <= a["acked"] + a["slack"]))
+
+    def run_alerts_only(self):
+        """Only row 5's closed-loop alert figure (`--alerts-only`: wrk, no nginx or oha), for working on the intake."""
+        for sub in ("logs", "data"):
+            (WORK / sub).mkdir(parents=True, exist_ok=True)
+        self.alert_latency = False
+        self.sim = PROCS.start("svc-sim", [SIM, "--listen", f"{HOST}:{P_SIM}", "--root-token", ROOT_TOKEN])
+        wait_port(P_SIM, "/api/v4/version")
+        self.row5()
+        self.alert_rows()
 
     def run_replicas_only(self):
         """Only row 7 (`--replicas-only`), for working on the PostgreSQL store."""
@@ -1318,6 +1335,8 @@ def main():
     parser.add_argument("--reps", type=int, help="repetitions of each closed-loop cell (default 5)")
     parser.add_argument("--duration", type=int, help="seconds of each run (default 5)")
     parser.add_argument("--replicas-only", action="store_true", help="only row 7: two replicas on PostgreSQL")
+    parser.add_argument("--alerts-only", action="store_true",
+                        help="only row 5's closed-loop alert figure (wrk; no nginx, oha or PostgreSQL needed)")
     args = parser.parse_args()
     reps = args.reps or (1 if args.quick else 5)
     # 17 closed-loop cells × 5 repetitions: at 10 s a run the load alone would take 14.2 minutes, which with
@@ -1339,6 +1358,8 @@ def main():
     try:
         if args.replicas_only:
             bench.run_replicas_only()
+        elif args.alerts_only:
+            bench.run_alerts_only()
         else:
             bench.run()
     finally:
@@ -1356,7 +1377,7 @@ def main():
               "|---|---|---|---|---|---|---|"]
     lines += ["| " + " | ".join(str(c) for c in cells) + " |" for cells in bench.rows]
     lines += ["", "Notes:", ""]
-    lines += ["* requests per proxy CPU-second: successful requests divided by the proxy's utime + stime "
+    notes = ["* requests per proxy CPU-second: successful requests divided by the proxy's utime + stime "
               "(`/proc/<pid>/stat`, all threads; nginx: master and worker) over the run; in the direct "
               "column, the origin's own.",
               "* proxy CPU per request, user + kernel: the same time split into utime and stime, from the "
@@ -1381,6 +1402,8 @@ def main():
               f"* alert payloads: about {bench.alerts['payload_bytes'] if hasattr(bench, 'alerts') else 1000} "
               f"bytes (oha), wrk's script `bench/alerts.lua` about the same"
               + (f"; {bench.alerts['rows']:,} alerts in the store." if hasattr(bench, "alerts") else ".")]
+    # --alerts-only measures row 5 alone: only its payload note applies.
+    lines += notes[-1:] if args.alerts_only else notes
     if hasattr(bench, "replicas"):
         lines += ["* row 7: two svcgate processes (`--worker-threads 1` each) on one PostgreSQL "
                   f"({psql_version()}, a throwaway cluster in bench/.work/pg, fsync and synchronous_commit on), "
@@ -1398,7 +1421,7 @@ def main():
     if bench.anomalies:
         lines += ["", "Anomalies:", ""] + [f"* {a}" for a in bench.anomalies]
     text = "\n".join(lines) + "\n"
-    suffix = "-replicas" if args.replicas_only else ""
+    suffix = "-replicas" if args.replicas_only else "-alerts" if args.alerts_only else ""
     if reps < 5 or duration < 5:  # a trial is not a result: keep it out of bench/results/
         out = WORK / f"{datetime.date.today().isoformat()}{suffix}-trial.md"
     else:

@@ -1,5 +1,5 @@
-//! Memory held for request and answer bodies: one byte budget per side, shared by every request, and a read
-//! timeout.
+//! Memory held for request and answer bodies: one byte budget per side, shared by every request, a read timeout,
+//! and for alert payloads a share per sender and a stall timeout.
 //!
 //! svcgate streams bodies it does not rewrite; the few it must hold whole (alert payloads, V3 request bodies it
 //! converts, V4 answers it reshapes) are read through a [`BodyBudget`]. Each such read takes bytes from the
@@ -8,6 +8,12 @@
 //! and the request is answered 503 with `Retry-After`: under a flood of large bodies, memory stays bounded by
 //! the budgets plus one frame per connection, and the bodies that fit keep going through. A body that arrives
 //! slower than the read timeout is refused too, so a sender cannot hold its share of the budget by trickling.
+//!
+//! A read may also take its bytes from a [`Share`] of the budget (the alert intake gives each integration one),
+//! so that one sender's bodies cannot hold the whole budget: the share is bounded in bytes, not in requests, so
+//! many small bodies pass where a few large ones are refused. And a read may have a stall timeout: a body that
+//! brings no byte for that long is refused at once, whatever is left of its read timeout, so a body that stops
+//! gives its bytes back within seconds instead of holding them until the read timeout.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,9 +37,18 @@ pub enum BudgetError {
         /// The budget.
         budget: usize,
     },
+    /// The read's [`Share`] is spent by other bodies of the same sender for now.
+    #[error("this sender's bodies hold {share} bytes already; retry shortly")]
+    ShareExhausted {
+        /// The share.
+        share: usize,
+    },
     /// The body did not arrive within the read timeout.
     #[error("the body did not arrive within {0:?}")]
     TimedOut(Duration),
+    /// No byte of the body arrived for the stall timeout.
+    #[error("no byte of the body arrived for {0:?}")]
+    Stalled(Duration),
     /// The connection failed while the body was read.
     #[error("the body could not be read: {0}")]
     Unreadable(String),
@@ -48,18 +63,63 @@ pub struct BodyBudget {
     bytes: Arc<Semaphore>,
     total: usize,
     read_timeout: Duration,
+    /// Longest a read may wait for its body's next bytes (`None`: only the read timeout bounds it).
+    stall_timeout: Option<Duration>,
+    /// The part of the budget reads also take their bytes from, when they have one.
+    share: Option<Share>,
 }
 
-/// Bytes taken from a budget; given back when dropped.
+/// A part of a budget reserved to no one but capped: reads through it take their bytes from it and from the
+/// budget alike, so all of them together hold at most its size.
+#[derive(Debug, Clone)]
+pub struct Share {
+    bytes: Arc<Semaphore>,
+    total: usize,
+}
+
+impl Share {
+    /// A share of `total` bytes.
+    pub fn new(total: usize) -> Self {
+        Share {
+            bytes: Arc::new(Semaphore::new(total.min(Semaphore::MAX_PERMITS))),
+            total,
+        }
+    }
+
+    /// Bytes of the share not held by any read now.
+    pub fn available(&self) -> usize {
+        self.bytes.available_permits()
+    }
+}
+
+/// Bytes taken from a budget (and its share); given back when dropped.
 #[derive(Debug)]
 pub struct Held {
     permit: Option<OwnedSemaphorePermit>,
+    shared: Option<OwnedSemaphorePermit>,
+}
+
+/// Takes `count` permits from `semaphore` now, or none.
+fn try_take(semaphore: &Arc<Semaphore>, count: usize) -> Option<OwnedSemaphorePermit> {
+    let count = u32::try_from(count).ok()?;
+    Arc::clone(semaphore).try_acquire_many_owned(count).ok()
+}
+
+/// Adds `more` to what `held` holds.
+fn merge(held: &mut Option<OwnedSemaphorePermit>, more: OwnedSemaphorePermit) {
+    match held {
+        Some(permit) => permit.merge(more),
+        None => *held = Some(more),
+    }
 }
 
 impl Held {
     /// Nothing held.
     pub fn none() -> Self {
-        Held { permit: None }
+        Held {
+            permit: None,
+            shared: None,
+        }
     }
 
     /// Bytes held.
@@ -75,6 +135,24 @@ impl BodyBudget {
             bytes: Arc::new(Semaphore::new(total.min(Semaphore::MAX_PERMITS))),
             total,
             read_timeout,
+            stall_timeout: None,
+            share: None,
+        }
+    }
+
+    /// The same budget, whose reads fail once their body brings no byte for `stall_timeout`.
+    pub fn with_stall_timeout(&self, stall_timeout: Duration) -> Self {
+        BodyBudget {
+            stall_timeout: Some(stall_timeout),
+            ..self.clone()
+        }
+    }
+
+    /// The same budget, whose reads also take their bytes from `share`.
+    pub fn within(&self, share: &Share) -> Self {
+        BodyBudget {
+            share: Some(share.clone()),
+            ..self.clone()
         }
     }
 
@@ -100,13 +178,18 @@ impl BodyBudget {
         if bytes == 0 {
             return Ok(());
         }
-        let more = u32::try_from(bytes)
-            .ok()
-            .and_then(|bytes| Arc::clone(&self.bytes).try_acquire_many_owned(bytes).ok())
-            .ok_or(BudgetError::Exhausted { budget: self.total })?;
-        match &mut held.permit {
-            Some(permit) => permit.merge(more),
-            None => held.permit = Some(more),
+        // The share first: a sender over its share is refused without touching the budget others need. When
+        // the budget then refuses, the share's bytes go back as `shared` is dropped.
+        let shared = match &self.share {
+            Some(share) => Some(
+                try_take(&share.bytes, bytes).ok_or(BudgetError::ShareExhausted { share: share.total })?,
+            ),
+            None => None,
+        };
+        let more = try_take(&self.bytes, bytes).ok_or(BudgetError::Exhausted { budget: self.total })?;
+        merge(&mut held.permit, more);
+        if let Some(shared) = shared {
+            merge(&mut held.shared, shared);
         }
         Ok(())
     }
@@ -147,7 +230,16 @@ impl BodyBudget {
         self.take(&mut held, capacity)?;
         let mut collected: Vec<u8> = Vec::with_capacity(capacity);
         let mut single: Option<Bytes> = None;
-        while let Some(frame) = body.frame().await {
+        loop {
+            let next = match self.stall_timeout {
+                Some(stall) => tokio::time::timeout(stall, body.frame())
+                    .await
+                    .map_err(|_| BudgetError::Stalled(stall))?,
+                None => body.frame().await,
+            };
+            let Some(frame) = next else {
+                break;
+            };
             let frame = frame.map_err(|error| BudgetError::Unreadable(error.to_string()))?;
             let Ok(data) = frame.into_data() else {
                 continue;
@@ -182,6 +274,7 @@ impl BodyBudget {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use futures_util::StreamExt;
     use http_body_util::{Full, StreamBody};
 
     fn chunks(
@@ -244,5 +337,52 @@ mod tests {
         >());
         let outcome = budget.read(never, None, 1024).await;
         assert!(matches!(outcome, Err(BudgetError::TimedOut(_))));
+    }
+
+    #[tokio::test]
+    async fn a_share_caps_one_senders_bytes_and_other_reads_of_the_budget_go_on() {
+        let budget = BodyBudget::new(100, Duration::from_secs(5));
+        let share = Share::new(50);
+        let sender = budget.within(&share);
+        let (_, first) = sender
+            .read(Full::new(Bytes::from_static(&[b'x'; 40])), Some(40), 1000)
+            .await
+            .unwrap();
+        let second = sender
+            .read(Full::new(Bytes::from_static(&[b'y'; 40])), Some(40), 1000)
+            .await;
+        assert!(matches!(second, Err(BudgetError::ShareExhausted { share: 50 })));
+        // What the share refused was given back to the budget: another sender has the rest.
+        assert_eq!(budget.available(), 60);
+        assert!(budget
+            .read(Full::new(Bytes::from_static(&[b'z'; 60])), Some(60), 1000)
+            .await
+            .is_ok());
+        // Small bodies fit beside the held one, as many as the share's bytes allow.
+        assert_eq!(share.available(), 10);
+        for _ in 0..10 {
+            let (_, small) = sender.read(chunks(vec![b"1"]), None, 1000).await.unwrap();
+            drop(small);
+        }
+        drop(first);
+        assert_eq!(share.available(), 50);
+        assert_eq!(budget.available(), 100);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_body_that_stops_is_refused_at_the_stall_timeout_and_its_bytes_given_back() {
+        let budget =
+            BodyBudget::new(1 << 20, Duration::from_secs(30)).with_stall_timeout(Duration::from_secs(2));
+        let started = tokio::time::Instant::now();
+        let stops = StreamBody::new(
+            futures_util::stream::iter([Ok::<_, std::convert::Infallible>(http_body::Frame::data(
+                Bytes::from_static(b"{\"partial\":"),
+            ))])
+            .chain(futures_util::stream::pending()),
+        );
+        let outcome = budget.read(stops, Some(1000), 1000).await;
+        assert!(matches!(outcome, Err(BudgetError::Stalled(_))), "{outcome:?}");
+        assert_eq!(started.elapsed(), Duration::from_secs(2));
+        assert_eq!(budget.available(), 1 << 20);
     }
 }

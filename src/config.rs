@@ -277,8 +277,10 @@ options! {
     alert_memory_budget_bytes: Count = 64 << 20,
     /// Alert requests read at once, all integrations together.
     alert_max_concurrent: Count = 256,
-    /// Alert requests read at once for one integration.
-    alert_max_concurrent_per_integration: Count = 16,
+    /// Bytes of alert bodies the requests of one integration hold in memory at once.
+    alert_integration_budget_bytes: Count = 16 << 20,
+    /// Time an alert body may bring no byte before it is refused (408) and its bytes given back.
+    alert_body_stall_timeout: NonzeroDuration = "2s",
     /// Deepest JSON nesting of an alert payload.
     alert_max_depth: Count = 64,
     /// Alerts per second one integration may send (0: no limit).
@@ -957,8 +959,10 @@ pub struct AlertConfig {
     pub memory_budget_bytes: usize,
     /// Alert requests read at once, all integrations together.
     pub max_concurrent: usize,
-    /// Alert requests read at once for one integration.
-    pub max_concurrent_per_integration: usize,
+    /// Bytes of alert bodies one integration's requests hold at once.
+    pub integration_budget_bytes: usize,
+    /// Time an alert body may bring no byte.
+    pub body_stall_timeout: Duration,
     /// Time an alert body may take to arrive.
     pub body_read_timeout: Duration,
     /// Whether `service_token` is set, without which no incident can be created (the settings page warns).
@@ -1115,7 +1119,8 @@ impl Config {
                 access_cache_entries: options.access_cache_entries,
                 memory_budget_bytes: options.alert_memory_budget_bytes,
                 max_concurrent: options.alert_max_concurrent,
-                max_concurrent_per_integration: options.alert_max_concurrent_per_integration,
+                integration_budget_bytes: options.alert_integration_budget_bytes,
+                body_stall_timeout: options.alert_body_stall_timeout,
                 body_read_timeout: options.body_read_timeout,
             },
             service_token: options.service_token,
@@ -1182,6 +1187,16 @@ fn relations(options: &Checked) -> Result<(), ConfigError> {
                 "{} must be at most alert_memory_budget_bytes ({}): a payload larger than the whole budget could \
                  never be read",
                 options.alert_max_body_bytes, options.alert_memory_budget_bytes
+            ),
+        ));
+    }
+    if options.alert_integration_budget_bytes < options.alert_max_body_bytes {
+        return Err(invalid(
+            "alert_integration_budget_bytes",
+            &format!(
+                "{} must be at least alert_max_body_bytes ({}): a payload of the largest size must fit one \
+                 integration's share",
+                options.alert_integration_budget_bytes, options.alert_max_body_bytes
             ),
         ));
     }
@@ -1396,6 +1411,25 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(error.contains("outbox_keep_done"), "{error}");
+    }
+
+    #[test]
+    fn an_integrations_share_of_alert_payloads_holds_at_least_the_largest_payload() {
+        let raw = |share: u64| RawConfig {
+            backend: Some("http://127.0.0.1:9".to_owned()),
+            alert_max_body_bytes: Some(1 << 20),
+            alert_integration_budget_bytes: Some(share),
+            data_dir: Some("/var/lib/svcgate".into()),
+            ..RawConfig::default()
+        };
+        let error = Config::from_raw(raw((1 << 20) - 1)).unwrap_err().to_string();
+        assert!(
+            error.contains("alert_integration_budget_bytes") && error.contains("alert_max_body_bytes"),
+            "{error}"
+        );
+        let config = Config::from_raw(raw(1 << 20)).unwrap();
+        assert_eq!(config.alerts.integration_budget_bytes, 1 << 20);
+        assert_eq!(config.alerts.body_stall_timeout, Duration::from_secs(2));
     }
 
     #[test]

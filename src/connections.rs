@@ -28,6 +28,7 @@ use http_body::{Body as HttpBody, Frame, SizeHint};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use crate::aborts::AbortMark;
 use crate::body::{Body, BoxError};
 
 /// The limits on client connections.
@@ -217,18 +218,21 @@ impl Drop for InProgress {
     }
 }
 
-/// A response body that keeps its request in progress until it has been sent (or dropped).
+/// A response body that keeps its request in progress until it has been sent (or dropped), and marks its
+/// connection for a reset when it fails mid-way ([`aborts`](crate::aborts)).
 pub struct TrackedBody {
     inner: Body,
     _in_progress: InProgress,
+    abort: Option<AbortMark>,
 }
 
 impl TrackedBody {
-    /// Wraps `inner` so that `in_progress` ends with it.
-    pub fn new(inner: Body, in_progress: InProgress) -> Self {
+    /// Wraps `inner` so that `in_progress` ends with it; a failure of `inner` sets `abort` (HTTP/1 responses).
+    pub fn new(inner: Body, in_progress: InProgress, abort: Option<AbortMark>) -> Self {
         TrackedBody {
             inner,
             _in_progress: in_progress,
+            abort,
         }
     }
 }
@@ -241,7 +245,12 @@ impl HttpBody for TrackedBody {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
-        Pin::new(&mut self.get_mut().inner).poll_frame(cx)
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_frame(cx);
+        if let (Poll::Ready(Some(Err(_))), Some(abort)) = (&polled, &this.abort) {
+            abort.mark();
+        }
+        polled
     }
 
     fn is_end_stream(&self) -> bool {

@@ -8,6 +8,7 @@
 //! Neutral helpers any part may use: [`time_format`] (times in and out), [`secret`] (sealing and random tokens),
 //! [`url_parts`] (query pairs and path segments).
 
+pub mod aborts;
 pub mod access;
 pub mod alerts;
 pub mod answer_cache;

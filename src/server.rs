@@ -24,6 +24,7 @@ use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 use tracing::Instrument;
 
+use crate::aborts::{AbortMark, ResetOnAbort};
 use crate::access::{AccessChecker, Credentials};
 use crate::alerts::integrations::parse_address;
 use crate::alerts::manage::ManageError;
@@ -457,7 +458,11 @@ pub async fn serve(
         };
         // Nagle's delay would hold back small responses; failure to set it is harmless.
         drop(stream.set_nodelay(true));
-        let stream = RefusalBodies::new(WriteStallLimit::new(stream, limits.write_timeout));
+        let abort = AbortMark::default();
+        let stream = RefusalBodies::new(WriteStallLimit::new(
+            ResetOnAbort::new(stream, abort.clone()),
+            limits.write_timeout,
+        ));
         let watcher = graceful.watcher();
         let builder = Arc::clone(&builder);
         let gateway = Arc::clone(&gateway);
@@ -472,9 +477,11 @@ pub async fn serve(
                     let gateway = Arc::clone(&gateway);
                     let client = client.clone();
                     let in_progress = connection.request_started();
+                    // An HTTP/1 response cut short resets the connection; HTTP/2 resets only its stream.
+                    let abort = (request.version() < http::Version::HTTP_2).then(|| abort.clone());
                     async move {
                         let response = gateway.handle(request, client).await;
-                        Ok::<_, Infallible>(response.map(|body| TrackedBody::new(body, in_progress)))
+                        Ok::<_, Infallible>(response.map(|body| TrackedBody::new(body, in_progress, abort)))
                     }
                 });
                 let served = async {

@@ -222,8 +222,8 @@ impl Upstream {
             .read(body, None, max_bytes)
             .await
             .map_err(|error| match error {
-                BudgetError::TimedOut(after) => GatewayError::BackendTimeout(after),
-                BudgetError::Exhausted { budget } => GatewayError::Busy(format!(
+                BudgetError::TimedOut(after) | BudgetError::Stalled(after) => GatewayError::BackendTimeout(after),
+                BudgetError::Exhausted { budget } | BudgetError::ShareExhausted { share: budget } => GatewayError::Busy(format!(
                     "svcgate holds {budget} bytes of bodies already (rewrite_memory_budget_bytes); retry shortly"
                 )),
                 BudgetError::TooLarge { max } => GatewayError::BadBackendAnswer(format!("body over {max} bytes")),

@@ -534,6 +534,12 @@ fn every_relation_the_readme_states_between_options_is_checked_at_start() -> any
             "alert_max_body_bytes",
             "2000000 must be at most alert_memory_budget_bytes (1000000)",
         ),
+        // One integration's share below the largest payload: such a payload would get 503 for ever.
+        (
+            &[("SVCGATE_ALERT_INTEGRATION_BUDGET_BYTES", "1000000")][..],
+            "alert_integration_budget_bytes",
+            "1000000 must be at least alert_max_body_bytes (1048576)",
+        ),
         (
             &[("SVCGATE_REWRITE_MEMORY_BUDGET_BYTES", "1048576")][..],
             "max_rewrite_body_bytes",
@@ -553,6 +559,7 @@ fn every_relation_the_readme_states_between_options_is_checked_at_start() -> any
         ("SVCGATE_OUTBOX_KEEP_DONE", "61s"),
         ("SVCGATE_ALERT_MAX_BODY_BYTES", "1000"),
         ("SVCGATE_ALERT_MEMORY_BUDGET_BYTES", "1000"),
+        ("SVCGATE_ALERT_INTEGRATION_BUDGET_BYTES", "1000"),
         ("SVCGATE_MAX_REWRITE_BODY_BYTES", "1000"),
         ("SVCGATE_REWRITE_MEMORY_BUDGET_BYTES", "1000"),
     ])?;

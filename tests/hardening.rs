@@ -324,7 +324,7 @@ async fn alert_bodies_held_by_one_key_stay_within_the_budget_and_other_senders_g
     use std::time::Duration;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let world = common::alerts::AlertWorld::with(|raw| {
-        // One key holds at most 16 requests × 1 MiB: half of this budget.
+        // One key's share (alert_integration_budget_bytes, 16 MiB) is half of this budget.
         raw.alert_memory_budget_bytes = Some(32 << 20);
         raw.body_read_timeout = Some("4s".to_owned());
         // Premium: several HTTP integrations on one project.
@@ -373,8 +373,8 @@ async fn alert_bodies_held_by_one_key_stay_within_the_budget_and_other_senders_g
     )
     .await;
     assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
-    // Past the read timeout every stalled request has its answer: 408 for the bodies being read, 503 with
-    // Retry-After (in the intake's shape) for those that waited for a slot; their bytes are given back.
+    // Past the stall timeout every stalled request has its answer: 408 for the bodies being read, 503 with
+    // Retry-After (in the intake's shape) for those over the key's share; their bytes are given back.
     tokio::time::sleep(Duration::from_secs(5)).await;
     let (mut timed_out, mut busy) = (0, 0);
     for stream in &mut held {
@@ -540,4 +540,110 @@ async fn a_fresh_data_directory_and_its_store_files_are_private_to_svcgates_user
         assert_eq!(mode(file), 0o600, "{file}");
     }
     gateway.stop().await;
+}
+
+/// What a raw connection received until the server answered or closed it: the response head, if any.
+async fn response_head(read: &mut tokio::net::tcp::OwnedReadHalf) -> Option<String> {
+    use tokio::io::AsyncReadExt;
+    let mut head = Vec::new();
+    let mut buffer = [0u8; 2048];
+    while !head.windows(4).any(|window| window == b"\r\n\r\n") {
+        match read.read(&mut buffer).await {
+            Ok(0) | Err(_) => break,
+            Ok(count) => head.extend_from_slice(&buffer[..count]),
+        }
+    }
+    (!head.is_empty()).then(|| String::from_utf8_lossy(&head).to_lowercase())
+}
+
+#[tokio::test]
+async fn stalled_bodies_on_one_key_lose_their_hold_within_seconds_and_a_new_alert_on_that_key_gets_through() {
+    use std::time::{Duration, Instant};
+    use tokio::io::AsyncWriteExt;
+    let (sim, demo) = common::replicas::simulator().await;
+    let data_dir = tempfile::tempdir().unwrap();
+    // svcgate as its own process, with the default settings, so that its memory is its own.
+    let gateway =
+        common::replicas::Replica::start_on_sqlite("gateway", &sim.url(), data_dir.path(), &[]).await;
+    let made = common::send_json(
+        http::Method::POST,
+        &format!(
+            "{}/-/svcgate/api/projects/{}/integrations",
+            gateway.url(),
+            demo.project_id
+        ),
+        &demo.token,
+        serde_json::json!({"type": "generic", "active": true}),
+    )
+    .await;
+    assert_eq!(made.status, StatusCode::CREATED, "{:?}", made.body);
+    let integration = made.json();
+    let url = integration["url"].as_str().unwrap().to_owned();
+    let key = integration["token"].as_str().unwrap().to_owned();
+    let path = url.splitn(4, '/').nth(3).unwrap().to_owned();
+    // 300 connections on the key each declare 1 MiB, send about 1 MB of it at once, then stop.
+    let head = format!(
+        "POST /{path} HTTP/1.1\r\nhost: svcgate\r\nauthorization: Bearer {key}\r\n\
+         content-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        1 << 20
+    );
+    let started = Instant::now();
+    let mut senders = Vec::new();
+    for _ in 0..300 {
+        let stream = tokio::net::TcpStream::connect(gateway.address).await.unwrap();
+        let head = head.clone();
+        senders.push(tokio::spawn(async move {
+            let (mut read, mut write) = stream.into_split();
+            let sending = tokio::spawn(async move {
+                let body = vec![b' '; 1_000_000];
+                if write.write_all(head.as_bytes()).await.is_ok() {
+                    drop(write.write_all(&body).await);
+                }
+                // Never finishes the body; holds the connection open until the answer has been read.
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                drop(write);
+            });
+            let answer = tokio::time::timeout(Duration::from_secs(20), response_head(&mut read)).await;
+            sending.abort();
+            answer.ok().flatten()
+        }));
+    }
+    // A small alert on the same key, on a fresh connection, 3 s later.
+    tokio::time::sleep(Duration::from_secs(3).saturating_sub(started.elapsed())).await;
+    let sent = Instant::now();
+    let answer = tokio::time::timeout(
+        Duration::from_secs(5),
+        common::alerts::post_alert(&url, &key, &serde_json::json!({"title": "real trouble"})),
+    )
+    .await
+    .expect("the alert was not answered within 5 s");
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    let waited = sent.elapsed();
+    // Every stalled sender has an answer: 408 for the bodies being read, 503 with Retry-After for those over the
+    // key's share.
+    let (mut timed_out, mut busy) = (0, 0);
+    for sender in senders {
+        let head = sender.await.unwrap();
+        let head = head.expect("a stalled sender got no answer");
+        if head.starts_with("http/1.1 408") {
+            timed_out += 1;
+        } else if head.starts_with("http/1.1 503") {
+            assert!(head.contains("retry-after: 1"), "{head}");
+            busy += 1;
+        } else {
+            panic!("a stalled sender was answered {head}");
+        }
+    }
+    assert!(timed_out >= 1, "{timed_out} timed out, {busy} busy");
+    assert_eq!(timed_out + busy, 300);
+    let peak = gateway.peak_resident_bytes();
+    assert!(
+        peak < 200 << 20,
+        "svcgate's resident memory peaked at {} MiB",
+        peak >> 20
+    );
+    eprintln!(
+        "alert answered {waited:?} after it was sent; {timed_out} × 408, {busy} × 503; peak RSS {} MiB",
+        peak >> 20
+    );
 }

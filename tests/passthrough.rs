@@ -419,3 +419,93 @@ async fn expect_100_continue_with_an_unreachable_backend_gets_the_502_before_sen
     assert!(head.starts_with("HTTP/1.1 502 Bad Gateway\r\n"), "{head}");
     gateway.stop().await;
 }
+
+/// An origin that answers every request with the start of a chunked body, then closes its connection mid-body.
+async fn aborting_origin() -> std::net::SocketAddr {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut buffer = [0u8; 1024];
+                while !head.windows(4).any(|window| window == b"\r\n\r\n") {
+                    match stream.read(&mut buffer).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(read) => head.extend_from_slice(&buffer[..read]),
+                    }
+                }
+                let start = b"HTTP/1.1 200 OK\r\ncontent-type: application/octet-stream\r\n\
+                              transfer-encoding: chunked\r\n\r\n10\r\nfirst sixteen b.\r\n";
+                if stream.write_all(start).await.is_ok() {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                // Dropped here: the body stops after its first chunk, without the last one.
+            });
+        }
+    });
+    address
+}
+
+/// Sends `request` on a raw connection and reads until the connection ends: the bytes received, and how it
+/// ended (`Ok` for a clean end of stream).
+async fn read_until_closed(gateway: std::net::SocketAddr, request: &str) -> (Vec<u8>, std::io::Result<()>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(gateway).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut received = Vec::new();
+    let mut buffer = [0u8; 4096];
+    let end = within(10, "the end of the connection", async {
+        loop {
+            match stream.read(&mut buffer).await {
+                Ok(0) => return Ok(()),
+                Ok(read) => received.extend_from_slice(&buffer[..read]),
+                Err(error) => return Err(error),
+            }
+        }
+    })
+    .await;
+    (received, end)
+}
+
+#[tokio::test]
+async fn an_http_1_0_client_of_a_download_the_backend_aborted_gets_a_reset_not_a_clean_end() {
+    let origin = aborting_origin().await;
+    let gateway = TestGateway::start(&format!("http://{origin}")).await;
+    let (received, end) = read_until_closed(
+        gateway.address,
+        "GET /group/project/-/archive/main.tar.gz HTTP/1.0\r\nHost: gate.example\r\n\r\n",
+    )
+    .await;
+    let text = String::from_utf8_lossy(&received);
+    // Close-delimited: the body's end would be the connection's end.
+    assert!(text.starts_with("HTTP/1.0 200 OK\r\n"), "{text}");
+    assert!(!text.to_ascii_lowercase().contains("transfer-encoding"), "{text}");
+    assert!(!text.to_ascii_lowercase().contains("content-length"), "{text}");
+    assert!(text.ends_with("first sixteen b."), "{text}");
+    match end {
+        Err(error) => assert_eq!(error.kind(), std::io::ErrorKind::ConnectionReset, "{error}"),
+        Ok(()) => panic!("the cut download ended cleanly: {text}"),
+    }
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn an_http_1_1_client_closing_after_a_download_the_backend_aborted_gets_a_reset_not_a_clean_end() {
+    let origin = aborting_origin().await;
+    let gateway = TestGateway::start(&format!("http://{origin}")).await;
+    let (received, end) = read_until_closed(
+        gateway.address,
+        "GET /group/project/-/archive/main.tar.gz HTTP/1.1\r\nHost: gate.example\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    let text = String::from_utf8_lossy(&received);
+    assert!(text.starts_with("HTTP/1.1 200 OK\r\n"), "{text}");
+    assert!(text.contains("first sixteen b."), "{text}");
+    match end {
+        Err(error) => assert_eq!(error.kind(), std::io::ErrorKind::ConnectionReset, "{error}"),
+        Ok(()) => panic!("the cut download ended cleanly: {text}"),
+    }
+    gateway.stop().await;
+}

@@ -22,7 +22,7 @@ use super::prometheus;
 use super::ratelimit::RateLimiter;
 use super::store_failures::StoreFailures;
 use crate::body::{json_response, Body};
-use crate::budget::{BodyBudget, BudgetError, Held};
+use crate::budget::{BodyBudget, BudgetError, Held, Share};
 use crate::config::{AlertConfig, Edition};
 use crate::store::Store;
 use crate::telemetry::{outcomes, Metrics};
@@ -36,22 +36,17 @@ pub struct Intake {
     store: Arc<dyn Store>,
     limiter: RateLimiter,
     config: AlertConfig,
-    /// Bytes of alert bodies held at once (`alert_memory_budget_bytes`).
+    /// Bytes of alert bodies held at once (`alert_memory_budget_bytes`), each read cut when its body stops
+    /// (`alert_body_stall_timeout`).
     budget: BodyBudget,
+    /// Bytes of alert bodies held at once per integration (`alert_integration_budget_bytes`).
+    shares: std::sync::Mutex<HashMap<u64, Share>>,
     /// Alert requests being read at once, all integrations together (`alert_max_concurrent`).
     reading: Arc<tokio::sync::Semaphore>,
-    /// Alert requests being read at once, per integration (`alert_max_concurrent_per_integration`).
-    reading_per_integration: std::sync::Mutex<HashMap<u64, Arc<tokio::sync::Semaphore>>>,
     /// Where alerts received are counted.
     metrics: Arc<Metrics>,
     /// Alerts the store could not take, logged at a bounded rate.
     store_failures: StoreFailures,
-}
-
-/// A slot among the alert requests read at once, overall and for one integration; given back when dropped.
-struct ReadingSlot {
-    _global: tokio::sync::OwnedSemaphorePermit,
-    _integration: tokio::sync::OwnedSemaphorePermit,
 }
 
 /// Why the intake refused a request or could not keep its alerts. [`IntakeError::into_response`] is the one place
@@ -82,6 +77,9 @@ pub enum IntakeError {
     /// The body did not arrive within `body_read_timeout` (408).
     #[error("the payload did not arrive within {0:?} (body_read_timeout)")]
     TimedOut(std::time::Duration),
+    /// The body stopped: no byte of it arrived for `alert_body_stall_timeout` (408).
+    #[error("the payload stopped arriving: no byte for {0:?} (alert_body_stall_timeout)")]
+    Stalled(std::time::Duration),
     /// The body's stream failed before it ended (400).
     #[error("the payload could not be read")]
     Unreadable,
@@ -112,7 +110,7 @@ impl IntakeError {
             IntakeError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             IntakeError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             IntakeError::Busy(_) | IntakeError::StoreUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
-            IntakeError::TimedOut(_) => StatusCode::REQUEST_TIMEOUT,
+            IntakeError::TimedOut(_) | IntakeError::Stalled(_) => StatusCode::REQUEST_TIMEOUT,
             IntakeError::Unreadable => StatusCode::BAD_REQUEST,
             IntakeError::Payload(error) => error.status(),
             IntakeError::RateLimited { prometheus: true, .. } => StatusCode::SERVICE_UNAVAILABLE,
@@ -129,7 +127,7 @@ impl IntakeError {
             IntakeError::UnsupportedMediaType => "unsupported_media_type",
             IntakeError::TooLarge { .. } => "payload_too_large",
             IntakeError::Busy(_) => "busy",
-            IntakeError::TimedOut(_) => "timeout",
+            IntakeError::TimedOut(_) | IntakeError::Stalled(_) => "timeout",
             IntakeError::Unreadable => "invalid_json",
             IntakeError::Payload(error) => error.code(),
             IntakeError::RateLimited { .. } => "rate_limited",
@@ -203,9 +201,10 @@ impl Intake {
             registry,
             store,
             limiter: RateLimiter::new(config.rate_limit, config.rate_burst),
-            budget: BodyBudget::new(config.memory_budget_bytes, config.body_read_timeout),
+            budget: BodyBudget::new(config.memory_budget_bytes, config.body_read_timeout)
+                .with_stall_timeout(config.body_stall_timeout),
+            shares: std::sync::Mutex::default(),
             reading: Arc::new(tokio::sync::Semaphore::new(config.max_concurrent)),
-            reading_per_integration: std::sync::Mutex::default(),
             config,
             store_failures: StoreFailures::default(),
         }
@@ -274,46 +273,47 @@ impl Intake {
         if !is_json(request.headers()) {
             return Err(IntakeError::UnsupportedMediaType);
         }
-        let Some(_slot) = self.reading_slot(integration.record.id).await else {
+        let Some(_slot) = self.reading_slot().await else {
             return Err(IntakeError::Busy(
                 "too many alert requests are waiting to be read; retry shortly".to_owned(),
             ));
         };
-        // The body's bytes stay counted in the budget until the alert is stored and answered.
-        let (bytes, _held) = self.read_body(request).await?;
+        // The body's bytes stay counted in the budget and the integration's share until the alert is stored and
+        // answered.
+        let (bytes, _held) = self.read_body(request, integration.record.id).await?;
         let entries = self.accept(&integration, &bytes).await?;
         Ok((integration, entries))
     }
 
-    /// A slot among the requests read at once. A request waits for one (its body unread, so it holds no
-    /// payload memory) at most `body_read_timeout`; `None` when none came free in that time.
-    async fn reading_slot(&self, integration: u64) -> Option<ReadingSlot> {
-        let per_integration = Arc::clone(
-            self.reading_per_integration
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .entry(integration)
-                .or_insert_with(|| {
-                    Arc::new(tokio::sync::Semaphore::new(
-                        self.config.max_concurrent_per_integration,
-                    ))
-                }),
-        );
-        let slots = async {
-            let integration = per_integration.acquire_owned().await.ok()?;
-            let global = Arc::clone(&self.reading).acquire_owned().await.ok()?;
-            Some(ReadingSlot {
-                _global: global,
-                _integration: integration,
-            })
-        };
-        tokio::time::timeout(self.config.body_read_timeout, slots)
+    /// A slot among the requests read at once, all integrations together. A request waits for one (its body
+    /// unread, so it holds no payload memory) at most `alert_body_stall_timeout`: every slot is held by a body
+    /// that is arriving or is cut within that time, so a longer wait would only queue senders behind stopped
+    /// bodies. `None` when none came free in that time.
+    async fn reading_slot(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        let slot = Arc::clone(&self.reading).acquire_owned();
+        tokio::time::timeout(self.config.body_stall_timeout, slot)
             .await
+            .ok()?
             .ok()
-            .flatten()
     }
 
-    async fn read_body(&self, request: Request<Incoming>) -> Result<(bytes::Bytes, Held), IntakeError> {
+    /// The integration's share of the payload budget, made on its first request.
+    fn share(&self, integration: u64) -> Share {
+        self.shares
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry(integration)
+            .or_insert_with(|| Share::new(self.config.integration_budget_bytes))
+            .clone()
+    }
+
+    /// Reads a payload whole within the budget and `integration`'s share of it. A sender over its share is
+    /// refused at once, never queued: a new request never waits behind others' stalled bodies.
+    async fn read_body(
+        &self,
+        request: Request<Incoming>,
+        integration: u64,
+    ) -> Result<(bytes::Bytes, Held), IntakeError> {
         let limit = self.config.max_body_bytes;
         let declared = request
             .headers()
@@ -322,6 +322,7 @@ impl Intake {
             .and_then(|value| value.parse::<u64>().ok());
         let max = usize::try_from(limit).unwrap_or(usize::MAX);
         self.budget
+            .within(&self.share(integration))
             .read(request.into_body(), declared, max)
             .await
             .map_err(|error| match error {
@@ -329,7 +330,11 @@ impl Intake {
                 BudgetError::Exhausted { budget } => IntakeError::Busy(format!(
                     "svcgate holds {budget} bytes of alert payloads already (alert_memory_budget_bytes); retry shortly"
                 )),
+                BudgetError::ShareExhausted { share } => IntakeError::Busy(format!(
+                    "this integration's senders hold {share} bytes of alert payloads already (alert_integration_budget_bytes); retry shortly"
+                )),
                 BudgetError::TimedOut(after) => IntakeError::TimedOut(after),
+                BudgetError::Stalled(after) => IntakeError::Stalled(after),
                 BudgetError::Unreadable(_) => IntakeError::Unreadable,
             })
     }

@@ -213,10 +213,10 @@ impl V3Request {
                 BudgetError::TooLarge { max } => GatewayError::BadRequest(format!(
                     "the request body is larger than max_rewrite_body_bytes ({max})"
                 )),
-                BudgetError::Exhausted { budget } => GatewayError::Busy(format!(
+                BudgetError::Exhausted { budget } | BudgetError::ShareExhausted { share: budget } => GatewayError::Busy(format!(
                     "svcgate holds {budget} bytes of bodies already (rewrite_memory_budget_bytes); retry shortly"
                 )),
-                BudgetError::TimedOut(after) => GatewayError::BodyTimeout(after),
+                BudgetError::TimedOut(after) | BudgetError::Stalled(after) => GatewayError::BodyTimeout(after),
                 BudgetError::Unreadable(detail) => {
                     GatewayError::BadRequest(format!("the request body could not be read: {detail}"))
                 }

@@ -40,6 +40,22 @@ impl Replica {
         database_url: &str,
         env: &[(&str, &str)],
     ) -> Replica {
+        Self::spawn(name, &["--backend", backend, "--database-url", database_url], env).await
+    }
+
+    /// Starts `svcgate serve` on a free loopback port against `backend`, keeping its store (SQLite) in
+    /// `data_dir`, with `SVCGATE_*` variables from `env`; waits until it listens.
+    pub async fn start_on_sqlite(
+        name: &'static str,
+        backend: &str,
+        data_dir: &std::path::Path,
+        env: &[(&str, &str)],
+    ) -> Replica {
+        let data_dir = data_dir.display().to_string();
+        Self::spawn(name, &["--backend", backend, "--data-dir", &data_dir], env).await
+    }
+
+    async fn spawn(name: &'static str, args: &[&str], env: &[(&str, &str)]) -> Replica {
         let mut command = Command::new(env!("CARGO_BIN_EXE_svcgate"));
         for (variable, _) in std::env::vars() {
             if variable.starts_with("SVCGATE_") {
@@ -47,7 +63,8 @@ impl Replica {
             }
         }
         command
-            .args(["serve", "--backend", backend, "--database-url", database_url])
+            .arg("serve")
+            .args(args)
             .args(["--listen", "127.0.0.1:0", "--log-format", "json"])
             .env("SVCGATE_SECRET_KEY", KEY)
             .env("SVCGATE_WORKER_THREADS", "2")
@@ -101,6 +118,14 @@ impl Replica {
             .status()
             .unwrap();
         assert!(status.success(), "kill {signal} {}", self.name);
+    }
+
+    /// The process's peak resident memory so far (`VmHWM` in `/proc/<pid>/status`), in bytes.
+    pub fn peak_resident_bytes(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let line = status.lines().find(|line| line.starts_with("VmHWM:")).unwrap();
+        let kilobytes: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+        kilobytes * 1024
     }
 
     /// Waits (at most `limit`) for the process to exit; answers whether it exited successfully.

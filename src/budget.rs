@@ -257,7 +257,15 @@ impl BodyBudget {
             if let Some(first) = single.take() {
                 collected.extend_from_slice(&first);
             }
-            collected.reserve(data.len());
+            let needed = collected.len() + data.len();
+            if collected.capacity() < needed {
+                // Doubling as `Vec` does, but never past the largest body allowed: a body within its limit never
+                // holds more of the budget than that limit.
+                let target = needed
+                    .max(collected.capacity().saturating_mul(2))
+                    .min(max.max(needed));
+                collected.reserve_exact(target - collected.len());
+            }
             let grown = collected.capacity().saturating_sub(held.bytes());
             self.take(&mut held, grown)?;
             collected.extend_from_slice(&data);

@@ -32,7 +32,7 @@ pub enum ConfigError {
         message: String,
     },
     /// A key of the TOML file names no option.
-    #[error("unknown option `{key}` in {path} line {line}{}", did_you_mean("`", *suggestion, "`"))]
+    #[error("unknown option `{key}` in {path} line {line}{}", removed_or_closest(key, "`", *suggestion, "`"))]
     UnknownOption {
         /// The file's path.
         path: String,
@@ -44,7 +44,7 @@ pub enum ConfigError {
         suggestion: Option<&'static str>,
     },
     /// An `SVCGATE_*` environment variable names no option.
-    #[error("environment variable {name} names no svcgate option{}", did_you_mean("SVCGATE_", suggestion.map(str::to_ascii_uppercase).as_deref(), ""))]
+    #[error("environment variable {name} names no svcgate option{}", removed_or_closest(&name.trim_start_matches("SVCGATE_").to_ascii_lowercase(), "SVCGATE_", suggestion.map(str::to_ascii_uppercase).as_deref(), ""))]
     UnknownEnv {
         /// The variable's name.
         name: String,
@@ -775,6 +775,20 @@ fn closest_option(written: &str) -> Option<&'static str> {
         .map(|(_, name)| name)
 }
 
+/// Options of earlier releases that are gone, each with what replaced it.
+const REMOVED_OPTIONS: &[(&str, &str)] = &[(
+    "alert_max_concurrent_per_integration",
+    "each integration's senders are bounded by alert_integration_budget_bytes and half of alert_max_concurrent",
+)];
+
+/// For an option of an earlier release, `; it was removed: <what replaced it>`; else [`did_you_mean`].
+fn removed_or_closest(written: &str, before: &str, suggestion: Option<&str>, after: &str) -> String {
+    match REMOVED_OPTIONS.iter().find(|(name, _)| *name == written) {
+        Some((_, instead)) => format!("; it was removed ({instead}): drop it"),
+        None => did_you_mean(before, suggestion, after),
+    }
+}
+
 /// `; did you mean <before><name><after>?` when there is a suggestion, else nothing.
 fn did_you_mean(before: &str, suggestion: Option<&str>, after: &str) -> String {
     suggestion.map_or_else(String::new, |name| {
@@ -1312,6 +1326,22 @@ mod tests {
         assert!(error.contains("gate.toml"), "{error}");
         assert!(error.contains("lisen"), "{error}");
         assert!(!error.contains('\n'), "{error}");
+    }
+
+    #[test]
+    fn a_removed_option_says_it_was_removed_and_what_replaced_it() {
+        let error = RawConfig::from_toml("alert_max_concurrent_per_integration = 16", "gate.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("it was removed") && error.contains("alert_integration_budget_bytes"),
+            "{error}"
+        );
+        assert!(!error.contains("did you mean"), "{error}");
+        let error = RawConfig::from_env(env(&[("SVCGATE_ALERT_MAX_CONCURRENT_PER_INTEGRATION", "16")]))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("it was removed"), "{error}");
     }
 
     #[test]

@@ -48,10 +48,21 @@ pub async fn process(
         .iter_mut()
         .map(|alert| store.alert_event(event_of(integration, alert, &now)));
     let outcomes = futures_util::future::join_all(writes).await;
+    // A payload of several alerts is answered as one: if any of them may be stored (its commit was sent, or it is
+    // stored), the sender is not told that nothing was.
+    let any_stored = outcomes
+        .iter()
+        .any(|outcome| matches!(outcome, Ok(_) | Err(StoreError::Undecided(_))));
     alerts
         .into_iter()
         .zip(outcomes)
-        .map(|(alert, outcome)| outcome.map(|outcome| entry(alert, outcome)))
+        .map(|(alert, outcome)| match outcome {
+            Ok(outcome) => Ok(entry(alert, outcome)),
+            Err(StoreError::Unavailable(text)) if any_stored => Err(StoreError::Undecided(format!(
+                "another alert of the same payload may be stored: {text}"
+            ))),
+            Err(error) => Err(error),
+        })
         .collect()
 }
 

@@ -39,14 +39,24 @@ pub struct Intake {
     /// Bytes of alert bodies held at once (`alert_memory_budget_bytes`), each read cut when its body stops
     /// (`alert_body_stall_timeout`).
     budget: BodyBudget,
-    /// Bytes of alert bodies held at once per integration (`alert_integration_budget_bytes`).
-    shares: std::sync::Mutex<HashMap<u64, Share>>,
+    /// What each integration's senders may hold at once: bytes (`alert_integration_budget_bytes`) and read slots.
+    allowances: std::sync::Mutex<HashMap<u64, Allowance>>,
     /// Alert requests being read at once, all integrations together (`alert_max_concurrent`).
     reading: Arc<tokio::sync::Semaphore>,
     /// Where alerts received are counted.
     metrics: Arc<Metrics>,
     /// Alerts the store could not take, logged at a bounded rate.
     store_failures: StoreFailures,
+}
+
+/// What one integration's senders may hold at once: bytes of payload, its share of the budget, and at most half
+/// of the read slots (`alert_max_concurrent`), so that bodies trickling in on one key, each holding few bytes, cannot
+/// take every slot from the other integrations. Both are given back as each read ends.
+#[derive(Debug, Clone)]
+struct Allowance {
+    share: Share,
+    reads: Arc<tokio::sync::Semaphore>,
+    most_reads: usize,
 }
 
 /// Why the intake refused a request or could not keep its alerts. [`IntakeError::into_response`] is the one place
@@ -203,7 +213,7 @@ impl Intake {
             limiter: RateLimiter::new(config.rate_limit, config.rate_burst),
             budget: BodyBudget::new(config.memory_budget_bytes, config.body_read_timeout)
                 .with_stall_timeout(config.body_stall_timeout),
-            shares: std::sync::Mutex::default(),
+            allowances: std::sync::Mutex::default(),
             reading: Arc::new(tokio::sync::Semaphore::new(config.max_concurrent)),
             config,
             store_failures: StoreFailures::default(),
@@ -273,22 +283,32 @@ impl Intake {
         if !is_json(request.headers()) {
             return Err(IntakeError::UnsupportedMediaType);
         }
-        let Some(_slot) = self.reading_slot().await else {
+        let allowance = self.allowance(integration.record.id);
+        // No key takes every read slot with bodies that trickle in: one over its half is refused at once.
+        let Ok(own_slot) = Arc::clone(&allowance.reads).try_acquire_owned() else {
+            return Err(IntakeError::Busy(format!(
+                "this integration's senders are sending {} payloads at once already (half of alert_max_concurrent); \
+                 retry shortly",
+                allowance.most_reads
+            )));
+        };
+        let Some(slot) = self.reading_slot().await else {
             return Err(IntakeError::Busy(
                 "too many alert requests are waiting to be read; retry shortly".to_owned(),
             ));
         };
         // The body's bytes stay counted in the budget and the integration's share until the alert is stored and
-        // answered.
-        let (bytes, _held) = self.read_body(request, integration.record.id).await?;
+        // answered; the read slots are given back once it is read.
+        let (bytes, _held) = self.read_body(request, &allowance.share).await?;
+        drop((slot, own_slot));
         let entries = self.accept(&integration, &bytes).await?;
         Ok((integration, entries))
     }
 
     /// A slot among the requests read at once, all integrations together. A request waits for one (its body
-    /// unread, so it holds no payload memory) at most `alert_body_stall_timeout`: every slot is held by a body
-    /// that is arriving or is cut within that time, so a longer wait would only queue senders behind stopped
-    /// bodies. `None` when none came free in that time.
+    /// unread, so it holds no payload memory) at most `alert_body_stall_timeout`: a slot is held only while a
+    /// body is read, and one that stops is cut within that time, so a longer wait would only queue senders behind
+    /// stopped bodies. `None` when none came free in that time.
     async fn reading_slot(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
         let slot = Arc::clone(&self.reading).acquire_owned();
         tokio::time::timeout(self.config.body_stall_timeout, slot)
@@ -297,22 +317,27 @@ impl Intake {
             .ok()
     }
 
-    /// The integration's share of the payload budget, made on its first request.
-    fn share(&self, integration: u64) -> Share {
-        self.shares
+    /// The integration's allowance, made on its first request.
+    fn allowance(&self, integration: u64) -> Allowance {
+        let most_reads = (self.config.max_concurrent / 2).max(1);
+        self.allowances
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .entry(integration)
-            .or_insert_with(|| Share::new(self.config.integration_budget_bytes))
+            .or_insert_with(|| Allowance {
+                share: Share::new(self.config.integration_budget_bytes),
+                reads: Arc::new(tokio::sync::Semaphore::new(most_reads)),
+                most_reads,
+            })
             .clone()
     }
 
-    /// Reads a payload whole within the budget and `integration`'s share of it. A sender over its share is
+    /// Reads a payload whole within the budget and the integration's `share` of it. A sender over its share is
     /// refused at once, never queued: a new request never waits behind others' stalled bodies.
     async fn read_body(
         &self,
         request: Request<Incoming>,
-        integration: u64,
+        share: &Share,
     ) -> Result<(bytes::Bytes, Held), IntakeError> {
         let limit = self.config.max_body_bytes;
         let declared = request
@@ -322,7 +347,7 @@ impl Intake {
             .and_then(|value| value.parse::<u64>().ok());
         let max = usize::try_from(limit).unwrap_or(usize::MAX);
         self.budget
-            .within(&self.share(integration))
+            .within(share)
             .read(request.into_body(), declared, max)
             .await
             .map_err(|error| match error {

@@ -57,7 +57,7 @@ impl StoreCounts for SqliteStore {
 
 impl StoreCounts for PostgresStore {
     fn open_alert_counts(&self) -> StoreFuture<'_, Vec<(String, u64)>> {
-        Box::pin(async move {
+        self.within_timeout(async move {
             let client = self.pool_client().await?;
             let rows = client.query(OPEN_BY_SEVERITY, &[]).await?;
             rows.iter()
@@ -68,7 +68,7 @@ impl StoreCounts for PostgresStore {
     }
 
     fn outbox_backlog(&self) -> StoreFuture<'_, u64> {
-        Box::pin(async move {
+        self.within_timeout(async move {
             let client = self.pool_client().await?;
             let row = client.query_one(OUTBOX_WAITING, &[]).await?;
             Ok(count(row.try_get(0)?))

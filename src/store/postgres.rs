@@ -32,7 +32,8 @@
 //!   replica that dies mid-call is taken over when its lease runs out.
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio::sync::{mpsc, oneshot};
@@ -70,6 +71,8 @@ pub struct PostgresStore {
     pool: Pool,
     /// Longest one operation may take (`database_timeout`), the wait for a connection included.
     operation_timeout: Duration,
+    /// When an operation was last abandoned with a connection in hand (see [`Abandoned`]).
+    abandoned: Arc<Abandoned>,
     /// One channel per writer task; an event goes to the writer of its fingerprint (see [`PostgresStore::writer`]).
     writers: Vec<mpsc::Sender<EventJob>>,
     /// Spreads events without a fingerprint over the writers.
@@ -78,6 +81,47 @@ pub struct PostgresStore {
     integration_changes: tokio::sync::watch::Receiver<u64>,
     /// Where the writers report each commit.
     commits: super::commits::CommitObserver,
+}
+
+/// When an operation on the database was last abandoned unfinished (it overran `database_timeout`, or whoever
+/// awaited it stopped waiting, as readiness does after `ready_timeout`). A connection used before that moment may be
+/// the one left mid-statement on a dead path, or share its path: the pool's `pre_recycle` hook lets none of them out
+/// again, so the next operation connects afresh instead of hanging on it.
+#[derive(Debug, Default)]
+struct Abandoned(Mutex<Option<Instant>>);
+
+impl Abandoned {
+    fn mark(&self) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
+    }
+
+    /// Whether a connection last taken at `used` may be handed out again.
+    fn may_reuse(&self, used: Instant) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .map_or(true, |abandoned| used > abandoned)
+    }
+}
+
+/// Marks [`Abandoned`] when dropped before [`Unfinished::finished`]: an operation's future dropped mid-way.
+struct Unfinished<'a> {
+    abandoned: &'a Abandoned,
+    done: bool,
+}
+
+impl Unfinished<'_> {
+    fn finished(mut self) {
+        self.done = true;
+    }
+}
+
+impl Drop for Unfinished<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.abandoned.mark();
+        }
+    }
 }
 
 /// The channel integration changes are announced on, in the transaction that makes them.
@@ -156,6 +200,8 @@ impl PostgresStore {
             None => Manager::from_config(target.config.clone(), tokio_postgres::NoTls, manager_config),
             Some(tls) => Manager::from_config(target.config.clone(), tls, manager_config),
         };
+        let abandoned = Arc::new(Abandoned::default());
+        let reusable = Arc::clone(&abandoned);
         let pool = Pool::builder(manager)
             // Each writer keeps a connection; at least two more serve reads, the outbox and the heartbeat.
             .max_size(
@@ -167,9 +213,18 @@ impl PostgresStore {
             .wait_timeout(Some(limits.operation_timeout))
             .create_timeout(Some(limits.connect_timeout))
             .recycle_timeout(Some(limits.operation_timeout))
+            .pre_recycle(deadpool_postgres::Hook::sync_fn(move |_, metrics| {
+                if reusable.may_reuse(metrics.recycled.unwrap_or(metrics.created)) {
+                    Ok(())
+                } else {
+                    Err(deadpool_postgres::HookError::message(
+                        "used before an operation was abandoned",
+                    ))
+                }
+            }))
             .build()
             .map_err(|error| StoreError::Unavailable(format!("database pool: {error}")))?;
-        {
+        let migrated = tokio::time::timeout(limits.start_timeout(), async {
             let mut client = match pool.get().await {
                 Ok(client) => client,
                 Err(deadpool_postgres::PoolError::Backend(error))
@@ -179,8 +234,15 @@ impl PostgresStore {
                 }
                 Err(error) => return Err(error.into()),
             };
-            postgres_schema::apply(&mut client).await?;
-        }
+            Ok(postgres_schema::apply(&mut client).await?)
+        });
+        migrated.await.map_err(|_| {
+            StoreError::Unavailable(format!(
+                "PostgreSQL did not finish the start-up (connection and migrations) within {:?} \
+                 (12 × database_timeout)",
+                limits.start_timeout()
+            ))
+        })??;
         let commits = super::commits::CommitObserver::default();
         let writers = (0..options.alert_writers.max(1))
             .map(|_| {
@@ -189,6 +251,7 @@ impl PostgresStore {
                     pool: pool.clone(),
                     client: None,
                     timeout: limits.operation_timeout,
+                    abandoned: Arc::clone(&abandoned),
                 };
                 tokio::spawn(write_events(connection, receiver, commits.clone()));
                 events
@@ -204,6 +267,7 @@ impl PostgresStore {
         Ok(PostgresStore {
             pool,
             operation_timeout: limits.operation_timeout,
+            abandoned,
             writers,
             next_writer: std::sync::atomic::AtomicUsize::new(0),
             integration_changes,
@@ -211,23 +275,29 @@ impl PostgresStore {
         })
     }
 
-    /// Runs one operation within `database_timeout`. One that overruns is abandoned: the connections idle in the
-    /// pool are let go with it (the one it held returns there as it is dropped), since a path that left one
-    /// operation without an answer has likely left them dead too, and the next operation connects afresh.
+    /// Runs one operation within `database_timeout`. One that overruns, or whose caller stops waiting, is
+    /// abandoned: no connection used before that moment is handed out again ([`Abandoned`]), since a path that
+    /// left one operation without an answer has likely left them dead too, and the next operation connects afresh.
+    /// An operation that overran may have sent its commit: what it wrote may or may not be stored.
     fn bounded<'a, T: Send + 'a>(
         &'a self,
         operation: impl std::future::Future<Output = Result<T, StoreError>> + Send + 'a,
     ) -> StoreFuture<'a, T> {
         Box::pin(async move {
-            match tokio::time::timeout(self.operation_timeout, operation).await {
-                Ok(outcome) => outcome,
-                Err(_) => {
-                    self.pool.retain(|_, _| false);
-                    Err(StoreError::Unavailable(format!(
-                        "no answer from PostgreSQL within {:?} (database_timeout)",
-                        self.operation_timeout
-                    )))
+            let unfinished = Unfinished {
+                abandoned: &self.abandoned,
+                done: false,
+            };
+            let outcome = tokio::time::timeout(self.operation_timeout, operation).await;
+            match outcome {
+                Ok(outcome) => {
+                    unfinished.finished();
+                    outcome
                 }
+                Err(_) => Err(StoreError::Undecided(format!(
+                    "no answer from PostgreSQL within {:?} (database_timeout)",
+                    self.operation_timeout
+                ))),
             }
         })
     }
@@ -235,11 +305,16 @@ impl PostgresStore {
     /// Records `fingerprint` as the secret key's on first use, and refuses a different key later: integration
     /// keys sealed with one key cannot be opened with another.
     pub async fn check_key(&self, fingerprint: &str) -> Result<(), StoreError> {
-        let client = self.pool.get().await?;
-        client
-            .execute(rows::KEY_FINGERPRINT_RECORD, &[&fingerprint])
+        let stored = self
+            .bounded(async move {
+                let client = self.client().await?;
+                client
+                    .execute(rows::KEY_FINGERPRINT_RECORD, &[&fingerprint])
+                    .await?;
+                let stored: String = client.query_one(rows::KEY_FINGERPRINT, &[]).await?.try_get(0)?;
+                Ok(stored)
+            })
             .await?;
-        let stored: String = client.query_one(rows::KEY_FINGERPRINT, &[]).await?.try_get(0)?;
         super::same_key(stored, fingerprint)
     }
 
@@ -249,12 +324,23 @@ impl PostgresStore {
 
     /// A setting of the pool's sessions (`current_setting`), as PostgreSQL reports it.
     pub async fn setting(&self, name: &str) -> Result<String, StoreError> {
-        Ok(self
-            .client()
-            .await?
-            .query_one("SELECT current_setting($1)", &[&name])
-            .await?
-            .try_get(0)?)
+        self.bounded(async move {
+            Ok(self
+                .client()
+                .await?
+                .query_one("SELECT current_setting($1)", &[&name])
+                .await?
+                .try_get(0)?)
+        })
+        .await
+    }
+
+    /// Runs `operation` within `database_timeout` (see [`PostgresStore::bounded`]), for the store's other modules.
+    pub(crate) fn within_timeout<'a, T: Send + 'a>(
+        &'a self,
+        operation: impl std::future::Future<Output = Result<T, StoreError>> + Send + 'a,
+    ) -> StoreFuture<'a, T> {
+        self.bounded(operation)
     }
 
     /// A pooled connection, for work that spans tables (`store copy`).
@@ -316,6 +402,8 @@ struct WriterConnection {
     client: Option<deadpool_postgres::Object>,
     /// Longest the wait for a connection, and then the batch, may each take (`database_timeout`).
     timeout: Duration,
+    /// Marked when a batch fails with its connection in hand.
+    abandoned: Arc<Abandoned>,
 }
 
 impl WriterConnection {
@@ -367,7 +455,7 @@ impl WriterConnection {
             drop(deadpool_postgres::Object::take(client));
             // The path that failed this connection has likely failed the idle ones too: the next batch connects
             // afresh rather than trying them one by one.
-            self.pool.retain(|_, _| false);
+            self.abandoned.mark();
         }
         Err(if commit_sent.load(std::sync::atomic::Ordering::SeqCst) {
             StoreError::Undecided(error.to_string())
@@ -387,7 +475,16 @@ fn refused_by_postgres(error: &StoreError) -> bool {
     source
         .downcast_ref::<tokio_postgres::Error>()
         .and_then(tokio_postgres::Error::as_db_error)
-        .is_some_and(|refusal| !matches!(refusal.severity(), "FATAL" | "PANIC"))
+        .is_some_and(|refusal| {
+            // The parsed severity: the text one is in the server's language. A session the server ends (shut down,
+            // idle in a transaction too long) may end after the commit.
+            !matches!(
+                refusal.parsed_severity(),
+                Some(tokio_postgres::error::Severity::Fatal | tokio_postgres::error::Severity::Panic)
+            ) && !refusal.code().code().starts_with("57P")
+                && !refusal.code().code().starts_with("08")
+                && *refusal.code() != SqlState::IDLE_IN_TRANSACTION_SESSION_TIMEOUT
+        })
 }
 
 /// A writer: takes the events waiting on its channel (up to [`MAX_BATCH`]) and commits them together.
@@ -432,11 +529,23 @@ async fn write_events(
             }
             // PostgreSQL refused the batch and rolled it back whole; each event is tried again alone, so that one
             // event's failure is its own answer only.
+            // Should the connection fail meanwhile, the events not tried yet are answered at once: nothing of theirs
+            // was sent, and each would otherwise wait out its own timeouts in turn.
             Err(error) if refused_by_postgres(&error) => {
+                let mut failed: Option<String> = None;
                 for job in batch {
+                    if let Some(reason) = &failed {
+                        drop(job.reply.send(Err(StoreError::Unavailable(reason.clone()))));
+                        continue;
+                    }
                     let started = std::time::Instant::now();
                     let alone = connection.run(&[&job.event]).await;
                     commits.observe(1, started);
+                    if let Err(error) = &alone {
+                        if !refused_by_postgres(error) {
+                            failed = Some(error.to_string());
+                        }
+                    }
                     let outcome = alone.and_then(|mut outcomes| {
                         outcomes.pop().unwrap_or_else(|| {
                             Err(StoreError::Unavailable("an event had no outcome".to_owned()))

@@ -6,13 +6,14 @@
 //! | `sslmode` | plaintext server | certificate checked |
 //! |---|---|---|
 //! | `disable` | plaintext only | — |
-//! | `prefer` | plaintext | no (the chain against `sslrootcert` if one is given) |
-//! | `require` (svcgate's default) | refused | no (the chain against `sslrootcert` if one is given) |
-//! | `verify-ca` | refused | the chain |
+//! | `prefer` | plaintext | no (the chain, when roots are named) |
+//! | `require` (svcgate's default) | refused | no (the chain, when roots are named) |
+//! | `verify-ca` | refused | the chain, against named roots only |
 //! | `verify-full` | refused | the chain and the host name |
 //!
-//! The chain is checked against `sslrootcert` (a PEM file; `system` for the system's roots) when the URL names
-//! one, else against the system's roots and `database_ca_bundle`. libpq's default differs on one point: without
+//! Named roots are the URL's `sslrootcert` (a PEM file), else `database_ca_bundle` (as libpq's root file); without
+//! either, `verify-full` checks against the system's roots. `sslrootcert=system` (the system's roots) goes with
+//! `verify-full` only, and means it when no `sslmode` is given, as in libpq 16. libpq's default differs on one point: without
 //! `sslmode`, libpq prefers TLS and silently falls back to plaintext; svcgate requires it, and a server without TLS
 //! is refused at start with a line that names `sslmode=disable` as the way to allow plaintext.
 //!
@@ -46,6 +47,14 @@ pub struct DatabaseLimits {
     /// Longest data sent may stay unacknowledged before the kernel drops the connection
     /// (`database_tcp_user_timeout`).
     pub tcp_user_timeout: Duration,
+}
+
+impl DatabaseLimits {
+    /// Longest connecting and migrating at start may take: 12 × `operation_timeout` (a minute by default; another
+    /// replica may hold the migration lock meanwhile).
+    pub fn start_timeout(&self) -> Duration {
+        self.operation_timeout.saturating_mul(12)
+    }
 }
 
 impl Default for DatabaseLimits {
@@ -131,6 +140,12 @@ pub fn target(
     limits: &DatabaseLimits,
 ) -> Result<Target, StoreError> {
     let (rest, mode, roots) = split_tls_parameters(url)?;
+    // `sslrootcert=system` without `sslmode` means `verify-full`, as in libpq.
+    let mode = if roots == RootSource::System && !url.contains("sslmode=") {
+        SslMode::VerifyFull
+    } else {
+        mode
+    };
     let mut config: tokio_postgres::Config = rest
         .parse()
         .map_err(|error| StoreError::Unavailable(format!("database_url: {error}")))?;
@@ -138,11 +153,13 @@ pub fn target(
     // left inside a transaction by a client that is gone is ended by the server, its locks with it; and the server
     // notices a vanished svcgate as svcgate notices a vanished server.
     let idle_in_transaction = limits.operation_timeout.saturating_mul(2).as_millis().max(1);
+    // Keepalive counts whole seconds on both ends: less than one would turn it off.
+    let keepalive = limits.keepalive.max(Duration::from_secs(1));
     let session_options = format!(
         "-c synchronous_commit=on -c idle_in_transaction_session_timeout={idle_in_transaction} \
          -c tcp_keepalives_idle={} -c tcp_keepalives_interval={} -c tcp_keepalives_count=3 -c tcp_user_timeout={}",
-        limits.keepalive.as_secs().max(1),
-        (limits.keepalive / 2).as_secs().max(1),
+        keepalive.as_secs(),
+        (keepalive / 2).as_secs().max(1),
         limits.tcp_user_timeout.as_millis()
     );
     let session_options = match config.get_options() {
@@ -153,8 +170,8 @@ pub fn target(
         .options(&session_options)
         .connect_timeout(limits.connect_timeout)
         .keepalives(true)
-        .keepalives_idle(limits.keepalive)
-        .keepalives_interval((limits.keepalive / 2).max(Duration::from_secs(1)))
+        .keepalives_idle(keepalive)
+        .keepalives_interval((keepalive / 2).max(Duration::from_secs(1)))
         .keepalives_retries(3)
         .tcp_user_timeout(limits.tcp_user_timeout)
         .ssl_mode(match mode {
@@ -216,10 +233,12 @@ fn split_tls_parameters(url: &str) -> Result<(String, SslMode, RootSource), Stor
     Ok((rest, mode, roots))
 }
 
-/// The trusted roots `roots` names.
+/// The trusted roots `roots` names; without `sslrootcert`, `database_ca_bundle`, and the system's roots too when
+/// `with_system` (when the host name is checked as well).
 fn root_store(
     roots: &RootSource,
     ca_bundle: Option<&std::path::Path>,
+    with_system: bool,
 ) -> Result<rustls::RootCertStore, StoreError> {
     let mut store = rustls::RootCertStore::empty();
     let add_file = |store: &mut rustls::RootCertStore, what: &'static str, path: &std::path::Path| {
@@ -242,7 +261,9 @@ fn root_store(
         RootSource::File(path) => add_file(&mut store, "database_url's sslrootcert", path)?,
         RootSource::System => add_system(&mut store),
         RootSource::Default => {
-            add_system(&mut store);
+            if with_system {
+                add_system(&mut store);
+            }
             if let Some(path) = ca_bundle {
                 add_file(&mut store, "database_ca_bundle", path)?;
             }
@@ -261,19 +282,37 @@ fn connector(
     let builder = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
         .with_safe_default_protocol_versions()
         .map_err(|error| StoreError::Unavailable(error.to_string()))?;
-    // As libpq: `prefer` and `require` check the chain only when the URL names the roots to check it against.
+    // As libpq: `prefer` and `require` check the chain when roots to check it against are named (the URL's
+    // `sslrootcert` file, or `database_ca_bundle` as libpq's root file); `verify-ca` needs such roots, since the
+    // system's would take any public certificate of any host; `sslrootcert=system` goes with `verify-full` only.
+    let named_roots =
+        matches!(roots, RootSource::File(_)) || (*roots == RootSource::Default && ca_bundle.is_some());
     let check = match (mode, roots) {
         (SslMode::VerifyFull, _) => Check::ChainAndName,
-        (SslMode::VerifyCa, _) | (SslMode::Prefer | SslMode::Require, RootSource::File(_)) => Check::Chain,
+        (_, RootSource::System) => {
+            return Err(StoreError::Unavailable(format!(
+                "database_url: sslrootcert=system needs sslmode=verify-full (it is sslmode={})",
+                mode.as_str()
+            )))
+        }
+        (SslMode::VerifyCa, _) if !named_roots => {
+            return Err(StoreError::Unavailable(
+                "database_url: sslmode=verify-ca needs the CA to check against: sslrootcert=<file> or \
+                 database_ca_bundle (the system's roots would take any public certificate of any host)"
+                    .to_owned(),
+            ))
+        }
+        (SslMode::VerifyCa, _) => Check::Chain,
+        (SslMode::Prefer | SslMode::Require, _) if named_roots => Check::Chain,
         _ => Check::Nothing,
     };
     let config = match check {
         Check::ChainAndName => builder
-            .with_root_certificates(root_store(roots, ca_bundle)?)
+            .with_root_certificates(root_store(roots, ca_bundle, true)?)
             .with_no_client_auth(),
         Check::Chain => {
             let inner = rustls::client::WebPkiServerVerifier::builder_with_provider(
-                Arc::new(root_store(roots, ca_bundle)?),
+                Arc::new(root_store(roots, ca_bundle, false)?),
                 Arc::clone(&provider),
             )
             .build()
@@ -452,6 +491,22 @@ mod tests {
             panic!("sslmode=verify was taken");
         };
         assert!(error.to_string().contains("verify-full"), "{error}");
+    }
+
+    #[test]
+    fn roots_that_would_check_nothing_useful_are_refused_as_libpq_refuses_them() {
+        let limits = DatabaseLimits::default();
+        for url in [
+            "postgres://u@h/db?sslmode=verify-ca",
+            "postgres://u@h/db?sslmode=require&sslrootcert=system",
+            "postgres://u@h/db?sslmode=verify-ca&sslrootcert=system",
+        ] {
+            assert!(target(url, None, &limits).is_err(), "{url} was taken");
+        }
+        let Ok(system) = target("postgres://u@h/db?sslrootcert=system", None, &limits) else {
+            panic!("sslrootcert=system alone was refused");
+        };
+        assert_eq!(system.mode, SslMode::VerifyFull);
     }
 
     #[test]

@@ -656,11 +656,16 @@ impl Store for SqliteStore {
 
     fn ping(&self) -> StoreFuture<'_, ()> {
         let (path, min_free_bytes) = (Arc::clone(&self.path), self.min_free_bytes);
-        // On the writer, in its next commit: a writer that is stuck, or a commit that fails, fails readiness too.
-        Box::pin(self.write(move |_| {
-            room_to_write(&path, min_free_bytes)
-                .map_err(|reason| rusqlite::Error::ToSqlConversionFailure(reason.into()))
-        }))
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || room_to_write(&path, min_free_bytes))
+                .await
+                .map_err(|_| StoreError::Unavailable("the free-space check did not finish".to_owned()))?
+                .map_err(StoreError::Unavailable)?;
+            // Then a job on the writer, in its next commit: a writer that is stuck, or a commit that fails, fails
+            // readiness too. (The space check runs outside it: a failing job would roll back the alerts it shares
+            // a batch with, to run them again one by one.)
+            self.write(|_| Ok(())).await
+        })
     }
 
     fn observe_commits(&self, metrics: CommitMetrics) {

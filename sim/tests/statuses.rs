@@ -253,6 +253,65 @@ async fn unsharing_a_non_integer_group_id_is_a_400_and_an_unknown_one_a_404() {
     }
 }
 
+/// V4 `lib/api/pipelines.rb`, POST `:id/pipelines/:pipeline_id/cancel`: `pipeline.cancel_running`, then `status
+/// 200`; `spec/requests/api/pipelines_spec.rb` expects 200 with the canceled pipeline. Retry keeps POST's 201.
+#[tokio::test]
+async fn cancelling_a_pipeline_answers_200_and_retrying_it_201() {
+    let sim = start().await;
+    let demo = sim.seed_demo();
+    let t = demo.token.as_str();
+    let p = format!("/api/v4/projects/{}", demo.project_id);
+    let made = ok(
+        &sim,
+        Method::POST,
+        &format!("{p}/pipeline"),
+        t,
+        Some(json!({"ref": "main"})),
+    )
+    .await;
+    let id = made["id"].as_u64().unwrap();
+    let r = call(
+        &sim,
+        Method::POST,
+        &format!("{p}/pipelines/{id}/cancel"),
+        Some(t),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.body["id"], id);
+    let r = call(
+        &sim,
+        Method::POST,
+        &format!("{p}/pipelines/{id}/retry"),
+        Some(t),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+}
+
+/// V4 `lib/api/api.rb` ends with `route :any, '*path'` → `error!('404 Not Found', 404)`: a method that a known
+/// path lacks reaches that catch-all, so a real server answers 404, never Grape's 405.
+#[tokio::test]
+async fn an_unknown_method_on_a_known_path_is_a_404_from_the_catch_all() {
+    let sim = start().await;
+    let demo = sim.seed_demo();
+    for (method, path) in [
+        (Method::PATCH, "/api/v4/projects".to_string()),
+        (
+            Method::POST,
+            format!("/api/v4/projects/{}/issues/1", demo.project_id),
+        ),
+        (Method::DELETE, "/api/v4/user".to_string()),
+        (Method::GET, "/api/v4/nowhere".to_string()),
+    ] {
+        let r = call(&sim, method.clone(), &path, Some(ROOT), None).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND, "{method} {path}");
+        assert_eq!(r.body, json!({"message": "404 Not Found"}));
+    }
+}
+
 /// V4 `lib/api/issues.rb`, POST `:issue_iid/move`: the target is found with `find_project` (no read check; only a
 /// missing project is a 404), then `Issues::MoveService` raises "Cannot move issue due to insufficient
 /// permissions!" before "Cannot move issue to project it originates from!", both answered `bad_request!`;

@@ -41,6 +41,14 @@ impl Ctx<'_> {
             .map_err(|_| ApiError::NotFound(what))
     }
 
+    /// A path parameter V4 declares `type: Integer`: anything else is a 400 `<name> is invalid`, as Grape's
+    /// parameter validation answers before the endpoint runs.
+    pub fn path_integer(&self, name: &str) -> Result<u64, ApiError> {
+        self.path_param(name)
+            .parse()
+            .map_err(|_| ApiError::Invalid(name.to_string()))
+    }
+
     /// The caller's id, or 401.
     pub fn user_id(&self) -> Result<u64, ApiError> {
         self.caller.ok_or(ApiError::Unauthorized)

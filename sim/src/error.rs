@@ -40,7 +40,8 @@ pub enum ApiError {
     /// No route matches the path.
     #[error("404 Not Found")]
     NoRoute,
-    /// The path exists, the method does not.
+    /// V4's `not_allowed!`: the action is not allowed in the resource's state (e.g. merging a closed or draft merge
+    /// request). Routing never answers it: V4's catch-all makes an unknown method a 404.
     #[error("405 Method Not Allowed")]
     MethodNotAllowed,
     /// Model validation failures answered with 409 (e.g. a fork whose name is taken).
@@ -49,6 +50,10 @@ pub enum ApiError {
     /// A 409 with its message.
     #[error("{0}")]
     Conflict(String),
+    /// A 422 whose message is one model error as a list, as V4's `error!(errors[:key], 422)`:
+    /// `{"message": ["..."]}`.
+    #[error("{0}")]
+    Unprocessable(String),
     /// Any other status with its message.
     #[error("{1}")]
     Status(StatusCode, String),
@@ -76,6 +81,7 @@ impl ApiError {
             ApiError::NotFound(_) | ApiError::NotFoundPlain | ApiError::NoRoute => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Conflict(_) | ApiError::ValidationConflict(_) => StatusCode::CONFLICT,
+            ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Status(status, _) => *status,
             ApiError::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
         }
@@ -97,6 +103,7 @@ impl ApiError {
             ApiError::Missing(_) | ApiError::Invalid(_) | ApiError::Param(_) => {
                 json!({ "error": self.to_string() })
             }
+            ApiError::Unprocessable(text) => json!({ "message": [text] }),
             _ => json!({ "message": self.to_string() }),
         }
     }

@@ -55,7 +55,9 @@ impl Router {
         Router { inner }
     }
 
-    /// Finds the handler and decoded path parameters for a raw path.
+    /// Finds the handler and decoded path parameters for a raw path. A path with no route for this method is
+    /// `404 Not Found` whether or not another method has one: V4's `route :any, '*path'` catch-all (lib/api/api.rb)
+    /// answers it, so a real server never says 405 here.
     pub fn find(&self, method: &Method, path: &str) -> Result<(Handler, Vec<(String, String)>), ApiError> {
         let trimmed = if path.len() > 1 {
             path.trim_end_matches('/')
@@ -73,7 +75,7 @@ impl Router {
             .iter()
             .find(|(m, _)| *m == wanted)
             .map(|(_, h)| *h)
-            .ok_or(ApiError::MethodNotAllowed)?;
+            .ok_or(ApiError::NoRoute)?;
         let params = matched
             .params
             .iter()
@@ -111,7 +113,7 @@ mod tests {
         );
         assert!(matches!(
             router.find(&Method::PATCH, "/api/v4/projects"),
-            Err(ApiError::MethodNotAllowed)
+            Err(ApiError::NoRoute)
         ));
     }
 }

@@ -2123,6 +2123,18 @@ async fn a_ci_file_on_the_source_branch_starts_a_merge_request_pipeline_that_hol
         Some(json!({"user_id": guest, "access_level": 10})),
     )
     .await;
+    // In this private project a Guest cannot read merge requests at all (V4's `find_merge_request_with_access`
+    // authorizes `read_merge_request` first): 403. Where they can read them, cancelling is `unauthorized!`.
+    let r = call(&sim, Method::POST, &cancel, Some(&guest_token), None).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    ok(
+        &sim,
+        Method::PUT,
+        &base,
+        ROOT,
+        Some(json!({"visibility": "public"})),
+    )
+    .await;
     let r = call(&sim, Method::POST, &cancel, Some(&guest_token), None).await;
     assert_eq!(r.status, StatusCode::UNAUTHORIZED);
 

@@ -319,12 +319,14 @@ fn share(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
 }
 
 fn unshare(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
-    let id = ctx.group_id()?;
+    // `requires :group_id, type: Integer`: after authentication, a non-integer is a 400 before the group is
+    // looked at.
     ctx.user_id()?;
+    let with = ctx.path_integer("group_id")?;
+    let id = ctx.group_id()?;
     if ctx.group_level(id) < access::OWNER {
         return Err(ApiError::Forbidden);
     }
-    let with = ctx.path_u64("group_id", "Group Link")?;
     if ctx.store.group_shares.remove(&(id, with)).is_none() {
         return Err(ApiError::NotFound("Group Link"));
     }

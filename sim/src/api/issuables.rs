@@ -387,22 +387,20 @@ fn move_issue(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let uid = ctx.user_id()?;
     let (pid, id) = super::issues::find_issue(ctx)?;
     let target = ctx.params.required_u64("to_project_id")?;
-    let visible = ctx
-        .store
-        .projects
-        .get(&target)
-        .is_some_and(|p| ctx.store.can_read_project(p, ctx.caller));
-    if !visible {
+    // V4 looks the target up with `find_project`, which does not check that the caller can read it: only a
+    // project that does not exist is a 404. Issues::MoveService then checks permissions before the same-project
+    // case, and both are 400s.
+    if !ctx.store.projects.contains_key(&target) {
         return Err(ApiError::NotFound("Project"));
-    }
-    if target == pid {
-        return Err(ApiError::BadRequest(
-            "Cannot move issue to project it originates from!".into(),
-        ));
     }
     if ctx.level(pid) < access::REPORTER || ctx.level(target) < access::REPORTER {
         return Err(ApiError::BadRequest(
             "Cannot move issue due to insufficient permissions!".into(),
+        ));
+    }
+    if target == pid {
+        return Err(ApiError::BadRequest(
+            "Cannot move issue to project it originates from!".into(),
         ));
     }
     let old = ctx

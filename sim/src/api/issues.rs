@@ -344,9 +344,21 @@ fn show(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
 
 fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let uid = ctx.user_id()?;
-    let (pid, id) = find_issue(ctx)?;
-    let author = ctx.store.issues.get(&id).map(|i| i.author_id);
-    if ctx.level(pid) < access::REPORTER && author != Some(uid) {
+    // V4 finds the issue among the project's without the reader's filter, then authorizes `update_issue`: a
+    // confidential issue the caller cannot see is a 403 here, not a 404.
+    let pid = ctx.project_id()?;
+    let iid = ctx.path_u64("issue_iid", "Issue")?;
+    let id = ctx
+        .store
+        .issue_by_iid(pid, iid)
+        .ok_or(ApiError::NotFound("Issue"))?;
+    // IssuablePolicy: Reporter+, or the issue's author or an assignee.
+    let own = ctx
+        .store
+        .issues
+        .get(&id)
+        .is_some_and(|i| i.author_id == uid || i.assignee_ids.contains(&uid));
+    if ctx.level(pid) < access::REPORTER && !own {
         return Err(ApiError::Forbidden);
     }
     let title = ctx.params.str("title");

@@ -25,12 +25,13 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
+/// MergeRequest#validate_branches' `branch_conflict`, which V4's `handle_merge_request_errors!` answers with 422.
+const SAME_BRANCH: &str = "You can't use same project/branch for source and target";
+
 /// Resolves `:merge_request_iid` in the project named by `:id`.
 pub fn find_mr(ctx: &Ctx<'_>) -> Result<(u64, u64), ApiError> {
     let pid = ctx.project_id()?;
-    if !ctx.project(pid)?.flag("merge_requests_enabled") {
-        return Err(ApiError::Forbidden);
-    }
+    require_read(ctx, pid)?;
     let iid = ctx.path_u64("merge_request_iid", "Merge Request")?;
     let id = ctx
         .store
@@ -39,8 +40,22 @@ pub fn find_mr(ctx: &Ctx<'_>) -> Result<(u64, u64), ApiError> {
     Ok((pid, id))
 }
 
+/// V4's `authorize! :read_merge_request, user_project`: 403 when merge requests are disabled, and for a caller
+/// below Reporter in a private project (a Guest there reads issues, not merge requests).
+pub fn require_read(ctx: &Ctx<'_>, pid: u64) -> Result<(), ApiError> {
+    let project = ctx.project(pid)?;
+    if !project.flag("merge_requests_enabled") {
+        return Err(ApiError::Forbidden);
+    }
+    if project.visibility == crate::store::Visibility::Private && ctx.level(pid) < access::REPORTER {
+        return Err(ApiError::Forbidden);
+    }
+    Ok(())
+}
+
 fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let pid = ctx.project_id()?;
+    require_read(ctx, pid)?;
     let p = &ctx.params;
     let state = p.str("state").unwrap_or_else(|| "all".into());
     if !["opened", "closed", "merged", "locked", "all"].contains(&state.as_str()) {
@@ -110,6 +125,9 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     if title.trim().is_empty() {
         return Err(ApiError::validation("title", "can't be blank"));
     }
+    if source == target {
+        return Err(ApiError::Unprocessable(SAME_BRANCH.into()));
+    }
     let repo = &ctx.project(pid)?.repo;
     let mut errors = Vec::new();
     if !repo.branches.contains_key(&source) {
@@ -117,12 +135,6 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     }
     if !repo.branches.contains_key(&target) {
         errors.push(("target_branch".to_string(), "is invalid".to_string()));
-    }
-    if source == target {
-        errors.push((
-            "validate_branches".to_string(),
-            "You can't use same project/branch for source and target".to_string(),
-        ));
     }
     if !errors.is_empty() {
         return Err(ApiError::Validation(errors));
@@ -265,6 +277,14 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     }
     let target = ctx.params.str("target_branch");
     if let Some(t) = &target {
+        let same = ctx
+            .store
+            .merge_requests
+            .get(&id)
+            .is_some_and(|m| &m.source_branch == t);
+        if same {
+            return Err(ApiError::Unprocessable(SAME_BRANCH.into()));
+        }
         if !ctx.project(pid)?.repo.branches.contains_key(t) {
             return Err(ApiError::validation("target_branch", "is invalid"));
         }
@@ -345,11 +365,10 @@ fn merge(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     if level < access::DEVELOPER || needed == 0 || level < needed {
         return Err(ApiError::Unauthorized);
     }
-    if m.state != "opened" {
-        return Err(ApiError::Status(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "405 Method Not Allowed".into(),
-        ));
+    // V4's merge: `not_allowed! unless merge_request.mergeable_state?`, which a closed, merged or draft (WIP)
+    // merge request is not.
+    if m.state != "opened" || crate::entities::merge_request::is_draft(&m.title) {
+        return Err(ApiError::MethodNotAllowed);
     }
     let source = project
         .repo

@@ -237,7 +237,8 @@ fn cancel_pipeline(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         }
     }
     touch(ctx, id);
-    pipeline_reply(ctx, id, StatusCode::CREATED)
+    // V4's `post ':id/pipelines/:pipeline_id/cancel'` sets `status 200` (retry keeps POST's 201).
+    pipeline_reply(ctx, id, StatusCode::OK)
 }
 
 fn scope_filter(ctx: &Ctx<'_>) -> Result<Option<Vec<String>>, ApiError> {

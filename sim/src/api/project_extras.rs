@@ -232,9 +232,12 @@ fn share(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
 }
 
 fn unshare(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    // `requires :group_id, type: Integer`: after authentication, a non-integer is a 400 before the project is
+    // looked at.
+    ctx.user_id()?;
+    let group = ctx.path_integer("group_id")?;
     let id = ctx.project_id()?;
     ctx.require_level(id, access::MAINTAINER)?;
-    let group = ctx.path_u64("group_id", "Group Link")?;
     let link = ctx
         .store
         .group_links

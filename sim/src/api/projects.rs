@@ -304,8 +304,25 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         None => None,
         Some(v) => Some(Visibility::parse(&v).ok_or_else(|| ApiError::Invalid("visibility".into()))?),
     };
+    // V4: `authorize! :change_visibility_level, user_project if attrs[:visibility].present?`, which only the
+    // owner (and an admin) has: a Maintainer sending `visibility` at all, even the current one, is a 403.
+    if visibility.is_some() && ctx.level(id) < access::OWNER {
+        return Err(ApiError::Forbidden);
+    }
     let name = ctx.params.str("name").filter(|s| !s.trim().is_empty());
     let path = ctx.params.str("path").filter(|s| !s.trim().is_empty());
+    if let Some(name) = &name {
+        // Project's `validates :name, uniqueness: { scope: :namespace_id }`, as on create.
+        let ns = ctx.project(id)?.namespace_id;
+        let taken = ctx
+            .store
+            .projects
+            .values()
+            .any(|p| p.id != id && p.namespace_id == ns && p.name.eq_ignore_ascii_case(name));
+        if taken {
+            return Err(ApiError::validation("name", "has already been taken"));
+        }
+    }
     if let Some(path) = &path {
         if !valid_path(path) {
             return Err(ApiError::validation("path", "is invalid"));

@@ -271,8 +271,10 @@ fn require_owner(ctx: &Ctx<'_>, pid: Option<u64>, id: u64) -> Result<(), ApiErro
 }
 
 fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
-    let (pid, id) = find_snippet(ctx)?;
-    require_owner(ctx, pid, id)?;
+    // V4 declares `at_least_one_of` (`minimum_update_params`) for PUT `:id/snippets/:snippet_id` and
+    // `snippets/:id`: Grape validates it before the endpoint looks the snippet up, so a PUT with no parameters is
+    // a 400 even for a snippet that is missing or not the caller's.
+    ctx.user_id()?;
     let title = ctx.params.str("title");
     let file_name = ctx.params.str("file_name");
     let content = content_param(ctx);
@@ -290,6 +292,8 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
             "title, file_name, content, files, description, visibility are missing, at least one parameter must be provided".into(),
         ));
     }
+    let (pid, id) = find_snippet(ctx)?;
+    require_owner(ctx, pid, id)?;
     let mut files = ctx
         .store
         .snippets

@@ -31,9 +31,7 @@ pub fn merge_request(store: &Store, m: &MergeRequest, single_for: Option<Option<
             )
         })
         .unwrap_or_default();
-    let wip = ["wip:", "[wip]", "wip ", "draft:", "[draft]"]
-        .iter()
-        .any(|p| m.title.to_ascii_lowercase().starts_with(p));
+    let wip = is_draft(&m.title);
     let (merge_status, detailed_merge_status) = merge_statuses(store, m, wip);
     let mut v = json!({
         "id": m.id,
@@ -134,4 +132,12 @@ fn changes_count(store: &Store, m: &MergeRequest) -> usize {
             .count(),
         _ => 0,
     }
+}
+
+/// Whether a merge request's title marks it a draft (work in progress): `WIP:`, `[WIP]`, `Draft:`, …
+pub fn is_draft(title: &str) -> bool {
+    let lower = title.to_ascii_lowercase();
+    ["wip:", "[wip]", "wip ", "draft:", "[draft]"]
+        .iter()
+        .any(|p| lower.starts_with(p))
 }

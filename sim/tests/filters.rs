@@ -1,0 +1,209 @@
+//! End-to-end tests of list filters and parameters taken as V4 takes them: the milestone wildcards, Grape's boolean
+//! words and the issuable title limit.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use http::{Method, StatusCode};
+use serde_json::{json, Value};
+
+mod common;
+use common::*;
+
+async fn ok(sim: &svc_sim::SimHandle, method: Method, path: &str, body: Option<Value>) -> Value {
+    let r = call(sim, method.clone(), path, Some(ROOT), body).await;
+    assert!(r.status.is_success(), "{method} {path}: {} {}", r.status, r.body);
+    r.body
+}
+
+/// Creates a project with a README on `main` and returns its id.
+async fn project(sim: &svc_sim::SimHandle, name: &str) -> u64 {
+    let p = ok(
+        sim,
+        Method::POST,
+        "/api/v4/projects",
+        Some(json!({"name": name, "initialize_with_readme": true})),
+    )
+    .await;
+    p["id"].as_u64().unwrap()
+}
+
+fn iids(list: &Value) -> Vec<u64> {
+    let mut found: Vec<u64> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["iid"].as_u64().unwrap())
+        .collect();
+    found.sort_unstable();
+    found
+}
+
+/// V4: `app/finders/issuable_finder/params.rb` (`filter_by_no_milestone?` takes `none` in any case and
+/// `Milestone::None.title`, "No Milestone"; `filter_by_any_milestone?` takes `any` and "Any Milestone").
+#[tokio::test]
+async fn issue_and_merge_request_lists_take_no_milestone_and_any_milestone() {
+    let sim = start().await;
+    let pid = project(&sim, "ms").await;
+    let m = ok(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{pid}/milestones"),
+        Some(json!({"title": "v1"})),
+    )
+    .await;
+    let mid = m["id"].as_u64().unwrap();
+    let issues = format!("/api/v4/projects/{pid}/issues");
+    ok(
+        &sim,
+        Method::POST,
+        &issues,
+        Some(json!({"title": "with", "milestone_id": mid})),
+    )
+    .await;
+    ok(&sim, Method::POST, &issues, Some(json!({"title": "without"}))).await;
+    for (filter, want) in [
+        ("No+Milestone", vec![2]),
+        ("none", vec![2]),
+        ("NONE", vec![2]),
+        ("Any+Milestone", vec![1]),
+        ("any", vec![1]),
+        ("v1", vec![1]),
+    ] {
+        let list = ok(&sim, Method::GET, &format!("{issues}?milestone={filter}"), None).await;
+        assert_eq!(iids(&list), want, "issues with milestone={filter}");
+    }
+
+    let branch = format!("/api/v4/projects/{pid}/repository/branches");
+    let mrs = format!("/api/v4/projects/{pid}/merge_requests");
+    for (n, with) in [(1, true), (2, false)] {
+        ok(
+            &sim,
+            Method::POST,
+            &branch,
+            Some(json!({"branch": format!("b{n}"), "ref": "main"})),
+        )
+        .await;
+        let mut body =
+            json!({"title": format!("mr{n}"), "source_branch": format!("b{n}"), "target_branch": "main"});
+        if with {
+            body["milestone_id"] = json!(mid);
+        }
+        ok(&sim, Method::POST, &mrs, Some(body)).await;
+    }
+    for (filter, want) in [
+        ("No+Milestone", vec![2]),
+        ("Any+Milestone", vec![1]),
+        ("v1", vec![1]),
+    ] {
+        let list = ok(&sim, Method::GET, &format!("{mrs}?milestone={filter}"), None).await;
+        assert_eq!(iids(&list), want, "merge requests with milestone={filter}");
+    }
+}
+
+/// V4: `lib/api/issues.rb` declares `confidential` as `type: Boolean`; Grape's `PrimitiveCoercer` coerces it with
+/// dry-types `Params::Bool`, whose `TRUE_VALUES`/`FALSE_VALUES` are exact words (`y`, `Yes`, `on`, `N`...).
+#[tokio::test]
+async fn boolean_parameters_take_grapes_words_exactly() {
+    let sim = start().await;
+    let pid = project(&sim, "bools").await;
+    let issues = format!("/api/v4/projects/{pid}/issues");
+    let r = send(
+        &sim,
+        Method::POST,
+        &issues,
+        Some(ROOT),
+        Some("application/x-www-form-urlencoded"),
+        b"title=secret&confidential=y".to_vec(),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    assert_eq!(r.body["confidential"], true);
+    ok(
+        &sim,
+        Method::POST,
+        &issues,
+        Some(json!({"title": "open", "confidential": "N"})),
+    )
+    .await;
+    for (word, want) in [
+        ("y", vec![1]),
+        ("Yes", vec![1]),
+        ("on", vec![1]),
+        ("n", vec![2]),
+        ("OFF", vec![2]),
+    ] {
+        let list = ok(&sim, Method::GET, &format!("{issues}?confidential={word}"), None).await;
+        assert_eq!(iids(&list), want, "confidential={word}");
+    }
+    for word in ["tRUE", "yES", "2", "maybe"] {
+        let r = call(
+            &sim,
+            Method::GET,
+            &format!("{issues}?confidential={word}"),
+            Some(ROOT),
+            None,
+        )
+        .await;
+        assert_eq!(
+            r.status,
+            StatusCode::BAD_REQUEST,
+            "confidential={word}: {}",
+            r.body
+        );
+        assert_eq!(r.body, json!({"error": "confidential is invalid"}));
+    }
+}
+
+/// V4: `app/models/concerns/issuable.rb` (`validates :title, presence: true, length: { maximum: TITLE_LENGTH_MAX }`,
+/// `TITLE_LENGTH_MAX = 255`, after `strip_attributes :title`), answered as a 400 validation message.
+#[tokio::test]
+async fn issue_and_merge_request_titles_over_255_characters_are_refused() {
+    let sim = start().await;
+    let pid = project(&sim, "titles").await;
+    let too_long = "é".repeat(256);
+    let just_right = format!("  {}  ", "é".repeat(255));
+    let message = json!({"message": {"title": ["is too long (maximum is 255 characters)"]}});
+    let issues = format!("/api/v4/projects/{pid}/issues");
+    let r = call(
+        &sim,
+        Method::POST,
+        &issues,
+        Some(ROOT),
+        Some(json!({"title": too_long})),
+    )
+    .await;
+    assert_eq!((r.status, r.body), (StatusCode::BAD_REQUEST, message.clone()));
+    ok(&sim, Method::POST, &issues, Some(json!({"title": just_right}))).await;
+    let r = call(
+        &sim,
+        Method::PUT,
+        &format!("{issues}/1"),
+        Some(ROOT),
+        Some(json!({"title": too_long})),
+    )
+    .await;
+    assert_eq!((r.status, r.body), (StatusCode::BAD_REQUEST, message.clone()));
+
+    let branch = format!("/api/v4/projects/{pid}/repository/branches");
+    ok(
+        &sim,
+        Method::POST,
+        &branch,
+        Some(json!({"branch": "feature", "ref": "main"})),
+    )
+    .await;
+    let mrs = format!("/api/v4/projects/{pid}/merge_requests");
+    let mr = json!({"title": too_long, "source_branch": "feature", "target_branch": "main"});
+    let r = call(&sim, Method::POST, &mrs, Some(ROOT), Some(mr)).await;
+    assert_eq!((r.status, r.body), (StatusCode::BAD_REQUEST, message.clone()));
+    let mr = json!({"title": "fine", "source_branch": "feature", "target_branch": "main"});
+    ok(&sim, Method::POST, &mrs, Some(mr)).await;
+    let r = call(
+        &sim,
+        Method::PUT,
+        &format!("{mrs}/1"),
+        Some(ROOT),
+        Some(json!({"title": too_long})),
+    )
+    .await;
+    assert_eq!((r.status, r.body), (StatusCode::BAD_REQUEST, message));
+}

@@ -207,3 +207,186 @@ async fn issue_and_merge_request_titles_over_255_characters_are_refused() {
     .await;
     assert_eq!((r.status, r.body), (StatusCode::BAD_REQUEST, message));
 }
+
+/// V4: `lib/api/commits.rb` (`optional :stats, type: Boolean, default: true` on `GET
+/// :id/repository/commits/:sha`, presented with `include_stats: params[:stats]`) and `lib/api/entities/commit_detail.rb`
+/// (`expose :stats, using: Entities::CommitStats, if: :include_stats`).
+#[tokio::test]
+async fn a_commit_answers_without_stats_when_stats_is_false() {
+    let sim = start().await;
+    let pid = project(&sim, "stats").await;
+    let commit = format!("/api/v4/projects/{pid}/repository/commits/main");
+    let with = ok(&sim, Method::GET, &commit, None).await;
+    assert!(with["stats"]["total"].as_u64().is_some(), "{with}");
+    let explicit = ok(&sim, Method::GET, &format!("{commit}?stats=true"), None).await;
+    assert!(explicit.get("stats").is_some());
+    let without = ok(&sim, Method::GET, &format!("{commit}?stats=false"), None).await;
+    assert!(without.get("stats").is_none(), "{without}");
+    assert_eq!(without["id"], with["id"]);
+    assert_eq!(without["project_id"], json!(pid));
+    let created = ok(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{pid}/repository/commits"),
+        Some(json!({"branch": "main", "commit_message": "add", "stats": false,
+            "actions": [{"action": "create", "file_path": "a.txt", "content": "a"}]})),
+    )
+    .await;
+    assert!(created.get("stats").is_none(), "{created}");
+}
+
+/// V4: `lib/api/groups.rb`, `GET :id/projects` (`optional :archived, type: Boolean` with no default and
+/// `optional :visibility, type: String, values: Gitlab::VisibilityLevel.string_values`).
+#[tokio::test]
+async fn group_project_lists_filter_by_visibility_and_archived() {
+    let sim = start().await;
+    let g = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/groups",
+        Some(json!({"name": "G", "path": "g"})),
+    )
+    .await;
+    let gid = g["id"].as_u64().unwrap();
+    let mut ids = Vec::new();
+    for (name, visibility) in [("pub", "public"), ("priv", "private"), ("old", "private")] {
+        let p = ok(
+            &sim,
+            Method::POST,
+            "/api/v4/projects",
+            Some(json!({"name": name, "namespace_id": gid, "visibility": visibility})),
+        )
+        .await;
+        ids.push(p["id"].as_u64().unwrap());
+    }
+    ok(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{}/archive", ids[2]),
+        None,
+    )
+    .await;
+    let list = format!("/api/v4/groups/{gid}/projects");
+    let names = |v: &Value| {
+        let mut n: Vec<String> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap().to_string())
+            .collect();
+        n.sort();
+        n
+    };
+    for (query, want) in [
+        ("", vec!["old", "priv", "pub"]),
+        ("?visibility=private", vec!["old", "priv"]),
+        ("?visibility=public", vec!["pub"]),
+        ("?archived=true", vec!["old"]),
+        ("?archived=false", vec!["priv", "pub"]),
+        ("?archived=false&visibility=private", vec!["priv"]),
+    ] {
+        let got = ok(&sim, Method::GET, &format!("{list}{query}"), None).await;
+        assert_eq!(names(&got), want, "group projects{query}");
+    }
+    let r = call(
+        &sim,
+        Method::GET,
+        &format!("{list}?visibility=secret"),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert_eq!(r.body, json!({"error": "visibility does not have a valid value"}));
+}
+
+/// V4: `lib/api/entities/project.rb` (`expose :open_issues_count, if: lambda { |project, options|
+/// project.feature_available?(:issues, options[:current_user]) }`).
+#[tokio::test]
+async fn a_project_without_issues_has_no_open_issues_count() {
+    let sim = start().await;
+    let pid = project(&sim, "quiet").await;
+    let path = format!("/api/v4/projects/{pid}");
+    let p = ok(&sim, Method::GET, &path, None).await;
+    assert_eq!(p["open_issues_count"], 0);
+    let p = ok(&sim, Method::PUT, &path, Some(json!({"issues_enabled": false}))).await;
+    assert!(p.get("open_issues_count").is_none(), "{p}");
+    let p = ok(&sim, Method::GET, &path, None).await;
+    assert!(p.get("open_issues_count").is_none(), "{p}");
+    let list = ok(&sim, Method::GET, "/api/v4/projects", None).await;
+    let listed = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == json!(pid))
+        .unwrap();
+    assert!(listed.get("open_issues_count").is_none(), "{listed}");
+}
+
+/// V4: `app/services/award_emojis/base_service.rb` (`@name = normalize_name(name)` through
+/// `Gitlab::Emoji.normalize_emoji_name`, which maps the alias `+1` to `thumbsup` and `-1` to `thumbsdown`), used by
+/// `lib/api/award_emoji.rb`'s POST.
+#[tokio::test]
+async fn award_emoji_aliases_are_stored_under_their_canonical_names() {
+    let sim = start().await;
+    let pid = project(&sim, "awards").await;
+    let issues = format!("/api/v4/projects/{pid}/issues");
+    ok(&sim, Method::POST, &issues, Some(json!({"title": "vote"}))).await;
+    let awards = format!("{issues}/1/award_emoji");
+    let up = ok(&sim, Method::POST, &awards, Some(json!({"name": "+1"}))).await;
+    assert_eq!(up["name"], "thumbsup");
+    let down = ok(&sim, Method::POST, &awards, Some(json!({"name": "-1"}))).await;
+    assert_eq!(down["name"], "thumbsdown");
+    let r = call(
+        &sim,
+        Method::POST,
+        &awards,
+        Some(ROOT),
+        Some(json!({"name": "thumbsup"})),
+    )
+    .await;
+    assert_eq!(
+        r.status,
+        StatusCode::NOT_FOUND,
+        "the alias and its name are one award: {}",
+        r.body
+    );
+    let listed = ok(&sim, Method::GET, &awards, None).await;
+    let mut names: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["thumbsdown", "thumbsup"]);
+}
+
+/// V4: `app/models/repository.rb#contributors` (only `contributor.commits += 1`; `lib/gitlab/contributor.rb`
+/// starts `additions` and `deletions` at 0).
+#[tokio::test]
+async fn contributors_report_zero_additions_and_deletions() {
+    let sim = start().await;
+    let pid = project(&sim, "contrib").await;
+    ok(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{pid}/repository/commits"),
+        Some(json!({"branch": "main", "commit_message": "more",
+            "actions": [{"action": "create", "file_path": "b.txt", "content": "one\ntwo\nthree\n"}]})),
+    )
+    .await;
+    let list = ok(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/projects/{pid}/repository/contributors"),
+        None,
+    )
+    .await;
+    let first = &list[0];
+    assert_eq!(first["commits"], 2, "{list}");
+    assert_eq!(
+        (first["additions"].clone(), first["deletions"].clone()),
+        (json!(0), json!(0))
+    );
+}

@@ -107,14 +107,17 @@ pub fn full(store: &Store, p: &Project, view: ProjectView) -> Value {
     }
     map.insert("import_status".into(), json!("none"));
     map.insert("import_error".into(), Value::Null);
-    map.insert(
-        "open_issues_count".into(),
-        json!(store
-            .issues
-            .values()
-            .filter(|i| i.project_id == p.id && i.state == "opened")
-            .count()),
-    );
+    // V4 `lib/api/entities/project.rb`: `expose :open_issues_count, if: ... project.feature_available?(:issues, ...)`.
+    if p.flag("issues_enabled") {
+        map.insert(
+            "open_issues_count".into(),
+            json!(store
+                .issues
+                .values()
+                .filter(|i| i.project_id == p.id && i.state == "opened")
+                .count()),
+        );
+    }
     let level = view.viewer.map(|uid| store.effective_level(p, uid)).unwrap_or(0);
     if level >= access::MAINTAINER {
         map.insert("runners_token".into(), json!(p.runners_token));

@@ -390,3 +390,57 @@ async fn contributors_report_zero_additions_and_deletions() {
         (json!(0), json!(0))
     );
 }
+
+/// V4: `app/models/project.rb` / `app/models/concerns/has_repository.rb` (`default_branch` is `repository.root_ref`,
+/// nil for an empty repository unless a default branch name is configured) and `app/services/projects/update_service.rb`
+/// (`changing_default_branch?` is false when the value sent is the current one, so nothing is checked).
+#[tokio::test]
+async fn an_empty_project_has_a_null_default_branch_and_takes_back_what_it_showed() {
+    let sim = start().await;
+    let made = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        Some(json!({"name": "blank"})),
+    )
+    .await;
+    let pid = made["id"].as_u64().unwrap();
+    assert_eq!(
+        (made["default_branch"].clone(), made["empty_repo"].clone()),
+        (Value::Null, json!(true))
+    );
+    let path = format!("/api/v4/projects/{pid}");
+    let shown = ok(&sim, Method::GET, &path, None).await;
+    assert_eq!(shown["default_branch"], Value::Null);
+    // A client that writes back what it read (as a V3 CLI's project update does) is accepted.
+    let body = json!({"description": "edited", "default_branch": shown["default_branch"]});
+    let updated = ok(&sim, Method::PUT, &path, Some(body)).await;
+    assert_eq!(
+        (updated["description"].clone(), updated["default_branch"].clone()),
+        (json!("edited"), Value::Null)
+    );
+    // Naming a branch that does not exist is still a change, and still refused.
+    let r = call(
+        &sim,
+        Method::PUT,
+        &path,
+        Some(ROOT),
+        Some(json!({"default_branch": "nope"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
+
+    // Once the first commit makes a branch, it is the default, and repeating it is accepted.
+    ok(
+        &sim,
+        Method::POST,
+        &format!("{path}/repository/commits"),
+        Some(json!({"branch": "trunk", "commit_message": "first",
+            "actions": [{"action": "create", "file_path": "a", "content": "a"}]})),
+    )
+    .await;
+    let shown = ok(&sim, Method::GET, &path, None).await;
+    assert_eq!(shown["default_branch"], "trunk");
+    let updated = ok(&sim, Method::PUT, &path, Some(json!({"default_branch": "trunk"}))).await;
+    assert_eq!(updated["default_branch"], "trunk");
+}

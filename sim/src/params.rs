@@ -160,7 +160,8 @@ impl Params {
         }
     }
 
-    /// A boolean: true/false/"true"/"false"/1/0.
+    /// A boolean coerced as V4's Grape `Boolean` parameters are (dry-types `Params::Bool`): JSON true/false, 1/0,
+    /// or exactly one of the strings in [`TRUE_WORDS`] and [`FALSE_WORDS`] (so `y` is true and `tRUE` is refused).
     pub fn bool(&self, name: &str) -> Result<Option<bool>, ApiError> {
         let Some(value) = self.get(name) else {
             return Ok(None);
@@ -172,11 +173,8 @@ impl Params {
                 Some(0) => Some(false),
                 _ => None,
             },
-            Value::String(s) => match s.to_ascii_lowercase().as_str() {
-                "true" | "1" | "t" | "yes" => Some(true),
-                "false" | "0" | "f" | "no" => Some(false),
-                _ => None,
-            },
+            Value::String(s) if TRUE_WORDS.contains(&s.as_str()) => Some(true),
+            Value::String(s) if FALSE_WORDS.contains(&s.as_str()) => Some(false),
             _ => None,
         };
         parsed
@@ -249,6 +247,17 @@ impl Params {
         }
     }
 }
+
+/// The strings V4 takes as true for a `Boolean` parameter (dry-types `Coercions::Params::TRUE_VALUES`, which
+/// Grape's `PrimitiveCoercer` uses for `Boolean`); the match is exact.
+pub const TRUE_WORDS: [&str; 14] = [
+    "1", "on", "On", "ON", "t", "true", "True", "TRUE", "T", "y", "yes", "Yes", "YES", "Y",
+];
+
+/// The strings V4 takes as false for a `Boolean` parameter (dry-types `Coercions::Params::FALSE_VALUES`).
+pub const FALSE_WORDS: [&str; 14] = [
+    "0", "off", "Off", "OFF", "f", "false", "False", "FALSE", "F", "n", "no", "No", "NO", "N",
+];
 
 fn split_commas(s: &str) -> Vec<String> {
     s.split(',')

@@ -92,6 +92,7 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
             "404 Award Emoji Name is not a valid emoji name Not Found".into(),
         ));
     }
+    let name = normalize_name(&name).to_string();
     let duplicate = ctx
         .store
         .awards
@@ -110,6 +111,16 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .get(&award)
         .ok_or(ApiError::NotFound("Award Emoji"))?;
     Ok(Reply::created(render(ctx.store, a)))
+}
+
+/// The canonical name of an emoji alias, as V4's `AwardEmojis::BaseService#normalize_name`
+/// (`Gitlab::Emoji.normalize_emoji_name`) before it stores an award; only the vote aliases are known here.
+fn normalize_name(name: &str) -> &str {
+    match name {
+        "+1" => "thumbsup",
+        "-1" => "thumbsdown",
+        other => other,
+    }
 }
 
 fn delete(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {

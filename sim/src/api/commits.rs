@@ -91,12 +91,13 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
 fn show(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let pid = ctx.project_id()?;
     require_read_code(ctx, pid)?;
+    let include_stats = ctx.params.flag("stats", true)?;
     let p = ctx.project(pid)?;
     let c = p
         .repo
         .resolve(ctx.path_param("sha"))
         .ok_or(ApiError::NotFound("Commit"))?;
-    Ok(Reply::ok(commit_detail(&p.repo, c, pid)))
+    Ok(Reply::ok(commit_detail(&p.repo, c, pid, include_stats)))
 }
 
 fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
@@ -112,10 +113,11 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     if actions.is_empty() {
         return Err(ApiError::Missing("actions".into()));
     }
+    let include_stats = ctx.params.flag("stats", true)?;
     let sha = write_commit(ctx, pid, uid, &branch, &message, &actions)?;
     let p = ctx.project(pid)?;
     let c = p.repo.commits.get(&sha).ok_or(ApiError::NotFound("Commit"))?;
-    Ok(Reply::created(commit_detail(&p.repo, c, pid)))
+    Ok(Reply::created(commit_detail(&p.repo, c, pid, include_stats)))
 }
 
 /// Applies `actions` on top of `start_branch` (default: `branch`), commits as the caller (or `author_name`/

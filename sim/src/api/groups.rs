@@ -336,6 +336,15 @@ fn unshare(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
 fn projects(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let id = ctx.group_id()?;
     let simple = ctx.params.flag("simple", false)?;
+    // V4 `lib/api/groups.rb`: `archived` (no default: both when absent) and `visibility` (Grape `values:`).
+    let archived = ctx.params.bool("archived")?;
+    let visibility = match ctx.params.str("visibility") {
+        Some(v) => Some(
+            Visibility::parse(&v)
+                .ok_or_else(|| ApiError::Param("visibility does not have a valid value".into()))?,
+        ),
+        None => None,
+    };
     let view = project::ProjectView {
         viewer: ctx.caller,
         ..Default::default()
@@ -345,6 +354,8 @@ fn projects(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .projects
         .values()
         .filter(|p| p.namespace_id == id && ctx.store.can_read_project(p, ctx.caller))
+        .filter(|p| archived.map_or(true, |a| p.archived == a))
+        .filter(|p| visibility.map_or(true, |v| p.visibility == v))
         .collect();
     items.sort_by_key(|p| std::cmp::Reverse((p.created_at, p.id)));
     let items = items

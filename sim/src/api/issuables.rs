@@ -73,6 +73,39 @@ pub fn issuable(ctx: &Ctx<'_>) -> Result<(u64, NoteableKind, u64), ApiError> {
     }
 }
 
+/// The longest title an issue or merge request may have, in characters (V4's `Issuable::TITLE_LENGTH_MAX`).
+pub const TITLE_LENGTH_MAX: usize = 255;
+
+/// Checks an issue's or merge request's title as V4's `Issuable` model does (`validates :title, presence: true,
+/// length: { maximum: 255 }` after `strip_attributes :title`): blank or longer than 255 characters is a 400.
+pub fn check_title(title: &str) -> Result<(), ApiError> {
+    let stripped = title.trim();
+    if stripped.is_empty() {
+        return Err(ApiError::validation("title", "can't be blank"));
+    }
+    if stripped.chars().count() > TITLE_LENGTH_MAX {
+        return Err(ApiError::validation(
+            "title",
+            &format!("is too long (maximum is {TITLE_LENGTH_MAX} characters)"),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether an issuable with milestone `milestone_id` passes the list filter `milestone`, as V4's
+/// `IssuableFinder::Params`: `none`/`None` (any case) or `No Milestone` mean no milestone, `any`/`Any` (any case)
+/// or `Any Milestone` mean some milestone, anything else is a milestone title.
+pub fn milestone_matches(store: &Store, filter: Option<&str>, milestone_id: Option<u64>) -> bool {
+    match filter {
+        None => true,
+        Some(f) if f.eq_ignore_ascii_case("none") || f == "No Milestone" => milestone_id.is_none(),
+        Some(f) if f.eq_ignore_ascii_case("any") || f == "Any Milestone" => milestone_id.is_some(),
+        Some(title) => milestone_id
+            .and_then(|m| store.milestones.get(&m))
+            .is_some_and(|m| m.title == title),
+    }
+}
+
 /// Parses `3h30m`, `1w 2d`, `-1h` (w = 5d, d = 8h, mo = 4w); a bare number means hours. Returns seconds.
 pub fn parse_duration(text: &str) -> Option<i64> {
     let text = text.trim();

@@ -128,15 +128,7 @@ fn list(ctx: &mut Ctx<'_>, scope_filter: impl Fn(&Issue) -> bool, global: bool) 
             Some([only]) if only == "Any" => !i.labels.is_empty(),
             Some(wanted) => wanted.iter().all(|l| i.labels.contains(l)),
         })
-        .filter(|i| match milestone.as_deref() {
-            None => true,
-            Some("None") => i.milestone_id.is_none(),
-            Some("Any") => i.milestone_id.is_some(),
-            Some(title) => i
-                .milestone_id
-                .and_then(|m| ctx.store.milestones.get(&m))
-                .is_some_and(|m| m.title == title),
-        })
+        .filter(|i| super::issuables::milestone_matches(ctx.store, milestone.as_deref(), i.milestone_id))
         .filter(|i| iids.as_ref().map_or(true, |list| list.contains(&i.iid)))
         .filter(|i| {
             search.as_deref().map_or(true, |s| {
@@ -224,9 +216,7 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         (None, Some((mr_title, _))) => format!("Follow-up from \"{mr_title}\""),
         (None, None) => return Err(ApiError::Missing("title".into())),
     };
-    if title.trim().is_empty() {
-        return Err(ApiError::validation("title", "can't be blank"));
-    }
+    super::issuables::check_title(&title)?;
     let created_at = match time_param(ctx, "created_at")? {
         Some(t) if level >= access::OWNER => Some(t),
         _ => None,
@@ -362,8 +352,8 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         return Err(ApiError::Forbidden);
     }
     let title = ctx.params.str("title");
-    if title.as_deref().is_some_and(|t| t.trim().is_empty()) {
-        return Err(ApiError::validation("title", "can't be blank"));
+    if let Some(t) = title.as_deref() {
+        super::issuables::check_title(t)?;
     }
     let state_event = ctx.params.str("state_event");
     if state_event

@@ -63,6 +63,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     }
     let iids = p.u64_list("iids")?;
     let labels = p.list("labels");
+    let milestone = p.str("milestone");
     let search = p.str("search").map(|s| s.to_lowercase());
     let source_branch = p.str("source_branch");
     let target_branch = p.str("target_branch");
@@ -80,6 +81,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
                 .as_ref()
                 .map_or(true, |l| l.iter().all(|x| m.labels.contains(x)))
         })
+        .filter(|m| super::issuables::milestone_matches(ctx.store, milestone.as_deref(), m.milestone_id))
         .filter(|m| {
             search.as_deref().map_or(true, |s| {
                 m.title.to_lowercase().contains(s)
@@ -122,9 +124,7 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let title = ctx.params.required_str("title")?;
     let source = ctx.params.required_str("source_branch")?;
     let target = ctx.params.required_str("target_branch")?;
-    if title.trim().is_empty() {
-        return Err(ApiError::validation("title", "can't be blank"));
-    }
+    super::issuables::check_title(&title)?;
     if source == target {
         return Err(ApiError::Unprocessable(SAME_BRANCH.into()));
     }
@@ -265,8 +265,8 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         return Err(ApiError::Forbidden);
     }
     let title = ctx.params.str("title");
-    if title.as_deref().is_some_and(|t| t.trim().is_empty()) {
-        return Err(ApiError::validation("title", "can't be blank"));
+    if let Some(t) = title.as_deref() {
+        super::issuables::check_title(t)?;
     }
     let state_event = ctx.params.str("state_event");
     if state_event

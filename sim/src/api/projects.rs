@@ -337,7 +337,13 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
             return Err(ApiError::validation("path", "has already been taken"));
         }
     }
-    let default_branch = ctx.params.str("default_branch");
+    // V4 `Projects::UpdateService#changing_default_branch?`: only a value other than the current one is checked, so
+    // a client that sends back the project it read is accepted.
+    let current = project::shown_default_branch(ctx.project(id)?).map(str::to_string);
+    let default_branch = ctx
+        .params
+        .str("default_branch")
+        .filter(|b| Some(b) != current.as_ref());
     if let Some(branch) = &default_branch {
         if !ctx.project(id)?.repo.branches.contains_key(branch) {
             return Err(ApiError::validation("default_branch", "does not exist"));

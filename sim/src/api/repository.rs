@@ -256,19 +256,18 @@ fn contributors(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .repo
         .resolve(&ctx.project(pid)?.default_branch)
         .map(|c| c.id.clone());
-    let mut by_email: BTreeMap<String, (String, usize, usize, usize)> = BTreeMap::new();
+    // V4 `app/models/repository.rb#contributors` counts commits only: `Gitlab::Contributor` starts `additions` and
+    // `deletions` at 0 and nothing adds to them.
+    let mut by_email: BTreeMap<String, (String, usize)> = BTreeMap::new();
     if let Some(head) = head {
         for c in repo.history(&head) {
-            let (add, del) = repo.stats(c);
             let entry = by_email
                 .entry(c.author_email.clone())
-                .or_insert_with(|| (c.author_name.clone(), 0, 0, 0));
+                .or_insert_with(|| (c.author_name.clone(), 0));
             entry.1 += 1;
-            entry.2 += add;
-            entry.3 += del;
         }
     }
-    let mut list: Vec<(String, (String, usize, usize, usize))> = by_email.into_iter().collect();
+    let mut list: Vec<(String, (String, usize))> = by_email.into_iter().collect();
     match order_by.as_str() {
         "name" => list.sort_by(|a, b| a.1 .0.cmp(&b.1 .0)),
         "email" => list.sort_by(|a, b| a.0.cmp(&b.0)),
@@ -280,8 +279,8 @@ fn contributors(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     }
     let items = list
         .into_iter()
-        .map(|(email, (name, commits, additions, deletions))| {
-            json!({"name": name, "email": email, "commits": commits, "additions": additions, "deletions": deletions})
+        .map(|(email, (name, commits))| {
+            json!({"name": name, "email": email, "commits": commits, "additions": 0, "deletions": 0})
         })
         .collect();
     ctx.paginate(items)

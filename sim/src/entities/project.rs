@@ -25,6 +25,17 @@ pub fn stats(project: &Project) -> (usize, usize) {
     (commits, size)
 }
 
+/// The `default_branch` a project shows: null while its repository has no branch, as V4's `Project#default_branch`
+/// (`repository.root_ref`, nil for an empty repository, with no default branch name configured); the name the
+/// first commit will use is kept aside until then.
+pub fn shown_default_branch(p: &Project) -> Option<&str> {
+    if p.repo.branches.is_empty() {
+        None
+    } else {
+        Some(p.default_branch.as_str())
+    }
+}
+
 /// `BasicProjectDetails`.
 pub fn simple(store: &Store, p: &Project) -> Value {
     let full_path = store.project_full_path(p);
@@ -45,7 +56,7 @@ pub fn simple(store: &Store, p: &Project) -> Value {
         "path": p.path,
         "path_with_namespace": full_path,
         "created_at": ts(p.created_at),
-        "default_branch": p.default_branch,
+        "default_branch": shown_default_branch(p),
         "tag_list": p.tag_list,
         "ssh_url_to_repo": format!("git@{host}:{full_path}.git"),
         "http_url_to_repo": format!("{}/{full_path}.git", store.base_url),
@@ -107,14 +118,17 @@ pub fn full(store: &Store, p: &Project, view: ProjectView) -> Value {
     }
     map.insert("import_status".into(), json!("none"));
     map.insert("import_error".into(), Value::Null);
-    map.insert(
-        "open_issues_count".into(),
-        json!(store
-            .issues
-            .values()
-            .filter(|i| i.project_id == p.id && i.state == "opened")
-            .count()),
-    );
+    // V4 `lib/api/entities/project.rb`: `expose :open_issues_count, if: ... project.feature_available?(:issues, ...)`.
+    if p.flag("issues_enabled") {
+        map.insert(
+            "open_issues_count".into(),
+            json!(store
+                .issues
+                .values()
+                .filter(|i| i.project_id == p.id && i.state == "opened")
+                .count()),
+        );
+    }
     let level = view.viewer.map(|uid| store.effective_level(p, uid)).unwrap_or(0);
     if level >= access::MAINTAINER {
         map.insert("runners_token".into(), json!(p.runners_token));

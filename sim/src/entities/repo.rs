@@ -24,15 +24,18 @@ pub fn commit(c: &Commit) -> Value {
     })
 }
 
-/// `CommitDetail`: the commit plus `stats`, `status`, `last_pipeline` and `project_id`.
-pub fn commit_detail(repo: &Repository, c: &Commit, project_id: u64) -> Value {
+/// `CommitDetail`: the commit plus `stats` (only when `include_stats`, V4's `expose :stats, if: :include_stats`),
+/// `status`, `last_pipeline` and `project_id`.
+pub fn commit_detail(repo: &Repository, c: &Commit, project_id: u64, include_stats: bool) -> Value {
     let mut v = commit(c);
     let (additions, deletions) = repo.stats(c);
     if let Value::Object(map) = &mut v {
-        map.insert(
-            "stats".into(),
-            json!({"additions": additions, "deletions": deletions, "total": additions + deletions}),
-        );
+        if include_stats {
+            map.insert(
+                "stats".into(),
+                json!({"additions": additions, "deletions": deletions, "total": additions + deletions}),
+            );
+        }
         map.insert("status".into(), Value::Null);
         map.insert("last_pipeline".into(), Value::Null);
         map.insert("project_id".into(), json!(project_id));

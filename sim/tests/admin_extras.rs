@@ -1,5 +1,6 @@
-//! End-to-end tests of users' external sign-in identities, which V3 clients set through `POST` and `PUT /users`
-//! (`extern_uid` with `provider`) and read in the user entity's `identities`.
+//! End-to-end tests of administrators' routes that V3 clients reach unchanged (no svcgate rule rewrites them):
+//! users' external sign-in identities, which V3 clients set through `POST` and `PUT /users` (`extern_uid` with
+//! `provider`) and read in the user entity's `identities`, and the background-job metrics under `/sidekiq`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use http::{Method, StatusCode};
@@ -136,4 +137,50 @@ async fn identities_are_set_on_create_and_update_listed_filtered_and_deleted() {
         r.body["identities"],
         json!([{"provider": "ldapmain", "extern_uid": "uid=ann,ou=people"}])
     );
+}
+
+/// V4 lib/api/sidekiq_metrics.rb (doc/api/sidekiq_metrics.md: "only available on GitLab 8.9 and above", so a V3
+/// route too): `before { authenticated_as_admin! }`; `queue_metrics` is `{queues: {name: {backlog, latency}}}`,
+/// `process_metrics` `{processes: [{hostname, pid, tag, started_at, queues, labels, concurrency, busy}]}`,
+/// `job_stats` `{jobs: {processed, failed, enqueued, dead}}` and `compound_metrics` the three together.
+/// spec/requests/api/sidekiq_metrics_spec.rb: "defines the `queue_metrics` endpoint", "defines the
+/// `process_metrics` endpoint", "defines the `job_stats` endpoint", "defines the `compound_metrics` endpoint".
+#[tokio::test]
+async fn sidekiq_metrics_describe_an_idle_server_to_administrators_only() {
+    let sim = start().await;
+    let root = Some(ROOT);
+    let r = call(&sim, Method::GET, "/api/v4/sidekiq/queue_metrics", root, None).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.body["queues"]["default"], json!({"backlog": 0, "latency": 0}));
+    let r = call(&sim, Method::GET, "/api/v4/sidekiq/process_metrics", root, None).await;
+    assert_eq!(r.status, StatusCode::OK);
+    let process = &r.body["processes"][0];
+    assert_eq!(process["hostname"], "127.0.0.1");
+    assert_eq!(process["busy"], 0);
+    assert!(process["pid"].is_u64() && process["started_at"].is_string());
+    assert!(process["queues"].as_array().unwrap().contains(&json!("default")));
+    let r = call(&sim, Method::GET, "/api/v4/sidekiq/job_stats", root, None).await;
+    assert_eq!(
+        r.body,
+        json!({"jobs": {"processed": 0, "failed": 0, "enqueued": 0, "dead": 0}})
+    );
+    let r = call(&sim, Method::GET, "/api/v4/sidekiq/compound_metrics", root, None).await;
+    assert_eq!(r.status, StatusCode::OK);
+    let mut keys: Vec<&String> = r.body.as_object().unwrap().keys().collect();
+    keys.sort();
+    assert_eq!(keys, ["jobs", "processes", "queues"]);
+
+    let (_, bob_token) = sim.create_user("bob", false);
+    for what in [
+        "queue_metrics",
+        "process_metrics",
+        "job_stats",
+        "compound_metrics",
+    ] {
+        let path = format!("/api/v4/sidekiq/{what}");
+        let r = call(&sim, Method::GET, &path, Some(&bob_token), None).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{what}");
+        let r = call(&sim, Method::GET, &path, None, None).await;
+        assert_eq!(r.status, StatusCode::UNAUTHORIZED, "{what}");
+    }
 }

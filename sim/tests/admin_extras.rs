@@ -113,6 +113,15 @@ async fn identities_are_set_on_create_and_update_listed_filtered_and_deleted() {
     )
     .await;
     assert_eq!(r.status, StatusCode::FORBIDDEN);
+    let r = call(
+        &sim,
+        Method::GET,
+        "/api/v4/users?provider=github&extern_uid=43",
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
 
     // Deleting an identity: administrators only, 404 for an unknown provider or user.
     let del = format!("/api/v4/users/{id}/identities/github");

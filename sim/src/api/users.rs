@@ -72,8 +72,9 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let active = ctx.params.flag("active", false)?;
     let blocked = ctx.params.flag("blocked", false)?;
     let identity = identity_params(ctx)?;
-    if identity.is_some() && !admin {
-        return Err(ApiError::Forbidden);
+    if identity.is_some() {
+        // V4: `authenticated_as_admin! if params[:extern_uid].present? && params[:provider].present?`.
+        ctx.require_admin()?;
     }
     let items: Vec<Value> = ctx
         .store

@@ -31,6 +31,7 @@ mod repository;
 mod runners;
 mod services;
 mod settings;
+mod sidekiq_metrics;
 mod snippets;
 mod tags;
 mod templates;
@@ -79,6 +80,7 @@ pub fn all() -> Vec<Route> {
         services::routes(),
         templates::routes(),
         settings::routes(),
+        sidekiq_metrics::routes(),
         runners::routes(),
         boards::routes(),
         notification_settings::routes(),

@@ -1,5 +1,7 @@
 //! Users: `GET /user`, `GET /users`, `GET /users/:id`, and for administrators `POST /users`, `PUT` and
-//! `DELETE /users/:id`, blocking and unblocking, and the admin-issued personal access and impersonation tokens.
+//! `DELETE /users/:id`, blocking and unblocking, external identities (`extern_uid`/`provider` on create and
+//! update, `DELETE /users/:id/identities/:provider`), and the admin-issued personal access and impersonation
+//! tokens.
 
 use http::Method;
 use serde_json::Value;
@@ -22,6 +24,11 @@ pub fn routes() -> Vec<Route> {
         api(Method::PUT, "/users/{id}", update),
         api(Method::DELETE, "/users/{id}", delete),
         api(Method::POST, "/users/{id}/block", block),
+        api(
+            Method::DELETE,
+            "/users/{id}/identities/{provider}",
+            delete_identity,
+        ),
         api(Method::GET, "/users/{id}/memberships", memberships),
         api(Method::POST, "/users/{id}/unblock", unblock),
         api(
@@ -64,6 +71,11 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let search = ctx.params.str("search").map(|s| s.to_lowercase());
     let active = ctx.params.flag("active", false)?;
     let blocked = ctx.params.flag("blocked", false)?;
+    let identity = identity_params(ctx)?;
+    if identity.is_some() {
+        // V4: `authenticated_as_admin! if params[:extern_uid].present? && params[:provider].present?`.
+        ctx.require_admin()?;
+    }
     let items: Vec<Value> = ctx
         .store
         .users
@@ -82,6 +94,13 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         })
         .filter(|u| !active || u.state == "active")
         .filter(|u| !blocked || u.state == "blocked")
+        .filter(|u| {
+            identity.as_ref().map_or(true, |(provider, uid)| {
+                u.identities
+                    .iter()
+                    .any(|(p, have)| p == provider && have.eq_ignore_ascii_case(uid))
+            })
+        })
         .map(|u| {
             if admin {
                 user::full(ctx.store, u, true, true)
@@ -122,6 +141,7 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     }
     let is_admin = ctx.params.flag("admin", false)?;
     ctx.params.flag("skip_confirmation", false)?;
+    let identity = identity_params(ctx)?;
     if !valid_username(&username) {
         return Err(ApiError::validation(
             "username",
@@ -157,8 +177,23 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     if let (Some(flag), Some(u)) = (ctx.params.bool("can_create_group")?, ctx.store.users.get_mut(&id)) {
         u.can_create_group = flag;
     }
+    if let (Some(identity), Some(u)) = (identity, ctx.store.users.get_mut(&id)) {
+        u.identities.push(identity);
+    }
     let u = ctx.store.users.get(&id).ok_or(ApiError::NotFound("User"))?;
     Ok(Reply::created(user::full(ctx.store, u, true, true)))
+}
+
+/// `extern_uid` and `provider`, which V4 takes together or not at all (`all_or_none_of :extern_uid, :provider`
+/// in lib/api/users.rb): `(provider, extern_uid)`.
+fn identity_params(ctx: &Ctx<'_>) -> Result<Option<(String, String)>, ApiError> {
+    match (ctx.params.str("provider"), ctx.params.str("extern_uid")) {
+        (Some(provider), Some(uid)) => Ok(Some((provider, uid))),
+        (None, None) => Ok(None),
+        _ => Err(ApiError::Param(
+            "extern_uid, provider provide all or none of parameters".into(),
+        )),
+    }
 }
 
 /// Whether a username is acceptable.
@@ -284,6 +319,8 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let is_admin = p.bool("admin")?;
     let can_create_group = p.bool("can_create_group")?;
     let external = p.bool("external")?;
+    let identity = identity_params(ctx)?;
+    let p = &ctx.params;
     let profile: Vec<(String, String)> = PROFILE_FIELDS
         .iter()
         .filter_map(|f| p.str(f).map(|v| ((*f).to_string(), v)))
@@ -359,6 +396,13 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         user.external = v;
     }
     user.profile.extend(profile);
+    if let Some((provider, uid)) = identity {
+        // V4 updates the identity of that provider, or adds one (Users::UpdateService#assign_identity).
+        match user.identities.iter_mut().find(|(p, _)| *p == provider) {
+            Some(known) => known.1 = uid,
+            None => user.identities.push((provider, uid)),
+        }
+    }
     let namespace_id = user.namespace_id;
     if let Some(v) = username {
         user.username = v.clone();
@@ -407,6 +451,21 @@ fn delete(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     ctx.store.todos.retain(|_, t| t.user_id != id);
     ctx.store.notification_settings.retain(|(uid, _), _| *uid != id);
     ctx.store.users.remove(&id);
+    Ok(Reply::no_content())
+}
+
+/// `DELETE /users/:id/identities/:provider`: removes the user's identity at that provider; administrators only.
+fn delete_identity(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let id = admin_target(ctx)?;
+    let provider = ctx.path_param("provider").to_string();
+    let Some(u) = ctx.store.users.get_mut(&id) else {
+        return Err(ApiError::NotFound("User"));
+    };
+    let before = u.identities.len();
+    u.identities.retain(|(p, _)| *p != provider);
+    if u.identities.len() == before {
+        return Err(ApiError::NotFound("Identity"));
+    }
     Ok(Reply::no_content())
 }
 

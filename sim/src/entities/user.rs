@@ -59,7 +59,11 @@ pub fn full(store: &Store, user: &User, private_view: bool, admin_view: bool) ->
                 "color_scheme_id": 1,
                 "projects_limit": user.projects_limit,
                 "current_sign_in_at": Value::Null,
-                "identities": [],
+                "identities": user
+                    .identities
+                    .iter()
+                    .map(|(provider, extern_uid)| json!({"provider": provider, "extern_uid": extern_uid}))
+                    .collect::<Vec<_>>(),
                 "can_create_group": user.can_create_group,
                 "can_create_project": true,
                 "two_factor_enabled": false,

@@ -34,6 +34,8 @@ pub struct User {
     pub profile: std::collections::BTreeMap<String, String>,
     /// Whether the user is external.
     pub external: bool,
+    /// External sign-in identities as `(provider, extern_uid)`, oldest first, one per provider.
+    pub identities: Vec<(String, String)>,
 }
 
 /// The free-text profile fields of a user.
@@ -135,6 +137,7 @@ impl Store {
                 can_create_group: true,
                 profile: std::collections::BTreeMap::new(),
                 external: false,
+                identities: Vec::new(),
             },
         );
         id

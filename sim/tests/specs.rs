@@ -222,3 +222,223 @@ async fn an_archive_of_an_unknown_sha_is_404_file_not_found() {
     assert_eq!(r.status, StatusCode::NOT_FOUND);
     assert_eq!(r.body, json!({"message": "404 File Not Found"}));
 }
+
+/// Creates branch `feat` with one commit on project `pid`, so that a merge request from it can be opened.
+async fn feature_branch(sim: &svc_sim::SimHandle, pid: u64) {
+    let base = format!("/api/v4/projects/{pid}/repository");
+    ok(
+        sim,
+        Method::POST,
+        &format!("{base}/branches"),
+        ROOT,
+        Some(json!({"branch": "feat", "ref": "main"})),
+    )
+    .await;
+    ok(
+        sim,
+        Method::POST,
+        &format!("{base}/commits"),
+        ROOT,
+        Some(json!({"branch": "feat", "commit_message": "add f", "actions": [
+            {"action": "create", "file_path": "f.txt", "content": "x"}
+        ]})),
+    )
+    .await;
+}
+
+/// `spec/requests/api/merge_requests_spec.rb`, `POST /projects/:id/merge_requests`, "with existing MR": "returns
+/// 409 when MR already exists for source/target" expects `json_response['message']` to be
+/// `["Another open merge request already exists for this source branch: !1"]`, a list: V4's
+/// `handle_merge_request_errors!` answers `conflict!(errors[:validate_branches])`.
+#[tokio::test]
+async fn a_second_open_merge_request_for_the_same_branches_is_a_409_with_a_message_list() {
+    let sim = start().await;
+    let pid = project(&sim, "mrdup", "private").await;
+    feature_branch(&sim, pid).await;
+    let path = format!("/api/v4/projects/{pid}/merge_requests");
+    let body = |title: &str| Some(json!({"title": title, "source_branch": "feat", "target_branch": "main"}));
+    ok(&sim, Method::POST, &path, ROOT, body("first")).await;
+    let r = call(&sim, Method::POST, &path, Some(ROOT), body("second")).await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+    assert_eq!(
+        r.body,
+        json!({"message": ["Another open merge request already exists for this source branch: !1"]})
+    );
+}
+
+/// `spec/requests/api/branches_spec.rb`, `GET /projects/:id/repository/branches` and `…/branches/:branch`: "when
+/// authenticated as a guest" behaves like a '403 response': V4's branches API runs
+/// `authorize! :download_code, user_project`, which a guest of a private project lacks.
+#[tokio::test]
+async fn a_guest_of_a_private_project_cannot_read_its_branches() {
+    let sim = start().await;
+    let pid = project(&sim, "branches", "private").await;
+    let (guest, guest_token) = sim.create_user("guest", false);
+    let (reporter, reporter_token) = sim.create_user("reporter", false);
+    member(&sim, pid, guest, 10).await;
+    member(&sim, pid, reporter, 20).await;
+    let base = format!("/api/v4/projects/{pid}/repository/branches");
+    for path in [base.clone(), format!("{base}/main")] {
+        let r = call(&sim, Method::GET, &path, Some(&guest_token), None).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{path}: {}", r.body);
+        assert_eq!(r.body, json!({"message": "403 Forbidden"}));
+        let r = call(&sim, Method::GET, &path, Some(&reporter_token), None).await;
+        assert_eq!(r.status, StatusCode::OK, "{path}: {}", r.body);
+    }
+    // A guest of a public project reads them, as anyone may.
+    let public = project(&sim, "public-branches", "public").await;
+    member(&sim, public, guest, 10).await;
+    let r = call(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/projects/{public}/repository/branches/main"),
+        Some(&guest_token),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK);
+}
+
+/// `spec/requests/api/issues/post_projects_issues_spec.rb`, `POST /projects/:id/issues`, "the user can only read the
+/// issue": "cannot create new labels". `IssuableBaseService#filter_params` drops the milestone, labels, assignees
+/// and due date of a caller without `admin_issue` (Reporter+), so a non-member of a public project (or a guest)
+/// opens the issue with none of them and creates no label.
+#[tokio::test]
+async fn an_issue_opened_by_a_non_reporter_drops_its_labels_assignees_and_due_date() {
+    let sim = start().await;
+    let pid = project(&sim, "readonly", "public").await;
+    let (_, outsider) = sim.create_user("outsider", false);
+    let (reporter, reporter_token) = sim.create_user("reporter", false);
+    member(&sim, pid, reporter, 20).await;
+    let path = format!("/api/v4/projects/{pid}/issues");
+    let fields = json!({
+        "title": "new issue", "labels": "label, label2", "assignee_ids": [reporter], "due_date": "2030-01-02"
+    });
+    let issue = ok(&sim, Method::POST, &path, &outsider, Some(fields.clone())).await;
+    assert_eq!(issue["labels"], json!([]));
+    assert_eq!(issue["assignees"], json!([]));
+    assert_eq!(issue["due_date"], Value::Null);
+    let labels = ok(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/projects/{pid}/labels"),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(labels, json!([]));
+    // A reporter sets them all.
+    let issue = ok(&sim, Method::POST, &path, &reporter_token, Some(fields)).await;
+    assert_eq!(issue["labels"], json!(["label", "label2"]));
+    assert_eq!(issue["assignees"][0]["id"], reporter);
+    assert_eq!(issue["due_date"], "2030-01-02");
+}
+
+/// `spec/requests/api/issues/post_projects_issues_spec.rb`, `POST /projects/:id/issues`: "support for deprecated
+/// assignee_id" → "creates a new project issue when assignee_id is empty" (Grape coerces an empty Integer to nil),
+/// and "single assignee restrictions" → "creates a new project issue with no more than one assignee" (CE's
+/// `filter_assignee` keeps the first). `spec/requests/api/merge_requests_spec.rb`: "creates a new merge request
+/// when assignee_id is empty".
+#[tokio::test]
+async fn an_empty_assignee_id_is_no_assignee_and_an_issue_keeps_one_assignee() {
+    let sim = start().await;
+    let pid = project(&sim, "assignees", "private").await;
+    let (a, _) = sim.create_user("first", false);
+    let (b, _) = sim.create_user("second", false);
+    member(&sim, pid, a, 30).await;
+    member(&sim, pid, b, 30).await;
+    let issues = format!("/api/v4/projects/{pid}/issues");
+    let issue = ok(
+        &sim,
+        Method::POST,
+        &issues,
+        ROOT,
+        Some(json!({"title": "new issue", "assignee_id": ""})),
+    )
+    .await;
+    assert_eq!(issue["assignee"], Value::Null);
+    assert_eq!(issue["assignees"], json!([]));
+    let issue = ok(
+        &sim,
+        Method::POST,
+        &issues,
+        ROOT,
+        Some(json!({"title": "new issue", "assignee_ids": [a, b]})),
+    )
+    .await;
+    assert_eq!(issue["assignees"].as_array().unwrap().len(), 1);
+    assert_eq!(issue["assignee"]["id"], a);
+    feature_branch(&sim, pid).await;
+    let mr = ok(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{pid}/merge_requests"),
+        ROOT,
+        Some(json!({"title": "mr", "source_branch": "feat", "target_branch": "main", "assignee_id": ""})),
+    )
+    .await;
+    assert_eq!(mr["assignee"], Value::Null);
+}
+
+/// `spec/requests/api/projects_spec.rb`, `PUT /projects/:id`: "returns 400 when nothing sent" expects
+/// `json_response['error']` to match `'at least one parameter must be provided'` (Grape's `at_least_one_of`).
+/// `lib/api/issues.rb` and `lib/api/merge_requests.rb` declare `at_least_one_of` on their PUTs as well.
+#[tokio::test]
+async fn a_put_with_no_parameters_is_400_at_least_one_parameter() {
+    let sim = start().await;
+    let pid = project(&sim, "nothing", "private").await;
+    feature_branch(&sim, pid).await;
+    let base = format!("/api/v4/projects/{pid}");
+    ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/issues"),
+        ROOT,
+        Some(json!({"title": "i"})),
+    )
+    .await;
+    ok(
+        &sim,
+        Method::POST,
+        &format!("{base}/merge_requests"),
+        ROOT,
+        Some(json!({"title": "m", "source_branch": "feat", "target_branch": "main"})),
+    )
+    .await;
+    for path in [
+        base.clone(),
+        format!("{base}/issues/1"),
+        format!("{base}/merge_requests/1"),
+    ] {
+        for body in [None, Some(json!({}))] {
+            let r = call(&sim, Method::PUT, &path, Some(ROOT), body).await;
+            assert_eq!(r.status, StatusCode::BAD_REQUEST, "{path}: {}", r.body);
+            let error = r.body["error"].as_str().unwrap();
+            assert!(
+                error.ends_with("are missing, at least one parameter must be provided"),
+                "{error}"
+            );
+        }
+    }
+    let r = call(
+        &sim,
+        Method::PUT,
+        &base,
+        Some(ROOT),
+        Some(json!({"description": "d"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK);
+    let r = call(
+        &sim,
+        Method::PUT,
+        &format!("{base}/issues/1"),
+        Some(ROOT),
+        Some(json!({"state_event": "close"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK);
+    // Without a token it is still 401 first.
+    let r = call(&sim, Method::PUT, &base, None, None).await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+}

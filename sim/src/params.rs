@@ -202,6 +202,18 @@ impl Params {
             .ok_or_else(|| ApiError::Invalid(name.to_string()))
     }
 
+    /// Grape's `at_least_one_of`: 400 `{"error": "a, b are missing, at least one parameter must be provided"}`
+    /// unless one of `names` was sent.
+    pub fn at_least_one_of(&self, names: &[&str]) -> Result<(), ApiError> {
+        if names.iter().any(|n| self.has(n)) {
+            return Ok(());
+        }
+        Err(ApiError::Param(format!(
+            "{} are missing, at least one parameter must be provided",
+            names.join(", ")
+        )))
+    }
+
     /// A required non-negative integer.
     pub fn required_u64(&self, name: &str) -> Result<u64, ApiError> {
         self.u64(name)?.ok_or_else(|| ApiError::Missing(name.to_string()))

@@ -1178,8 +1178,9 @@ async fn ci_pipelines_jobs_triggers_variables_environments() {
     assert_eq!(r.body["status"], "pending");
     let r = call(&sim, Method::POST, &format!("{p}/jobs/{build}/erase"), t, None).await;
     assert_eq!(r.status, StatusCode::FORBIDDEN);
+    // V4 finds the pipeline with `pipelines.find`, whose `RecordNotFound` is the generic `404 Not found`.
     let r = call(&sim, Method::GET, &format!("{p}/pipelines/999"), t, None).await;
-    assert_eq!(r.body, json!({"message": "404 Pipeline Not Found"}));
+    assert_eq!(r.body, json!({"message": "404 Not found"}));
 
     // Triggers.
     let r = call(&sim, Method::POST, &format!("{p}/triggers"), t, Some(json!({}))).await;

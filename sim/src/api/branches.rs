@@ -50,7 +50,8 @@ fn render(ctx: &Ctx<'_>, pid: u64, name: &str) -> Result<Value, ApiError> {
 }
 
 fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
-    let pid = ctx.project_id()?;
+    // V4's branches API runs `authorize! :download_code, user_project` first: a guest of a private project is 403.
+    let pid = super::repository::readable_project(ctx)?;
     let search = ctx.params.str("search").map(|s| s.to_lowercase());
     let names: Vec<String> = ctx
         .project(pid)?
@@ -68,7 +69,7 @@ fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
 }
 
 fn show(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
-    let pid = ctx.project_id()?;
+    let pid = super::repository::readable_project(ctx)?;
     let name = ctx.path_param("branch").to_string();
     Ok(Reply::ok(render(ctx, pid, &name)?))
 }

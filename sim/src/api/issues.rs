@@ -254,16 +254,21 @@ struct IssueFields {
 impl IssueFields {
     fn read(ctx: &Ctx<'_>, pid: u64) -> Result<Self, ApiError> {
         let p = &ctx.params;
+        // Grape coerces an empty Integer to nil, so `assignee_id=""` is as if it were not sent.
+        let blank_assignee = p.str("assignee_id").is_some_and(|s| s.is_empty());
         let assignees = if p.has("assignee_ids") {
             Some(p.u64_list("assignee_ids")?.unwrap_or_default())
-        } else if p.has("assignee_id") {
+        } else if p.has("assignee_id") && !blank_assignee {
             Some(p.u64("assignee_id")?.into_iter().filter(|id| *id != 0).collect())
         } else {
             None
         };
+        // CE's `IssuableBaseService#filter_assignee` keeps only the first of several assignees
+        // (`allows_multiple_assignees?` is false without the licensed feature).
         let assignees = assignees.map(|ids: Vec<u64>| {
             ids.into_iter()
                 .filter(|id| ctx.store.users.contains_key(id))
+                .take(1)
                 .collect()
         });
         let milestone = if p.has("milestone_id") {
@@ -286,10 +291,23 @@ impl IssueFields {
         } else {
             None
         };
+        let labels = p.list("labels").or_else(|| p.has("labels").then(Vec::new));
+        // `IssuableBaseService#filter_params`: without `admin_issue` (Reporter+) the milestone, labels, assignees
+        // and due date sent are dropped, so a guest or non-member neither sets them nor creates labels.
+        if ctx.level(pid) < access::REPORTER {
+            return Ok(IssueFields {
+                assignees: None,
+                milestone: None,
+                labels: None,
+                due_date: None,
+                confidential: p.bool("confidential")?,
+                discussion_locked: p.bool("discussion_locked")?,
+            });
+        }
         Ok(IssueFields {
             assignees,
             milestone,
-            labels: p.list("labels").or_else(|| p.has("labels").then(Vec::new)),
+            labels,
             due_date,
             confidential: p.bool("confidential")?,
             discussion_locked: p.bool("discussion_locked")?,
@@ -332,8 +350,24 @@ fn show(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     Ok(Reply::ok(single(ctx, id)?))
 }
 
+/// V4's `at_least_one_of` on `PUT /projects/:id/issues/:issue_iid`.
+const UPDATE_AT_LEAST_ONE_OF: &[&str] = &[
+    "title",
+    "description",
+    "assignee_ids",
+    "assignee_id",
+    "milestone_id",
+    "labels",
+    "created_at",
+    "due_date",
+    "confidential",
+    "state_event",
+    "discussion_locked",
+];
+
 fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let uid = ctx.user_id()?;
+    ctx.params.at_least_one_of(UPDATE_AT_LEAST_ONE_OF)?;
     // V4 finds the issue among the project's without the reader's filter, then authorizes `update_issue`: a
     // confidential issue the caller cannot see is a 403 here, not a 404.
     let pid = ctx.project_id()?;

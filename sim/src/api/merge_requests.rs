@@ -2,7 +2,7 @@
 //! admins) and merge.
 
 use http::{Method, StatusCode};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::context::Ctx;
 use crate::entities::merge_request::merge_request as render_mr;
@@ -142,12 +142,14 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     if let Some(existing) = ctx.store.merge_requests.values().find(|m| {
         m.project_id == pid && m.state == "opened" && m.source_branch == source && m.target_branch == target
     }) {
-        return Err(ApiError::Status(
+        // V4's `handle_merge_request_errors!` answers `conflict!(errors[:validate_branches])`: the model's error
+        // list, so the message is an array.
+        return Ok(Reply::json(
             StatusCode::CONFLICT,
-            format!(
+            json!({"message": [format!(
                 "Another open merge request already exists for this source branch: !{}",
                 existing.iid
-            ),
+            )]}),
         ));
     }
     let fields = MrFields::read(ctx, pid)?;
@@ -185,7 +187,9 @@ struct MrFields {
 impl MrFields {
     fn read(ctx: &Ctx<'_>, pid: u64) -> Result<Self, ApiError> {
         let p = &ctx.params;
-        let assignee = if p.has("assignee_id") {
+        // Grape coerces an empty Integer to nil, so `assignee_id=""` is as if it were not sent.
+        let blank_assignee = p.str("assignee_id").is_some_and(|s| s.is_empty());
+        let assignee = if p.has("assignee_id") && !blank_assignee {
             Some(
                 p.u64("assignee_id")?
                     .filter(|id| ctx.store.users.contains_key(id)),
@@ -257,8 +261,22 @@ fn show(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     Ok(Reply::ok(single(ctx, id)?))
 }
 
+/// V4's `update_params_at_least_one_of` for `PUT /projects/:id/merge_requests/:merge_request_iid`.
+const UPDATE_AT_LEAST_ONE_OF: &[&str] = &[
+    "assignee_id",
+    "description",
+    "labels",
+    "milestone_id",
+    "remove_source_branch",
+    "state_event",
+    "target_branch",
+    "title",
+    "discussion_locked",
+];
+
 fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let uid = ctx.user_id()?;
+    ctx.params.at_least_one_of(UPDATE_AT_LEAST_ONE_OF)?;
     let (pid, id) = find_mr(ctx)?;
     let author = ctx.store.merge_requests.get(&id).map(|m| m.author_id);
     if ctx.level(pid) < access::DEVELOPER && author != Some(uid) {

@@ -76,6 +76,11 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
+/// V4's `HasStatus::AVAILABLE_STATUSES`, the values `status` takes on `GET /projects/:id/pipelines`.
+const PIPELINE_STATUSES: &[&str] = &[
+    "created", "pending", "running", "success", "failed", "canceled", "skipped", "manual",
+];
+
 const JOB_SCOPES: &[&str] = &[
     "created", "pending", "running", "failed", "success", "canceled", "skipped", "manual",
 ];
@@ -101,7 +106,9 @@ fn find_pipeline(ctx: &Ctx<'_>, pid: u64) -> Result<u64, ApiError> {
         .get(&id)
         .filter(|p| p.project_id == pid)
         .map(|p| p.id)
-        .ok_or(ApiError::NotFound("Pipeline"))
+        // V4 finds it with `user_project.pipelines.find(params[:pipeline_id])`, whose `RecordNotFound` the API
+        // rescues as the generic `404 Not found`, not a named one.
+        .ok_or(ApiError::NotFoundPlain)
 }
 
 fn pipeline_reply(ctx: &Ctx<'_>, id: u64, status: StatusCode) -> Result<Reply, ApiError> {
@@ -119,12 +126,31 @@ fn list_pipelines(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let status = ctx.params.str("status");
     let reference = ctx.params.str("ref");
     let sha = ctx.params.str("sha");
+    let username = ctx.params.str("username");
+    let name = ctx.params.str("name");
+    let yaml_errors = ctx.params.bool("yaml_errors")?;
     if let Some(s) = &scope {
         if !["running", "pending", "finished", "branches", "tags"].contains(&s.as_str()) {
             return Err(ApiError::Param("scope does not have a valid value".into()));
         }
     }
+    if let Some(s) = &status {
+        if !PIPELINE_STATUSES.contains(&s.as_str()) {
+            return Err(ApiError::Param("status does not have a valid value".into()));
+        }
+    }
+    let order_by = ctx.params.str("order_by").unwrap_or_else(|| "id".into());
+    if !["id", "status", "ref", "user_id"].contains(&order_by.as_str()) {
+        return Err(ApiError::Param("order_by does not have a valid value".into()));
+    }
     let desc = ctx.sort_desc(true)?;
+    let user_matches = |uid: u64| {
+        let user = ctx.store.users.get(&uid);
+        username
+            .as_ref()
+            .map_or(true, |n| user.is_some_and(|u| &u.username == n))
+            && name.as_ref().map_or(true, |n| user.is_some_and(|u| &u.name == n))
+    };
     let branches: Vec<String> = ctx.project(pid)?.repo.branches.keys().cloned().collect();
     let mut found: Vec<_> = ctx
         .store
@@ -149,8 +175,21 @@ fn list_pipelines(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
             Some("tags") => p.tag,
             _ => true,
         })
+        .filter(|p| user_matches(p.user_id))
+        // The simulator's pipelines never carry YAML errors: `yaml_errors=true` finds none.
+        .filter(|_| yaml_errors != Some(true))
         .collect();
-    found.sort_by_key(|p| p.id);
+    match order_by.as_str() {
+        "status" => found.sort_by(|a, b| {
+            ctx.store
+                .pipeline_status(a.id)
+                .cmp(ctx.store.pipeline_status(b.id))
+                .then(a.id.cmp(&b.id))
+        }),
+        "ref" => found.sort_by(|a, b| a.ref_name.cmp(&b.ref_name).then(a.id.cmp(&b.id))),
+        "user_id" => found.sort_by_key(|p| (p.user_id, p.id)),
+        _ => found.sort_by_key(|p| p.id),
+    }
     if desc {
         found.reverse();
     }
@@ -173,7 +212,8 @@ fn create_pipeline(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .repo
         .resolve(&reference)
         .map(|c| c.id.clone())
-        .ok_or_else(|| ApiError::BadRequest("Reference not found".into()))?;
+        // V4 answers the new pipeline's model errors, `render_api_error!(new_pipeline.errors.messages, 400)`.
+        .ok_or_else(|| ApiError::validation("base", "Reference not found"))?;
     let id = ctx
         .store
         .insert_pipeline(pid, &reference, &sha, uid, "api", BTreeMap::new());

@@ -297,7 +297,37 @@ fn apply_settings(ctx: &mut Ctx<'_>, id: u64, flags: Vec<(&'static str, bool)>) 
     Ok(())
 }
 
+/// V4's `at_least_one_of_ce` on `PUT /projects/:id`.
+const UPDATE_AT_LEAST_ONE_OF: &[&str] = &[
+    "jobs_enabled",
+    "resolve_outdated_diff_discussions",
+    "ci_config_path",
+    "container_registry_enabled",
+    "default_branch",
+    "description",
+    "issues_enabled",
+    "lfs_enabled",
+    "merge_requests_enabled",
+    "name",
+    "only_allow_merge_if_all_discussions_are_resolved",
+    "only_allow_merge_if_pipeline_succeeds",
+    "path",
+    "printing_merge_request_link_enabled",
+    "public_builds",
+    "request_access_enabled",
+    "shared_runners_enabled",
+    "snippets_enabled",
+    "tag_list",
+    "visibility",
+    "wiki_enabled",
+    "avatar",
+    // Not in 10.8 CE's list but accepted here (CE has it from 11.0 on), so that sending only it is not a 400.
+    "merge_method",
+];
+
 fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.user_id()?;
+    ctx.params.at_least_one_of(UPDATE_AT_LEAST_ONE_OF)?;
     let id = ctx.project_id()?;
     ctx.require_level(id, access::MAINTAINER)?;
     let visibility = match ctx.params.str("visibility") {

@@ -144,7 +144,8 @@ fn archive(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .unwrap_or_else(|| "tar.gz".into());
     let p = ctx.project(pid)?;
     let reference = ctx.params.str("sha").unwrap_or_else(|| p.default_branch.clone());
-    let c = p.repo.resolve(&reference).ok_or(ApiError::NotFound("Archive"))?;
+    // V4 sends the archive inside `begin … rescue not_found!('File') end`: an unknown `sha` is `404 File Not Found`.
+    let c = p.repo.resolve(&reference).ok_or(ApiError::NotFound("File"))?;
     let ref_label = reference.replace('/', "-");
     let base = format!("{}-{ref_label}-{}", p.path, c.id);
     let tar = crate::archive::tar(&c.tree, &base);

@@ -149,9 +149,25 @@ pub fn show_detail(ctx: &Ctx<'_>, id: u64) -> Result<Value, ApiError> {
         .filter(|p| p.namespace_id == id && ctx.store.can_read_project(p, ctx.caller))
         .map(|p| project::full(ctx.store, p, view))
         .collect();
+    // V4 `lib/api/entities/group_detail.rb`: `shared_projects` are the projects shared with the group
+    // (`GroupProjectsFinder` `only_shared`, `POST /projects/:id/share`) that the caller can see, as
+    // `Entities::Project` like `projects`.
+    let shared_projects: Vec<Value> = ctx
+        .store
+        .projects
+        .values()
+        .filter(|p| {
+            ctx.store
+                .group_links
+                .values()
+                .any(|l| l.group_id == id && l.project_id == p.id)
+        })
+        .filter(|p| ctx.store.can_read_project(p, ctx.caller))
+        .map(|p| project::full(ctx.store, p, view))
+        .collect();
     if let Value::Object(map) = &mut v {
         map.insert("projects".into(), Value::Array(projects));
-        map.insert("shared_projects".into(), json!([]));
+        map.insert("shared_projects".into(), Value::Array(shared_projects));
         let shared: Vec<Value> = ctx
             .store
             .group_shares
@@ -236,6 +252,7 @@ fn delete(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     ctx.store
         .group_shares
         .retain(|(shared, with), _| !doomed.contains(shared) && !doomed.contains(with));
+    ctx.store.group_links.retain(|_, l| !doomed.contains(&l.group_id));
     ctx.store.variables.retain(|(owner, _), _| match owner {
         crate::store::VariableOwner::Group(g) => !doomed.contains(g),
         _ => true,

@@ -139,3 +139,220 @@ async fn group_details_list_the_projects_shared_with_the_group() {
     let detail = ok(&sim, Method::GET, &format!("/api/v4/groups/{gid}"), ROOT, None).await;
     assert_eq!(detail["shared_projects"], json!([]));
 }
+
+/// V4 `lib/api/projects.rb` `PUT :id/transfer`: `requires :namespace, type: String` ("The ID or path of the new
+/// namespace"), `find_namespace!` (all digits: an id, else a full path; `404 Namespace Not Found` unless the caller
+/// may `read_namespace`, which `app/policies/group_policy.rb` gives any member), then
+/// `Projects::TransferService#execute` (`app/services/projects/transfer_service.rb`), whose refusals
+/// (`allowed_transfer?`: another namespace where the caller may `create_projects`, Maintainer+; no project with the
+/// same path there) answer `render_api_error!("Failed to transfer project #{user_project.errors.messages}", 400)`.
+#[tokio::test]
+async fn transferring_to_a_namespace_takes_an_id_or_a_path_and_answers_v4_refusals() {
+    let sim = start().await;
+    let (alice, alice_token) = sim.create_user("alice", false);
+    let maintained = group(&sim, "maintained", "private").await;
+    let developed = group(&sim, "developed", "private").await;
+    let foreign = group(&sim, "foreign", "private").await;
+    group_member(&sim, maintained, alice, 40).await;
+    group_member(&sim, developed, alice, 30).await;
+    let p = project(&sim, &alice_token, "mover", "private").await;
+    let path = format!("/api/v4/projects/{}/transfer", p["id"]);
+    let refused = |reason: &str| json!({"message": format!("Failed to transfer project {{:new_namespace=>[\"{reason}\"]}}")});
+
+    let r = call(&sim, Method::PUT, &path, Some(&alice_token), Some(json!({}))).await;
+    assert_eq!(
+        (r.status, r.body),
+        (StatusCode::BAD_REQUEST, json!({"error": "namespace is missing"}))
+    );
+    for missing in [json!("nowhere"), json!(foreign), json!(999_999), json!("foreign")] {
+        let r = call(
+            &sim,
+            Method::PUT,
+            &path,
+            Some(&alice_token),
+            Some(json!({"namespace": missing})),
+        )
+        .await;
+        assert_eq!(
+            (r.status, r.body),
+            (
+                StatusCode::NOT_FOUND,
+                json!({"message": "404 Namespace Not Found"})
+            ),
+            "{missing}"
+        );
+    }
+    // A Developer may read the group but not create projects in it.
+    let r = call(
+        &sim,
+        Method::PUT,
+        &path,
+        Some(&alice_token),
+        Some(json!({"namespace": "developed"})),
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.body),
+        (
+            StatusCode::BAD_REQUEST,
+            refused("Transfer failed, please contact an admin.")
+        )
+    );
+    // The namespace the project is already in.
+    let r = call(
+        &sim,
+        Method::PUT,
+        &path,
+        Some(&alice_token),
+        Some(json!({"namespace": "alice"})),
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.body),
+        (
+            StatusCode::BAD_REQUEST,
+            refused("Transfer failed, please contact an admin.")
+        )
+    );
+
+    // A full path (any case), then an id given as a string of digits.
+    let moved = ok(
+        &sim,
+        Method::PUT,
+        &path,
+        &alice_token,
+        Some(json!({"namespace": "Maintained"})),
+    )
+    .await;
+    assert_eq!(moved["path_with_namespace"], "maintained/mover");
+    let back = ok(
+        &sim,
+        Method::PUT,
+        &path,
+        &alice_token,
+        Some(json!({"namespace": p["namespace"]["id"].to_string()})),
+    )
+    .await;
+    assert_eq!(back["path_with_namespace"], "alice/mover");
+
+    // Same path in the target namespace.
+    ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": "mover", "namespace_id": maintained})),
+    )
+    .await;
+    let r = call(
+        &sim,
+        Method::PUT,
+        &path,
+        Some(&alice_token),
+        Some(json!({"namespace": maintained})),
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.body),
+        (
+            StatusCode::BAD_REQUEST,
+            refused("Project with same path in target namespace already exists")
+        )
+    );
+}
+
+/// V4 `lib/api/groups.rb` "Transfer a project to the group namespace. Available only for admin.":
+/// `requires :project_id, type: String, desc: 'The ID or path of the project'`, `authenticated_as_admin!`, then
+/// `find_group!` and `find_project!`; a refusal of `Projects::TransferService` is
+/// `render_api_error!("Failed to transfer project #{project.errors.messages}", 400)`.
+/// `spec/requests/api/groups_spec.rb` "POST /groups/:id/projects/:project_id": "when authenticated as user" →
+/// 403, "transfers project to group" 201 with an id, "when using project path in URL" "with a valid project
+/// path" (`CGI.escape(project.full_path)`) 201 and "with a non-existent project path" (`nogroup%2Fnoproject`)
+/// 404, "when using a group path in URL" 201.
+#[tokio::test]
+async fn posting_a_project_to_a_group_takes_its_id_or_url_encoded_path() {
+    let sim = start().await;
+    let gid = group(&sim, "target", "private").await;
+    let (_, bob_token) = sim.create_user("bob", false);
+    let p = project(&sim, &bob_token, "given", "private").await;
+    let pid = p["id"].as_u64().unwrap();
+
+    let r = call(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/groups/{gid}/projects/{pid}"),
+        Some(&bob_token),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    let r = call(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/groups/{gid}/projects/nogroup%2Fnoproject"),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.body),
+        (StatusCode::NOT_FOUND, json!({"message": "404 Project Not Found"}))
+    );
+
+    let r = call(
+        &sim,
+        Method::POST,
+        "/api/v4/groups/target/projects/bob%2Fgiven",
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    assert_eq!(r.body["id"], json!(gid));
+    assert_eq!(ids(&r.body["projects"]), [pid]);
+    let moved = ok(&sim, Method::GET, &format!("/api/v4/projects/{pid}"), ROOT, None).await;
+    assert_eq!(moved["path_with_namespace"], "target/given");
+
+    // Into the group it is already in: `allowed_transfer?` is false.
+    let r = call(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/groups/{gid}/projects/target%2Fgiven"),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.body),
+        (
+            StatusCode::BAD_REQUEST,
+            json!({"message": "Failed to transfer project {:new_namespace=>[\"Transfer failed, please contact an admin.\"]}"})
+        )
+    );
+
+    // Back to another group where a project has the same path.
+    let other = group(&sim, "other", "private").await;
+    ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": "given", "namespace_id": other})),
+    )
+    .await;
+    let r = call(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/groups/{other}/projects/{pid}"),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.body),
+        (
+            StatusCode::BAD_REQUEST,
+            json!({"message": "Failed to transfer project {:new_namespace=>[\"Project with same path in target namespace already exists\"]}"})
+        )
+    );
+}

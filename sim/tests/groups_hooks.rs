@@ -356,3 +356,76 @@ async fn posting_a_project_to_a_group_takes_its_id_or_url_encoded_path() {
         )
     );
 }
+
+/// V4 `lib/api/project_hooks.rb`: `params :project_hook_properties` (used by POST and PUT) `requires :url`, so a
+/// PUT without it is Grape's 400 `url is missing`, checked after `authorize_admin_project` (a `before`) and before
+/// the hook is found. V3 `lib/api/v3/project_hooks.rb` required it too (`spec/requests/api/v3/project_hooks_spec.rb`
+/// "returns 400 error if url is not given"); with it, "updates an existing project hook".
+#[tokio::test]
+async fn a_project_hook_put_without_url_is_refused() {
+    let sim = start().await;
+    let p = project(&sim, ROOT, "hooked", "private").await;
+    let pid = p["id"].as_u64().unwrap();
+    let (dev, dev_token) = sim.create_user("dev", false);
+    ok(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{pid}/members"),
+        ROOT,
+        Some(json!({"user_id": dev, "access_level": 30})),
+    )
+    .await;
+    let hook = ok(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{pid}/hooks"),
+        ROOT,
+        Some(json!({"url": "https://hooks.example/in", "push_events": true})),
+    )
+    .await;
+    let path = format!("/api/v4/projects/{pid}/hooks/{}", hook["id"]);
+    let missing = (StatusCode::BAD_REQUEST, json!({"error": "url is missing"}));
+
+    let r = call(
+        &sim,
+        Method::PUT,
+        &path,
+        Some(ROOT),
+        Some(json!({"push_events": false})),
+    )
+    .await;
+    assert_eq!((r.status, r.body), missing);
+    let r = call(
+        &sim,
+        Method::PUT,
+        &format!("/api/v4/projects/{pid}/hooks/999"),
+        Some(ROOT),
+        Some(json!({"push_events": false})),
+    )
+    .await;
+    assert_eq!((r.status, r.body), missing);
+    let r = call(&sim, Method::PUT, &path, Some(&dev_token), Some(json!({}))).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    let unchanged = ok(&sim, Method::GET, &path, ROOT, None).await;
+    assert_eq!(unchanged["push_events"], json!(true));
+
+    let edited = ok(
+        &sim,
+        Method::PUT,
+        &path,
+        ROOT,
+        Some(json!({"url": "https://hooks.example/out", "push_events": false})),
+    )
+    .await;
+    assert_eq!(edited["url"], "https://hooks.example/out");
+    assert_eq!(edited["push_events"], json!(false));
+    let r = call(
+        &sim,
+        Method::PUT,
+        &path,
+        Some(ROOT),
+        Some(json!({"url": "ftp://example.com"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+}

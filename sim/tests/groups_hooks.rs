@@ -429,3 +429,169 @@ async fn a_project_hook_put_without_url_is_refused() {
     .await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
 }
+
+/// V4 `lib/api/triggers.rb` `POST :id/(ref/:ref/)trigger/pipeline`: `optional :variables, type: Hash` (Grape: a
+/// non-hash is `{"error": "variables is invalid"}`), then
+/// `render_api_error!('variables needs to be a map of key-valued strings', 400)` unless every value is a string,
+/// before the project is found; an unknown ref is the pipeline's errors, `{"message": {"base": [...]}}`.
+/// `spec/requests/api/triggers_spec.rb`: "validates variables to be a hash", "validates variables needs to be a
+/// map of key-valued strings", "returns bad request with no pipeline created if there's no commit for that ref".
+#[tokio::test]
+async fn trigger_variables_and_refs_are_refused_with_v4_texts() {
+    let sim = start().await;
+    let p = project(&sim, ROOT, "triggered", "private").await;
+    let pid = p["id"].as_u64().unwrap();
+    let branch = p["default_branch"].as_str().unwrap().to_string();
+    let trigger = ok(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{pid}/triggers"),
+        ROOT,
+        Some(json!({"description": "ci"})),
+    )
+    .await;
+    let token = trigger["token"].as_str().unwrap().to_string();
+    let path = format!("/api/v4/projects/{pid}/trigger/pipeline");
+    let not_strings = json!({"message": "variables needs to be a map of key-valued strings"});
+    let cases = [
+        (
+            json!({"token": token, "ref": branch, "variables": "value"}),
+            json!({"error": "variables is invalid"}),
+        ),
+        (
+            json!({"token": token, "ref": branch, "variables": {"key": ["1", "2"]}}),
+            not_strings.clone(),
+        ),
+        (
+            json!({"token": token, "ref": branch, "variables": {"COUNT": 1}}),
+            not_strings.clone(),
+        ),
+        (
+            json!({"token": token, "ref": "other-branch"}),
+            json!({"message": {"base": ["Reference not found"]}}),
+        ),
+    ];
+    for (body, expected) in cases {
+        let r = call(&sim, Method::POST, &path, None, Some(body.clone())).await;
+        assert_eq!((r.status, r.body), (StatusCode::BAD_REQUEST, expected), "{body}");
+    }
+    // The variables are checked before the project is looked up.
+    let r = call(
+        &sim,
+        Method::POST,
+        "/api/v4/projects/999999/trigger/pipeline",
+        None,
+        Some(json!({"token": token, "ref": branch, "variables": {"COUNT": 1}})),
+    )
+    .await;
+    assert_eq!((r.status, r.body), (StatusCode::BAD_REQUEST, not_strings));
+    let r = call(
+        &sim,
+        Method::POST,
+        &path,
+        None,
+        Some(json!({"token": token, "ref": branch, "variables": {"COUNT": "1"}})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+}
+
+/// V4 `lib/api/environments.rb`: `optional :slug, absence: { message: "is automatically generated and cannot be
+/// changed" }` on POST and PUT is a parameter validation, so the answer is `{"error": "slug is automatically
+/// generated and cannot be changed"}`, given before the environment is looked up.
+#[tokio::test]
+async fn an_environment_slug_is_refused_as_a_parameter_error() {
+    let sim = start().await;
+    let p = project(&sim, ROOT, "deployed", "private").await;
+    let pid = p["id"].as_u64().unwrap();
+    let refused = (
+        StatusCode::BAD_REQUEST,
+        json!({"error": "slug is automatically generated and cannot be changed"}),
+    );
+    let r = call(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{pid}/environments"),
+        Some(ROOT),
+        Some(json!({"name": "review", "slug": "mine"})),
+    )
+    .await;
+    assert_eq!((r.status, r.body), refused.clone());
+    let env = ok(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{pid}/environments"),
+        ROOT,
+        Some(json!({"name": "review"})),
+    )
+    .await;
+    for id in [env["id"].as_u64().unwrap(), 999_999] {
+        let r = call(
+            &sim,
+            Method::PUT,
+            &format!("/api/v4/projects/{pid}/environments/{id}"),
+            Some(ROOT),
+            Some(json!({"slug": "mine"})),
+        )
+        .await;
+        assert_eq!((r.status, r.body), refused.clone(), "{id}");
+    }
+}
+
+/// V4 `lib/api/pipelines.rb` `POST :id/pipeline` answers `render_validation_error!(new_pipeline)`
+/// (`spec/requests/api/pipelines_spec.rb` "fails when using an invalid ref": `json_response['message']['base']`
+/// is `Reference not found`); V4 `lib/api/repositories.rb` `merge_base` names every unknown ref in one 400,
+/// `"Could not find #{ref_noun}: #{merge_base.unknown_refs.join(', ')}"`.
+#[tokio::test]
+async fn an_unknown_ref_is_named_as_v4_names_it() {
+    let sim = start().await;
+    let p = project(&sim, ROOT, "refs", "private").await;
+    let pid = p["id"].as_u64().unwrap();
+    let branch = p["default_branch"].as_str().unwrap().to_string();
+    let r = call(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{pid}/pipeline"),
+        Some(ROOT),
+        Some(json!({"ref": "invalid_ref"})),
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.body),
+        (
+            StatusCode::BAD_REQUEST,
+            json!({"message": {"base": ["Reference not found"]}})
+        )
+    );
+    let base = format!("/api/v4/projects/{pid}/repository/merge_base");
+    let r = call(
+        &sim,
+        Method::GET,
+        &format!("{base}?refs[]={branch}&refs[]=nope"),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.body),
+        (
+            StatusCode::BAD_REQUEST,
+            json!({"message": "Could not find ref: nope"})
+        )
+    );
+    let r = call(
+        &sim,
+        Method::GET,
+        &format!("{base}?refs[]=nope&refs[]={branch}&refs[]=gone"),
+        Some(ROOT),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.body),
+        (
+            StatusCode::BAD_REQUEST,
+            json!({"message": "Could not find refs: nope, gone"})
+        )
+    );
+}

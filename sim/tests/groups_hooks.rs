@@ -595,3 +595,91 @@ async fn an_unknown_ref_is_named_as_v4_names_it() {
         )
     );
 }
+
+/// V4 `lib/api/entities/issue_basic.rb` and `merge_request_basic.rb` expose `upvotes` and `downvotes` as the
+/// issuable's `upvotes`/`downvotes` (`app/models/concerns/awardable.rb`), the counts of its `thumbsup` and
+/// `thumbsdown` awards (`AwardEmoji::UPVOTE_NAME`, `DOWNVOTE_NAME`; `+1` is stored as `thumbsup`).
+#[tokio::test]
+async fn issue_and_merge_request_votes_count_thumbs_awards() {
+    let sim = start().await;
+    let p = project(&sim, ROOT, "voted", "public").await;
+    let pid = p["id"].as_u64().unwrap();
+    let branch = p["default_branch"].as_str().unwrap().to_string();
+    let (_, voter) = sim.create_user("voter", false);
+    let issue = ok(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{pid}/issues"),
+        ROOT,
+        Some(json!({"title": "popular"})),
+    )
+    .await;
+    let issue_path = format!("/api/v4/projects/{pid}/issues/{}", issue["iid"]);
+    assert_eq!(
+        (issue["upvotes"].clone(), issue["downvotes"].clone()),
+        (json!(0), json!(0))
+    );
+    for (token, name) in [
+        (ROOT, "thumbsup"),
+        (voter.as_str(), "+1"),
+        (ROOT, "thumbsdown"),
+        (ROOT, "tada"),
+    ] {
+        ok(
+            &sim,
+            Method::POST,
+            &format!("{issue_path}/award_emoji"),
+            token,
+            Some(json!({"name": name})),
+        )
+        .await;
+    }
+    let shown = ok(&sim, Method::GET, &issue_path, ROOT, None).await;
+    assert_eq!(
+        (shown["upvotes"].clone(), shown["downvotes"].clone()),
+        (json!(2), json!(1))
+    );
+    let listed = ok(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/projects/{pid}/issues"),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(
+        (listed[0]["upvotes"].clone(), listed[0]["downvotes"].clone()),
+        (json!(2), json!(1))
+    );
+
+    ok(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{pid}/repository/branches"),
+        ROOT,
+        Some(json!({"branch": "feature", "ref": branch})),
+    )
+    .await;
+    let mr = ok(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{pid}/merge_requests"),
+        ROOT,
+        Some(json!({"title": "change", "source_branch": "feature", "target_branch": branch})),
+    )
+    .await;
+    let mr_path = format!("/api/v4/projects/{pid}/merge_requests/{}", mr["iid"]);
+    ok(
+        &sim,
+        Method::POST,
+        &format!("{mr_path}/award_emoji"),
+        &voter,
+        Some(json!({"name": "thumbsdown"})),
+    )
+    .await;
+    let shown = ok(&sim, Method::GET, &mr_path, ROOT, None).await;
+    assert_eq!(
+        (shown["upvotes"].clone(), shown["downvotes"].clone()),
+        (json!(0), json!(1))
+    );
+}

@@ -683,3 +683,62 @@ async fn issue_and_merge_request_votes_count_thumbs_awards() {
         (json!(0), json!(1))
     );
 }
+
+/// V4 (10.8) `lib/api/projects.rb` `PUT :id`: `authorize_admin_project` (Maintainer+), then
+/// `authorize! :rename_project, user_project if attrs[:name].present?`; `app/policies/project_policy.rb` of that
+/// release enables `rename_project` under `owner_access` only (owner, group owner, admin). So a Maintainer may
+/// change the `path` (and other settings) but not the `name`.
+#[tokio::test]
+async fn only_an_owner_renames_a_project_while_a_maintainer_may_change_its_path() {
+    let sim = start().await;
+    let (owner, owner_token) = sim.create_user("owner", false);
+    let (maintainer, maintainer_token) = sim.create_user("keeper", false);
+    let gid = group(&sim, "crew", "private").await;
+    group_member(&sim, gid, owner, 50).await;
+    group_member(&sim, gid, maintainer, 40).await;
+    let p = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": "ship", "namespace_id": gid})),
+    )
+    .await;
+    let path = format!("/api/v4/projects/{}", p["id"]);
+
+    let r = call(
+        &sim,
+        Method::PUT,
+        &path,
+        Some(&maintainer_token),
+        Some(json!({"name": "renamed"})),
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.body),
+        (StatusCode::FORBIDDEN, json!({"message": "403 Forbidden"}))
+    );
+    let moved = ok(
+        &sim,
+        Method::PUT,
+        &path,
+        &maintainer_token,
+        Some(json!({"path": "vessel", "description": "kept"})),
+    )
+    .await;
+    assert_eq!(
+        (moved["name"].clone(), moved["path_with_namespace"].clone()),
+        (json!("ship"), json!("crew/vessel"))
+    );
+    let renamed = ok(
+        &sim,
+        Method::PUT,
+        &path,
+        &owner_token,
+        Some(json!({"name": "renamed"})),
+    )
+    .await;
+    assert_eq!(renamed["name"], "renamed");
+    let renamed = ok(&sim, Method::PUT, &path, ROOT, Some(json!({"name": "again"}))).await;
+    assert_eq!(renamed["name"], "again");
+}

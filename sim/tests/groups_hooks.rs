@@ -742,3 +742,48 @@ async fn only_an_owner_renames_a_project_while_a_maintainer_may_change_its_path(
     let renamed = ok(&sim, Method::PUT, &path, ROOT, Some(json!({"name": "again"}))).await;
     assert_eq!(renamed["name"], "again");
 }
+
+/// V4 `lib/api/groups.rb` `GET :id/projects`: `optional :with_shared, type: Boolean, default: true` and
+/// `GroupProjectsFinder` with `only_owned: !params[:with_shared]`, so the projects shared with the group are listed
+/// with its own unless `with_shared=false` (10.8's finder listed both always).
+#[tokio::test]
+async fn a_group_project_list_includes_shared_projects_unless_with_shared_is_false() {
+    let sim = start().await;
+    let gid = group(&sim, "squad", "private").await;
+    let own = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": "home", "namespace_id": gid})),
+    )
+    .await;
+    let lent = project(&sim, ROOT, "guest-project", "private").await;
+    ok(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{}/share", lent["id"]),
+        ROOT,
+        Some(json!({"group_id": gid, "group_access": 20})),
+    )
+    .await;
+    let mut all = ids(&ok(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/groups/{gid}/projects"),
+        ROOT,
+        None,
+    )
+    .await);
+    all.sort_unstable();
+    assert_eq!(all, [own["id"].as_u64().unwrap(), lent["id"].as_u64().unwrap()]);
+    let owned = ok(
+        &sim,
+        Method::GET,
+        &format!("/api/v4/groups/{gid}/projects?with_shared=false"),
+        ROOT,
+        None,
+    )
+    .await;
+    assert_eq!(ids(&owned), [own["id"].as_u64().unwrap()]);
+}

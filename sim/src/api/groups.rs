@@ -1,4 +1,5 @@
-//! Groups and namespaces: `GET/POST /groups`, `GET/PUT/DELETE /groups/:id`, `GET /groups/:id/projects`,
+//! Groups and namespaces: `GET/POST /groups`, `GET/PUT/DELETE /groups/:id` (with `projects` and `shared_projects`),
+//! `GET /groups/:id/projects` (shared ones too unless `with_shared=false`),
 //! `GET /groups/:id/subgroups` and `…/descendant_groups`, sharing a group with another (`POST /groups/:id/share`,
 //! `DELETE /groups/:id/share/:group_id`),
 //! `GET /namespaces`, `GET /namespaces/:id` (an id or a path) and `GET /namespaces/:namespace/exists`.
@@ -362,6 +363,9 @@ fn projects(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         ),
         None => None,
     };
+    // V4 `lib/api/groups.rb` `optional :with_shared, type: Boolean, default: true`: `GroupProjectsFinder` lists the
+    // projects shared with the group too unless it is false (10.8 listed them always).
+    let with_shared = ctx.params.flag("with_shared", true)?;
     let view = project::ProjectView {
         viewer: ctx.caller,
         ..Default::default()
@@ -370,7 +374,16 @@ fn projects(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .store
         .projects
         .values()
-        .filter(|p| p.namespace_id == id && ctx.store.can_read_project(p, ctx.caller))
+        .filter(|p| {
+            p.namespace_id == id
+                || (with_shared
+                    && ctx
+                        .store
+                        .group_links
+                        .values()
+                        .any(|l| l.group_id == id && l.project_id == p.id))
+        })
+        .filter(|p| ctx.store.can_read_project(p, ctx.caller))
         .filter(|p| archived.map_or(true, |a| p.archived == a))
         .filter(|p| visibility.map_or(true, |v| p.visibility == v))
         .collect();

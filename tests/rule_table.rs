@@ -726,7 +726,10 @@ fn cases() -> Vec<Case> {
         ("GET /projects/{p}/hooks", None, &["GET /projects/{p}/hooks"], 200),
         ("GET /projects/{p}/hooks/{hook}", None, &["GET /projects/{p}/hooks/{hook}"], 200),
         ("POST /projects/{p}/hooks", Some(r#"{"url": "https://hooks.example/v3", "build_events": true}"#), &["POST /projects/{p}/hooks"], 201),
-        ("PUT /projects/{p}/hooks/{hook}", Some("build_events=false"), &["PUT /projects/{p}/hooks/{hook}"], 200),
+        // V3 and V4 `project_hook_properties` both `requires :url` on PUT (V3 spec "returns 400 error if url is not
+        // given").
+        ("PUT /projects/{p}/hooks/{hook}", Some("url=https://hooks.example/v3&build_events=false"), &["PUT /projects/{p}/hooks/{hook}"], 200),
+        ("PUT /projects/{p}/hooks/{hook}", Some("build_events=false"), &["PUT /projects/{p}/hooks/{hook}"], 400),
         ("GET /hooks", None, &["GET /hooks?per_page=100&page=1"], 200),
         ("GET /hooks/{system_hook}", None, &["POST /hooks/{system_hook}"], 200),
         // Services (2.22)

@@ -992,7 +992,7 @@ async fn hooks_services_and_snippets() {
         .ok(
             Method::PUT,
             &format!("{p}/hooks/{}", hook["id"]),
-            Some(json!({"build_events": false})),
+            Some(json!({"url": "https://ci.example/hook", "build_events": false})),
             200,
         )
         .await;

@@ -113,7 +113,7 @@ async fn project_and_system_hooks() {
         Method::PUT,
         &one,
         t,
-        Some(json!({"job_events": true, "push_events": false})),
+        Some(json!({"url": "https://ci.example.com/hook", "job_events": true, "push_events": false})),
     )
     .await;
     assert_eq!(r.status, StatusCode::OK);

@@ -1079,7 +1079,10 @@ async fn ci_pipelines_jobs_triggers_variables_environments() {
     assert_eq!(r.body["status"], "pending");
     let r = call(&sim, Method::POST, &format!("{p}/jobs/{deploy}/play"), t, None).await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
-    assert_eq!(r.body, json!({"message": "400 (Bad request) \"Unplayable Job\""}));
+    assert_eq!(
+        r.body,
+        json!({"message": "400 (Bad request) \"Unplayable Job\" not given"})
+    );
     let r = call(&sim, Method::GET, &format!("{p}/jobs?scope[]=bogus"), t, None).await;
     assert_eq!(r.body, json!({"error": "scope does not have a valid value"}));
 

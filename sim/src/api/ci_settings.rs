@@ -226,15 +226,24 @@ fn check_url(url: &Option<String>) -> Result<(), ApiError> {
     }
 }
 
-fn create_environment(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
-    let pid = ctx.project_id()?;
-    ctx.require_level(pid, access::DEVELOPER)?;
-    let name = ctx.params.required_nonblank("name")?;
+/// V4's `optional :slug, absence: { message: "is automatically generated and cannot be changed" }`: a parameter
+/// error, `{"error": "slug is automatically generated and cannot be changed"}`.
+fn refuse_slug(ctx: &Ctx<'_>) -> Result<(), ApiError> {
     if ctx.params.has("slug") {
-        return Err(ApiError::BadRequest(
+        return Err(ApiError::Param(
             "slug is automatically generated and cannot be changed".into(),
         ));
     }
+    Ok(())
+}
+
+fn create_environment(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.user_id()?;
+    ctx.params.required_str("name")?;
+    refuse_slug(ctx)?;
+    let pid = ctx.project_id()?;
+    ctx.require_level(pid, access::DEVELOPER)?;
+    let name = ctx.params.required_nonblank("name")?;
     let external_url = ctx.params.str("external_url");
     check_url(&external_url)?;
     if ctx
@@ -287,12 +296,11 @@ fn show_environment(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
 }
 
 fn update_environment(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    // V4 `lib/api/environments.rb`: `optional :slug, absence: {...}` is Grape parameter validation, so it answers
+    // `{"error": ...}` before the project and the environment are looked up.
+    ctx.user_id()?;
+    refuse_slug(ctx)?;
     let id = find_environment(ctx, access::DEVELOPER)?;
-    if ctx.params.has("slug") {
-        return Err(ApiError::BadRequest(
-            "slug is automatically generated and cannot be changed".into(),
-        ));
-    }
     let name = ctx.params.str("name").filter(|n| !n.trim().is_empty());
     let external_url = ctx.params.str("external_url");
     check_url(&external_url)?;

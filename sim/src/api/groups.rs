@@ -1,4 +1,5 @@
-//! Groups and namespaces: `GET/POST /groups`, `GET/PUT/DELETE /groups/:id`, `GET /groups/:id/projects`,
+//! Groups and namespaces: `GET/POST /groups`, `GET/PUT/DELETE /groups/:id` (with `projects` and `shared_projects`),
+//! `GET /groups/:id/projects` (shared ones too unless `with_shared=false`),
 //! `GET /groups/:id/subgroups` and `…/descendant_groups`, sharing a group with another (`POST /groups/:id/share`,
 //! `DELETE /groups/:id/share/:group_id`),
 //! `GET /namespaces`, `GET /namespaces/:id` (an id or a path) and `GET /namespaces/:namespace/exists`.
@@ -149,9 +150,25 @@ pub fn show_detail(ctx: &Ctx<'_>, id: u64) -> Result<Value, ApiError> {
         .filter(|p| p.namespace_id == id && ctx.store.can_read_project(p, ctx.caller))
         .map(|p| project::full(ctx.store, p, view))
         .collect();
+    // V4 `lib/api/entities/group_detail.rb`: `shared_projects` are the projects shared with the group
+    // (`GroupProjectsFinder` `only_shared`, `POST /projects/:id/share`) that the caller can see, as
+    // `Entities::Project` like `projects`.
+    let shared_projects: Vec<Value> = ctx
+        .store
+        .projects
+        .values()
+        .filter(|p| {
+            ctx.store
+                .group_links
+                .values()
+                .any(|l| l.group_id == id && l.project_id == p.id)
+        })
+        .filter(|p| ctx.store.can_read_project(p, ctx.caller))
+        .map(|p| project::full(ctx.store, p, view))
+        .collect();
     if let Value::Object(map) = &mut v {
         map.insert("projects".into(), Value::Array(projects));
-        map.insert("shared_projects".into(), json!([]));
+        map.insert("shared_projects".into(), Value::Array(shared_projects));
         let shared: Vec<Value> = ctx
             .store
             .group_shares
@@ -236,6 +253,7 @@ fn delete(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     ctx.store
         .group_shares
         .retain(|(shared, with), _| !doomed.contains(shared) && !doomed.contains(with));
+    ctx.store.group_links.retain(|_, l| !doomed.contains(&l.group_id));
     ctx.store.variables.retain(|(owner, _), _| match owner {
         crate::store::VariableOwner::Group(g) => !doomed.contains(g),
         _ => true,
@@ -345,6 +363,9 @@ fn projects(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         ),
         None => None,
     };
+    // V4 `lib/api/groups.rb` `optional :with_shared, type: Boolean, default: true`: `GroupProjectsFinder` lists the
+    // projects shared with the group too unless it is false (10.8 listed them always).
+    let with_shared = ctx.params.flag("with_shared", true)?;
     let view = project::ProjectView {
         viewer: ctx.caller,
         ..Default::default()
@@ -353,7 +374,16 @@ fn projects(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .store
         .projects
         .values()
-        .filter(|p| p.namespace_id == id && ctx.store.can_read_project(p, ctx.caller))
+        .filter(|p| {
+            p.namespace_id == id
+                || (with_shared
+                    && ctx
+                        .store
+                        .group_links
+                        .values()
+                        .any(|l| l.group_id == id && l.project_id == p.id))
+        })
+        .filter(|p| ctx.store.can_read_project(p, ctx.caller))
         .filter(|p| archived.map_or(true, |a| p.archived == a))
         .filter(|p| visibility.map_or(true, |v| p.visibility == v))
         .collect();

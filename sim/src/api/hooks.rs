@@ -124,6 +124,10 @@ fn show_project(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
 }
 
 fn update_project(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    // V4 `project_hook_properties` (shared by POST and PUT) `requires :url`: Grape's parameter validation answers
+    // 400 `url is missing` after the project's authorization and before the hook is looked up.
+    maintained_project(ctx)?;
+    ctx.params.required_str("url")?;
     let id = find_project_hook(ctx)?;
     let before = ctx.store.hooks.get(&id).cloned();
     if let Err(err) = apply(ctx, id, PROJECT_HOOK_EVENTS, invalid_project_url()) {

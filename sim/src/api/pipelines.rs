@@ -212,7 +212,8 @@ fn create_pipeline(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .repo
         .resolve(&reference)
         .map(|c| c.id.clone())
-        // V4 answers the new pipeline's model errors, `render_api_error!(new_pipeline.errors.messages, 400)`.
+        // V4 `render_validation_error!(new_pipeline)`: `{"message": {"base": ["Reference not found"]}}`
+        // (`spec/requests/api/pipelines_spec.rb` "fails when using an invalid ref").
         .ok_or_else(|| ApiError::validation("base", "Reference not found"))?;
     let id = ctx
         .store
@@ -472,7 +473,8 @@ fn play_job(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     let id = job_action(
         ctx,
         &["manual"],
-        ApiError::BadRequest("400 (Bad request) \"Unplayable Job\"".into()),
+        // V4 (10.8) `bad_request!("Unplayable Job")`, whose text ends in ` not given`.
+        ApiError::BadRequest("400 (Bad request) \"Unplayable Job\" not given".into()),
         |j, _| j.status = "pending".into(),
     )?;
     if let Some(j) = ctx.store.jobs.get_mut(&id) {
@@ -574,12 +576,9 @@ fn take_ownership(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
 }
 
 fn trigger_pipeline(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
-    let raw = ctx.path_param("id");
-    let pid = match raw.parse::<u64>() {
-        Ok(id) => ctx.store.projects.contains_key(&id).then_some(id),
-        Err(_) => ctx.store.project_by_full_path(raw),
-    }
-    .ok_or(ApiError::NotFound("Project"))?;
+    // V4 `lib/api/triggers.rb`: Grape validates `token`, `ref` and `variables` (`type: Hash`: anything else is
+    // `{"error": "variables is invalid"}`), then the endpoint refuses a variable that is not a string with
+    // `render_api_error!('variables needs to be a map of key-valued strings', 400)`, and only then finds the project.
     let token = ctx.params.required_str("token")?;
     let reference = match ctx.path_param("ref") {
         "" => ctx.params.required_str("ref")?,
@@ -590,25 +589,22 @@ fn trigger_pipeline(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         None => {}
         Some(Value::Object(map)) => {
             for (k, v) in map {
-                let v = match v {
-                    Value::String(s) => s.clone(),
-                    Value::Number(n) => n.to_string(),
-                    Value::Bool(b) => b.to_string(),
-                    _ => {
-                        return Err(ApiError::BadRequest(
-                            "variables needs to be a map of key-valued strings".into(),
-                        ))
-                    }
+                let Value::String(v) = v else {
+                    return Err(ApiError::BadRequest(
+                        "variables needs to be a map of key-valued strings".into(),
+                    ));
                 };
-                variables.insert(k.clone(), v);
+                variables.insert(k.clone(), v.clone());
             }
         }
-        Some(_) => {
-            return Err(ApiError::BadRequest(
-                "variables needs to be a map of key-valued strings".into(),
-            ))
-        }
+        Some(_) => return Err(ApiError::Invalid("variables".into())),
     }
+    let raw = ctx.path_param("id");
+    let pid = match raw.parse::<u64>() {
+        Ok(id) => ctx.store.projects.contains_key(&id).then_some(id),
+        Err(_) => ctx.store.project_by_full_path(raw),
+    }
+    .ok_or(ApiError::NotFound("Project"))?;
     let trigger = ctx
         .store
         .triggers
@@ -621,7 +617,10 @@ fn trigger_pipeline(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .repo
         .resolve(&reference)
         .map(|c| c.id.clone())
-        .ok_or_else(|| ApiError::BadRequest("base Reference not found".into()))?;
+        // `Ci::PipelineTriggerService` answers the pipeline's errors, rendered as `{"message": {"base": [...]}}`
+        // (`spec/requests/api/triggers_spec.rb` "returns bad request with no pipeline created if there's no commit
+        // for that ref").
+        .ok_or_else(|| ApiError::validation("base", "Reference not found"))?;
     let owner = trigger.1.unwrap_or(1);
     let now = ctx.store.now();
     if let Some(t) = ctx.store.triggers.get_mut(&trigger.0) {

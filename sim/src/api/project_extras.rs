@@ -442,61 +442,76 @@ fn create_for_user(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     super::projects::create_for(ctx, uid, Some(ns))
 }
 
-fn transfer(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
-    ctx.require_admin()?;
-    let group = ctx.group_id()?;
-    let pid = ctx.path_u64("project_id", "Project")?;
-    let path = ctx
-        .store
-        .projects
-        .get(&pid)
-        .map(|p| p.path.clone())
-        .ok_or(ApiError::NotFound("Project"))?;
-    if ctx
-        .store
-        .projects
-        .values()
-        .any(|p| p.namespace_id == group && p.id != pid && p.path.eq_ignore_ascii_case(&path))
-    {
-        return Err(ApiError::BadRequest(
-            "Failed to transfer project: Project with same path in target namespace already exists".into(),
-        ));
-    }
-    if let Some(p) = ctx.store.projects.get_mut(&pid) {
-        p.namespace_id = group;
-    }
-    super::groups::show_detail(ctx, group).map(Reply::created)
+/// V4 `Projects::TransferService#execute`: a refusal is stored as the project's `new_namespace` error, which both
+/// transfer endpoints render with `render_api_error!("Failed to transfer project #{project.errors.messages}", 400)`.
+fn transfer_failed(reason: &str) -> ApiError {
+    ApiError::BadRequest(format!(
+        "Failed to transfer project {{:new_namespace=>[\"{reason}\"]}}"
+    ))
 }
 
-/// Moves a project to another namespace (an id or a path) the caller may create projects in; the caller must own
-/// the project.
-fn transfer_to_namespace(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+/// Moves project `pid` into namespace `ns` as V4's `Projects::TransferService` does: refused unless the namespace
+/// is another than the project's and the caller may create projects in it (`allowed_transfer?`: Maintainer+ of a
+/// group, the owner of a user namespace, or an administrator), or when a project with the same path is there.
+fn transfer_project(ctx: &mut Ctx<'_>, pid: u64, ns: u64) -> Result<(), ApiError> {
     let uid = ctx.user_id()?;
-    let pid = ctx.project_id()?;
-    ctx.require_level(pid, access::OWNER)?;
-    let raw = ctx.params.required_str("namespace")?;
-    let ns = match raw.parse::<u64>() {
-        Ok(id) => ctx.store.namespaces.contains_key(&id).then_some(id),
-        Err(_) => ctx.store.namespace_by_full_path(&raw),
+    let project = ctx.project(pid)?;
+    let (current, path) = (project.namespace_id, project.path.clone());
+    let may_create = ctx.is_admin() || ctx.store.namespace_level(ns, uid).unwrap_or(0) >= access::MAINTAINER;
+    if ns == current || !may_create {
+        return Err(transfer_failed("Transfer failed, please contact an admin."));
     }
-    .ok_or(ApiError::NotFound("Namespace"))?;
-    if !ctx.is_admin() && ctx.store.namespace_level(ns, uid).unwrap_or(0) < access::MAINTAINER {
-        return Err(ApiError::NotFound("Namespace"));
-    }
-    let path = ctx.project(pid)?.path.clone();
     if ctx
         .store
         .projects
         .values()
         .any(|p| p.namespace_id == ns && p.id != pid && p.path.eq_ignore_ascii_case(&path))
     {
-        return Err(ApiError::BadRequest(
-            "Failed to transfer project: Project with same path in target namespace already exists".into(),
+        return Err(transfer_failed(
+            "Project with same path in target namespace already exists",
         ));
     }
     if let Some(p) = ctx.store.projects.get_mut(&pid) {
         p.namespace_id = ns;
     }
+    Ok(())
+}
+
+/// V4 `lib/api/groups.rb` "Transfer a project to the group namespace": administrators only, then the group (an id
+/// or a path) and the project (`requires :project_id, type: String`, an id or a URL-encoded path, found with
+/// `find_project!`); answers the group's details with 201.
+fn transfer(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.require_admin()?;
+    let group = ctx.group_id()?;
+    let raw = ctx.path_param("project_id").to_string();
+    let pid = match raw.parse::<u64>() {
+        Ok(id) => ctx.store.projects.contains_key(&id).then_some(id),
+        Err(_) => ctx.store.project_by_full_path(&raw),
+    }
+    .ok_or(ApiError::NotFound("Project"))?;
+    transfer_project(ctx, pid, group)?;
+    super::groups::show_detail(ctx, group).map(Reply::created)
+}
+
+/// V4 `lib/api/projects.rb` `PUT :id/transfer`: `authorize! :change_namespace` (the project's Owner), then
+/// `find_namespace!` (an id when all digits, else a full path; `404 Namespace Not Found` unless the caller may
+/// read it: a member of the group or above, the user namespace's owner, an administrator), then the transfer.
+fn transfer_to_namespace(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    let uid = ctx.user_id()?;
+    let pid = ctx.project_id()?;
+    ctx.require_level(pid, access::OWNER)?;
+    let raw = ctx.params.required_str("namespace")?;
+    let found = if !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) {
+        raw.parse::<u64>()
+            .ok()
+            .filter(|id| ctx.store.namespaces.contains_key(id))
+    } else {
+        ctx.store.namespace_by_full_path(&raw)
+    };
+    let ns = found
+        .filter(|ns| ctx.is_admin() || ctx.store.namespace_level(*ns, uid).is_some())
+        .ok_or(ApiError::NotFound("Namespace"))?;
+    transfer_project(ctx, pid, ns)?;
     super::projects::render(ctx, pid, false).map(Reply::ok)
 }
 

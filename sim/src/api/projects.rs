@@ -340,6 +340,12 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         return Err(ApiError::Forbidden);
     }
     let name = ctx.params.str("name").filter(|s| !s.trim().is_empty());
+    // V4 (10.8): `authorize! :rename_project, user_project if attrs[:name].present?`, and
+    // `app/policies/project_policy.rb` gives `rename_project` to the owner (and an admin) only: a Maintainer may
+    // change the `path` but sending a `name` is a 403.
+    if name.is_some() && ctx.level(id) < access::OWNER {
+        return Err(ApiError::Forbidden);
+    }
     let path = ctx.params.str("path").filter(|s| !s.trim().is_empty());
     if let Some(name) = &name {
         // Project's `validates :name, uniqueness: { scope: :namespace_id }`, as on create.

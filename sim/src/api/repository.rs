@@ -172,11 +172,23 @@ fn merge_base(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         return Err(ApiError::BadRequest("Provide at least 2 refs".into()));
     }
     let repo = &ctx.project(pid)?.repo;
+    // V4 `lib/api/repositories.rb` `merge_base`: every unknown ref is named in one 400,
+    // `render_api_error!("Could not find #{ref_noun}: #{unknown_refs.join(', ')}", 400)`.
+    let unknown: Vec<&str> = refs
+        .iter()
+        .filter(|r| repo.resolve(r).is_none())
+        .map(String::as_str)
+        .collect();
+    if !unknown.is_empty() {
+        let noun = if unknown.len() == 1 { "ref" } else { "refs" };
+        return Err(ApiError::BadRequest(format!(
+            "Could not find {noun}: {}",
+            unknown.join(", ")
+        )));
+    }
     let mut base: Option<String> = None;
     for (i, r) in refs.iter().enumerate() {
-        let c = repo
-            .resolve(r)
-            .ok_or_else(|| ApiError::Status(StatusCode::NOT_FOUND, format!("Could not find ref: {r}")))?;
+        let c = repo.resolve(r).ok_or(ApiError::NotFound("Merge Base"))?;
         base = match base {
             None if i == 0 => Some(c.id.clone()),
             Some(b) => repo.merge_base(&b, &c.id),

@@ -25,6 +25,7 @@ pub fn issue(store: &Store, i: &Issue, single_for: Option<Option<u64>>) -> Value
         .iter()
         .map(|id| super::user::basic_by_id(store, Some(*id)))
         .collect();
+    let (up, down) = store.votes(crate::store::AwardableKind::Issue, i.id);
     let mut v = json!({
         "id": i.id,
         "iid": i.iid,
@@ -42,8 +43,8 @@ pub fn issue(store: &Store, i: &Issue, single_for: Option<Option<u64>>) -> Value
         "author": super::user::basic_by_id(store, Some(i.author_id)),
         "assignee": super::user::basic_by_id(store, i.assignee_ids.first().copied()),
         "user_notes_count": store.user_notes_count(NoteableKind::Issue, i.id),
-        "upvotes": 0,
-        "downvotes": 0,
+        "upvotes": up,
+        "downvotes": down,
         "due_date": i.due_date,
         "confidential": i.confidential,
         "discussion_locked": i.discussion_locked,

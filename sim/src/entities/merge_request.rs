@@ -33,6 +33,7 @@ pub fn merge_request(store: &Store, m: &MergeRequest, single_for: Option<Option<
         .unwrap_or_default();
     let wip = is_draft(&m.title);
     let (merge_status, detailed_merge_status) = merge_statuses(store, m, wip);
+    let (up, down) = store.votes(crate::store::AwardableKind::MergeRequest, m.id);
     let mut v = json!({
         "id": m.id,
         "iid": m.iid,
@@ -44,8 +45,8 @@ pub fn merge_request(store: &Store, m: &MergeRequest, single_for: Option<Option<
         "updated_at": ts(m.updated_at),
         "target_branch": m.target_branch,
         "source_branch": m.source_branch,
-        "upvotes": 0,
-        "downvotes": 0,
+        "upvotes": up,
+        "downvotes": down,
         "author": super::user::basic_by_id(store, Some(m.author_id)),
         "assignee": super::user::basic_by_id(store, m.assignee_id),
         "source_project_id": m.source_project_id,

@@ -106,6 +106,18 @@ impl Store {
         id
     }
 
+    /// The `thumbsup` and `thumbsdown` awards of an item: V4's `upvotes` and `downvotes`
+    /// (`app/models/concerns/awardable.rb`, `award_emoji.upvotes`/`downvotes`).
+    pub fn votes(&self, kind: AwardableKind, awardable_id: u64) -> (usize, usize) {
+        let count = |name: &str| {
+            self.awards
+                .values()
+                .filter(|a| a.kind == kind && a.awardable_id == awardable_id && a.name == name)
+                .count()
+        };
+        (count("thumbsup"), count("thumbsdown"))
+    }
+
     /// Creates a pending to-do for `user_id` about an issue or merge request; returns its id.
     pub fn insert_todo(
         &mut self,

@@ -471,12 +471,12 @@ fn move_issue(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         i.closed_by = Some(uid);
         i.updated_at = now;
     }
-    let note = format!("moved to {new_ref}");
-    if let Some(nid) = ctx.store.insert_note(NoteableKind::Issue, id, uid, note, None) {
-        if let Some(n) = ctx.store.notes.get_mut(&nid) {
-            n.system = true;
-        }
-    }
+    // V4 `Issues::MoveService`: the old issue is closed (an event, no "closed" note) and gets a "moved to" system
+    // note, which, like every system note, records no "commented on" event.
+    ctx.store
+        .record_issuable_event(NoteableKind::Issue, id, uid, "closed");
+    ctx.store
+        .insert_system_note(NoteableKind::Issue, id, uid, format!("moved to {new_ref}"));
     let issue = ctx.store.issues.get(&new_id).ok_or(ApiError::NotFound("Issue"))?;
     Ok(Reply::created(render_issue(ctx.store, issue, Some(ctx.caller))))
 }

@@ -384,20 +384,29 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         if let Some(d) = description {
             issue.description = Some(d);
         }
+        let mut changed = None;
         match state_event.as_deref() {
             Some("close") if issue.state == "opened" => {
                 issue.state = "closed".into();
                 issue.closed_at = Some(now);
                 issue.closed_by = Some(uid);
+                changed = Some("closed");
             }
             Some("reopen") if issue.state == "closed" => {
                 issue.state = "opened".into();
                 issue.closed_at = None;
                 issue.closed_by = None;
+                changed = Some("reopened");
             }
             _ => {}
         }
         issue.updated_at = now;
+        // V4 `Issues::CloseService` / `ReopenService`: an event and a system note ("closed", "reopened").
+        if let Some(status) = changed {
+            ctx.store
+                .record_issuable_event(NoteableKind::Issue, id, uid, status);
+            ctx.store.insert_system_note(NoteableKind::Issue, id, uid, status);
+        }
     }
     Ok(Reply::ok(single(ctx, id)?))
 }

@@ -168,6 +168,10 @@ fn add(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     if let Some(list) = members_mut(ctx, src) {
         list.push(m.clone());
     }
+    // `ProjectMember#post_create_hook`: the new member's "joined" event.
+    if let Source::Project(pid) = src {
+        ctx.store.record_project_event(pid, uid, "joined");
+    }
     Ok(Reply::created(member::member(ctx.store, &m)))
 }
 
@@ -196,6 +200,10 @@ fn remove(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     find(ctx, src)?;
     if let Some(list) = members_mut(ctx, src) {
         list.retain(|m| m.user_id != target);
+    }
+    // `ProjectMember#post_destroy_hook`: the removed member's "left" event.
+    if let Source::Project(pid) = src {
+        ctx.store.record_project_event(pid, target, "left");
     }
     Ok(Reply::no_content())
 }

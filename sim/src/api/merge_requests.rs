@@ -316,22 +316,32 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         if let Some(v) = target {
             m.target_branch = v;
         }
+        let mut changed = None;
         match state_event.as_deref() {
             Some("close") if m.state == "opened" => {
                 m.state = "closed".into();
                 m.closed_at = Some(now);
                 m.closed_by = Some(uid);
                 m.frozen_sha = head;
+                changed = Some("closed");
             }
             Some("reopen") if m.state == "closed" => {
                 m.state = "opened".into();
                 m.closed_at = None;
                 m.closed_by = None;
                 m.frozen_sha = None;
+                changed = Some("reopened");
             }
             _ => {}
         }
         m.updated_at = now;
+        // V4 `MergeRequests::CloseService` / `ReopenService`: an event and a system note ("closed", "reopened").
+        if let Some(status) = changed {
+            ctx.store
+                .record_issuable_event(NoteableKind::MergeRequest, id, uid, status);
+            ctx.store
+                .insert_system_note(NoteableKind::MergeRequest, id, uid, status);
+        }
     }
     Ok(Reply::ok(single(ctx, id)?))
 }
@@ -445,7 +455,13 @@ fn merge(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         m.frozen_sha = Some(source.id);
         m.updated_at = now;
     }
+    // V4 `MergeRequests::PostMergeService#execute`: close the referenced issues, then the merge event and the
+    // "merged" system note.
     close_referenced_issues(ctx, &m, uid, now);
+    ctx.store
+        .record_issuable_event(NoteableKind::MergeRequest, id, uid, "merged");
+    ctx.store
+        .insert_system_note(NoteableKind::MergeRequest, id, uid, "merged");
     Ok(Reply::ok(single(ctx, id)?))
 }
 
@@ -470,7 +486,16 @@ fn close_referenced_issues(ctx: &mut Ctx<'_>, m: &MergeRequest, uid: u64, now: c
                 issue.closed_at = Some(now);
                 issue.closed_by = Some(uid);
                 issue.updated_at = now;
+            } else {
+                continue;
             }
         }
+        // V4 `Issues::CloseService` with the merge request as `closed_via`: the event, and the system note
+        // `SystemNoteService.change_status` writes, "closed via merge request !iid".
+        ctx.store
+            .record_issuable_event(NoteableKind::Issue, issue_id, uid, "closed");
+        let body = format!("closed via merge request !{}", m.iid);
+        ctx.store
+            .insert_system_note(NoteableKind::Issue, issue_id, uid, body);
     }
 }

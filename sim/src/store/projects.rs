@@ -179,6 +179,8 @@ impl Store {
                 merge_method: "merge".into(),
             },
         );
+        // V4 `Projects::CreateService#after_create_actions`: `event_service.create_project`.
+        self.record_project_event(id, new.creator_id, "created");
         id
     }
 

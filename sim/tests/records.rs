@@ -385,3 +385,62 @@ async fn project_events_record_creation_members_issue_and_merge_request_states_a
         ]
     );
 }
+
+/// V4 `lib/api/members.rb` (POST `:id/members`) looks for a conflict among `source.members`, which leaves out
+/// requesters, then `source.add_user`; `Member.add_user` approves a pending request
+/// (`Members::ApproveAccessRequestService`) at the level given. `spec/requests/api/members_spec.rb`, "and new
+/// member is already a requester": "transforms the requester into a proper member" (201, `requesters.count` 0,
+/// the requester's id and the new `access_level`), for projects and groups.
+#[tokio::test]
+async fn adding_a_requester_as_a_member_removes_their_access_request() {
+    let sim = start().await;
+    let pid = project(&sim, "asked").await;
+    let group = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/groups",
+        ROOT,
+        Some(json!({"name": "team", "path": "team", "visibility": "public"})),
+    )
+    .await;
+    let gid = group["id"].as_u64().unwrap();
+    let (asker, asker_token) = sim.create_user("asker", false);
+    for source in [format!("/api/v4/projects/{pid}"), format!("/api/v4/groups/{gid}")] {
+        let requests = format!("{source}/access_requests");
+        ok(&sim, Method::POST, &requests, &asker_token, None).await;
+        let listed = ok(&sim, Method::GET, &requests, ROOT, None).await;
+        assert_eq!(listed.as_array().unwrap().len(), 1, "{source}");
+        let r = call(
+            &sim,
+            Method::POST,
+            &format!("{source}/members"),
+            Some(ROOT),
+            Some(json!({"user_id": asker, "access_level": 40})),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{source}: {}", r.body);
+        assert_eq!(r.body["id"], asker);
+        assert_eq!(r.body["access_level"], 40);
+        let listed = ok(&sim, Method::GET, &requests, ROOT, None).await;
+        assert_eq!(listed, json!([]), "{source}");
+        let member = ok(
+            &sim,
+            Method::GET,
+            &format!("{source}/members/{asker}"),
+            ROOT,
+            None,
+        )
+        .await;
+        assert_eq!(member["access_level"], 40);
+        // The request is gone: approving it now is a 404.
+        let r = call(
+            &sim,
+            Method::PUT,
+            &format!("{requests}/{asker}/approve"),
+            Some(ROOT),
+            None,
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND, "{source}: {}", r.body);
+    }
+}

@@ -444,3 +444,145 @@ async fn adding_a_requester_as_a_member_removes_their_access_request() {
         assert_eq!(r.status, StatusCode::NOT_FOUND, "{source}: {}", r.body);
     }
 }
+
+/// V4 `Issuable::CommonSystemNotesService#execute` writes, after the status note, the title
+/// (`SystemNoteService.change_title`: "changed title from **{-Old-} title** to **{+New+} title**", marked by
+/// `Gitlab::Diff::InlineDiff`), labels (`change_label`: "added ~1 label", by label id), discussion lock
+/// (`discussion_lock`: "locked this issue") and milestone (`change_milestone`: "changed milestone to %1") notes;
+/// `Issues::UpdateService#handle_changes` then the assignees (`change_issue_assignees`: "assigned to @dev",
+/// "unassigned @dev") and confidentiality (`change_issue_confidentiality`: "made the issue confidential") notes.
+/// For merge requests `MergeRequests::UpdateService#handle_changes` writes the target branch (`change_branch`:
+/// "changed target branch from `main` to `next`") and assignee (`change_assignee`: "assigned to @dev",
+/// "removed assignee") notes, and a title that only gains "WIP: " is `handle_merge_request_wip`'s "marked as a
+/// **Work In Progress**", not a title change.
+#[tokio::test]
+async fn updating_fields_writes_the_system_notes_v4_writes() {
+    let sim = start().await;
+    let pid = project(&sim, "changes").await;
+    let p = format!("/api/v4/projects/{pid}");
+    let (dev, _) = sim.create_user("dev", false);
+    ok(
+        &sim,
+        Method::POST,
+        &format!("{p}/members"),
+        ROOT,
+        Some(json!({"user_id": dev, "access_level": 30})),
+    )
+    .await;
+    let milestone = ok(
+        &sim,
+        Method::POST,
+        &format!("{p}/milestones"),
+        ROOT,
+        Some(json!({"title": "v1"})),
+    )
+    .await;
+    let label = ok(
+        &sim,
+        Method::POST,
+        &format!("{p}/labels"),
+        ROOT,
+        Some(json!({"name": "bug", "color": "#ff0000"})),
+    )
+    .await;
+    let label_id = label["id"].as_u64().unwrap();
+    ok(
+        &sim,
+        Method::POST,
+        &format!("{p}/issues"),
+        ROOT,
+        Some(json!({"title": "Old title"})),
+    )
+    .await;
+    let one = format!("{p}/issues/1");
+    ok(
+        &sim,
+        Method::PUT,
+        &one,
+        ROOT,
+        Some(
+            json!({"title": "New title", "labels": "bug", "milestone_id": milestone["id"],
+            "assignee_ids": [dev], "confidential": true, "discussion_locked": true, "state_event": "close"}),
+        ),
+    )
+    .await;
+    ok(
+        &sim,
+        Method::PUT,
+        &one,
+        ROOT,
+        Some(json!({"labels": "", "milestone_id": 0, "assignee_ids": [], "confidential": false})),
+    )
+    .await;
+    // Repeating the current values writes nothing.
+    ok(
+        &sim,
+        Method::PUT,
+        &one,
+        ROOT,
+        Some(json!({"title": "New title", "confidential": false})),
+    )
+    .await;
+    let bodies: Vec<String> = notes(&sim, &one).await.into_iter().map(|(b, _, _)| b).collect();
+    assert_eq!(
+        bodies,
+        vec![
+            "closed".to_string(),
+            "changed title from **{-Old-} title** to **{+New+} title**".to_string(),
+            format!("added ~{label_id} label"),
+            "locked this issue".to_string(),
+            format!("changed milestone to %{}", milestone["iid"]),
+            "assigned to @dev".to_string(),
+            "made the issue confidential".to_string(),
+            format!("removed ~{label_id} label"),
+            "removed milestone".to_string(),
+            "unassigned @dev".to_string(),
+            "made the issue visible to everyone".to_string(),
+        ]
+    );
+
+    ok(
+        &sim,
+        Method::POST,
+        &format!("{p}/repository/branches?branch=fix&ref=main"),
+        ROOT,
+        None,
+    )
+    .await;
+    ok(
+        &sim,
+        Method::POST,
+        &format!("{p}/repository/branches?branch=next&ref=main"),
+        ROOT,
+        None,
+    )
+    .await;
+    ok(
+        &sim,
+        Method::POST,
+        &format!("{p}/merge_requests"),
+        ROOT,
+        Some(json!({"title": "Fix", "source_branch": "fix", "target_branch": "main"})),
+    )
+    .await;
+    let mr = format!("{p}/merge_requests/1");
+    ok(
+        &sim,
+        Method::PUT,
+        &mr,
+        ROOT,
+        Some(json!({"title": "WIP: Fix", "target_branch": "next", "assignee_id": dev})),
+    )
+    .await;
+    ok(&sim, Method::PUT, &mr, ROOT, Some(json!({"assignee_id": 0}))).await;
+    let bodies: Vec<String> = notes(&sim, &mr).await.into_iter().map(|(b, _, _)| b).collect();
+    assert_eq!(
+        bodies,
+        vec![
+            "marked as a **Work In Progress**",
+            "changed target branch from `main` to `next`",
+            "assigned to @dev",
+            "removed assignee",
+        ]
+    );
+}

@@ -368,6 +368,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     };
     let description = ctx.params.str("description");
     let fields = IssueFields::read(ctx, pid)?;
+    let tracked = ctx.store.tracked(NoteableKind::Issue, id);
     let before = ctx
         .store
         .issues
@@ -407,6 +408,10 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
                 .record_issuable_event(NoteableKind::Issue, id, uid, status);
             ctx.store.insert_system_note(NoteableKind::Issue, id, uid, status);
         }
+    }
+    if let Some(before) = tracked {
+        ctx.store
+            .write_change_notes(NoteableKind::Issue, id, uid, &before);
     }
     Ok(Reply::ok(single(ctx, id)?))
 }

@@ -291,6 +291,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     }
     let description = ctx.params.str("description");
     let fields = MrFields::read(ctx, pid)?;
+    let tracked = ctx.store.tracked(NoteableKind::MergeRequest, id);
     let before: Vec<u64> = ctx
         .store
         .merge_requests
@@ -342,6 +343,10 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
             ctx.store
                 .insert_system_note(NoteableKind::MergeRequest, id, uid, status);
         }
+    }
+    if let Some(before) = tracked {
+        ctx.store
+            .write_change_notes(NoteableKind::MergeRequest, id, uid, &before);
     }
     Ok(Reply::ok(single(ctx, id)?))
 }

@@ -586,3 +586,106 @@ async fn updating_fields_writes_the_system_notes_v4_writes() {
         ]
     );
 }
+
+/// V4 `app/services/issues/move_service.rb`: the new issue is created as the mover (`Issues::CreateService`: their
+/// "opened" event), gets copies of the old issue's notes (`rewrite_notes`) and `SystemNoteService.noteable_moved`'s
+/// "moved from" note; the old issue gets "moved to" and is closed without a "closed" note (`close_issue`:
+/// `system_note: false`). The references are `Issue#to_reference(from)`'s: `path#iid` within a namespace
+/// (`Project#to_reference_base`: `cross_project_reference?`), `namespace/path#iid` across namespaces.
+#[tokio::test]
+async fn moving_an_issue_copies_its_notes_and_writes_moved_notes_with_relative_references() {
+    let sim = start().await;
+    let from = project(&sim, "from").await;
+    let to = project(&sim, "to").await;
+    let (mover, mover_token) = sim.create_user("mover", false);
+    for pid in [from, to] {
+        ok(
+            &sim,
+            Method::POST,
+            &format!("/api/v4/projects/{pid}/members"),
+            ROOT,
+            Some(json!({"user_id": mover, "access_level": 20})),
+        )
+        .await;
+    }
+    let old = format!("/api/v4/projects/{from}/issues/1");
+    ok(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{from}/issues"),
+        ROOT,
+        Some(json!({"title": "bug"})),
+    )
+    .await;
+    ok(
+        &sim,
+        Method::POST,
+        &format!("{old}/notes"),
+        ROOT,
+        Some(json!({"body": "seen"})),
+    )
+    .await;
+    let moved = ok(
+        &sim,
+        Method::POST,
+        &format!("{old}/move"),
+        &mover_token,
+        Some(json!({"to_project_id": to})),
+    )
+    .await;
+    let new = format!("/api/v4/projects/{to}/issues/{}", moved["iid"]);
+    assert_eq!(
+        notes(&sim, &new).await,
+        vec![
+            ("seen".to_string(), false, "root".to_string()),
+            ("moved from from#1".to_string(), true, "mover".to_string()),
+        ]
+    );
+    assert_eq!(
+        notes(&sim, &old).await,
+        vec![
+            ("seen".to_string(), false, "root".to_string()),
+            (format!("moved to to#{}", moved["iid"]), true, "mover".to_string()),
+        ]
+    );
+    let opened = events(&sim, &format!("/api/v4/projects/{to}/events?target_type=issue")).await;
+    assert_eq!(names(&opened), vec!["opened Issue"]);
+    assert_eq!(opened[0]["author_username"], "mover");
+    let closed = events(&sim, &format!("/api/v4/projects/{from}/events?action=closed")).await;
+    assert_eq!(closed.len(), 1);
+    assert_eq!(closed[0]["author_username"], "mover");
+
+    // Across namespaces the reference is the full path.
+    let group = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/groups",
+        ROOT,
+        Some(json!({"name": "team", "path": "team", "visibility": "public"})),
+    )
+    .await;
+    let other = ok(
+        &sim,
+        Method::POST,
+        "/api/v4/projects",
+        ROOT,
+        Some(json!({"name": "far", "namespace_id": group["id"], "visibility": "public"})),
+    )
+    .await;
+    let moved_again = ok(
+        &sim,
+        Method::POST,
+        &format!("{new}/move"),
+        ROOT,
+        Some(json!({"to_project_id": other["id"]})),
+    )
+    .await;
+    let last = notes(&sim, &new).await.pop().unwrap();
+    assert_eq!(last.0, format!("moved to team/far#{}", moved_again["iid"]));
+    let far = format!("/api/v4/projects/{}/issues/{}", other["id"], moved_again["iid"]);
+    let first_of_far = notes(&sim, &far).await;
+    assert_eq!(
+        first_of_far.last().unwrap().0,
+        format!("moved from root/to#{}", moved["iid"])
+    );
+}

@@ -193,6 +193,26 @@ impl Store {
         )
     }
 
+    /// An issue's reference as `Issue#to_reference(from)` writes it: `#iid` in its own project, `path#iid` from
+    /// another project of its namespace, `namespace/path#iid` from elsewhere.
+    pub fn issue_reference(&self, issue_id: u64, from_project: u64) -> String {
+        let Some(issue) = self.issues.get(&issue_id) else {
+            return String::new();
+        };
+        let Some(project) = self.projects.get(&issue.project_id) else {
+            return String::new();
+        };
+        let from_ns = self.projects.get(&from_project).map(|p| p.namespace_id);
+        let base = if from_ns != Some(project.namespace_id) {
+            self.project_full_path(project)
+        } else if from_project != project.id {
+            project.path.clone()
+        } else {
+            String::new()
+        };
+        format!("{base}#{}", issue.iid)
+    }
+
     /// Finds a project by full path, case-insensitively.
     pub fn project_by_full_path(&self, path: &str) -> Option<u64> {
         let wanted = path.trim_matches('/');

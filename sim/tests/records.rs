@@ -226,8 +226,8 @@ async fn closing_reopening_and_merging_a_merge_request_add_system_notes() {
 /// V4 `app/services/event_create_service.rb` records `create_project` (`Projects::CreateService`),
 /// `join_project` (`ProjectMember#post_create_hook`, by the new member), `leave_project`
 /// (`ProjectMember#post_destroy_hook`), `open_issue`/`close_issue`/`reopen_issue`, `open_mr`/`close_mr`/
-/// `reopen_mr`/`merge_mr`, and `push` (`GitPushService`, also for commits made through the files and commits
-/// APIs). `app/models/event.rb` `action_name` shows them as "created", "joined", "left", "opened", "closed",
+/// `reopen_mr`/`merge_mr`, and `push` (`GitPushService`, for every change of a branch: commits made through the
+/// files and commits APIs, a merge's commit and source branch removal, a branch created or deleted). `app/models/event.rb` `action_name` shows them as "created", "joined", "left", "opened", "closed",
 /// "opened" (a reopening), "accepted" (a merge), "pushed new" and "pushed to"; `lib/api/entities/event.rb` gives
 /// `target_type`, `target_iid`, `target_title` and `author_username`; `EventsFinder#by_action` filters on the
 /// action (`Event::ACTIONS`' keys: `reopened`, `merged`, `joined`, …). `spec/requests/api/events_spec.rb` reads
@@ -322,7 +322,30 @@ async fn project_events_record_creation_members_issue_and_merge_request_states_a
         Some(json!({"state_event": "reopen"})),
     )
     .await;
-    ok(&sim, Method::PUT, &format!("{mr}/merge"), ROOT, None).await;
+    ok(
+        &sim,
+        Method::PUT,
+        &format!("{mr}/merge"),
+        ROOT,
+        Some(json!({"should_remove_source_branch": true})),
+    )
+    .await;
+    ok(
+        &sim,
+        Method::POST,
+        &format!("{p}/repository/branches?branch=tmp&ref=main"),
+        ROOT,
+        None,
+    )
+    .await;
+    ok(
+        &sim,
+        Method::DELETE,
+        &format!("{p}/repository/branches/tmp"),
+        ROOT,
+        None,
+    )
+    .await;
 
     let all = events(&sim, &format!("{p}/events")).await;
     assert_eq!(
@@ -341,6 +364,10 @@ async fn project_events_record_creation_members_issue_and_merge_request_states_a
             "closed MergeRequest",
             "opened MergeRequest",
             "accepted MergeRequest",
+            "pushed to -",
+            "deleted -",
+            "pushed new -",
+            "deleted -",
         ]
     );
     assert_eq!(all[0]["author_username"], "root");
@@ -354,10 +381,22 @@ async fn project_events_record_creation_members_issue_and_merge_request_states_a
     assert_eq!(closed["author_username"], "root");
     assert_eq!(all[7]["push_data"]["action"], "created");
     assert_eq!(all[7]["push_data"]["ref"], "fix");
+    assert_eq!(all[7]["push_data"]["commit_count"], 1);
     assert_eq!(all[8]["push_data"]["action"], "pushed");
     assert_eq!(all[8]["push_data"]["commit_count"], 1);
     assert_eq!(all[8]["push_data"]["commit_title"], "add b");
     assert_eq!(all[12]["target_title"], "Fix");
+    assert_eq!(all[13]["push_data"]["ref"], "main");
+    assert_eq!(
+        all[13]["push_data"]["commit_title"],
+        "Merge branch 'fix' into 'main'"
+    );
+    assert_eq!(all[14]["push_data"]["ref"], "fix");
+    assert_eq!(all[14]["push_data"]["action"], "removed");
+    assert_eq!(all[15]["push_data"]["ref"], "tmp");
+    assert_eq!(all[15]["push_data"]["commit_count"], 0);
+    assert_eq!(all[16]["push_data"]["ref"], "tmp");
+    assert_eq!(all[16]["push_data"]["commit_to"], Value::Null);
 
     let reopened = events(&sim, &format!("{p}/events?action=reopened")).await;
     assert_eq!(names(&reopened), vec!["opened Issue", "opened MergeRequest"]);
@@ -371,7 +410,7 @@ async fn project_events_record_creation_members_issue_and_merge_request_states_a
     let closed_issues = events(&sim, &format!("{p}/events?action=closed&target_type=issue")).await;
     assert_eq!(names(&closed_issues), vec!["closed Issue"]);
     let pushes = events(&sim, &format!("{p}/events?action=pushed")).await;
-    assert_eq!(pushes.len(), 2);
+    assert_eq!(pushes.len(), 6);
 
     let by_dev = events(&sim, &format!("/api/v4/users/{dev}/events")).await;
     assert_eq!(

@@ -448,7 +448,8 @@ fn merge(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         commit.parent_ids.push(source.id.clone());
     }
     project.repo.set_branch(&m.target_branch, &merge_sha, false);
-    if remove_source && m.source_branch != project.default_branch {
+    let removed_source = remove_source && m.source_branch != project.default_branch;
+    if removed_source {
         project.repo.branches.remove(&m.source_branch);
     }
     project.last_activity_at = now;
@@ -456,8 +457,8 @@ fn merge(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         m.state = "merged".into();
         m.merged_at = Some(now);
         m.merged_by = Some(uid);
-        m.merge_commit_sha = Some(merge_sha);
-        m.frozen_sha = Some(source.id);
+        m.merge_commit_sha = Some(merge_sha.clone());
+        m.frozen_sha = Some(source.id.clone());
         m.updated_at = now;
     }
     // V4 `MergeRequests::PostMergeService#execute`: close the referenced issues, then the merge event and the
@@ -467,6 +468,19 @@ fn merge(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .record_issuable_event(NoteableKind::MergeRequest, id, uid, "merged");
     ctx.store
         .insert_system_note(NoteableKind::MergeRequest, id, uid, "merged");
+    // The merge commit, and the source branch's removal, reach the repository through its hooks like any push
+    // (`PostReceive` → `GitPushService`): "pushed to" the target branch, "deleted" the source branch.
+    ctx.store.record_push(
+        pid,
+        uid,
+        &m.target_branch,
+        Some(target.id.clone()),
+        Some(merge_sha),
+    );
+    if removed_source {
+        ctx.store
+            .record_push(pid, uid, &m.source_branch, Some(source.id), None);
+    }
     Ok(Reply::ok(single(ctx, id)?))
 }
 

@@ -174,11 +174,23 @@ impl Store {
     ) {
         let (count, title) = match (self.projects.get(&project_id), to.as_deref()) {
             (Some(p), Some(to)) => {
+                // A new branch other than the default counts only the commits the default branch lacks
+                // (`GitPushService#push_commits`: `commits_between(default_branch, newrev)`).
+                let default_head = p
+                    .repo
+                    .branches
+                    .get(&p.default_branch)
+                    .filter(|_| from.is_none() && branch != p.default_branch)
+                    .map(|b| b.commit.clone());
+                let base: std::collections::BTreeSet<String> = default_head
+                    .map(|head| p.repo.history(&head).iter().map(|c| c.id.clone()).collect())
+                    .unwrap_or_default();
                 let count = p
                     .repo
                     .history(to)
                     .iter()
                     .take_while(|c| Some(c.id.as_str()) != from.as_deref())
+                    .filter(|c| !base.contains(&c.id))
                     .count();
                 let title = p.repo.commits.get(to).map(|c| c.title().to_string());
                 (count, title)

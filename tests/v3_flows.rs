@@ -600,9 +600,14 @@ async fn merge_requests_update_comment_close_issues_versions_and_merge() {
             200,
         )
         .await;
+    // V3 `lib/api/v3/merge_requests.rb` lists `merge_request.notes.fresh`, oldest first and system notes
+    // included: the title change's note (`SystemNoteService.change_title`) comes before the comment.
     assert_eq!(
-        comments[0],
-        json!({"note": "LGTM", "author": comment["author"].clone()})
+        comments,
+        json!([
+            {"note": "changed title from **Fix** to **Fix{+ it+}**", "author": comment["author"].clone()},
+            {"note": "LGTM", "author": comment["author"].clone()},
+        ])
     );
     let closes = c
         .ok(

@@ -133,6 +133,10 @@ fn approve(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     if let Some(list) = members_mut(ctx, src) {
         list.push(added.clone());
     }
+    // V4 `Member#accept_request` runs `post_create_hook`: a project member's "joined" event.
+    if let MemberSource::Project(pid) = src {
+        ctx.store.record_project_event(pid, user_id, "joined");
+    }
     Ok(Reply::created(member::member(ctx.store, &added)))
 }
 

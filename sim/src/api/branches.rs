@@ -93,11 +93,14 @@ fn create(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .resolve(&reference)
         .map(|c| c.id.clone())
         .ok_or_else(|| ApiError::BadRequest("Invalid reference name".into()))?;
+    let uid = ctx.user_id()?;
     let now = ctx.store.now();
     if let Some(p) = ctx.store.projects.get_mut(&pid) {
         p.repo.set_branch(&name, &sha, false);
         p.last_activity_at = now;
     }
+    // `Branches::CreateService` writes the ref through the repository's hooks: a "pushed new" event.
+    ctx.store.record_push(pid, uid, &name, None, Some(sha));
     Ok(Reply::created(render(ctx, pid, &name)?))
 }
 
@@ -146,8 +149,14 @@ fn delete(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
             "Protected branch cant be removed".into(),
         ));
     }
-    if let Some(p) = ctx.store.projects.get_mut(&pid) {
-        p.repo.branches.remove(&name);
-    }
+    let uid = ctx.user_id()?;
+    let head = ctx
+        .store
+        .projects
+        .get_mut(&pid)
+        .and_then(|p| p.repo.branches.remove(&name))
+        .map(|b| b.commit);
+    // Deleting a branch is a push of its removal (`GitPushService`): a "deleted" event.
+    ctx.store.record_push(pid, uid, &name, head, None);
     Ok(Reply::no_content())
 }

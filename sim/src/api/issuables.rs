@@ -446,15 +446,16 @@ fn move_issue(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         .store
         .insert_issue(target, old.author_id, old.title.clone(), None)
         .ok_or(ApiError::NotFound("Project"))?;
+    // `Issues::CreateService` runs as the mover: the new issue's "opened" event is theirs.
+    for e in ctx.store.events.values_mut() {
+        if e.target_id == Some(new_id) && e.target_type.as_deref() == Some("Issue") {
+            e.author_id = uid;
+        }
+    }
     ctx.store.ensure_labels(target, &old.labels);
     let now = ctx.store.now();
-    let new_ref = ctx
-        .store
-        .issues
-        .get(&new_id)
-        .and_then(|i| ctx.store.projects.get(&i.project_id).map(|p| (i.iid, p)))
-        .map(|(iid, p)| format!("{}#{iid}", ctx.store.project_full_path(p)))
-        .unwrap_or_default();
+    let new_ref = ctx.store.issue_reference(new_id, pid);
+    let old_ref = ctx.store.issue_reference(id, target);
     if let Some(i) = ctx.store.issues.get_mut(&new_id) {
         i.description = old.description.clone();
         i.labels = old.labels.clone();
@@ -471,12 +472,35 @@ fn move_issue(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         i.closed_by = Some(uid);
         i.updated_at = now;
     }
-    let note = format!("moved to {new_ref}");
-    if let Some(nid) = ctx.store.insert_note(NoteableKind::Issue, id, uid, note, None) {
-        if let Some(n) = ctx.store.notes.get_mut(&nid) {
-            n.system = true;
+    // V4 `Issues::MoveService`: the new issue gets copies of the old one's notes (`rewrite_notes`: same author,
+    // times and `system`, no events) and a "moved from" note; the old issue a "moved to" note, and it is closed (an
+    // event, no "closed" note). References are as `Issue#to_reference(from)` writes them.
+    let mut copied: Vec<crate::store::Note> = ctx
+        .store
+        .notes
+        .values()
+        .filter(|n| n.noteable_kind == NoteableKind::Issue && n.noteable_id == id)
+        .cloned()
+        .collect();
+    copied.sort_by_key(|n| n.id);
+    for n in copied {
+        if let Some(nid) = ctx
+            .store
+            .insert_system_note(NoteableKind::Issue, new_id, n.author_id, n.body)
+        {
+            if let Some(c) = ctx.store.notes.get_mut(&nid) {
+                c.system = n.system;
+                c.created_at = n.created_at;
+                c.updated_at = n.updated_at;
+            }
         }
     }
+    ctx.store
+        .insert_system_note(NoteableKind::Issue, new_id, uid, format!("moved from {old_ref}"));
+    ctx.store
+        .insert_system_note(NoteableKind::Issue, id, uid, format!("moved to {new_ref}"));
+    ctx.store
+        .record_issuable_event(NoteableKind::Issue, id, uid, "closed");
     let issue = ctx.store.issues.get(&new_id).ok_or(ApiError::NotFound("Issue"))?;
     Ok(Reply::created(render_issue(ctx.store, issue, Some(ctx.caller))))
 }

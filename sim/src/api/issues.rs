@@ -402,6 +402,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     };
     let description = ctx.params.str("description");
     let fields = IssueFields::read(ctx, pid)?;
+    let tracked = ctx.store.tracked(NoteableKind::Issue, id);
     let before = ctx
         .store
         .issues
@@ -418,20 +419,33 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         if let Some(d) = description {
             issue.description = Some(d);
         }
+        let mut changed = None;
         match state_event.as_deref() {
             Some("close") if issue.state == "opened" => {
                 issue.state = "closed".into();
                 issue.closed_at = Some(now);
                 issue.closed_by = Some(uid);
+                changed = Some("closed");
             }
             Some("reopen") if issue.state == "closed" => {
                 issue.state = "opened".into();
                 issue.closed_at = None;
                 issue.closed_by = None;
+                changed = Some("reopened");
             }
             _ => {}
         }
         issue.updated_at = now;
+        // V4 `Issues::CloseService` / `ReopenService`: an event and a system note ("closed", "reopened").
+        if let Some(status) = changed {
+            ctx.store
+                .record_issuable_event(NoteableKind::Issue, id, uid, status);
+            ctx.store.insert_system_note(NoteableKind::Issue, id, uid, status);
+        }
+    }
+    if let Some(before) = tracked {
+        ctx.store
+            .write_change_notes(NoteableKind::Issue, id, uid, &before);
     }
     Ok(Reply::ok(single(ctx, id)?))
 }

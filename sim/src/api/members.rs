@@ -9,7 +9,7 @@ use crate::entities::member;
 use crate::error::ApiError;
 use crate::reply::Reply;
 use crate::router::{api, Route};
-use crate::store::{access, Member};
+use crate::store::{access, Member, MemberSource};
 
 /// Routes of this module.
 pub fn routes() -> Vec<Route> {
@@ -168,6 +168,17 @@ fn add(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     if let Some(list) = members_mut(ctx, src) {
         list.push(m.clone());
     }
+    // V4 `Member.add_user`: a user with a pending access request is not among `source.members` (no 409); their
+    // request is approved (`Members::ApproveAccessRequestService`) at the level given, so it is no longer listed.
+    let pending = match src {
+        Source::Project(id) => MemberSource::Project(id),
+        Source::Group(id) => MemberSource::Group(id),
+    };
+    ctx.store.access_requests.remove(&(pending, uid));
+    // `ProjectMember#post_create_hook`: the new member's "joined" event.
+    if let Source::Project(pid) = src {
+        ctx.store.record_project_event(pid, uid, "joined");
+    }
     Ok(Reply::created(member::member(ctx.store, &m)))
 }
 
@@ -196,6 +207,10 @@ fn remove(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     find(ctx, src)?;
     if let Some(list) = members_mut(ctx, src) {
         list.retain(|m| m.user_id != target);
+    }
+    // `ProjectMember#post_destroy_hook`: the removed member's "left" event.
+    if let Source::Project(pid) = src {
+        ctx.store.record_project_event(pid, target, "left");
     }
     Ok(Reply::no_content())
 }

@@ -309,6 +309,7 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     }
     let description = ctx.params.str("description");
     let fields = MrFields::read(ctx, pid)?;
+    let tracked = ctx.store.tracked(NoteableKind::MergeRequest, id);
     let before: Vec<u64> = ctx
         .store
         .merge_requests
@@ -334,22 +335,36 @@ fn update(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         if let Some(v) = target {
             m.target_branch = v;
         }
+        let mut changed = None;
         match state_event.as_deref() {
             Some("close") if m.state == "opened" => {
                 m.state = "closed".into();
                 m.closed_at = Some(now);
                 m.closed_by = Some(uid);
                 m.frozen_sha = head;
+                changed = Some("closed");
             }
             Some("reopen") if m.state == "closed" => {
                 m.state = "opened".into();
                 m.closed_at = None;
                 m.closed_by = None;
                 m.frozen_sha = None;
+                changed = Some("reopened");
             }
             _ => {}
         }
         m.updated_at = now;
+        // V4 `MergeRequests::CloseService` / `ReopenService`: an event and a system note ("closed", "reopened").
+        if let Some(status) = changed {
+            ctx.store
+                .record_issuable_event(NoteableKind::MergeRequest, id, uid, status);
+            ctx.store
+                .insert_system_note(NoteableKind::MergeRequest, id, uid, status);
+        }
+    }
+    if let Some(before) = tracked {
+        ctx.store
+            .write_change_notes(NoteableKind::MergeRequest, id, uid, &before);
     }
     Ok(Reply::ok(single(ctx, id)?))
 }
@@ -451,7 +466,8 @@ fn merge(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         commit.parent_ids.push(source.id.clone());
     }
     project.repo.set_branch(&m.target_branch, &merge_sha, false);
-    if remove_source && m.source_branch != project.default_branch {
+    let removed_source = remove_source && m.source_branch != project.default_branch;
+    if removed_source {
         project.repo.branches.remove(&m.source_branch);
     }
     project.last_activity_at = now;
@@ -459,11 +475,30 @@ fn merge(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         m.state = "merged".into();
         m.merged_at = Some(now);
         m.merged_by = Some(uid);
-        m.merge_commit_sha = Some(merge_sha);
-        m.frozen_sha = Some(source.id);
+        m.merge_commit_sha = Some(merge_sha.clone());
+        m.frozen_sha = Some(source.id.clone());
         m.updated_at = now;
     }
+    // V4 `MergeRequests::PostMergeService#execute`: close the referenced issues, then the merge event and the
+    // "merged" system note.
     close_referenced_issues(ctx, &m, uid, now);
+    ctx.store
+        .record_issuable_event(NoteableKind::MergeRequest, id, uid, "merged");
+    ctx.store
+        .insert_system_note(NoteableKind::MergeRequest, id, uid, "merged");
+    // The merge commit, and the source branch's removal, reach the repository through its hooks like any push
+    // (`PostReceive` → `GitPushService`): "pushed to" the target branch, "deleted" the source branch.
+    ctx.store.record_push(
+        pid,
+        uid,
+        &m.target_branch,
+        Some(target.id.clone()),
+        Some(merge_sha),
+    );
+    if removed_source {
+        ctx.store
+            .record_push(pid, uid, &m.source_branch, Some(source.id), None);
+    }
     Ok(Reply::ok(single(ctx, id)?))
 }
 
@@ -488,7 +523,16 @@ fn close_referenced_issues(ctx: &mut Ctx<'_>, m: &MergeRequest, uid: u64, now: c
                 issue.closed_at = Some(now);
                 issue.closed_by = Some(uid);
                 issue.updated_at = now;
+            } else {
+                continue;
             }
         }
+        // V4 `Issues::CloseService` with the merge request as `closed_via`: the event, and the system note
+        // `SystemNoteService.change_status` writes, "closed via merge request !iid".
+        ctx.store
+            .record_issuable_event(NoteableKind::Issue, issue_id, uid, "closed");
+        let body = format!("closed via merge request !{}", m.iid);
+        ctx.store
+            .insert_system_note(NoteableKind::Issue, issue_id, uid, body);
     }
 }

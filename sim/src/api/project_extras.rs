@@ -341,14 +341,8 @@ pub fn events(ctx: &Ctx<'_>, filter: impl Fn(&Event) -> bool) -> Result<Vec<Valu
                 .is_some_and(|p| ctx.store.can_read_project(p, ctx.caller))
         })
         .filter(|e| {
-            action.as_deref().map_or(true, |a| {
-                let name = e.action_name.as_str();
-                match a {
-                    "pushed" => name.starts_with("pushed") || name == "deleted",
-                    "commented" => name == "commented on",
-                    other => name == other,
-                }
-            })
+            // V4 `EventsFinder#by_action`: `where(action: Event::ACTIONS[action])`.
+            action.as_deref().map_or(true, |a| e.action == a)
         })
         .filter(|e| {
             target_type.as_deref().map_or(true, |t| {

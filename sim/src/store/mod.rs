@@ -25,6 +25,7 @@ pub mod runners;
 pub mod services;
 pub mod settings;
 pub mod snippets;
+pub mod system_notes;
 pub mod templates;
 pub mod users;
 

@@ -1,4 +1,6 @@
-//! Notes (comments) on issues, merge requests and snippets; creating one records a `commented on` event.
+//! Notes (comments) on issues, merge requests and snippets; creating one records a `commented on` event. System
+//! notes (`system: true`) are the service's own record of a state change ("closed", "reopened", "merged", …), as
+//! V4's `SystemNoteService` writes them; they record no event.
 
 use super::{bump, Store};
 use crate::time::Millis;
@@ -69,6 +71,54 @@ impl Store {
         body: String,
         created_at: Option<Millis>,
     ) -> Option<u64> {
+        let id = self.add_note(kind, noteable_id, author_id, body, created_at, false)?;
+        let (project_id, target_title) = match kind {
+            NoteableKind::Issue => self
+                .issues
+                .get(&noteable_id)
+                .map(|i| (i.project_id, i.title.clone()))?,
+            NoteableKind::MergeRequest => self
+                .merge_requests
+                .get(&noteable_id)
+                .map(|m| (m.project_id, m.title.clone()))?,
+            NoteableKind::Snippet => self
+                .snippets
+                .get(&noteable_id)
+                .map(|s| (s.project_id.unwrap_or(0), s.title.clone()))?,
+        };
+        self.record_event(super::events::NewEvent {
+            project_id,
+            author_id,
+            action_name: "commented on".into(),
+            target_id: Some(id),
+            target_type: Some("Note".into()),
+            target_title: Some(target_title),
+            note_id: Some(id),
+            ..Default::default()
+        });
+        Some(id)
+    }
+
+    /// Creates a system note (V4 `SystemNoteService`'s `create_note`: `system: true`, no event); returns its id.
+    pub fn insert_system_note(
+        &mut self,
+        kind: NoteableKind,
+        noteable_id: u64,
+        author_id: u64,
+        body: impl Into<String>,
+    ) -> Option<u64> {
+        self.add_note(kind, noteable_id, author_id, body.into(), None, true)
+    }
+
+    fn add_note(
+        &mut self,
+        kind: NoteableKind,
+        noteable_id: u64,
+        author_id: u64,
+        body: String,
+        created_at: Option<Millis>,
+        system: bool,
+    ) -> Option<u64> {
         let (project_id, noteable_iid) = match kind {
             NoteableKind::Issue => self.issues.get(&noteable_id).map(|i| (i.project_id, i.iid))?,
             NoteableKind::MergeRequest => self
@@ -96,7 +146,7 @@ impl Store {
                 author_id,
                 created_at: now,
                 updated_at: now,
-                system: false,
+                system,
                 noteable_kind: kind,
                 noteable_id,
                 noteable_iid,
@@ -110,21 +160,6 @@ impl Store {
         if let Some(p) = self.projects.get_mut(&project_id) {
             p.last_activity_at = p.last_activity_at.max(now);
         }
-        let target_title = match kind {
-            NoteableKind::Issue => self.issues.get(&noteable_id).map(|i| i.title.clone()),
-            NoteableKind::MergeRequest => self.merge_requests.get(&noteable_id).map(|m| m.title.clone()),
-            NoteableKind::Snippet => self.snippets.get(&noteable_id).map(|s| s.title.clone()),
-        };
-        self.record_event(super::events::NewEvent {
-            project_id,
-            author_id,
-            action_name: "commented on".into(),
-            target_id: Some(id),
-            target_type: Some("Note".into()),
-            target_title,
-            note_id: Some(id),
-            ..Default::default()
-        });
         Some(id)
     }
 

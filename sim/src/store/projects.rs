@@ -179,6 +179,8 @@ impl Store {
                 merge_method: "merge".into(),
             },
         );
+        // V4 `Projects::CreateService#after_create_actions`: `event_service.create_project`.
+        self.record_project_event(id, new.creator_id, "created");
         id
     }
 
@@ -189,6 +191,26 @@ impl Store {
             self.namespace_full_path(project.namespace_id),
             project.path
         )
+    }
+
+    /// An issue's reference as `Issue#to_reference(from)` writes it: `#iid` in its own project, `path#iid` from
+    /// another project of its namespace, `namespace/path#iid` from elsewhere.
+    pub fn issue_reference(&self, issue_id: u64, from_project: u64) -> String {
+        let Some(issue) = self.issues.get(&issue_id) else {
+            return String::new();
+        };
+        let Some(project) = self.projects.get(&issue.project_id) else {
+            return String::new();
+        };
+        let from_ns = self.projects.get(&from_project).map(|p| p.namespace_id);
+        let base = if from_ns != Some(project.namespace_id) {
+            self.project_full_path(project)
+        } else if from_project != project.id {
+            project.path.clone()
+        } else {
+            String::new()
+        };
+        format!("{base}#{}", issue.iid)
     }
 
     /// Finds a project by full path, case-insensitively.

@@ -516,3 +516,25 @@ async fn a_snippet_put_with_no_parameters_is_a_400_before_the_snippet_is_looked_
     .await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
 }
+
+/// V4 `lib/api/environments.rb` finds the environment with `user_project.environments.find`, whose
+/// `ActiveRecord::RecordNotFound` the API rescues as the generic `404 Not found`;
+/// `spec/requests/api/environments_spec.rb`, "DELETE /projects/:id/environments/:environment_id": "returns a 404
+/// for non existing id" expects exactly that message.
+#[tokio::test]
+async fn an_unknown_environment_is_the_generic_404_not_found() {
+    let sim = start().await;
+    let pid = project(&sim, "envs", "private").await;
+    for method in [Method::PUT, Method::DELETE] {
+        let r = call(
+            &sim,
+            method.clone(),
+            &format!("/api/v4/projects/{pid}/environments/12345"),
+            Some(ROOT),
+            Some(json!({"name": "x"})),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND, "{method}");
+        assert_eq!(r.body, json!({"message": "404 Not found"}), "{method}");
+    }
+}

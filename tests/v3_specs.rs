@@ -1,0 +1,944 @@
+//! A translated sample of the service's own V3 request specs (`spec/requests/api/v3/*_spec.rb` in the service's
+//! public repository, as of its last release that served V3), run as a V3 client would over real sockets: client
+//! → svcgate → svc-sim.
+//!
+//! Each row is one example of a spec file: the V3 request (path with placeholders in braces for the objects the
+//! world below creates), who calls, the body, the status V3 answered, and the values the example checked. Rows run
+//! in order in one world; rows that change data use objects no other row reads. Where a V3 answer needs data a V4
+//! backend cannot give, the example is in `rules/known-limits.toml` instead, and `known_limits_still_behave_as_
+//! documented` checks that it still behaves as that list says.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::{send, Answer, TestGateway};
+use http::Method;
+use serde_json::{json, Value};
+use svc_sim::SimHandle;
+
+const ADMIN: &str = "root-token";
+
+/// Who sends a row's request.
+#[derive(Clone, Copy, Debug)]
+enum Who {
+    /// The administrator.
+    Admin,
+    /// `demo`, owner of the demo group and so of its projects, and author of the world's objects.
+    Owner,
+    /// A developer of the demo project.
+    Dev,
+    /// A guest of the demo project and of the private project.
+    Guest,
+    /// A user who is a member of nothing the world made.
+    Stranger,
+    /// No credentials.
+    Anon,
+}
+
+/// One translated example.
+struct Case {
+    /// `spec/requests/api/v3/x_spec.rb: it 'text'`.
+    source: &'static str,
+    method: &'static str,
+    path: &'static str,
+    who: Who,
+    /// JSON when it starts with `{`, else form-encoded.
+    body: Option<&'static str>,
+    status: u16,
+    /// (JSON pointer, expectation): JSON text to equal; `*` present and not null; `~` absent or null; `#N` an array
+    /// of N; `keys:a b c` an object with exactly these keys; `has:text` a string containing text. The pointer `@`
+    /// is the raw body, which must then equal the expectation.
+    expect: &'static [(&'static str, &'static str)],
+}
+
+const fn case(
+    source: &'static str,
+    method: &'static str,
+    path: &'static str,
+    who: Who,
+    body: Option<&'static str>,
+    status: u16,
+    expect: &'static [(&'static str, &'static str)],
+) -> Case {
+    Case {
+        source,
+        method,
+        path,
+        who,
+        body,
+        status,
+        expect,
+    }
+}
+
+struct World {
+    _sim: SimHandle,
+    sim_url: String,
+    gateway: TestGateway,
+    tokens: HashMap<&'static str, String>,
+    vars: HashMap<&'static str, String>,
+}
+
+impl World {
+    fn fill(&self, text: &str) -> String {
+        let mut out = text.to_owned();
+        for (name, value) in &self.vars {
+            out = out.replace(&format!("{{{name}}}"), value);
+        }
+        out
+    }
+
+    fn token(&self, who: Who) -> Option<&str> {
+        let name = match who {
+            Who::Admin => return Some(ADMIN),
+            Who::Anon => return None,
+            Who::Owner => "owner",
+            Who::Dev => "dev",
+            Who::Guest => "guest",
+            Who::Stranger => "stranger",
+        };
+        Some(self.tokens[name].as_str())
+    }
+
+    /// A setup call straight to the backend's V4 API, which must succeed.
+    async fn setup(&self, method: Method, path: &str, token: &str, body: Value) -> Value {
+        let path = self.fill(path);
+        let answer = common::send_json(
+            method.clone(),
+            &format!("{}/api/v4{path}", self.sim_url),
+            token,
+            body,
+        )
+        .await;
+        assert!(
+            answer.status.is_success(),
+            "setup {method} {path}: {} {}",
+            answer.status,
+            String::from_utf8_lossy(&answer.body)
+        );
+        serde_json::from_slice(&answer.body).unwrap_or(Value::Null)
+    }
+
+    fn keep(&mut self, name: &'static str, value: &Value) {
+        let text = match value {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        assert!(!text.is_empty() && text != "null", "{name} is {value}");
+        self.vars.insert(name, text);
+    }
+
+    /// Sends a row's request to the gateway's V3 API.
+    async fn call(&self, method: &str, path: &str, who: Who, body: Option<&str>) -> Answer {
+        let url = format!("{}/api/v3{}", self.gateway.url(), self.fill(path));
+        let mut headers = Vec::new();
+        if let Some(token) = self.token(who) {
+            headers.push(("private-token", token));
+        }
+        let body = body.map(|body| {
+            let body = self.fill(body);
+            if body.starts_with('{') {
+                ("application/json", body.into_bytes())
+            } else {
+                ("application/x-www-form-urlencoded", body.into_bytes())
+            }
+        });
+        send(method.parse().unwrap(), &url, &headers, body).await
+    }
+}
+
+async fn world() -> World {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let sim = svc_sim::spawn(listener, ADMIN).await.unwrap();
+    let demo = sim.seed_demo();
+    let gateway = TestGateway::start(&sim.url()).await;
+    let mut tokens = HashMap::new();
+    tokens.insert("owner", demo.token.clone());
+    let mut w = World {
+        sim_url: sim.url(),
+        _sim: sim,
+        gateway,
+        tokens,
+        vars: HashMap::new(),
+    };
+    let t = demo.token.clone();
+    w.keep("p", &json!(demo.project_id));
+    w.keep("g", &json!(demo.group_id));
+    w.keep("demo", &json!(demo.user_id));
+    for name in ["dev", "guest", "stranger", "asker", "goner"] {
+        let (id, token) = w._sim.create_user(name, false);
+        w.tokens.insert(name, token);
+        w.keep(name, &json!(id));
+    }
+    let private = w
+        .setup(
+            Method::POST,
+            "/projects",
+            &t,
+            json!({"name": "secret", "visibility": "private"}),
+        )
+        .await;
+    w.keep("priv", &private["id"]);
+    let other = w
+        .setup(Method::POST, "/projects", &t, json!({"name": "other"}))
+        .await;
+    w.keep("q", &other["id"]);
+    let strangers = w
+        .setup(
+            Method::POST,
+            "/projects",
+            &w.tokens["stranger"].clone(),
+            json!({"name": "strangers"}),
+        )
+        .await;
+    w.keep("sq", &strangers["id"]);
+    for (project, user, level) in [
+        ("{p}", "{dev}", 30),
+        ("{p}", "{guest}", 10),
+        ("{priv}", "{guest}", 10),
+    ] {
+        w.setup(
+            Method::POST,
+            &format!("/projects/{project}/members"),
+            &t,
+            json!({"user_id": w.fill(user).parse::<u64>().unwrap(), "access_level": level}),
+        )
+        .await;
+    }
+
+    // Issues, notes, a merge request and their award emoji.
+    for name in ["issue", "issue_own"] {
+        let issue = w
+            .setup(Method::POST, "/projects/{p}/issues", &t, json!({"title": name}))
+            .await;
+        w.keep(name, &issue["id"]);
+    }
+    let dev_token = w.tokens["dev"].clone();
+    let issue = w
+        .setup(
+            Method::POST,
+            "/projects/{p}/issues",
+            &dev_token,
+            json!({"title": "by dev"}),
+        )
+        .await;
+    w.keep("issue_dev", &issue["id"]);
+    let secret = w
+        .setup(
+            Method::POST,
+            "/projects/{priv}/issues",
+            &t,
+            json!({"title": "secret"}),
+        )
+        .await;
+    w.keep("priv_issue", &secret["id"]);
+    let issues = w
+        .setup(Method::GET, "/projects/{p}/issues?per_page=100", &t, json!({}))
+        .await;
+    let iid_of = |id: &str| -> String {
+        issues
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|issue| issue["id"].to_string() == id)
+            .map(|issue| issue["iid"].to_string())
+            .unwrap()
+    };
+    let issue_iid = iid_of(&w.vars["issue"]);
+    let dev_iid = iid_of(&w.vars["issue_dev"]);
+    for name in ["note", "note_del", "note_own"] {
+        let note = w
+            .setup(
+                Method::POST,
+                &format!("/projects/{{p}}/issues/{issue_iid}/notes"),
+                if name == "note_own" { &dev_token } else { &t },
+                json!({"body": name}),
+            )
+            .await;
+        w.keep(name, &note["id"]);
+    }
+    let award = w
+        .setup(
+            Method::POST,
+            &format!("/projects/{{p}}/issues/{issue_iid}/award_emoji"),
+            &t,
+            json!({"name": "thumbsup"}),
+        )
+        .await;
+    w.keep("award", &award["id"]);
+    let award = w
+        .setup(
+            Method::POST,
+            &format!("/projects/{{p}}/issues/{dev_iid}/award_emoji"),
+            &t,
+            json!({"name": "tada"}),
+        )
+        .await;
+    w.keep("award_del", &award["id"]);
+    w.setup(
+        Method::POST,
+        "/projects/{p}/repository/commits",
+        &t,
+        json!({"branch": "feature", "start_branch": "main", "commit_message": "work",
+               "actions": [{"action": "create", "file_path": "feature.txt", "content": "x"}]}),
+    )
+    .await;
+    let mr = w
+        .setup(
+            Method::POST,
+            "/projects/{p}/merge_requests",
+            &t,
+            json!({"title": "mr", "source_branch": "feature", "target_branch": "main"}),
+        )
+        .await;
+    w.keep("mr", &mr["id"]);
+    let mr_iid = mr["iid"].to_string();
+    for name in ["mr_note", "mr_note_del"] {
+        let note = w
+            .setup(
+                Method::POST,
+                &format!("/projects/{{p}}/merge_requests/{mr_iid}/notes"),
+                &t,
+                json!({"body": name}),
+            )
+            .await;
+        w.keep(name, &note["id"]);
+    }
+    let award = w
+        .setup(
+            Method::POST,
+            &format!("/projects/{{p}}/merge_requests/{mr_iid}/award_emoji"),
+            &t,
+            json!({"name": "thumbsdown"}),
+        )
+        .await;
+    w.keep("mr_award", &award["id"]);
+
+    // Snippets.
+    for name in ["psnippet", "psnippet_del", "psnippet_put"] {
+        let snippet = w
+            .setup(
+                Method::POST,
+                "/projects/{p}/snippets",
+                &t,
+                json!({"title": name, "file_name": "a.txt", "code": "hello", "visibility": "private"}),
+            )
+            .await;
+        w.keep(name, &snippet["id"]);
+    }
+    let note = w
+        .setup(
+            Method::POST,
+            &format!("/projects/{{p}}/snippets/{}/notes", w.vars["psnippet"]),
+            &t,
+            json!({"body": "snippet note"}),
+        )
+        .await;
+    w.keep("snippet_note", &note["id"]);
+    for (name, visibility) in [
+        ("personal", "private"),
+        ("personal_del", "private"),
+        ("personal_pub", "public"),
+    ] {
+        let snippet = w
+            .setup(
+                Method::POST,
+                "/snippets",
+                &t,
+                json!({"title": name, "file_name": "m.txt", "content": "mine", "visibility": visibility}),
+            )
+            .await;
+        w.keep(name, &snippet["id"]);
+    }
+
+    // Labels, milestones, board lists.
+    for (name, title) in [
+        ("label", "triage"),
+        ("label2", "regression"),
+        ("label3", "Testing"),
+    ] {
+        let label = w
+            .setup(
+                Method::POST,
+                "/projects/{p}/labels",
+                &t,
+                json!({"name": title, "color": "#FF0000"}),
+            )
+            .await;
+        w.keep(name, &label["id"]);
+    }
+    for name in ["milestone", "closed_milestone", "milestone2", "milestone3"] {
+        let milestone = w
+            .setup(
+                Method::POST,
+                "/projects/{p}/milestones",
+                &t,
+                json!({"title": name}),
+            )
+            .await;
+        w.keep(name, &milestone["id"]);
+        if name == "closed_milestone" {
+            w.keep("closed_iid", &milestone["iid"]);
+        }
+    }
+    w.setup(
+        Method::PUT,
+        "/projects/{p}/milestones/{closed_milestone}",
+        &t,
+        json!({"state_event": "close"}),
+    )
+    .await;
+    w.setup(
+        Method::PUT,
+        &format!("/projects/{{p}}/issues/{issue_iid}"),
+        &t,
+        json!({"milestone_id": w.vars["milestone"].parse::<u64>().unwrap()}),
+    )
+    .await;
+    let boards = w.setup(Method::GET, "/projects/{p}/boards", &t, json!({})).await;
+    w.keep("board", &boards[0]["id"]);
+    let list = w
+        .setup(
+            Method::POST,
+            "/projects/{p}/boards/{board}/lists",
+            &t,
+            json!({"label_id": w.vars["label3"].parse::<u64>().unwrap()}),
+        )
+        .await;
+    w.keep("list", &list["id"]);
+
+    // Hooks, deploy keys, triggers, environments, todos, a release, a broadcast message.
+    for name in ["hook", "hook2", "hook3"] {
+        let hook = w
+            .setup(
+                Method::POST,
+                "/projects/{p}/hooks",
+                &t,
+                json!({"url": "http://example.com", "push_events": true, "issues_events": true,
+                       "job_events": true, "enable_ssl_verification": true}),
+            )
+            .await;
+        w.keep(name, &hook["id"]);
+    }
+    for (name, n) in [("key", 1u8), ("key2", 2)] {
+        let key = w
+            .setup(
+                Method::POST,
+                "/projects/{p}/deploy_keys",
+                &t,
+                json!({"title": name, "key": format!("ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC{}{n} spec@example.com", "y".repeat(40))}),
+            )
+            .await;
+        w.keep(name, &key["id"]);
+    }
+    for name in ["trigger", "trigger2"] {
+        let trigger = w
+            .setup(
+                Method::POST,
+                "/projects/{p}/triggers",
+                &t,
+                json!({"description": name}),
+            )
+            .await;
+        w.keep(name, &trigger["token"]);
+    }
+    for name in ["env", "env2"] {
+        let env = w
+            .setup(
+                Method::POST,
+                "/projects/{priv}/environments",
+                &t,
+                json!({"name": name, "external_url": "https://env.example"}),
+            )
+            .await;
+        w.keep(name, &env["id"]);
+    }
+    let deployments = w
+        .setup(Method::GET, "/projects/{p}/deployments", &t, json!({}))
+        .await;
+    w.keep("deployment", &deployments[0]["id"]);
+    for iid in [&issue_iid, &dev_iid] {
+        w.setup(
+            Method::POST,
+            &format!("/projects/{{p}}/issues/{iid}/todo"),
+            &t,
+            json!({}),
+        )
+        .await;
+    }
+    let todos = w.setup(Method::GET, "/todos", &t, json!({})).await;
+    w.keep("todo", &todos[0]["id"]);
+    w.setup(
+        Method::POST,
+        "/projects/{p}/repository/tags",
+        &t,
+        json!({"tag_name": "v1.0", "ref": "main", "message": "Version 1.0", "release_description": "Awesome release!"}),
+    )
+    .await;
+    let commits = w
+        .setup(Method::GET, "/projects/{p}/repository/commits", &t, json!({}))
+        .await;
+    w.keep("sha", &commits[0]["id"]);
+    w.setup(
+        Method::POST,
+        "/projects/{p}/repository/commits/{sha}/comments",
+        &t,
+        json!({"note": "a comment on a commit"}),
+    )
+    .await;
+    let message = w
+        .setup(
+            Method::POST,
+            "/broadcast_messages",
+            ADMIN,
+            json!({"message": "maintenance"}),
+        )
+        .await;
+    w.keep("broadcast", &message["id"]);
+    w
+}
+
+/// Checks one answer against its row; returns what differs.
+fn differences(case: &Case, answer: &Answer, w: &World) -> Vec<String> {
+    let mut out = Vec::new();
+    if answer.status.as_u16() != case.status {
+        out.push(format!(
+            "status {} (wanted {})",
+            answer.status.as_u16(),
+            case.status
+        ));
+        return out;
+    }
+    let text = String::from_utf8_lossy(&answer.body).into_owned();
+    let json: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    for (pointer, wanted) in case.expect {
+        let wanted = w.fill(wanted);
+        if *pointer == "@" {
+            if text != wanted {
+                out.push(format!("body {text:?} (wanted {wanted:?})"));
+            }
+            continue;
+        }
+        let found = json.pointer(pointer).cloned().unwrap_or(Value::Null);
+        let ok = if wanted == "*" {
+            !found.is_null()
+        } else if wanted == "~" {
+            found.is_null()
+        } else if let Some(n) = wanted.strip_prefix('#') {
+            found.as_array().map(Vec::len) == Some(n.parse().unwrap())
+        } else if let Some(keys) = wanted.strip_prefix("keys:") {
+            let mut want: Vec<&str> = keys.split_whitespace().collect();
+            want.sort_unstable();
+            let mut have: Vec<&str> = found
+                .as_object()
+                .map(|o| o.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            have.sort_unstable();
+            want == have
+        } else if let Some(part) = wanted.strip_prefix("has:") {
+            found.as_str().is_some_and(|s| s.contains(part))
+        } else {
+            let wanted: Value = serde_json::from_str(&wanted)
+                .unwrap_or_else(|_| panic!("bad expectation {wanted} in {}", case.source));
+            found == wanted
+        };
+        if !ok {
+            out.push(format!("{pointer} is {found} (wanted {wanted})"));
+        }
+    }
+    out
+}
+
+async fn run(cases: &[Case]) -> Vec<String> {
+    let w = world().await;
+    let mut failures = Vec::new();
+    for case in cases {
+        let answer = w.call(case.method, case.path, case.who, case.body).await;
+        let diffs = differences(case, &answer, &w);
+        if !diffs.is_empty() {
+            failures.push(format!(
+                "{}\n    {} {} as {:?}: {}\n    body: {}",
+                case.source,
+                case.method,
+                w.fill(case.path),
+                case.who,
+                diffs.join("; "),
+                String::from_utf8_lossy(&answer.body)
+                    .chars()
+                    .take(300)
+                    .collect::<String>()
+            ));
+        }
+    }
+    failures
+}
+
+use Who::{Admin, Anon, Dev, Guest, Owner, Stranger};
+
+#[tokio::test]
+async fn the_service_v3_request_spec_sample_passes_through_the_gateway() {
+    let cases = cases();
+    let files: std::collections::BTreeSet<&str> = cases
+        .iter()
+        .map(|case| case.source.split(':').next().unwrap())
+        .collect();
+    assert!(cases.len() >= 100, "{} cases", cases.len());
+    assert!(files.len() >= 15, "{} spec files: {files:?}", files.len());
+    for case in &cases {
+        assert!(
+            case.source.starts_with("spec/requests/api/v3/") && case.source.contains("_spec.rb: it"),
+            "source of a row: {}",
+            case.source
+        );
+    }
+    let failures = run(&cases).await;
+    assert!(
+        failures.is_empty(),
+        "{} of {} rows differ from the V3 specs:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+/// The translated rows, in the order they run.
+fn cases() -> Vec<Case> {
+    vec![
+        // labels_spec.rb
+        case("spec/requests/api/v3/labels_spec.rb: it 'returns all available labels to the project'", "GET", "/projects/{p}/labels", Owner, None, 200,
+            &[("/0", "keys:id name color description open_issues_count closed_issues_count open_merge_requests_count subscribed priority"), ("/0/subscribed", "false")]),
+        case("spec/requests/api/v3/labels_spec.rb: it 'subscribes to the label' (label_id is a label title)", "POST", "/projects/{p}/labels/triage/subscription", Owner, None, 201,
+            &[("/name", "\"triage\""), ("/subscribed", "true")]),
+        case("spec/requests/api/v3/labels_spec.rb: it 'returns 304' (already subscribed)", "POST", "/projects/{p}/labels/{label}/subscription", Owner, None, 304, &[]),
+        case("spec/requests/api/v3/labels_spec.rb: it 'subscribes to the label' (label_id is a label ID)", "POST", "/projects/{p}/labels/{label2}/subscription", Owner, None, 201,
+            &[("/name", "\"regression\""), ("/subscribed", "true")]),
+        case("spec/requests/api/v3/labels_spec.rb: it 'returns 404 error' (subscribe, label ID is not found)", "POST", "/projects/{p}/labels/1234/subscription", Owner, None, 404, &[]),
+        case("spec/requests/api/v3/labels_spec.rb: it 'unsubscribes from the label' (label_id is a label title)", "DELETE", "/projects/{p}/labels/triage/subscription", Owner, None, 200,
+            &[("/name", "\"triage\""), ("/subscribed", "false")]),
+        case("spec/requests/api/v3/labels_spec.rb: it 'returns 304' (already unsubscribed)", "DELETE", "/projects/{p}/labels/{label}/subscription", Owner, None, 304, &[]),
+        case("spec/requests/api/v3/labels_spec.rb: it 'returns 404 error' (unsubscribe, label ID is not found)", "DELETE", "/projects/{p}/labels/1234/subscription", Owner, None, 404, &[]),
+        // milestones_spec.rb
+        case("spec/requests/api/v3/milestones_spec.rb: it 'returns project milestones'", "GET", "/projects/{p}/milestones", Dev, None, 200, &[("/0/title", "*")]),
+        case("spec/requests/api/v3/milestones_spec.rb: it 'returns an array of active milestones'", "GET", "/projects/{p}/milestones?state=active", Dev, None, 200, &[("", "#3")]),
+        case("spec/requests/api/v3/milestones_spec.rb: it 'returns an array of closed milestones'", "GET", "/projects/{p}/milestones?state=closed", Dev, None, 200,
+            &[("", "#1"), ("/0/id", "{closed_milestone}")]),
+        case("spec/requests/api/v3/milestones_spec.rb: it 'returns a project milestone by id'", "GET", "/projects/{p}/milestones/{milestone}", Dev, None, 200,
+            &[("/title", "\"milestone\""), ("/iid", "*")]),
+        case("spec/requests/api/v3/milestones_spec.rb: it 'returns a 404 error if milestone id not found'", "GET", "/projects/{p}/milestones/1234", Dev, None, 404, &[]),
+        case("spec/requests/api/v3/milestones_spec.rb: it 'creates a new project milestone'", "POST", "/projects/{p}/milestones", Dev, Some(r#"{"title": "new milestone"}"#), 201,
+            &[("/title", "\"new milestone\""), ("/description", "~")]),
+        case("spec/requests/api/v3/milestones_spec.rb: it 'creates a new project milestone with description and dates'", "POST", "/projects/{p}/milestones", Dev,
+            Some(r#"{"title": "dated", "description": "release", "due_date": "2013-03-02", "start_date": "2013-02-02"}"#), 201,
+            &[("/description", "\"release\""), ("/due_date", "\"2013-03-02\""), ("/start_date", "\"2013-02-02\"")]),
+        case("spec/requests/api/v3/milestones_spec.rb: it 'returns a 400 error if title is missing'", "POST", "/projects/{p}/milestones", Dev, Some("{}"), 400, &[]),
+        case("spec/requests/api/v3/milestones_spec.rb: it 'returns a 400 error if params are invalid (duplicate title)'", "POST", "/projects/{p}/milestones", Dev,
+            Some(r#"{"title": "milestone", "description": "release", "due_date": "2013-03-02"}"#), 400, &[]),
+        case("spec/requests/api/v3/milestones_spec.rb: it 'creates a new project with reserved html characters'", "POST", "/projects/{p}/milestones", Dev,
+            Some(r#"{"title": "foo & bar 1.1 -> 2.2"}"#), 201, &[("/title", "\"foo & bar 1.1 -> 2.2\"")]),
+        case("spec/requests/api/v3/milestones_spec.rb: it 'updates a project milestone'", "PUT", "/projects/{p}/milestones/{milestone2}", Dev, Some(r#"{"title": "updated title"}"#), 200,
+            &[("/title", "\"updated title\"")]),
+        case("spec/requests/api/v3/milestones_spec.rb: it 'removes a due date if nil is passed'", "PUT", "/projects/{p}/milestones/{milestone2}", Dev, Some(r#"{"due_date": null}"#), 200,
+            &[("/due_date", "~")]),
+        case("spec/requests/api/v3/milestones_spec.rb: it 'returns a 404 error if milestone id not found' (PUT)", "PUT", "/projects/{p}/milestones/1234", Dev, Some(r#"{"title": "updated title"}"#), 404, &[]),
+        case("spec/requests/api/v3/milestones_spec.rb: it 'updates a project milestone' (to close milestone)", "PUT", "/projects/{p}/milestones/{milestone3}", Dev, Some(r#"{"state_event": "close"}"#), 200,
+            &[("/state", "\"closed\"")]),
+        case("spec/requests/api/v3/milestones_spec.rb: it 'returns project issues for a particular milestone'", "GET", "/projects/{p}/milestones/{milestone}/issues", Dev, None, 200,
+            &[("/0/milestone/title", "\"milestone\"")]),
+        // branches_spec.rb, tags_spec.rb
+        case("spec/requests/api/v3/branches_spec.rb: it 'returns an array of project branches'", "GET", "/projects/{p}/repository/branches?per_page=100", Owner, None, 200, &[("/0/name", "*"), ("", "#2")]),
+        case("spec/requests/api/v3/tags_spec.rb: it 'returns the repository tags' (when unauthenticated)", "GET", "/projects/{p}/repository/tags", Anon, None, 200, &[("/0/name", "\"v1.0\"")]),
+        case("spec/requests/api/v3/tags_spec.rb: it 'returns an array of project tags'", "GET", "/projects/{p}/repository/tags", Owner, None, 200, &[("/0/name", "\"v1.0\"")]),
+        case("spec/requests/api/v3/tags_spec.rb: it 'returns an array of project tags with release info'", "GET", "/projects/{p}/repository/tags", Owner, None, 200,
+            &[("/0/message", "\"Version 1.0\""), ("/0/release/description", "\"Awesome release!\"")]),
+        // deploy_keys_spec.rb
+        case("spec/requests/api/v3/deploy_keys_spec.rb: it 'should return authentication error'", "GET", "/deploy_keys", Anon, None, 401, &[]),
+        case("spec/requests/api/v3/deploy_keys_spec.rb: it 'should return a 403 error'", "GET", "/deploy_keys", Owner, None, 403, &[]),
+        case("spec/requests/api/v3/deploy_keys_spec.rb: it 'should return all deploy keys'", "GET", "/deploy_keys", Admin, None, 200, &[("/0/id", "*")]),
+        case("spec/requests/api/v3/deploy_keys_spec.rb: it 'should return array of ssh keys' (deploy_keys)", "GET", "/projects/{p}/deploy_keys", Admin, None, 200, &[("/0/title", "*")]),
+        case("spec/requests/api/v3/deploy_keys_spec.rb: it 'should return array of ssh keys' (keys)", "GET", "/projects/{p}/keys", Admin, None, 200, &[("/0/title", "*")]),
+        case("spec/requests/api/v3/deploy_keys_spec.rb: it 'should return a single key'", "GET", "/projects/{p}/deploy_keys/{key}", Admin, None, 200, &[("/title", "\"key\"")]),
+        case("spec/requests/api/v3/deploy_keys_spec.rb: it 'should return 404 Not Found with invalid ID'", "GET", "/projects/{p}/keys/404", Admin, None, 404, &[]),
+        case("spec/requests/api/v3/deploy_keys_spec.rb: it 'should not create an invalid ssh key'", "POST", "/projects/{p}/deploy_keys", Admin, Some(r#"{"title": "invalid key"}"#), 400,
+            &[("/error", "\"key is missing\"")]),
+        case("spec/requests/api/v3/deploy_keys_spec.rb: it 'should not create a key without title'", "POST", "/projects/{p}/deploy_keys", Admin, Some(r#"{"key": "some key"}"#), 400,
+            &[("/error", "\"title is missing\"")]),
+        case("spec/requests/api/v3/deploy_keys_spec.rb: it 'accepts can_push parameter'", "POST", "/projects/{p}/deploy_keys", Admin,
+            Some(r#"{"title": "writer", "key": "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQCzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz9 w@example.com", "can_push": true}"#), 201,
+            &[("/can_push", "true")]),
+        case("spec/requests/api/v3/deploy_keys_spec.rb: it 'should return 404 Not Found with invalid ID' (DELETE)", "DELETE", "/projects/{p}/deploy_keys/404", Admin, None, 404, &[]),
+        case("spec/requests/api/v3/deploy_keys_spec.rb: it 'enables the key'", "POST", "/projects/{q}/deploy_keys/{key}/enable", Admin, None, 201, &[("/id", "{key}")]),
+        case("spec/requests/api/v3/deploy_keys_spec.rb: it 'should return a 404 error' (enable, non-admin user)", "POST", "/projects/{q}/deploy_keys/{key}/enable", Stranger, None, 404, &[]),
+        case("spec/requests/api/v3/deploy_keys_spec.rb: it 'should return a 404 error' (disable, non-admin user)", "DELETE", "/projects/{q}/deploy_keys/{key}/disable", Stranger, None, 404, &[]),
+        case("spec/requests/api/v3/deploy_keys_spec.rb: it 'disables the key'", "DELETE", "/projects/{p}/deploy_keys/{key2}/disable", Admin, None, 200, &[("/id", "{key2}")]),
+        // project_hooks_spec.rb
+        case("spec/requests/api/v3/project_hooks_spec.rb: it 'returns project hooks'", "GET", "/projects/{p}/hooks", Owner, None, 200,
+            &[("/0/url", "\"http://example.com\""), ("/0/issues_events", "true"), ("/0/push_events", "true"), ("/0/build_events", "true"), ("/0/enable_ssl_verification", "true")]),
+        case("spec/requests/api/v3/project_hooks_spec.rb: it 'does not access project hooks'", "GET", "/projects/{p}/hooks", Dev, None, 403, &[]),
+        case("spec/requests/api/v3/project_hooks_spec.rb: it 'returns a project hook'", "GET", "/projects/{p}/hooks/{hook}", Owner, None, 200,
+            &[("/url", "\"http://example.com\""), ("/build_events", "true"), ("/pipeline_events", "false")]),
+        case("spec/requests/api/v3/project_hooks_spec.rb: it 'returns a 404 error if hook id is not available'", "GET", "/projects/{p}/hooks/1234", Owner, None, 404, &[]),
+        case("spec/requests/api/v3/project_hooks_spec.rb: it 'does not access an existing hook'", "GET", "/projects/{p}/hooks/{hook}", Dev, None, 403, &[]),
+        case("spec/requests/api/v3/project_hooks_spec.rb: it 'adds hook to project'", "POST", "/projects/{p}/hooks", Owner,
+            Some(r#"{"url": "http://example.com", "issues_events": true, "wiki_page_events": true, "build_events": true}"#), 201,
+            &[("/issues_events", "true"), ("/push_events", "true"), ("/merge_requests_events", "false"), ("/note_events", "false"), ("/build_events", "true"),
+              ("/pipeline_events", "false"), ("/wiki_page_events", "true"), ("/enable_ssl_verification", "true"), ("/token", "~")]),
+        case("spec/requests/api/v3/project_hooks_spec.rb: it 'adds the token without including it in the response'", "POST", "/projects/{p}/hooks", Owner,
+            Some(r#"{"url": "http://example.com", "token": "secret token"}"#), 201, &[("/url", "\"http://example.com\""), ("/token", "~")]),
+        case("spec/requests/api/v3/project_hooks_spec.rb: it 'returns a 400 error if url not given'", "POST", "/projects/{p}/hooks", Owner, Some("{}"), 400, &[]),
+        case("spec/requests/api/v3/project_hooks_spec.rb: it 'returns a 422 error if url not valid'", "POST", "/projects/{p}/hooks", Owner, Some(r#"{"url": "ftp://example.com"}"#), 422, &[]),
+        case("spec/requests/api/v3/project_hooks_spec.rb: it 'updates an existing project hook'", "PUT", "/projects/{p}/hooks/{hook2}", Owner,
+            Some(r#"{"url": "http://example.org", "push_events": false, "build_events": true}"#), 200,
+            &[("/url", "\"http://example.org\""), ("/push_events", "false"), ("/build_events", "true"), ("/issues_events", "true")]),
+        case("spec/requests/api/v3/project_hooks_spec.rb: it 'returns 404 error if hook id not found'", "PUT", "/projects/{p}/hooks/1234", Owner, Some(r#"{"url": "http://example.org"}"#), 404, &[]),
+        case("spec/requests/api/v3/project_hooks_spec.rb: it 'returns 400 error if url is not given'", "PUT", "/projects/{p}/hooks/{hook2}", Owner, Some("{}"), 400, &[]),
+        case("spec/requests/api/v3/project_hooks_spec.rb: it 'returns a 422 error if url is not valid'", "PUT", "/projects/{p}/hooks/{hook2}", Owner, Some(r#"{"url": "ftp://example.com"}"#), 422, &[]),
+        case("spec/requests/api/v3/project_hooks_spec.rb: it 'returns a 404 if a user attempts to delete project hooks he/she does not own'", "DELETE", "/projects/{sq}/hooks/{hook3}", Stranger, None, 404, &[]),
+        case("spec/requests/api/v3/project_hooks_spec.rb: it 'deletes hook from project'", "DELETE", "/projects/{p}/hooks/{hook3}", Owner, None, 200, &[]),
+        case("spec/requests/api/v3/project_hooks_spec.rb: it 'returns a 404 error when deleting non existent hook'", "DELETE", "/projects/{p}/hooks/42", Owner, None, 404, &[]),
+        // snippets_spec.rb
+        case("spec/requests/api/v3/snippets_spec.rb: it 'returns snippets available'", "GET", "/snippets/", Owner, None, 200, &[("", "#3"), ("/0/web_url", "*"), ("/0/raw_url", "*")]),
+        case("spec/requests/api/v3/snippets_spec.rb: it 'hides private snippets from regular user'", "GET", "/snippets/", Stranger, None, 200, &[("", "#0")]),
+        case("spec/requests/api/v3/snippets_spec.rb: it 'returns all snippets with public visibility from all users'", "GET", "/snippets/public", Stranger, None, 200,
+            &[("", "#1"), ("/0/id", "{personal_pub}"), ("/0/raw_url", "*")]),
+        case("spec/requests/api/v3/snippets_spec.rb: it 'returns raw text'", "GET", "/snippets/{personal}/raw", Owner, None, 200, &[("@", "mine")]),
+        case("spec/requests/api/v3/snippets_spec.rb: it 'returns 404 for invalid snippet id' (DELETE)", "DELETE", "/snippets/1234", Owner, None, 404, &[("/message", "\"404 Snippet Not Found\"")]),
+        case("spec/requests/api/v3/snippets_spec.rb: it 'creates a new snippet'", "POST", "/snippets/", Owner,
+            Some(r#"{"title": "Test Title", "file_name": "test.rb", "content": "puts \"hello world\"", "visibility_level": 20}"#), 201,
+            &[("/title", "\"Test Title\""), ("/file_name", "\"test.rb\"")]),
+        case("spec/requests/api/v3/snippets_spec.rb: it 'returns 400 for missing parameters' (POST)", "POST", "/snippets/", Owner,
+            Some(r#"{"file_name": "test.rb", "content": "x", "visibility_level": 20}"#), 400, &[]),
+        case("spec/requests/api/v3/snippets_spec.rb: it 'updates snippet'", "PUT", "/snippets/{personal}", Owner, Some(r#"{"content": "New content"}"#), 200, &[("/id", "{personal}")]),
+        case("spec/requests/api/v3/snippets_spec.rb: it 'returns 404 for invalid snippet id' (PUT)", "PUT", "/snippets/1234", Owner, Some(r#"{"title": "foo"}"#), 404,
+            &[("/message", "\"404 Snippet Not Found\"")]),
+        case("spec/requests/api/v3/snippets_spec.rb: it 'returns 400 for missing parameters' (PUT)", "PUT", "/snippets/1234", Owner, None, 400, &[]),
+        case("spec/requests/api/v3/snippets_spec.rb: it 'deletes snippet'", "DELETE", "/snippets/{personal_del}", Owner, None, 204, &[]),
+        // project_snippets_spec.rb
+        case("spec/requests/api/v3/project_snippets_spec.rb: it 'always exposes expires_at as nil'", "GET", "/projects/{p}/snippets/{psnippet}", Admin, None, 200,
+            &[("/expires_at", "null"), ("/title", "\"psnippet\"")]),
+        case("spec/requests/api/v3/project_snippets_spec.rb: it 'returns all snippets available to team member'", "GET", "/projects/{p}/snippets/", Dev, None, 200,
+            &[("", "#3"), ("/0/web_url", "*")]),
+        case("spec/requests/api/v3/project_snippets_spec.rb: it 'hides private snippets from regular user'", "GET", "/projects/{p}/snippets/", Stranger, None, 200, &[("", "#0")]),
+        case("spec/requests/api/v3/project_snippets_spec.rb: it 'creates a new snippet'", "POST", "/projects/{p}/snippets/", Admin,
+            Some(r#"{"title": "Test Title", "file_name": "test.rb", "code": "puts \"hello world\"", "visibility_level": 20}"#), 201,
+            &[("/title", "\"Test Title\""), ("/file_name", "\"test.rb\"")]),
+        case("spec/requests/api/v3/project_snippets_spec.rb: it 'returns 400 for missing parameters' (POST)", "POST", "/projects/{p}/snippets/", Admin,
+            Some(r#"{"file_name": "test.rb", "code": "x", "visibility_level": 20}"#), 400, &[]),
+        case("spec/requests/api/v3/project_snippets_spec.rb: it 'updates snippet'", "PUT", "/projects/{p}/snippets/{psnippet_put}/", Admin, Some(r#"{"code": "New content"}"#), 200, &[]),
+        case("spec/requests/api/v3/project_snippets_spec.rb: it 'returns 404 for invalid snippet id' (PUT)", "PUT", "/projects/{p}/snippets/1234", Admin, Some(r#"{"title": "foo"}"#), 404,
+            &[("/message", "\"404 Snippet Not Found\"")]),
+        case("spec/requests/api/v3/project_snippets_spec.rb: it 'returns 400 for missing parameters' (PUT)", "PUT", "/projects/{p}/snippets/1234", Admin, None, 400, &[]),
+        case("spec/requests/api/v3/project_snippets_spec.rb: it 'deletes snippet'", "DELETE", "/projects/{p}/snippets/{psnippet_del}/", Admin, None, 200, &[]),
+        case("spec/requests/api/v3/project_snippets_spec.rb: it 'returns 404 for invalid snippet id' (DELETE)", "DELETE", "/projects/{p}/snippets/1234", Admin, None, 404,
+            &[("/message", "\"404 Snippet Not Found\"")]),
+        case("spec/requests/api/v3/project_snippets_spec.rb: it 'returns raw text'", "GET", "/projects/{p}/snippets/{psnippet}/raw", Admin, None, 200, &[("@", "hello")]),
+        // todos_spec.rb
+        case("spec/requests/api/v3/todos_spec.rb: it 'returns authentication error' (DELETE /todos/:id)", "DELETE", "/todos/{todo}", Anon, None, 401, &[]),
+        case("spec/requests/api/v3/todos_spec.rb: it 'returns 404 if the todo does not belong to the current user'", "DELETE", "/todos/{todo}", Dev, None, 404, &[]),
+        case("spec/requests/api/v3/todos_spec.rb: it 'marks a todo as done'", "DELETE", "/todos/{todo}", Owner, None, 200, &[("/state", "\"done\"")]),
+        case("spec/requests/api/v3/todos_spec.rb: it 'returns authentication error' (DELETE /todos)", "DELETE", "/todos", Anon, None, 401, &[]),
+        case("spec/requests/api/v3/todos_spec.rb: it 'marks all todos as done'", "DELETE", "/todos", Owner, None, 200, &[("@", "1")]),
+        // triggers_spec.rb
+        case("spec/requests/api/v3/triggers_spec.rb: it 'returns bad request if token is missing'", "POST", "/projects/{p}/trigger/builds", Anon, Some("ref=main"), 400, &[]),
+        case("spec/requests/api/v3/triggers_spec.rb: it 'returns not found if project is not found'", "POST", "/projects/0/trigger/builds", Anon, Some("ref=main&token={trigger}"), 404, &[]),
+        case("spec/requests/api/v3/triggers_spec.rb: it 'creates builds'", "POST", "/projects/{p}/trigger/builds", Anon, Some("ref=main&token={trigger}"), 201, &[("/id", "*")]),
+        case("spec/requests/api/v3/triggers_spec.rb: it 'validates variables to be a hash'", "POST", "/projects/{p}/trigger/builds", Anon, Some("ref=main&token={trigger}&variables=value"), 400,
+            &[("/error", "\"variables is invalid\"")]),
+        case("spec/requests/api/v3/triggers_spec.rb: it 'returns list of triggers'", "GET", "/projects/{p}/triggers", Owner, None, 200, &[("/0/token", "*")]),
+        case("spec/requests/api/v3/triggers_spec.rb: it 'does not return triggers list' (invalid permissions)", "GET", "/projects/{p}/triggers", Dev, None, 403, &[]),
+        case("spec/requests/api/v3/triggers_spec.rb: it 'does not return triggers list' (unauthenticated user)", "GET", "/projects/{p}/triggers", Anon, None, 401, &[]),
+        case("spec/requests/api/v3/triggers_spec.rb: it 'returns trigger details'", "GET", "/projects/{p}/triggers/{trigger}", Owner, None, 200, &[("/token", "\"{trigger}\"")]),
+        case("spec/requests/api/v3/triggers_spec.rb: it 'responds with 404 Not Found if requesting non-existing trigger'", "GET", "/projects/{p}/triggers/abcdef012345", Owner, None, 404, &[]),
+        case("spec/requests/api/v3/triggers_spec.rb: it 'does not return triggers list' (GET :token, invalid permissions)", "GET", "/projects/{p}/triggers/{trigger}", Dev, None, 403, &[]),
+        case("spec/requests/api/v3/triggers_spec.rb: it 'creates trigger'", "POST", "/projects/{p}/triggers", Owner, None, 201, &[("/token", "*")]),
+        case("spec/requests/api/v3/triggers_spec.rb: it 'does not create trigger' (invalid permissions)", "POST", "/projects/{p}/triggers", Dev, None, 403, &[]),
+        case("spec/requests/api/v3/triggers_spec.rb: it 'does not delete trigger' (invalid permissions)", "DELETE", "/projects/{p}/triggers/{trigger2}", Dev, None, 403, &[]),
+        case("spec/requests/api/v3/triggers_spec.rb: it 'deletes trigger'", "DELETE", "/projects/{p}/triggers/{trigger2}", Owner, None, 200, &[]),
+        case("spec/requests/api/v3/triggers_spec.rb: it 'responds with 404 Not Found if requesting non-existing trigger' (DELETE)", "DELETE", "/projects/{p}/triggers/abcdef012345", Owner, None, 404, &[]),
+        // environments_spec.rb
+        case("spec/requests/api/v3/environments_spec.rb: it 'returns project environments'", "GET", "/projects/{priv}/environments", Owner, None, 200,
+            &[("", "#2"), ("/0/name", "\"env\""), ("/0/external_url", "\"https://env.example\""), ("/0/project/id", "{priv}"), ("/0/project/visibility_level", "0")]),
+        case("spec/requests/api/v3/environments_spec.rb: it 'returns a 404 status code' (non member)", "GET", "/projects/{priv}/environments", Stranger, None, 404, &[]),
+        case("spec/requests/api/v3/environments_spec.rb: it 'creates a environment with valid params'", "POST", "/projects/{priv}/environments", Owner, Some(r#"{"name": "mepmep"}"#), 201,
+            &[("/name", "\"mepmep\""), ("/slug", "\"mepmep\""), ("/external", "~")]),
+        case("spec/requests/api/v3/environments_spec.rb: it 'requires name to be passed'", "POST", "/projects/{priv}/environments", Owner, Some(r#"{"external_url": "test.example.com"}"#), 400, &[]),
+        case("spec/requests/api/v3/environments_spec.rb: it 'returns a 400 if environment already exists'", "POST", "/projects/{priv}/environments", Owner, Some(r#"{"name": "env"}"#), 400, &[]),
+        case("spec/requests/api/v3/environments_spec.rb: it 'returns a 400 if slug is specified'", "POST", "/projects/{priv}/environments", Owner, Some(r#"{"name": "foo", "slug": "foo"}"#), 400,
+            &[("/error", "\"slug is automatically generated and cannot be changed\"")]),
+        case("spec/requests/api/v3/environments_spec.rb: it 'rejects the request' (POST, a non member)", "POST", "/projects/{priv}/environments", Stranger, Some(r#"{"name": "gitlab.com"}"#), 404, &[]),
+        case("spec/requests/api/v3/environments_spec.rb: it 'returns a 200 if name and external_url are changed'", "PUT", "/projects/{priv}/environments/{env2}", Owner,
+            Some(r#"{"name": "Mepmep", "external_url": "https://mepmep.whatever.ninja"}"#), 200,
+            &[("/name", "\"Mepmep\""), ("/external_url", "\"https://mepmep.whatever.ninja\"")]),
+        case("spec/requests/api/v3/environments_spec.rb: it 'won't allow slug to be changed'", "PUT", "/projects/{priv}/environments/{env}", Owner, Some(r#"{"slug": "env-foo"}"#), 400,
+            &[("/error", "\"slug is automatically generated and cannot be changed\"")]),
+        case("spec/requests/api/v3/environments_spec.rb: it 'returns a 404 if the environment does not exist'", "PUT", "/projects/{priv}/environments/12345", Owner, Some(r#"{"name": "x"}"#), 404, &[]),
+        case("spec/requests/api/v3/environments_spec.rb: it 'returns a 404 for non existing id'", "DELETE", "/projects/{priv}/environments/12345", Owner, None, 404,
+            &[("/message", "\"404 Not found\"")]),
+        case("spec/requests/api/v3/environments_spec.rb: it 'rejects the request' (DELETE, a non member)", "DELETE", "/projects/{priv}/environments/{env2}", Stranger, None, 404, &[]),
+        case("spec/requests/api/v3/environments_spec.rb: it 'returns a 200 for an existing environment'", "DELETE", "/projects/{priv}/environments/{env2}", Owner, None, 200, &[]),
+        // system_hooks_spec.rb, broadcast_messages_spec.rb
+        case("spec/requests/api/v3/system_hooks_spec.rb: it 'returns authentication error'", "GET", "/hooks", Anon, None, 401, &[]),
+        case("spec/requests/api/v3/system_hooks_spec.rb: it 'returns forbidden error'", "GET", "/hooks", Owner, None, 403, &[]),
+        case("spec/requests/api/v3/system_hooks_spec.rb: it 'returns an array of hooks'", "GET", "/hooks", Admin, None, 200, &[]),
+        case("spec/requests/api/v3/broadcast_messages_spec.rb: it 'returns a 401 for anonymous users'", "DELETE", "/broadcast_messages/{broadcast}", Anon, None, 401, &[]),
+        case("spec/requests/api/v3/broadcast_messages_spec.rb: it 'returns a 403 for users'", "DELETE", "/broadcast_messages/{broadcast}", Owner, None, 403, &[]),
+        case("spec/requests/api/v3/broadcast_messages_spec.rb: it 'deletes the broadcast message for admins'", "DELETE", "/broadcast_messages/{broadcast}", Admin, None, 200, &[]),
+        // notes_spec.rb
+        case("spec/requests/api/v3/notes_spec.rb: it 'returns an array of issue notes'", "GET", "/projects/{p}/issues/{issue}/notes", Owner, None, 200,
+            &[("/0/body", "*"), ("/0/upvote?", "false"), ("/0/downvote?", "false")]),
+        case("spec/requests/api/v3/notes_spec.rb: it 'returns a 404 error when issue id not found'", "GET", "/projects/{p}/issues/12345/notes", Owner, None, 404, &[]),
+        case("spec/requests/api/v3/notes_spec.rb: it 'returns an array of snippet notes'", "GET", "/projects/{p}/snippets/{psnippet}/notes", Owner, None, 200, &[("/0/body", "\"snippet note\"")]),
+        case("spec/requests/api/v3/notes_spec.rb: it 'returns a 404 error when snippet id not found'", "GET", "/projects/{p}/snippets/42/notes", Owner, None, 404, &[]),
+        case("spec/requests/api/v3/notes_spec.rb: it 'returns an array of merge_requests notes'", "GET", "/projects/{p}/merge_requests/{mr}/notes", Owner, None, 200, &[("/0/body", "*")]),
+        case("spec/requests/api/v3/notes_spec.rb: it 'returns a 404 error if merge request id not found'", "GET", "/projects/{p}/merge_requests/4444/notes", Owner, None, 404, &[]),
+        case("spec/requests/api/v3/notes_spec.rb: it 'returns an issue note by id'", "GET", "/projects/{p}/issues/{issue}/notes/{note}", Owner, None, 200, &[("/body", "\"note\"")]),
+        case("spec/requests/api/v3/notes_spec.rb: it 'returns a 404 error if issue note not found'", "GET", "/projects/{p}/issues/{issue}/notes/12345", Owner, None, 404, &[]),
+        case("spec/requests/api/v3/notes_spec.rb: it 'returns a snippet note by id'", "GET", "/projects/{p}/snippets/{psnippet}/notes/{snippet_note}", Owner, None, 200,
+            &[("/body", "\"snippet note\"")]),
+        case("spec/requests/api/v3/notes_spec.rb: it 'creates a new issue note'", "POST", "/projects/{p}/issues/{issue}/notes", Dev, Some(r#"{"body": "hi!"}"#), 201,
+            &[("/body", "\"hi!\""), ("/author/username", "\"dev\"")]),
+        case("spec/requests/api/v3/notes_spec.rb: it 'returns a 401 unauthorized error if user not authenticated'", "POST", "/projects/{p}/issues/{issue}/notes", Anon, Some(r#"{"body": "hi!"}"#), 401, &[]),
+        case("spec/requests/api/v3/notes_spec.rb: it 'creates a new snippet note'", "POST", "/projects/{p}/snippets/{psnippet}/notes", Owner, Some(r#"{"body": "hi!"}"#), 201,
+            &[("/body", "\"hi!\""), ("/author/username", "\"demo\"")]),
+        case("spec/requests/api/v3/notes_spec.rb: it 'responds with resource not found error' (issue id of another project)", "POST", "/projects/{p}/issues/{priv_issue}/notes", Dev,
+            Some(r#"{"body": "Hi!"}"#), 404, &[]),
+        case("spec/requests/api/v3/notes_spec.rb: it 'returns modified note'", "PUT", "/projects/{p}/issues/{issue}/notes/{note}", Owner, Some(r#"{"body": "Hello!"}"#), 200,
+            &[("/body", "\"Hello!\"")]),
+        case("spec/requests/api/v3/notes_spec.rb: it 'returns a 404 error when note id not found'", "PUT", "/projects/{p}/issues/{issue}/notes/12345", Owner, Some(r#"{"body": "Hello!"}"#), 404, &[]),
+        case("spec/requests/api/v3/notes_spec.rb: it 'returns modified note' (merge request)", "PUT", "/projects/{p}/merge_requests/{mr}/notes/{mr_note}", Owner, Some(r#"{"body": "Hello!"}"#), 200,
+            &[("/body", "\"Hello!\"")]),
+        case("spec/requests/api/v3/notes_spec.rb: it 'deletes a note'", "DELETE", "/projects/{p}/issues/{issue}/notes/{note_del}", Owner, None, 200, &[]),
+        case("spec/requests/api/v3/notes_spec.rb: it 'deletes a note' (really deleted)", "DELETE", "/projects/{p}/issues/{issue}/notes/{note_del}", Owner, None, 404, &[]),
+        case("spec/requests/api/v3/notes_spec.rb: it 'deletes a note' (merge request)", "DELETE", "/projects/{p}/merge_requests/{mr}/notes/{mr_note_del}", Owner, None, 200, &[]),
+        case("spec/requests/api/v3/notes_spec.rb: it 'returns a 404 error when note id not found' (merge request, DELETE)", "DELETE", "/projects/{p}/merge_requests/{mr}/notes/12345", Owner, None, 404, &[]),
+        // boards_spec.rb
+        case("spec/requests/api/v3/boards_spec.rb: it 'returns the project issue board'", "GET", "/projects/{p}/boards", Dev, None, 200, &[("", "#1"), ("/0/id", "{board}"), ("/0/lists/0/position", "*")]),
+        case("spec/requests/api/v3/boards_spec.rb: it 'returns issue board lists'", "GET", "/projects/{p}/boards/{board}/lists", Dev, None, 200, &[("/0/label/name", "\"Testing\"")]),
+        case("spec/requests/api/v3/boards_spec.rb: it 'returns 404 if board not found'", "GET", "/projects/{p}/boards/22343/lists", Dev, None, 404, &[]),
+        case("spec/requests/api/v3/boards_spec.rb: it 'rejects a non member from deleting a list'", "DELETE", "/projects/{p}/boards/{board}/lists/{list}", Stranger, None, 403, &[]),
+        case("spec/requests/api/v3/boards_spec.rb: it 'rejects a user with guest role from deleting a list'", "DELETE", "/projects/{p}/boards/{board}/lists/{list}", Guest, None, 403, &[]),
+        case("spec/requests/api/v3/boards_spec.rb: it 'returns 404 error if list id not found'", "DELETE", "/projects/{p}/boards/{board}/lists/44444", Dev, None, 404, &[]),
+        // award_emoji_spec.rb
+        case("spec/requests/api/v3/award_emoji_spec.rb: it 'returns an array of award_emoji' (issue)", "GET", "/projects/{p}/issues/{issue}/award_emoji", Dev, None, 200, &[("/0/name", "\"thumbsup\"")]),
+        case("spec/requests/api/v3/award_emoji_spec.rb: it 'returns a 404 error when issue id not found'", "GET", "/projects/{p}/issues/12345/award_emoji", Dev, None, 404, &[]),
+        case("spec/requests/api/v3/award_emoji_spec.rb: it 'returns an array of award_emoji' (merge request)", "GET", "/projects/{p}/merge_requests/{mr}/award_emoji", Dev, None, 200,
+            &[("/0/name", "\"thumbsdown\"")]),
+        case("spec/requests/api/v3/award_emoji_spec.rb: it 'returns a status code 404' (no access)", "GET", "/projects/{priv}/issues/{priv_issue}/award_emoji", Stranger, None, 404, &[]),
+        case("spec/requests/api/v3/award_emoji_spec.rb: it 'returns the award emoji' (issue)", "GET", "/projects/{p}/issues/{issue}/award_emoji/{award}", Dev, None, 200,
+            &[("/name", "\"thumbsup\""), ("/awardable_id", "{issue}"), ("/awardable_type", "\"Issue\"")]),
+        case("spec/requests/api/v3/award_emoji_spec.rb: it 'returns a 404 error if the award is not found'", "GET", "/projects/{p}/issues/{issue}/award_emoji/12345", Dev, None, 404, &[]),
+        case("spec/requests/api/v3/award_emoji_spec.rb: it 'returns the award emoji' (merge request)", "GET", "/projects/{p}/merge_requests/{mr}/award_emoji/{mr_award}", Dev, None, 200,
+            &[("/name", "\"thumbsdown\""), ("/awardable_id", "{mr}"), ("/awardable_type", "\"MergeRequest\"")]),
+        case("spec/requests/api/v3/award_emoji_spec.rb: it 'creates a new award emoji' (issue)", "POST", "/projects/{p}/issues/{issue}/award_emoji", Dev, Some(r#"{"name": "blowfish"}"#), 201,
+            &[("/name", "\"blowfish\""), ("/user/username", "\"dev\"")]),
+        case("spec/requests/api/v3/award_emoji_spec.rb: it 'returns a 400 bad request error if the name is not given'", "POST", "/projects/{p}/issues/{issue}/award_emoji", Dev, Some("{}"), 400, &[]),
+        case("spec/requests/api/v3/award_emoji_spec.rb: it 'returns a 401 unauthorized error if the user is not authenticated'", "POST", "/projects/{p}/issues/{issue}/award_emoji", Anon,
+            Some(r#"{"name": "thumbsup"}"#), 401, &[]),
+        case("spec/requests/api/v3/award_emoji_spec.rb: it 'returns a 404 status code' (emoji already awarded)", "POST", "/projects/{p}/issues/{issue}/award_emoji", Dev,
+            Some(r#"{"name": "blowfish"}"#), 404, &[("/message", "has:has already been taken")]),
+        case("spec/requests/api/v3/award_emoji_spec.rb: it 'creates a new award emoji' (note)", "POST", "/projects/{p}/issues/{issue}/notes/{note}/award_emoji", Dev, Some(r#"{"name": "rocket"}"#), 201,
+            &[("/user/username", "\"dev\"")]),
+        case("spec/requests/api/v3/award_emoji_spec.rb: it 'deletes the award'", "DELETE", "/projects/{p}/issues/{issue_dev}/award_emoji/{award_del}", Owner, None, 200, &[]),
+        case("spec/requests/api/v3/award_emoji_spec.rb: it 'returns a 404 error when the award emoji can not be found'", "DELETE", "/projects/{p}/issues/{issue}/award_emoji/12345", Owner, None, 404, &[]),
+        // templates_spec.rb
+        case("spec/requests/api/v3/templates_spec.rb: it 'returns a list of available gitignore templates'", "GET", "/templates/gitignores", Anon, None, 200, &[("/0/name", "*"), ("/0/content", "~")]),
+        case("spec/requests/api/v3/templates_spec.rb: it 'returns a list of available gitignore templates' (without /templates namespace)", "GET", "/gitignores", Anon, None, 200, &[("/0/name", "*")]),
+        case("spec/requests/api/v3/templates_spec.rb: it 'returns a license template'", "GET", "/templates/licenses/mit", Anon, None, 200, &[("/key", "\"mit\""), ("/name", "\"MIT License\"")]),
+        case("spec/requests/api/v3/templates_spec.rb: it 'returns a list of available license templates' (without /templates namespace)", "GET", "/licenses", Anon, None, 200, &[("/0/key", "*")]),
+        case("spec/requests/api/v3/templates_spec.rb: it 'returns a 404' (an unknown license)", "GET", "/templates/licenses/muth-over9000", Anon, None, 404, &[]),
+        // deployments_spec.rb
+        case("spec/requests/api/v3/deployments_spec.rb: it 'returns projects deployments'", "GET", "/projects/{p}/deployments", Owner, None, 200, &[("", "#1"), ("/0/iid", "*"), ("/0/sha", "*")]),
+        case("spec/requests/api/v3/deployments_spec.rb: it 'returns the projects deployment'", "GET", "/projects/{p}/deployments/{deployment}", Owner, None, 200, &[("/id", "{deployment}"), ("/sha", "*")]),
+        case("spec/requests/api/v3/deployments_spec.rb: it 'returns a 404 status code' (non member)", "GET", "/projects/{priv}/deployments", Stranger, None, 404, &[]),
+        // users_spec.rb
+        case("spec/requests/api/v3/users_spec.rb: it 'returns an array of users'", "GET", "/users?username=dev", Owner, None, 200, &[("/0/username", "\"dev\"")]),
+        case("spec/requests/api/v3/users_spec.rb: it 'does not reveal the `is_admin` flag of the user' (GET /users)", "GET", "/users", Owner, None, 200, &[("/0/is_admin", "~")]),
+        case("spec/requests/api/v3/users_spec.rb: it 'reveals the `is_admin` flag of the user'", "GET", "/users", Admin, None, 200, &[("/0/is_admin", "*")]),
+        case("spec/requests/api/v3/users_spec.rb: it 'returns authentication error' (GET /users/:id/keys)", "GET", "/users/{dev}/keys", Anon, None, 401, &[]),
+        case("spec/requests/api/v3/users_spec.rb: it 'returns 404 for non-existing user' (keys)", "GET", "/users/999999/keys", Admin, None, 404, &[("/message", "\"404 User Not Found\"")]),
+        case("spec/requests/api/v3/users_spec.rb: it 'returns 404 for non-existing user' (emails)", "GET", "/users/999999/emails", Admin, None, 404, &[("/message", "\"404 User Not Found\"")]),
+        case("spec/requests/api/v3/users_spec.rb: it 'returns authentication error' (GET /user/keys)", "GET", "/user/keys", Anon, None, 401, &[]),
+        case("spec/requests/api/v3/users_spec.rb: it 'returns authentication error' (GET /user/emails)", "GET", "/user/emails", Anon, None, 401, &[]),
+        case("spec/requests/api/v3/users_spec.rb: it 'does not be available for non admin users' (block)", "PUT", "/users/{goner}/block", Owner, None, 403, &[]),
+        case("spec/requests/api/v3/users_spec.rb: it 'returns a 404 error if user id not found' (block)", "PUT", "/users/9999/block", Admin, None, 404, &[("/message", "\"404 User Not Found\"")]),
+        case("spec/requests/api/v3/users_spec.rb: it 'blocks existing user'", "PUT", "/users/{goner}/block", Admin, None, 200, &[]),
+        case("spec/requests/api/v3/users_spec.rb: it 'unblocks a blocked user'", "PUT", "/users/{goner}/unblock", Admin, None, 200, &[]),
+        case("spec/requests/api/v3/users_spec.rb: it 'returns a 404 error if not found' (events)", "GET", "/users/99420/events", Owner, None, 404, &[("/message", "\"404 User Not Found\"")]),
+        // members_spec.rb
+        case("spec/requests/api/v3/members_spec.rb: it 'returns 200' (GET project members, as a stranger)", "GET", "/projects/{p}/members", Stranger, None, 200, &[("/0/access_level", "*")]),
+        case("spec/requests/api/v3/members_spec.rb: it 'returns 200' (GET a project member, as a stranger)", "GET", "/projects/{p}/members/{dev}", Stranger, None, 200,
+            &[("/id", "{dev}"), ("/username", "\"dev\""), ("/state", "\"active\""), ("/access_level", "30")]),
+        case("spec/requests/api/v3/members_spec.rb: it 'returns 200' (GET group members, as a stranger)", "GET", "/groups/{g}/members", Stranger, None, 200, &[("/0/access_level", "*")]),
+        case("spec/requests/api/v3/members_spec.rb: it 'returns 403' (POST, as a stranger)", "POST", "/projects/{p}/members", Stranger, Some(r#"{"user_id": {asker}, "access_level": 40}"#), 403, &[]),
+        case("spec/requests/api/v3/members_spec.rb: it 'returns 403' (POST, as a developer)", "POST", "/projects/{p}/members", Dev, Some(r#"{"user_id": {asker}, "access_level": 40}"#), 403, &[]),
+        case("spec/requests/api/v3/members_spec.rb: it 'creates a new member'", "POST", "/projects/{p}/members", Owner, Some(r#"{"user_id": {asker}, "access_level": 30, "expires_at": "2036-08-05"}"#), 201,
+            &[("/id", "{asker}"), ("/access_level", "30"), ("/expires_at", "\"2036-08-05\"")]),
+        case("spec/requests/api/v3/members_spec.rb: it 'returns 400 when user_id is not given'", "POST", "/projects/{p}/members", Owner, Some(r#"{"access_level": 40}"#), 400, &[]),
+        case("spec/requests/api/v3/members_spec.rb: it 'returns 400 when access_level is not given'", "POST", "/projects/{p}/members", Owner, Some(r#"{"user_id": {stranger}}"#), 400, &[]),
+        case("spec/requests/api/v3/members_spec.rb: it 'returns 422 when access_level is not valid'", "POST", "/projects/{p}/members", Owner, Some(r#"{"user_id": {stranger}, "access_level": 1234}"#), 422, &[]),
+        case("spec/requests/api/v3/members_spec.rb: it 'returns 409 if member already exists' (group)", "POST", "/groups/{g}/members", Owner, Some(r#"{"user_id": {demo}, "access_level": 40}"#), 409, &[]),
+        case("spec/requests/api/v3/members_spec.rb: it 'returns 403' (PUT, as a stranger)", "PUT", "/projects/{p}/members/{dev}", Stranger, Some(r#"{"access_level": 40}"#), 403, &[]),
+        case("spec/requests/api/v3/members_spec.rb: it 'returns 409 if member does not exist' (answers 404)", "PUT", "/projects/{p}/members/123", Owner, Some(r#"{"access_level": 40}"#), 404, &[]),
+        case("spec/requests/api/v3/members_spec.rb: it 'returns 400 when access_level is not given' (PUT)", "PUT", "/projects/{p}/members/{dev}", Owner, Some("{}"), 400, &[]),
+        case("spec/requests/api/v3/members_spec.rb: it 'returns 422 when access level is not valid' (PUT)", "PUT", "/projects/{p}/members/{dev}", Owner, Some(r#"{"access_level": 1234}"#), 422, &[]),
+        case("spec/requests/api/v3/members_spec.rb: it 'returns 403' (DELETE, as a stranger)", "DELETE", "/projects/{p}/members/{dev}", Stranger, None, 403, &[]),
+        // repositories_spec.rb
+        case("spec/requests/api/v3/repositories_spec.rb: it 'returns the repository tree' (unauthenticated, public project)", "GET", "/projects/{p}/repository/tree", Anon, None, 200, &[("/0/type", "*"), ("/0/mode", "*")]),
+        case("spec/requests/api/v3/repositories_spec.rb: it_behaves_like '404 response' (ref does not exist)", "GET", "/projects/{p}/repository/tree?ref_name=foo", Owner, None, 404,
+            &[("/message", "\"404 Tree Not Found\"")]),
+        case("spec/requests/api/v3/repositories_spec.rb: it_behaves_like '404 response' (tree, unauthenticated, private project)", "GET", "/projects/{priv}/repository/tree", Anon, None, 404,
+            &[("/message", "\"404 Project Not Found\"")]),
+        case("spec/requests/api/v3/repositories_spec.rb: it_behaves_like '403 response' (tree, as a guest)", "GET", "/projects/{priv}/repository/tree", Guest, None, 403, &[]),
+        case("spec/requests/api/v3/repositories_spec.rb: it 'returns valid data' (contributors, unauthenticated, public project)", "GET", "/projects/{p}/repository/contributors", Anon, None, 200,
+            &[("/0/commits", "*"), ("/0/additions", "0"), ("/0/deletions", "0")]),
+        case("spec/requests/api/v3/repositories_spec.rb: it_behaves_like '404 response' (contributors, unauthenticated, private project)", "GET", "/projects/{priv}/repository/contributors", Anon, None, 404,
+            &[("/message", "\"404 Project Not Found\"")]),
+        case("spec/requests/api/v3/repositories_spec.rb: it_behaves_like '403 response' (contributors, as a guest)", "GET", "/projects/{priv}/repository/contributors", Guest, None, 403, &[]),
+        // commits_spec.rb
+        case("spec/requests/api/v3/commits_spec.rb: it 'returns project commits'", "GET", "/projects/{p}/repository/commits", Owner, None, 200,
+            &[("/0/id", "\"{sha}\""), ("/0/committer_name", "*"), ("/0/committer_email", "*")]),
+        case("spec/requests/api/v3/commits_spec.rb: it 'returns an invalid parameter error message'", "GET", "/projects/{p}/repository/commits?since=invalid-date", Owner, None, 400,
+            &[("/error", "\"since is invalid\"")]),
+        case("spec/requests/api/v3/commits_spec.rb: it 'returns a commit by sha'", "GET", "/projects/{p}/repository/commits/{sha}", Owner, None, 200,
+            &[("/id", "\"{sha}\""), ("/title", "*"), ("/stats/additions", "*"), ("/stats/total", "*")]),
+        case("spec/requests/api/v3/commits_spec.rb: it 'returns a 404 error if not found'", "GET", "/projects/{p}/repository/commits/invalid_sha", Owner, None, 404, &[]),
+        case("spec/requests/api/v3/commits_spec.rb: it 'returns the diff of the selected commit'", "GET", "/projects/{p}/repository/commits/{sha}/diff", Owner, None, 200, &[("/0/diff", "*")]),
+        case("spec/requests/api/v3/commits_spec.rb: it 'returns a 404 error if invalid commit'", "GET", "/projects/{p}/repository/commits/invalid_sha/diff", Owner, None, 404, &[]),
+        case("spec/requests/api/v3/commits_spec.rb: it 'returns merge_request comments'", "GET", "/projects/{p}/repository/commits/{sha}/comments", Owner, None, 200,
+            &[("", "#1"), ("/0/note", "\"a comment on a commit\""), ("/0/author/username", "\"demo\"")]),
+        case("spec/requests/api/v3/commits_spec.rb: it 'returns a 404 error if merge_request_id not found'", "GET", "/projects/{p}/repository/commits/1234ab/comments", Owner, None, 404, &[]),
+        case("spec/requests/api/v3/commits_spec.rb: it 'returns a 403 unauthorized for user without permissions'", "POST", "/projects/{priv}/repository/commits", Guest, None, 403, &[]),
+        case("spec/requests/api/v3/commits_spec.rb: it 'returns a 400 bad request if no params are given'", "POST", "/projects/{p}/repository/commits", Owner, None, 400, &[]),
+        case("spec/requests/api/v3/commits_spec.rb: it 'a new file in project repo'", "POST", "/projects/{p}/repository/commits", Owner,
+            Some(r#"{"branch_name": "main", "commit_message": "Created file", "actions": [{"action": "create", "file_path": "foo/bar/baz.txt", "content": "puts 8"}]}"#), 201,
+            &[("/title", "\"Created file\""), ("/committer_name", "\"Demo User\""), ("/committer_email", "\"demo@example.com\"")]),
+        case("spec/requests/api/v3/commits_spec.rb: it 'returns a 400 bad request if file exists'", "POST", "/projects/{p}/repository/commits", Owner,
+            Some(r#"{"branch_name": "main", "commit_message": "Created file", "actions": [{"action": "create", "file_path": "src/main.rs", "content": "puts 8"}]}"#), 400, &[]),
+        case("spec/requests/api/v3/commits_spec.rb: it 'returns a 400 bad request if file does not exist' (delete)", "POST", "/projects/{p}/repository/commits", Owner,
+            Some(r#"{"branch_name": "main", "commit_message": "Deleted file", "actions": [{"action": "delete", "file_path": "doc/api/projects.md"}]}"#), 400, &[]),
+        case("spec/requests/api/v3/commits_spec.rb: it 'returns a 400 bad request if file does not exist' (update)", "POST", "/projects/{p}/repository/commits", Owner,
+            Some(r#"{"branch_name": "main", "commit_message": "Updated file", "actions": [{"action": "update", "file_path": "foo/bar.baz", "content": "puts 8"}]}"#), 400, &[]),
+        // files_spec.rb
+        case("spec/requests/api/v3/files_spec.rb: it 'returns file info' (unauthenticated, public project)", "GET", "/projects/{p}/repository/files?file_path=src/main.rs&ref=main", Anon, None, 200,
+            &[("/file_path", "\"src/main.rs\""), ("/file_name", "\"main.rs\""), ("/last_commit_id", "*"), ("/content", "*")]),
+        case("spec/requests/api/v3/files_spec.rb: it_behaves_like '400 response' (no params are given)", "GET", "/projects/{p}/repository/files", Owner, None, 400, &[]),
+        case("spec/requests/api/v3/files_spec.rb: it_behaves_like '404 response' (file_path does not exist)", "GET", "/projects/{p}/repository/files?file_path=app/models/application.rb&ref=main",
+            Owner, None, 404, &[("/message", "\"404 File Not Found\"")]),
+        case("spec/requests/api/v3/files_spec.rb: it_behaves_like '404 response' (unauthenticated, private project)", "GET", "/projects/{priv}/repository/files?file_path=README.md&ref=main",
+            Anon, None, 404, &[("/message", "\"404 Project Not Found\"")]),
+        case("spec/requests/api/v3/files_spec.rb: it_behaves_like '403 response' (as a guest)", "GET", "/projects/{priv}/repository/files?file_path=README.md&ref=main", Guest, None, 403, &[]),
+        case("spec/requests/api/v3/files_spec.rb: it 'creates a new file in project repo'", "POST", "/projects/{p}/repository/files", Owner,
+            Some(r#"{"file_path": "newfile.rb", "branch_name": "main", "content": "puts 8", "commit_message": "Added newfile"}"#), 201, &[("/file_path", "\"newfile.rb\"")]),
+        case("spec/requests/api/v3/files_spec.rb: it 'returns a 400 bad request if no params given' (POST)", "POST", "/projects/{p}/repository/files", Owner, None, 400, &[]),
+        case("spec/requests/api/v3/files_spec.rb: it 'updates existing file in project repo'", "PUT", "/projects/{p}/repository/files", Owner,
+            Some(r#"{"file_path": "src/main.rs", "branch_name": "main", "content": "puts 8", "commit_message": "Changed file"}"#), 200, &[("/file_path", "\"src/main.rs\"")]),
+        case("spec/requests/api/v3/files_spec.rb: it 'returns a 400 bad request if no params given' (PUT)", "PUT", "/projects/{p}/repository/files", Owner, None, 400, &[]),
+        case("spec/requests/api/v3/files_spec.rb: it 'deletes existing file in project repo'", "DELETE", "/projects/{p}/repository/files", Owner,
+            Some("file_path=newfile.rb&branch_name=main&commit_message=Changed+file"), 200, &[("/file_path", "\"newfile.rb\"")]),
+        case("spec/requests/api/v3/files_spec.rb: it 'returns a 400 bad request if no params given' (DELETE)", "DELETE", "/projects/{p}/repository/files", Owner, None, 400, &[]),
+        // services_spec.rb
+        case("spec/requests/api/v3/services_spec.rb: it 'deletes #{service}' (asana)", "DELETE", "/projects/{p}/services/asana", Owner, None, 200, &[]),
+        case("spec/requests/api/v3/services_spec.rb: it 'deletes #{service}' (slack)", "DELETE", "/projects/{p}/services/slack", Owner, None, 200, &[]),
+    ]
+}

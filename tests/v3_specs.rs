@@ -940,5 +940,17 @@ fn cases() -> Vec<Case> {
         // services_spec.rb
         case("spec/requests/api/v3/services_spec.rb: it 'deletes #{service}' (asana)", "DELETE", "/projects/{p}/services/asana", Owner, None, 200, &[]),
         case("spec/requests/api/v3/services_spec.rb: it 'deletes #{service}' (slack)", "DELETE", "/projects/{p}/services/slack", Owner, None, 200, &[]),
+        case("spec/requests/api/v3/members_spec.rb: it 'returns 200 if member does not exist' (project)", "DELETE", "/projects/{p}/members/99123", Owner, None, 200, &[]),
+        case("spec/requests/api/v3/members_spec.rb: it 'returns 201 if member already exists' (project)", "POST", "/projects/{p}/members", Owner, Some(r#"{"user_id": {dev}, "access_level": 30}"#), 201, &[("/id", "{dev}")]),
+        case("spec/requests/api/v3/members_spec.rb: it 'returns 403' (Adding owner to project, answers 422)", "POST", "/projects/{p}/members", Owner, Some(r#"{"user_id": {stranger}, "access_level": 50}"#), 422, &[]),
+        case("spec/requests/api/v3/members_spec.rb: it 'deletes the member' (as a master/owner)", "DELETE", "/projects/{p}/members/{asker}", Owner, None, 200, &[]),
+        case("spec/requests/api/v3/triggers_spec.rb: it 'returns unauthorized if token is for different project' (answers 404 in its last V3 version)", "POST", "/projects/{q}/trigger/builds", Anon, Some("ref=main&token={trigger}"), 404, &[]),
+        case("spec/requests/api/v3/triggers_spec.rb: it 'returns bad request with no builds created if there's no commit for that ref'", "POST", "/projects/{p}/trigger/builds", Anon, Some("ref=other-branch&token={trigger}"), 400, &[("/message/base", "[\"Reference not found\"]")]),
+        case("spec/requests/api/v3/triggers_spec.rb: it 'creates builds from the ref given in the URL, not in the body'", "POST", "/projects/{p}/ref/main/trigger/builds?token={trigger}", Anon, Some("ref=refs/heads/other-branch"), 201, &[]),
+        case("spec/requests/api/v3/project_hooks_spec.rb: it 'returns a 404 error if hook id not given'", "DELETE", "/projects/{p}/hooks", Owner, None, 404, &[]),
+        case("spec/requests/api/v3/users_spec.rb: it 'returns a 404 for invalid ID'", "PUT", "/users/ASDF/block", Admin, None, 404, &[]),
+        case("spec/requests/api/v3/users_spec.rb: it 'returns a 404 for invalid ID' (emails)", "PUT", "/users/ASDF/emails", Admin, None, 404, &[]),
+        case("spec/requests/api/v3/notes_spec.rb: it 'returns a 400 bad request error if body not given' (PUT)", "PUT", "/projects/{p}/issues/{issue}/notes/{note}", Owner, None, 400, &[]),
+        case("spec/requests/api/v3/notes_spec.rb: it 'returns 404 when not authorized' (snippet notes)", "GET", "/projects/{priv}/snippets/{psnippet}/notes", Stranger, None, 404, &[]),
     ]
 }

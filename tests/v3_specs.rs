@@ -477,6 +477,15 @@ async fn world() -> World {
         json!({"tag_name": "v1.0", "ref": "main", "message": "Version 1.0", "release_description": "Awesome release!"}),
     )
     .await;
+    let fork = w
+        .setup(
+            Method::POST,
+            "/projects/{p}/fork",
+            &w.tokens["stranger"].clone(),
+            json!({"path": "forked", "name": "forked"}),
+        )
+        .await;
+    w.keep("fork", &fork["id"]);
     let commits = w
         .setup(Method::GET, "/projects/{p}/repository/commits", &t, json!({}))
         .await;
@@ -501,19 +510,21 @@ async fn world() -> World {
 }
 
 /// Checks one answer against its row; returns what differs.
-fn differences(case: &Case, answer: &Answer, w: &World) -> Vec<String> {
+fn differences(
+    source: &str,
+    status: u16,
+    expect: &[(&str, &str)],
+    answer: &Answer,
+    w: &World,
+) -> Vec<String> {
     let mut out = Vec::new();
-    if answer.status.as_u16() != case.status {
-        out.push(format!(
-            "status {} (wanted {})",
-            answer.status.as_u16(),
-            case.status
-        ));
+    if answer.status.as_u16() != status {
+        out.push(format!("status {} (wanted {status})", answer.status.as_u16()));
         return out;
     }
     let text = String::from_utf8_lossy(&answer.body).into_owned();
     let json: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-    for (pointer, wanted) in case.expect {
+    for (pointer, wanted) in expect {
         let wanted = w.fill(wanted);
         if *pointer == "@" {
             if text != wanted {
@@ -541,7 +552,7 @@ fn differences(case: &Case, answer: &Answer, w: &World) -> Vec<String> {
             found.as_str().is_some_and(|s| s.contains(part))
         } else {
             let wanted: Value = serde_json::from_str(&wanted)
-                .unwrap_or_else(|_| panic!("bad expectation {wanted} in {}", case.source));
+                .unwrap_or_else(|_| panic!("bad expectation {wanted} in {source}"));
             found == wanted
         };
         if !ok {
@@ -556,7 +567,7 @@ async fn run(cases: &[Case]) -> Vec<String> {
     let mut failures = Vec::new();
     for case in cases {
         let answer = w.call(case.method, case.path, case.who, case.body).await;
-        let diffs = differences(case, &answer, &w);
+        let diffs = differences(case.source, case.status, case.expect, &answer, &w);
         if !diffs.is_empty() {
             failures.push(format!(
                 "{}\n    {} {} as {:?}: {}\n    body: {}",
@@ -599,6 +610,83 @@ async fn the_service_v3_request_spec_sample_passes_through_the_gateway() {
         "{} of {} rows differ from the V3 specs:\n{}",
         failures.len(),
         cases.len(),
+        failures.join("\n")
+    );
+}
+
+/// Every limit of `docs/known-limits.toml` still answers as that list says, and is explained in
+/// `docs/known-limits.md`.
+#[tokio::test]
+async fn known_limits_still_behave_as_documented() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let text = std::fs::read_to_string(format!("{root}/docs/known-limits.toml")).unwrap();
+    let list: toml::Value = toml::from_str(&text).unwrap();
+    let explained = std::fs::read_to_string(format!("{root}/docs/known-limits.md")).unwrap();
+    let limits = list["limit"].as_array().expect("[[limit]] entries");
+    assert!(!limits.is_empty());
+    let w = world().await;
+    let mut failures = Vec::new();
+    for limit in limits {
+        let id = limit["id"].as_str().unwrap();
+        for key in ["v3", "source", "svcgate", "why"] {
+            assert!(
+                limit
+                    .get(key)
+                    .and_then(toml::Value::as_str)
+                    .is_some_and(|text| !text.is_empty()),
+                "limit {id} says nothing for {key}"
+            );
+        }
+        assert!(
+            explained.contains(&format!("\n## {id}\n")),
+            "docs/known-limits.md has no section for {id}"
+        );
+        let check = &limit["check"];
+        let who = match check["who"].as_str().unwrap() {
+            "admin" => Admin,
+            "owner" => Owner,
+            "dev" => Dev,
+            "guest" => Guest,
+            "stranger" => Stranger,
+            "anon" => Anon,
+            other => panic!("limit {id}: unknown caller {other}"),
+        };
+        let pairs: Vec<(String, String)> = check
+            .get("expect")
+            .and_then(toml::Value::as_array)
+            .map(|pairs| {
+                pairs
+                    .iter()
+                    .map(|pair| {
+                        let pair = pair.as_array().unwrap();
+                        let text = |i: usize| pair[i].as_str().unwrap().to_owned();
+                        (text(0), text(1))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let expect: Vec<(&str, &str)> = pairs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        let answer = w
+            .call(
+                check["method"].as_str().unwrap(),
+                check["path"].as_str().unwrap(),
+                who,
+                check.get("body").and_then(toml::Value::as_str),
+            )
+            .await;
+        let status = u16::try_from(check["status"].as_integer().unwrap()).unwrap();
+        let diffs = differences(id, status, &expect, &answer, &w);
+        if !diffs.is_empty() {
+            failures.push(format!(
+                "{id}: {}\n    body: {}",
+                diffs.join("; "),
+                String::from_utf8_lossy(&answer.body)
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "known limits no longer behave as docs/known-limits.toml says (update the list):\n{}",
         failures.join("\n")
     );
 }
@@ -952,5 +1040,17 @@ fn cases() -> Vec<Case> {
         case("spec/requests/api/v3/users_spec.rb: it 'returns a 404 for invalid ID' (emails)", "PUT", "/users/ASDF/emails", Admin, None, 404, &[]),
         case("spec/requests/api/v3/notes_spec.rb: it 'returns a 400 bad request error if body not given' (PUT)", "PUT", "/projects/{p}/issues/{issue}/notes/{note}", Owner, None, 400, &[]),
         case("spec/requests/api/v3/notes_spec.rb: it 'returns 404 when not authorized' (snippet notes)", "GET", "/projects/{priv}/snippets/{psnippet}/notes", Stranger, None, 404, &[]),
+        // settings_spec.rb, projects_spec.rb (fork links)
+        case("spec/requests/api/v3/settings_spec.rb: it 'returns application settings'", "GET", "/application/settings", Admin, None, 200,
+            &[("/default_projects_limit", "*"), ("/password_authentication_enabled", "true"), ("/repository_storage", "\"default\""), ("/koding_enabled", "false"), ("/koding_url", "~"), ("/plantuml_enabled", "false"), ("/plantuml_url", "~")]),
+        case("spec/requests/api/v3/settings_spec.rb: it 'returns a blank parameter error message' (koding)", "PUT", "/application/settings", Admin, Some(r#"{"koding_enabled": true}"#), 400, &[("/error", "\"koding_url is missing\"")]),
+        case("spec/requests/api/v3/settings_spec.rb: it 'returns a blank parameter error message' (plantuml)", "PUT", "/application/settings", Admin, Some(r#"{"plantuml_enabled": true}"#), 400, &[("/error", "\"plantuml_url is missing\"")]),
+        case("spec/requests/api/v3/settings_spec.rb: it 'updates application settings'", "PUT", "/application/settings", Admin,
+            Some(r#"{"default_projects_limit": 3, "password_authentication_enabled_for_web": false, "koding_enabled": true, "koding_url": "http://koding.example.com", "plantuml_enabled": true, "plantuml_url": "http://plantuml.example.com"}"#), 200,
+            &[("/default_projects_limit", "3"), ("/password_authentication_enabled", "false"), ("/koding_enabled", "true"), ("/koding_url", "\"http://koding.example.com\""), ("/plantuml_enabled", "true")]),
+        case("spec/requests/api/v3/projects_spec.rb: it 'is forbidden to non-owner users' (DELETE /projects/:id/fork)", "DELETE", "/projects/{fork}/fork", Owner, None, 403, &[]),
+        case("spec/requests/api/v3/projects_spec.rb: it 'makes forked project unforked'", "DELETE", "/projects/{fork}/fork", Admin, None, 200, &[]),
+        case("spec/requests/api/v3/projects_spec.rb: it 'makes forked project unforked' (reloaded)", "GET", "/projects/{fork}", Admin, None, 200, &[("/id", "{fork}"), ("/forked_from_project", "~")]),
+        case("spec/requests/api/v3/projects_spec.rb: it 'is idempotent if not forked'", "DELETE", "/projects/{fork}/fork", Admin, None, 304, &[]),
     ]
 }

@@ -538,3 +538,27 @@ async fn an_unknown_environment_is_the_generic_404_not_found() {
         assert_eq!(r.body, json!({"message": "404 Not found"}), "{method}");
     }
 }
+
+/// V4 `lib/api/settings.rb` requires `koding_url` when `koding_enabled` is true and `plantuml_url` when
+/// `plantuml_enabled` is (`given ... do requires ... end`, Grape validation); `spec/requests/api/settings_spec.rb`,
+/// "missing koding_url value when koding_enabled is true": "returns a blank parameter error message" reads
+/// `json_response['error']`.
+#[tokio::test]
+async fn a_setting_enabled_without_its_url_is_a_missing_parameter_error() {
+    let sim = start().await;
+    for (flag, needs) in [
+        ("koding_enabled", "koding_url"),
+        ("plantuml_enabled", "plantuml_url"),
+    ] {
+        let r = call(
+            &sim,
+            Method::PUT,
+            "/api/v4/application/settings",
+            Some(ROOT),
+            Some(json!({ flag: true })),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{flag}");
+        assert_eq!(r.body, json!({"error": format!("{needs} is missing")}), "{flag}");
+    }
+}

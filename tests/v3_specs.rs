@@ -242,7 +242,7 @@ async fn world() -> World {
             .as_array()
             .unwrap()
             .iter()
-            .find(|issue| issue["id"].to_string() == id)
+            .find(|issue| issue["id"].as_u64().map(|n| n.to_string()).as_deref() == Some(id))
             .map(|issue| issue["iid"].to_string())
             .unwrap()
     };

@@ -247,6 +247,7 @@ async fn world() -> World {
             .unwrap()
     };
     let issue_iid = iid_of(&w.vars["issue"]);
+    w.keep("issue_iid", &json!(issue_iid.parse::<u64>().unwrap()));
     let dev_iid = iid_of(&w.vars["issue_dev"]);
     for name in ["note", "note_del", "note_own"] {
         let note = w
@@ -1052,5 +1053,32 @@ fn cases() -> Vec<Case> {
         case("spec/requests/api/v3/projects_spec.rb: it 'makes forked project unforked'", "DELETE", "/projects/{fork}/fork", Admin, None, 200, &[]),
         case("spec/requests/api/v3/projects_spec.rb: it 'makes forked project unforked' (reloaded)", "GET", "/projects/{fork}", Admin, None, 200, &[("/id", "{fork}"), ("/forked_from_project", "~")]),
         case("spec/requests/api/v3/projects_spec.rb: it 'is idempotent if not forked'", "DELETE", "/projects/{fork}/fork", Admin, None, 304, &[]),
+        // issues_spec.rb
+        case("spec/requests/api/v3/issues_spec.rb: it 'returns authentication error' (GET /issues)", "GET", "/issues", Anon, None, 401, &[]),
+        case("spec/requests/api/v3/issues_spec.rb: it 'returns an array of closed issues'", "GET", "/issues?state=closed", Owner, None, 200, &[("", "#0")]),
+        case("spec/requests/api/v3/issues_spec.rb: it 'returns 404 when project does not exist'", "GET", "/projects/1000000/issues", Stranger, None, 404, &[]),
+        case("spec/requests/api/v3/issues_spec.rb: it 'returns 404 on private projects for other users'", "GET", "/projects/{priv}/issues", Stranger, None, 404, &[]),
+        case("spec/requests/api/v3/issues_spec.rb: it 'returns an array of labeled project issues'", "GET", "/projects/{p}/issues?labels=bug", Dev, None, 200, &[("", "#1"), ("/0/labels", "[\"bug\"]")]),
+        case("spec/requests/api/v3/issues_spec.rb: it 'returns an empty array if no project issue matches labels'", "GET", "/projects/{p}/issues?labels=foo,bar", Dev, None, 200, &[("", "#0")]),
+        case("spec/requests/api/v3/issues_spec.rb: it 'returns an empty array if no issue matches milestone'", "GET", "/projects/{p}/issues?milestone=milestone3", Dev, None, 200, &[("", "#0")]),
+        case("spec/requests/api/v3/issues_spec.rb: it 'returns an empty array if milestone does not exist'", "GET", "/projects/{p}/issues?milestone=foo", Dev, None, 200, &[("", "#0")]),
+        case("spec/requests/api/v3/issues_spec.rb: it 'returns an array of issues in given milestone'", "GET", "/projects/{p}/issues?milestone=milestone", Dev, None, 200, &[("", "#1"), ("/0/id", "{issue}")]),
+        case("spec/requests/api/v3/issues_spec.rb: it 'returns an array of issues with no milestone'", "GET", "/projects/{p}/issues?milestone=No%20Milestone", Dev, None, 200, &[("", "#4"), ("/0/milestone", "~"), ("/3/milestone", "~")]),
+        case("spec/requests/api/v3/issues_spec.rb: it 'exposes known attributes'", "GET", "/projects/{p}/issues/{issue}", Dev, None, 200,
+            &[("/id", "{issue}"), ("/iid", "{issue_iid}"), ("/project_id", "{p}"), ("/title", "\"issue\""), ("/state", "\"opened\""), ("/labels", "[]"), ("/milestone/title", "\"milestone\""), ("/author/username", "\"demo\""), ("/confidential", "false"), ("/weight", "~")]),
+        case("spec/requests/api/v3/issues_spec.rb: it 'returns a project issue by iid'", "GET", "/projects/{p}/issues?iid={issue_iid}", Dev, None, 200, &[("", "#1"), ("/0/id", "{issue}"), ("/0/iid", "{issue_iid}")]),
+        case("spec/requests/api/v3/issues_spec.rb: it 'returns an empty array for an unknown project issue iid'", "GET", "/projects/{p}/issues?iid=9999", Dev, None, 200, &[("", "#0")]),
+        case("spec/requests/api/v3/issues_spec.rb: it 'returns 404 if issue id not found'", "GET", "/projects/{p}/issues/54321", Dev, None, 404, &[]),
+        case("spec/requests/api/v3/issues_spec.rb: it 'creates a new project issue'", "POST", "/projects/{p}/issues", Dev, Some("title=new+issue&labels=label%2C+label2"), 201,
+            &[("/title", "\"new issue\""), ("/description", "~"), ("/labels", "[\"label\", \"label2\"]"), ("/confidential", "false")]),
+        case("spec/requests/api/v3/issues_spec.rb: it 'creates a new confidential project issue'", "POST", "/projects/{p}/issues", Dev, Some(r#"{"title": "new issue", "confidential": true}"#), 201, &[("/confidential", "true")]),
+        case("spec/requests/api/v3/issues_spec.rb: it 'creates a new confidential project issue with a different param'", "POST", "/projects/{p}/issues", Dev, Some("title=new+issue&confidential=y"), 201, &[("/confidential", "true")]),
+        case("spec/requests/api/v3/issues_spec.rb: it 'creates a public issue when confidential param is false'", "POST", "/projects/{p}/issues", Dev, Some("title=new+issue&confidential=false"), 201, &[("/confidential", "false")]),
+        case("spec/requests/api/v3/issues_spec.rb: it 'creates a public issue when confidential param is invalid'", "POST", "/projects/{p}/issues", Dev, Some("title=new+issue&confidential=foo"), 400, &[("/error", "\"confidential is invalid\"")]),
+        case("spec/requests/api/v3/issues_spec.rb: it 'returns a 400 bad request if title not given'", "POST", "/projects/{p}/issues", Dev, Some("labels=label%2C+label2"), 400, &[]),
+        case("spec/requests/api/v3/issues_spec.rb: it 'allows special label names'", "POST", "/projects/{p}/issues", Owner, Some("title=new+issue&labels=label%2C+label%3F%2C+label%26foo%2C+%3F%2C+%26"), 201, &[("/labels", "#5")]),
+        case("spec/requests/api/v3/issues_spec.rb: it 'returns 400 if title is too long'", "POST", "/projects/{p}/issues", Dev, Some("title=gggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggg"), 400,
+            &[("/message/title", "[\"is too long (maximum is 255 characters)\"]")]),
+        case("spec/requests/api/v3/issues_spec.rb: it 'creates a new project issue' (with due date)", "POST", "/projects/{p}/issues", Dev, Some(r#"{"title": "new issue", "due_date": "2036-01-02"}"#), 201, &[("/due_date", "\"2036-01-02\"")]),
     ]
 }

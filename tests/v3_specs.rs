@@ -487,6 +487,17 @@ async fn world() -> World {
         )
         .await;
     w.keep("fork", &fork["id"]);
+    let jobs = w.setup(Method::GET, "/projects/{p}/jobs", &t, json!({})).await;
+    for job in jobs.as_array().unwrap() {
+        match job["name"].as_str() {
+            Some("build") => {
+                w.keep("job", &job["id"]);
+                w.keep("job_sha", &job["commit"]["id"]);
+            }
+            Some("deploy") => w.keep("manual_job", &job["id"]),
+            _ => {}
+        }
+    }
     let commits = w
         .setup(Method::GET, "/projects/{p}/repository/commits", &t, json!({}))
         .await;
@@ -1080,5 +1091,21 @@ fn cases() -> Vec<Case> {
         case("spec/requests/api/v3/issues_spec.rb: it 'returns 400 if title is too long'", "POST", "/projects/{p}/issues", Dev, Some("title=gggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggg"), 400,
             &[("/message/title", "[\"is too long (maximum is 255 characters)\"]")]),
         case("spec/requests/api/v3/issues_spec.rb: it 'creates a new project issue' (with due date)", "POST", "/projects/{p}/issues", Dev, Some(r#"{"title": "new issue", "due_date": "2036-01-02"}"#), 201, &[("/due_date", "\"2036-01-02\"")]),
+        // builds_spec.rb
+        case("spec/requests/api/v3/builds_spec.rb: it 'returns correct values'", "GET", "/projects/{p}/builds", Dev, None, 200,
+            &[("/0/commit/id", "*"), ("/0/pipeline/id", "*"), ("/0/pipeline/ref", "\"main\""), ("/0/pipeline/sha", "*"), ("/0/pipeline/status", "*")]),
+        case("spec/requests/api/v3/builds_spec.rb: it (filter project with one scope element)", "GET", "/projects/{p}/builds?scope=pending", Dev, None, 200, &[]),
+        case("spec/requests/api/v3/builds_spec.rb: it 'returns specific job data'", "GET", "/projects/{p}/builds/{job}", Dev, None, 200, &[("/name", "\"build\""), ("/pipeline/id", "*")]),
+        case("spec/requests/api/v3/builds_spec.rb: it 'responds with 404' (commit does not exist)", "GET", "/projects/{p}/repository/commits/1a271fd1/builds", Dev, None, 404, &[]),
+        case("spec/requests/api/v3/builds_spec.rb: it 'returns project jobs for specific commit'", "GET", "/projects/{p}/repository/commits/{job_sha}/builds", Dev, None, 200,
+            &[("/0/pipeline/sha", "\"{job_sha}\"")]),
+        case("spec/requests/api/v3/builds_spec.rb: it 'returns specific job trace'", "GET", "/projects/{p}/builds/{job}/trace", Dev, None, 200, &[]),
+        case("spec/requests/api/v3/builds_spec.rb: it_behaves_like 'not found' (has no such ref)", "GET", "/projects/{p}/builds/artifacts/TAIL/download?job=build", Dev, None, 404, &[]),
+        case("spec/requests/api/v3/builds_spec.rb: it_behaves_like 'not found' (has no such job)", "GET", "/projects/{p}/builds/artifacts/main/download?job=NOBUILD", Dev, None, 404, &[]),
+        case("spec/requests/api/v3/builds_spec.rb: it 'does not cancel job' (without :update_build permission)", "POST", "/projects/{p}/builds/{job}/cancel", Guest, None, 403, &[]),
+        case("spec/requests/api/v3/builds_spec.rb: it 'does not retry job' (without :update_build permission)", "POST", "/projects/{p}/builds/{job}/retry", Guest, None, 403, &[]),
+        case("spec/requests/api/v3/builds_spec.rb: it 'returns a status code 400, Bad Request' (non-playable job)", "POST", "/projects/{p}/builds/{job}/play", Owner, None, 400, &[("/message", "has:Unplayable Job")]),
+        case("spec/requests/api/v3/builds_spec.rb: it 'plays the job'", "POST", "/projects/{p}/builds/{manual_job}/play", Owner, None, 200, &[("/id", "{manual_job}"), ("/user/username", "\"demo\"")]),
+        case("spec/requests/api/v3/builds_spec.rb: it 'retries non-running job'", "POST", "/projects/{p}/builds/{job}/retry", Dev, None, 201, &[("/status", "\"pending\"")]),
     ]
 }

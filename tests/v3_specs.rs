@@ -296,6 +296,15 @@ async fn world() -> World {
         .await;
     w.keep("mr", &mr["id"]);
     let mr_iid = mr["iid"].to_string();
+    w.keep("mr_iid", &mr["iid"]);
+    w.setup(
+        Method::POST,
+        "/projects/{p}/repository/commits",
+        &t,
+        json!({"branch": "feature_conflict", "start_branch": "main", "commit_message": "conflict",
+               "actions": [{"action": "create", "file_path": "conflict.txt", "content": "y"}]}),
+    )
+    .await;
     for name in ["mr_note", "mr_note_del"] {
         let note = w
             .setup(
@@ -747,7 +756,7 @@ fn cases() -> Vec<Case> {
         case("spec/requests/api/v3/milestones_spec.rb: it 'returns project issues for a particular milestone'", "GET", "/projects/{p}/milestones/{milestone}/issues", Dev, None, 200,
             &[("/0/milestone/title", "\"milestone\"")]),
         // branches_spec.rb, tags_spec.rb
-        case("spec/requests/api/v3/branches_spec.rb: it 'returns an array of project branches'", "GET", "/projects/{p}/repository/branches?per_page=100", Owner, None, 200, &[("/0/name", "*"), ("", "#2")]),
+        case("spec/requests/api/v3/branches_spec.rb: it 'returns an array of project branches'", "GET", "/projects/{p}/repository/branches?per_page=100", Owner, None, 200, &[("/0/name", "*"), ("", "#3")]),
         case("spec/requests/api/v3/tags_spec.rb: it 'returns the repository tags' (when unauthenticated)", "GET", "/projects/{p}/repository/tags", Anon, None, 200, &[("/0/name", "\"v1.0\"")]),
         case("spec/requests/api/v3/tags_spec.rb: it 'returns an array of project tags'", "GET", "/projects/{p}/repository/tags", Owner, None, 200, &[("/0/name", "\"v1.0\"")]),
         case("spec/requests/api/v3/tags_spec.rb: it 'returns an array of project tags with release info'", "GET", "/projects/{p}/repository/tags", Owner, None, 200,
@@ -1107,5 +1116,37 @@ fn cases() -> Vec<Case> {
         case("spec/requests/api/v3/builds_spec.rb: it 'returns a status code 400, Bad Request' (non-playable job)", "POST", "/projects/{p}/builds/{job}/play", Owner, None, 400, &[("/message", "has:Unplayable Job")]),
         case("spec/requests/api/v3/builds_spec.rb: it 'plays the job'", "POST", "/projects/{p}/builds/{manual_job}/play", Owner, None, 200, &[("/id", "{manual_job}"), ("/user/username", "\"demo\"")]),
         case("spec/requests/api/v3/builds_spec.rb: it 'retries non-running job'", "POST", "/projects/{p}/builds/{job}/retry", Dev, None, 201, &[("/status", "\"pending\"")]),
+        // merge_requests_spec.rb
+        case("spec/requests/api/v3/merge_requests_spec.rb: it 'returns an array of all merge_requests'", "GET", "/projects/{p}/merge_requests", Dev, None, 200,
+            &[("", "#1"), ("/0/title", "\"mr\""), ("/0/web_url", "*"), ("/0/sha", "*"), ("/0/merge_commit_sha", "~")]),
+        case("spec/requests/api/v3/merge_requests_spec.rb: it 'returns an array of open merge_requests'", "GET", "/projects/{p}/merge_requests?state=opened", Dev, None, 200, &[("", "#1")]),
+        case("spec/requests/api/v3/merge_requests_spec.rb: it 'returns an array of closed merge_requests'", "GET", "/projects/{p}/merge_requests?state=closed", Dev, None, 200, &[("", "#0")]),
+        case("spec/requests/api/v3/merge_requests_spec.rb: it 'returns an array of merged merge_requests'", "GET", "/projects/{p}/merge_requests?state=merged", Dev, None, 200, &[("", "#0")]),
+        case("spec/requests/api/v3/merge_requests_spec.rb: it 'exposes known attributes'", "GET", "/projects/{p}/merge_requests/{mr}", Dev, None, 200,
+            &[("/id", "{mr}"), ("/iid", "{mr_iid}"), ("/project_id", "{p}"), ("/title", "\"mr\""), ("/state", "\"opened\""), ("/labels", "[]"), ("/milestone", "~"),
+              ("/author/username", "\"demo\""), ("/target_branch", "\"main\""), ("/source_branch", "\"feature\""), ("/upvotes", "0"), ("/downvotes", "1"),
+              ("/source_project_id", "{p}"), ("/target_project_id", "{p}"), ("/work_in_progress", "false"), ("/merge_when_build_succeeds", "false"),
+              ("/should_close_merge_request", "~"), ("/force_close_merge_request", "~")]),
+        case("spec/requests/api/v3/merge_requests_spec.rb: it 'returns merge_request by iid'", "GET", "/projects/{p}/merge_requests?iid={mr_iid}", Dev, None, 200, &[("", "#1"), ("/0/id", "{mr}")]),
+        case("spec/requests/api/v3/merge_requests_spec.rb: it 'returns a 404 error if merge_request_id not found'", "GET", "/projects/{p}/merge_requests/999", Dev, None, 404, &[]),
+        case("spec/requests/api/v3/merge_requests_spec.rb: it 'returns a 200 when merge request is valid' (commits)", "GET", "/projects/{p}/merge_requests/{mr}/commits", Dev, None, 200,
+            &[("", "#1"), ("/0/title", "\"work\"")]),
+        case("spec/requests/api/v3/merge_requests_spec.rb: it 'returns a 404 when merge_request_id not found' (commits)", "GET", "/projects/{p}/merge_requests/999/commits", Dev, None, 404, &[]),
+        case("spec/requests/api/v3/merge_requests_spec.rb: it 'returns the change information of the merge_request'", "GET", "/projects/{p}/merge_requests/{mr}/changes", Dev, None, 200,
+            &[("/changes", "#1"), ("/changes/0/new_path", "\"feature.txt\"")]),
+        case("spec/requests/api/v3/merge_requests_spec.rb: it 'returns a 404 when merge_request_id not found' (changes)", "GET", "/projects/{p}/merge_requests/999/changes", Dev, None, 404, &[]),
+        case("spec/requests/api/v3/merge_requests_spec.rb: it 'returns 422 when source_branch equals target_branch'", "POST", "/projects/{p}/merge_requests", Owner,
+            Some(r#"{"title": "Test merge_request", "source_branch": "main", "target_branch": "main"}"#), 422, &[]),
+        case("spec/requests/api/v3/merge_requests_spec.rb: it 'returns 400 when source_branch is missing'", "POST", "/projects/{p}/merge_requests", Owner,
+            Some(r#"{"title": "Test merge_request", "target_branch": "main"}"#), 400, &[]),
+        case("spec/requests/api/v3/merge_requests_spec.rb: it 'returns 400 when target_branch is missing'", "POST", "/projects/{p}/merge_requests", Owner,
+            Some(r#"{"title": "Test merge_request", "source_branch": "feature"}"#), 400, &[]),
+        case("spec/requests/api/v3/merge_requests_spec.rb: it 'returns 400 when title is missing'", "POST", "/projects/{p}/merge_requests", Owner,
+            Some(r#"{"target_branch": "main", "source_branch": "feature"}"#), 400, &[]),
+        case("spec/requests/api/v3/merge_requests_spec.rb: it 'returns 409 when MR already exists for source/target'", "POST", "/projects/{p}/merge_requests", Owner,
+            Some(r#"{"title": "New test merge_request", "source_branch": "feature", "target_branch": "main"}"#), 409, &[]),
+        case("spec/requests/api/v3/merge_requests_spec.rb: it 'returns merge_request' (between branches projects)", "POST", "/projects/{p}/merge_requests", Owner,
+            Some(r#"{"title": "Test merge_request", "source_branch": "feature_conflict", "target_branch": "main", "labels": "label, label2", "milestone_id": {milestone}, "remove_source_branch": true}"#), 201,
+            &[("/title", "\"Test merge_request\""), ("/labels", "[\"label\", \"label2\"]"), ("/milestone/id", "{milestone}"), ("/force_remove_source_branch", "true")]),
     ]
 }

@@ -496,6 +496,15 @@ async fn world() -> World {
         )
         .await;
     w.keep("fork", &fork["id"]);
+    let hidden = w
+        .setup(
+            Method::POST,
+            "/groups",
+            ADMIN,
+            json!({"name": "hidden", "path": "hidden", "visibility": "private"}),
+        )
+        .await;
+    w.keep("g2", &hidden["id"]);
     let jobs = w.setup(Method::GET, "/projects/{p}/jobs", &t, json!({})).await;
     for job in jobs.as_array().unwrap() {
         match job["name"].as_str() {
@@ -1148,5 +1157,28 @@ fn cases() -> Vec<Case> {
         case("spec/requests/api/v3/merge_requests_spec.rb: it 'returns merge_request' (between branches projects)", "POST", "/projects/{p}/merge_requests", Owner,
             Some(r#"{"title": "Test merge_request", "source_branch": "feature_conflict", "target_branch": "main", "labels": "label, label2", "milestone_id": {milestone}, "remove_source_branch": true}"#), 201,
             &[("/title", "\"Test merge_request\""), ("/labels", "[\"label\", \"label2\"]"), ("/milestone/id", "{milestone}"), ("/force_remove_source_branch", "true")]),
+        // groups_spec.rb
+        case("spec/requests/api/v3/groups_spec.rb: it 'normal user: returns an array of groups of user1'", "GET", "/groups", Owner, None, 200, &[("", "#1"), ("/0/name", "\"Demo Group\"")]),
+        case("spec/requests/api/v3/groups_spec.rb: it 'does not include statistics' (normal user)", "GET", "/groups?statistics=true", Owner, None, 200, &[("/0/statistics", "~")]),
+        case("spec/requests/api/v3/groups_spec.rb: it 'admin: returns an array of all groups'", "GET", "/groups", Admin, None, 200, &[("", "#2"), ("/0/statistics", "~")]),
+        case("spec/requests/api/v3/groups_spec.rb: it 'returns all groups excluding skipped groups'", "GET", "/groups?skip_groups[]={g2}", Admin, None, 200, &[("", "#1")]),
+        case("spec/requests/api/v3/groups_spec.rb: it 'returns all groups you have access to'", "GET", "/groups?all_available=true", Stranger, None, 200, &[("", "#1"), ("/0/name", "\"Demo Group\"")]),
+        case("spec/requests/api/v3/groups_spec.rb: it 'returns an array of groups the user owns'", "GET", "/groups/owned", Owner, None, 200, &[("/0/name", "\"Demo Group\"")]),
+        case("spec/requests/api/v3/groups_spec.rb: it 'returns one of user1's groups'", "GET", "/groups/{g}", Owner, None, 200,
+            &[("/id", "{g}"), ("/name", "\"Demo Group\""), ("/path", "\"demo-group\""), ("/visibility_level", "20"), ("/web_url", "*"), ("/full_name", "\"Demo Group\""),
+              ("/full_path", "\"demo-group\""), ("/parent_id", "~"), ("/projects", "#1"), ("/shared_projects", "#0")]),
+        case("spec/requests/api/v3/groups_spec.rb: it 'does not return a non existing group'", "GET", "/groups/1328", Owner, None, 404, &[]),
+        case("spec/requests/api/v3/groups_spec.rb: it 'does not return a group not attached to user1'", "GET", "/groups/{g2}", Owner, None, 404, &[]),
+        case("spec/requests/api/v3/groups_spec.rb: it 'returns any existing group' (group path in URL)", "GET", "/groups/demo-group", Admin, None, 200, &[("/name", "\"Demo Group\"")]),
+        case("spec/requests/api/v3/groups_spec.rb: it 'does not return a non existing group' (group path in URL)", "GET", "/groups/unknown", Admin, None, 404, &[]),
+        case("spec/requests/api/v3/groups_spec.rb: it 'returns the group's projects'", "GET", "/groups/{g}/projects", Owner, None, 200, &[("", "#1"), ("/0/visibility_level", "20")]),
+        case("spec/requests/api/v3/groups_spec.rb: it 'does not return a non existing group' (projects)", "GET", "/groups/1328/projects", Owner, None, 404, &[]),
+        case("spec/requests/api/v3/groups_spec.rb: it 'does not return a group not attached to user1' (projects)", "GET", "/groups/{g2}/projects", Owner, None, 404, &[]),
+        case("spec/requests/api/v3/groups_spec.rb: it 'returns 404 for a non existing group' (PUT)", "PUT", "/groups/1328", Owner, Some(r#"{"name": "New Group"}"#), 404, &[]),
+        case("spec/requests/api/v3/groups_spec.rb: it 'does not updates the group' (can see the group)", "PUT", "/groups/{g}", Dev, Some(r#"{"name": "New Group"}"#), 403, &[]),
+        case("spec/requests/api/v3/groups_spec.rb: it 'returns 404 when trying to update the group' (cannot see the group)", "PUT", "/groups/{g2}", Owner, Some(r#"{"name": "New Group"}"#), 404, &[]),
+        case("spec/requests/api/v3/groups_spec.rb: it 'updates the group' (group owner)", "PUT", "/groups/{g}", Owner, Some(r#"{"name": "New Group", "request_access_enabled": true}"#), 200,
+            &[("/name", "\"New Group\""), ("/request_access_enabled", "true")]),
+        case("spec/requests/api/v3/groups_spec.rb: it 'returns the group's projects with simple representation'", "GET", "/groups/{g}/projects?simple=true", Owner, None, 200, &[("", "#1"), ("/0/visibility_level", "~")]),
     ]
 }

@@ -505,6 +505,23 @@ async fn world() -> World {
         )
         .await;
     w.keep("g2", &hidden["id"]);
+    let runners = w.setup(Method::GET, "/runners/all", ADMIN, json!({})).await;
+    for runner in runners.as_array().unwrap() {
+        match runner["description"].as_str() {
+            Some("shared-runner-1") => w.keep("shared_runner", &runner["id"]),
+            Some("demo-project-runner") => w.keep("runner", &runner["id"]),
+            _ => {}
+        }
+    }
+    let versions = w
+        .setup(
+            Method::GET,
+            "/projects/{p}/merge_requests/{mr_iid}/versions",
+            &t,
+            json!({}),
+        )
+        .await;
+    w.keep("version", &versions[0]["id"]);
     let jobs = w.setup(Method::GET, "/projects/{p}/jobs", &t, json!({})).await;
     for job in jobs.as_array().unwrap() {
         match job["name"].as_str() {
@@ -1204,5 +1221,23 @@ fn cases() -> Vec<Case> {
             &[("/public", "false"), ("/visibility_level", "0")]),
         case("spec/requests/api/v3/projects_spec.rb: it 'sets a project as allowing merge only if build succeeds'", "POST", "/projects", Dev, Some(r#"{"name": "strict", "only_allow_merge_if_build_succeeds": true}"#), 201,
             &[("/only_allow_merge_if_build_succeeds", "true")]),
+        // merge_request_diffs_spec.rb
+        case("spec/requests/api/v3/merge_request_diffs_spec.rb: it 'returns 200 for a valid merge request'", "GET", "/projects/{p}/merge_requests/{mr}/versions", Dev, None, 200,
+            &[("", "#1"), ("/0/id", "{version}"), ("/0/head_commit_sha", "*")]),
+        case("spec/requests/api/v3/merge_request_diffs_spec.rb: it 'returns a 404 when merge_request_id not found'", "GET", "/projects/{p}/merge_requests/999/versions", Dev, None, 404, &[]),
+        case("spec/requests/api/v3/merge_request_diffs_spec.rb: it 'returns a 200 for a valid merge request' (one version)", "GET", "/projects/{p}/merge_requests/{mr}/versions/{version}", Dev, None, 200,
+            &[("/id", "{version}"), ("/head_commit_sha", "*"), ("/diffs", "#1")]),
+        case("spec/requests/api/v3/merge_request_diffs_spec.rb: it 'returns a 404 when merge_request_id not found' (version 999)", "GET", "/projects/{p}/merge_requests/{mr}/versions/999", Dev, None, 404, &[]),
+        // runners_spec.rb
+        case("spec/requests/api/v3/runners_spec.rb: it 'returns 404 if runner does not exists'", "DELETE", "/runners/9999", Admin, None, 404, &[]),
+        case("spec/requests/api/v3/runners_spec.rb: it 'does not delete runner' (shared, authorized user)", "DELETE", "/runners/{shared_runner}", Owner, None, 403, &[]),
+        case("spec/requests/api/v3/runners_spec.rb: it 'does not delete runner without access to it'", "DELETE", "/runners/{runner}", Guest, None, 403, &[]),
+        case("spec/requests/api/v3/runners_spec.rb: it 'does not delete runner' (unauthorized user)", "DELETE", "/runners/{runner}", Anon, None, 401, &[]),
+        case("spec/requests/api/v3/runners_spec.rb: it 'does not disable project's runner' (one associated project)", "DELETE", "/projects/{p}/runners/{runner}", Owner, None, 403, &[]),
+        case("spec/requests/api/v3/runners_spec.rb: it 'returns 404 is runner is not found'", "DELETE", "/projects/{p}/runners/9999", Owner, None, 404, &[]),
+        case("spec/requests/api/v3/runners_spec.rb: it 'does not disable project's runner' (authorized user without permissions)", "DELETE", "/projects/{p}/runners/{runner}", Guest, None, 403, &[]),
+        case("spec/requests/api/v3/runners_spec.rb: it 'does not disable project's runner' (unauthorized user)", "DELETE", "/projects/{p}/runners/{runner}", Anon, None, 401, &[]),
+        case("spec/requests/api/v3/runners_spec.rb: it 'deletes runner for one owned project'", "DELETE", "/runners/{runner}", Owner, None, 200, &[]),
+        case("spec/requests/api/v3/runners_spec.rb: it 'deletes runner' (admin, shared)", "DELETE", "/runners/{shared_runner}", Admin, None, 200, &[]),
     ]
 }

@@ -56,6 +56,11 @@ struct RawRule {
     #[serde(default)]
     status: BTreeMap<String, u16>,
     response: Option<String>,
+    #[serde(default)]
+    response_when: BTreeMap<String, String>,
+    #[serde(default)]
+    requires: Vec<String>,
+    unseen: Option<RawUnseen>,
     collect: Option<String>,
     page_base: Option<u8>,
     #[serde(default)]
@@ -81,6 +86,13 @@ enum RawPrefetch {
         path: String,
         id: String,
     },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawUnseen {
+    status: u16,
+    message: String,
 }
 
 #[derive(Deserialize)]
@@ -468,6 +480,19 @@ fn compile_rule(
             return Err(format!("response: unknown entity {entity:?}"));
         }
     }
+    if let Some(unseen) = &raw.unseen {
+        if raw.ids.is_empty() {
+            return Err("unseen: only for a rule with `ids`".to_owned());
+        }
+        if !(400..500).contains(&unseen.status) {
+            return Err(format!("unseen: {} is not a 4xx status", unseen.status));
+        }
+    }
+    for entity in raw.response_when.values() {
+        if !shapes.contains(entity) {
+            return Err(format!("response_when: unknown entity {entity:?}"));
+        }
+    }
     let collect_all_pages = match raw.collect.as_deref() {
         None => false,
         Some("all_pages") => true,
@@ -520,6 +545,16 @@ fn compile_rule(
         ids,
         status,
         response: raw.response.clone(),
+        response_when: raw
+            .response_when
+            .iter()
+            .map(|(param, entity)| (param.clone(), entity.clone()))
+            .collect(),
+        requires: raw.requires.clone(),
+        unseen: raw
+            .unseen
+            .as_ref()
+            .map(|unseen| (unseen.status, unseen.message.clone())),
         collect_all_pages,
         page_base,
         prefetch,
@@ -573,6 +608,18 @@ mod tests {
                 "unknown converter",
             ),
             ("status = { \"99\" = 200 }", "not a status code"),
+            (
+                "response_when = { simple = \"nope\" }",
+                "response_when: unknown entity",
+            ),
+            (
+                "unseen = { status = 403, message = \"403 Forbidden\" }",
+                "unseen: only for a rule with `ids`",
+            ),
+            (
+                "ids = { id = \"issue\" }\nunseen = { status = 200, message = \"x\" }",
+                "not a 4xx status",
+            ),
         ] {
             let error = compile_one(&format!("{base}{extra}\n")).unwrap_err().to_string();
             assert!(error.contains(expected), "{extra}: {error}");

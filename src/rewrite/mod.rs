@@ -238,16 +238,8 @@ impl Rewriter {
             .find(|(name, _)| name == "id")
             .map(|(_, value)| value.clone())
             .unwrap_or_default();
-        for (param, kind) in &rule.ids {
-            let raw = params
-                .iter()
-                .find(|(name, _)| name == param)
-                .map(|(_, value)| value.clone())
-                .unwrap_or_default();
-            let record = self.ids.resolve(*kind, &raw, &project, &caller).await?;
-            params.push((Rule::iid_param(param), record.iid.to_string()));
-        }
-
+        // V3 validated its parameters before it looked anything up: a missing required one is 400 even where the
+        // global id names nothing.
         let v3 = V3Request::read(
             &parts.headers,
             parts.uri.query(),
@@ -258,6 +250,22 @@ impl Rewriter {
             context,
         )
         .await?;
+        if let Some(missing) = rule.requires.iter().find(|name| v3.sent(name) == Some(false)) {
+            let body = serde_json::json!({ "error": format!("{missing} is missing") });
+            return Err(exchange::relay_error(
+                http::StatusCode::BAD_REQUEST,
+                bytes::Bytes::from(serde_json::to_vec(&body).unwrap_or_default()),
+            ));
+        }
+        for (param, kind) in &rule.ids {
+            let raw = params
+                .iter()
+                .find(|(name, _)| name == param)
+                .map(|(_, value)| value.clone())
+                .unwrap_or_default();
+            let record = self.ids.resolve(*kind, &raw, &project, &caller).await?;
+            params.push((Rule::iid_param(param), record.iid.to_string()));
+        }
         let plan =
             plan::plan(rule, params, v3).map_err(|error| GatewayError::BadRequest(error.to_string()))?;
         let exchange = Exchange {

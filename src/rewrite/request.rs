@@ -226,6 +226,18 @@ impl V3Request {
         Ok(V3Request { query, body, renamed })
     }
 
+    /// Whether the client sent parameter `name` (any value, empty included) in the query or a form or JSON body,
+    /// as V3's `requires` checked; `None` when the body was not read (streamed, or not form or JSON).
+    pub fn sent(&self, name: &str) -> Option<bool> {
+        let in_query = self.query.iter().any(|(key, _)| key == name);
+        match &self.body {
+            V3Body::Json(object) => Some(in_query || object.contains_key(name)),
+            V3Body::Form(pairs) => Some(in_query || pairs.iter().any(|(key, _)| key == name)),
+            V3Body::Empty => Some(in_query),
+            V3Body::Stream(..) | V3Body::Raw(..) => None,
+        }
+    }
+
     /// A parameter's value from the body, else the query.
     pub fn param(&self, name: &str) -> Option<&str> {
         let from_body = match &self.body {

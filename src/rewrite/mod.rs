@@ -1,7 +1,8 @@
 //! V3 → V4 translation: match a rule, translate ids, build the V4 request, send it, build the V3 answer.
 //!
 //! The pipeline for one `/api/v3/…` request, in order:
-//! 1. [`sessions`]: a token issued by `POST /session` becomes the backend's bearer token.
+//! 1. [`auth`]: a token in the query or a form or JSON body becomes a header; a route V3 authenticated answers an
+//!    anonymous caller 401. [`sessions`]: a token issued by `POST /session` becomes the backend's bearer token.
 //! 2. [`table`]: find the rule for the method and path; none → pass through with the prefix change.
 //! 3. [`ids`]: translate global issue and merge request ids to iids.
 //! 4. [`request`] and [`params`]: read what the rule must rewrite; [`plan`]: decide the V4 path, query and body
@@ -10,6 +11,7 @@
 //!    entry ([`exchange`] holds the translated request and the calls).
 //! 6. [`finish`]: remap the status, complete and reshape the body with [`shape`], rewrite [`pagination`].
 
+pub mod auth;
 pub mod backend;
 pub mod exchange;
 pub mod explain;
@@ -163,9 +165,16 @@ impl Rewriter {
     /// Answers one `/api/v3/…` request.
     pub async fn handle(
         &self,
-        mut request: Request<Incoming>,
+        request: Request<Incoming>,
         context: &mut RequestContext,
     ) -> Result<Response<Body>, GatewayError> {
+        let mut request = auth::lift_credentials(
+            request.map(crate::body::stream),
+            &self.client_bodies,
+            self.settings.max_body,
+            context,
+        )
+        .await?;
         let query = request.uri().query().map(str::to_owned);
         if let Some(rest) = self
             .sessions
@@ -182,6 +191,12 @@ impl Rewriter {
                 .parse()
                 .map_err(|_| GatewayError::BadRequest("request target".to_owned()))?;
         }
+        if let Some(query) = request.uri().query().and_then(request::unindex_query) {
+            let target = format!("{}?{query}", request.uri().path());
+            *request.uri_mut() = target
+                .parse()
+                .map_err(|_| GatewayError::BadRequest("request target".to_owned()))?;
+        }
         let path = request.uri().path();
         let v3_path = fold_empty_segments(path.strip_prefix(V3_PREFIX).unwrap_or(path));
         if has_dot_segment(&v3_path) {
@@ -192,6 +207,16 @@ impl Rewriter {
         if is_github_compat(&v3_path) {
             context.route = "github-compat".to_owned();
             return forward_to(&self.upstream, request, context, None).await;
+        }
+        if !auth::has_credentials(request.headers())
+            && self.table.auth().requires_authentication(request.method(), &v3_path)
+        {
+            context.route = crate::usage::route_of_path(request.method().as_str(), &v3_path);
+            // V3's `authenticate!` answered before the route ran, whatever the project's visibility.
+            return Err(GatewayError::Relay {
+                status: http::StatusCode::UNAUTHORIZED,
+                body: bytes::Bytes::from_static(br#"{"message":"401 Unauthorized"}"#),
+            });
         }
         let Some(matched) = self.table.find(request.method(), &v3_path) else {
             context.route = crate::usage::route_of_path(request.method().as_str(), &v3_path);
@@ -220,10 +245,11 @@ impl Rewriter {
         rule: &Rule,
         mut params: Vec<(String, String)>,
         v3_path: &str,
-        request: Request<Incoming>,
+        request: Request<Body>,
         context: &RequestContext,
     ) -> Result<Response<Body>, GatewayError> {
         let (parts, incoming) = request.into_parts();
+        check_values(rule, parts.uri.query())?;
         let origin = self.origin(&parts, context);
         let caller = Caller {
             upstream: &self.upstream,
@@ -334,6 +360,30 @@ impl Rewriter {
         }
         answer
     }
+}
+
+/// Grape's `values:` check of the V3 route: a query parameter (or array element) outside the values V3 accepted is
+/// answered 400 `{"error":"<name> does not have a valid value"}`, as V3's parameter validation answered it.
+fn check_values(rule: &Rule, query: Option<&str>) -> Result<(), GatewayError> {
+    if rule.values.is_empty() {
+        return Ok(());
+    }
+    let pairs = crate::url_parts::parse_pairs(query.unwrap_or("").as_bytes());
+    for (name, allowed) in &rule.values {
+        let array = format!("{name}[]");
+        let invalid = pairs
+            .iter()
+            .filter(|(key, _)| *key == *name || *key == array)
+            .any(|(_, value)| !allowed.iter().any(|allowed| allowed == value));
+        if invalid {
+            let body = serde_json::json!({ "error": format!("{name} does not have a valid value") });
+            return Err(GatewayError::Relay {
+                status: http::StatusCode::BAD_REQUEST,
+                body: bytes::Bytes::from(serde_json::to_vec(&body).unwrap_or_default()),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The headers every backend call made for this client carries: its own, less hop-by-hop and body headers, plus

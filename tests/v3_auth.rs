@@ -70,7 +70,12 @@ impl World {
 }
 
 fn assert_unauthorized(answer: &Answer, what: &str) {
-    assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "{what}: {:?}", answer.body);
+    assert_eq!(
+        answer.status,
+        StatusCode::UNAUTHORIZED,
+        "{what}: {:?}",
+        answer.body
+    );
     assert_eq!(answer.json(), json!({"message": "401 Unauthorized"}), "{what}");
 }
 
@@ -132,9 +137,7 @@ async fn an_anonymous_call_on_a_private_project_is_401_where_v3_authenticated() 
 async fn routes_that_served_anonymous_callers_keep_their_answers() {
     let world = World::new().await;
     let (public, private) = (world.public, world.private);
-    let project = world
-        .anonymous(Method::GET, &format!("/projects/{public}"))
-        .await;
+    let project = world.anonymous(Method::GET, &format!("/projects/{public}")).await;
     assert_eq!(project.status, StatusCode::OK, "{:?}", project.body);
     let events = world
         .anonymous(Method::GET, &format!("/projects/{public}/events"))
@@ -191,7 +194,12 @@ async fn a_token_in_the_query_or_a_form_or_json_body_authenticates_every_method(
         None,
     )
     .await;
-    assert_eq!(with_access_token.status, StatusCode::OK, "{:?}", with_access_token.body);
+    assert_eq!(
+        with_access_token.status,
+        StatusCode::OK,
+        "{:?}",
+        with_access_token.body
+    );
 
     let created = send(
         Method::POST,
@@ -218,7 +226,11 @@ async fn a_token_in_the_query_or_a_form_or_json_body_authenticates_every_method(
     .await;
     assert_eq!(deleted.status, StatusCode::OK, "{:?}", deleted.body);
     let gone = world
-        .as_demo(Method::GET, &format!("/projects/{public}/issues/{issue_id}"), None)
+        .as_demo(
+            Method::GET,
+            &format!("/projects/{public}/issues/{issue_id}"),
+            None,
+        )
         .await;
     assert_eq!(gone.status, StatusCode::NOT_FOUND, "{:?}", gone.body);
 
@@ -298,7 +310,12 @@ async fn builds_take_indexed_scopes_and_refuse_a_scope_v3_did_not_know() {
         let refused = world
             .as_demo(Method::GET, &format!("/projects/{public}/builds?{query}"), None)
             .await;
-        assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{query}: {:?}", refused.body);
+        assert_eq!(
+            refused.status,
+            StatusCode::BAD_REQUEST,
+            "{query}: {:?}",
+            refused.body
+        );
         assert_eq!(
             refused.json(),
             json!({"error": "scope does not have a valid value"}),

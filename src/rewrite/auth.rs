@@ -168,9 +168,7 @@ impl AuthTable {
     /// The entry deciding a V3 request (`path` relative to `/api/v3`), if any.
     pub fn find(&self, method: &Method, path: &str) -> Option<&AuthRoute> {
         let segments: Vec<&str> = path.split('/').filter(|part| !part.is_empty()).collect();
-        self.routes
-            .iter()
-            .find(|route| route.matches(method, &segments))
+        self.routes.iter().find(|route| route.matches(method, &segments))
     }
 
     /// Whether V3 turned an anonymous caller of this route away with 401.
@@ -314,7 +312,9 @@ pub async fn lift_credentials(
     let body = match found {
         Some((name, value)) => {
             parts.headers.insert(name, value);
-            parts.headers.insert(CONTENT_LENGTH, HeaderValue::from(rewritten.len()));
+            parts
+                .headers
+                .insert(CONTENT_LENGTH, HeaderValue::from(rewritten.len()));
             rewritten
         }
         None => bytes,

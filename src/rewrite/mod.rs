@@ -209,9 +209,19 @@ impl Rewriter {
             return forward_to(&self.upstream, request, context, None).await;
         }
         if !auth::has_credentials(request.headers())
-            && self.table.auth().requires_authentication(request.method(), &v3_path)
+            && self
+                .table
+                .auth()
+                .requires_authentication(request.method(), &v3_path)
         {
-            context.route = crate::usage::route_of_path(request.method().as_str(), &v3_path);
+            // Counted under its rule's route, as the call would have been.
+            match self.table.find(request.method(), &v3_path) {
+                Some(matched) => {
+                    context.route = format!("{} {}", matched.rule.v3.method, matched.rule.v3.template);
+                    context.since = matched.rule.since.clone();
+                }
+                None => context.route = crate::usage::route_of_path(request.method().as_str(), &v3_path),
+            }
             // V3's `authenticate!` answered before the route ran, whatever the project's visibility.
             return Err(GatewayError::Relay {
                 status: http::StatusCode::UNAUTHORIZED,

@@ -382,7 +382,10 @@ mod tests {
     #[test]
     fn indexed_array_elements_become_plain_array_elements() {
         let query = unindex_query("scope[0]=pending&scope[1]=running&page=2").unwrap_or_default();
-        let names: Vec<String> = parse_pairs(query.as_bytes()).into_iter().map(|(name, _)| name).collect();
+        let names: Vec<String> = parse_pairs(query.as_bytes())
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect();
         assert_eq!(names, ["scope[]", "scope[]", "page"]);
         assert_eq!(unindex_query("scope[]=pending&a[b]=c&[0]=x"), None);
         assert_eq!(unindexed("iid[12]").as_deref(), Some("iid[]"));

@@ -382,7 +382,7 @@ source = "projects.rb"
         let mut pairs = vec![("access_token".to_owned(), "oauth".to_owned())];
         let found = take_from_pairs(&mut pairs);
         assert_eq!(
-            found.map(|(name, value)| (name, value)),
+            found,
             Some(("authorization", HeaderValue::from_static("Bearer oauth")))
         );
     }

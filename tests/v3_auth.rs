@@ -290,22 +290,20 @@ async fn a_single_iid_or_an_indexed_iid_selects_milestones() {
 async fn builds_take_indexed_scopes_and_refuse_a_scope_v3_did_not_know() {
     let world = World::new().await;
     let public = world.public;
-    for query in [
-        "scope[0]=pending&scope[1]=running",
-        "scope=skipped",
-        "scope[]=success",
-    ] {
+    for query in ["scope[0]=pending&scope[1]=running", "scope=skipped"] {
         let listed = world
             .as_demo(Method::GET, &format!("/projects/{public}/builds?{query}"), None)
             .await;
         assert_eq!(listed.status, StatusCode::OK, "{query}: {:?}", listed.body);
         assert!(listed.json().is_array(), "{query}");
     }
-    // `created` and `manual` are V4 job scopes, not V3 build scopes.
+    // `created` and `manual` are V4 job scopes, not V3 build scopes. V3's `coerce_with` made an array
+    // (`scope[]=`, not Rack's indexed hash) `['unknown']`, whatever its values.
     for query in [
         "scope[0]=pending&scope[1]=unknown_status",
         "scope=unknown",
         "scope=created",
+        "scope[]=success",
     ] {
         let refused = world
             .as_demo(Method::GET, &format!("/projects/{public}/builds?{query}"), None)
@@ -383,4 +381,189 @@ async fn no_milestone_selects_the_issues_without_one() {
         .collect();
     assert!(titles.contains(&json!("loose")), "{titles:?}");
     assert!(!titles.contains(&json!("planned")), "{titles:?}");
+}
+
+/// A CORS preflight carries no credential by design (Grape answered OPTIONS itself, before any `before` block), and
+/// Rack served `HEAD` through the `GET` route, its `authenticate!` included (lib/api/v3/issues.rb
+/// `before { authenticate! }`; spec/requests/api/v3/issues_spec.rb "returns authentication error" for anonymous).
+#[tokio::test]
+async fn a_cors_preflight_is_never_refused_and_head_is_answered_as_get() {
+    let world = World::new().await;
+    let public = world.public;
+    let preflight = send(
+        Method::OPTIONS,
+        &world.url(&format!("/projects/{public}/issues")),
+        &[
+            ("origin", "https://tool.example"),
+            ("access-control-request-method", "GET"),
+        ],
+        None,
+    )
+    .await;
+    assert_ne!(preflight.status, StatusCode::UNAUTHORIZED, "{:?}", preflight.body);
+    let head = world
+        .anonymous(Method::HEAD, &format!("/projects/{public}/issues"))
+        .await;
+    assert_eq!(head.status, StatusCode::UNAUTHORIZED);
+    let project = world
+        .anonymous(Method::HEAD, &format!("/projects/{public}"))
+        .await;
+    assert_eq!(project.status, StatusCode::OK);
+}
+
+/// svcgate answers 401 only when a request provably has no credential. V3 also took the web session
+/// (`lib/api/helpers.rb` `find_user_from_warden`), Doorkeeper's `bearer_token` parameter
+/// (`Doorkeeper::OAuth::Token.from_bearer_param`), and parameters of any body, multipart included
+/// (spec/requests/api/v3/projects_spec.rb "POST /projects/:id/uploads" sends a multipart body): a cookie, or a body
+/// svcgate does not open, is the backend's to judge.
+#[tokio::test]
+async fn a_cookie_a_bearer_token_parameter_or_an_unopened_body_is_left_to_the_backend() {
+    let world = World::new().await;
+    let (public, private) = (world.public, world.private);
+    let token = world.demo.token.clone();
+
+    let with_cookie = send(
+        Method::GET,
+        &world.url(&format!("/projects/{public}/issues")),
+        &[("cookie", "_gitlab_session=0123abcd")],
+        None,
+    )
+    .await;
+    assert_eq!(with_cookie.status, StatusCode::OK, "{:?}", with_cookie.body);
+
+    let bearer = send(
+        Method::GET,
+        &world.url(&format!("/projects/{private}/issues?bearer_token={token}")),
+        &[],
+        None,
+    )
+    .await;
+    assert_eq!(bearer.status, StatusCode::OK, "{:?}", bearer.body);
+
+    let boundary = "svcgate-boundary";
+    let multipart = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"private_token\"\r\n\r\n{token}\r\n\
+         --{boundary}\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nUploaded\r\n--{boundary}--\r\n"
+    );
+    let content_type = format!("multipart/form-data; boundary={boundary}");
+    let created = send(
+        Method::POST,
+        &world.url(&format!("/projects/{private}/issues")),
+        &[],
+        Some((&content_type, multipart.into_bytes())),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{:?}", created.body);
+    assert_eq!(created.json()["title"], json!("Uploaded"));
+}
+
+/// lib/api/v3/runners.rb defines one `/runners` route, `DELETE /runners/:id`, behind `before { authenticate! }`;
+/// `POST /runners`, `DELETE /runners` and `POST /runners/verify` are the shared API::Runner's (lib/api/runner.rb),
+/// called with a runner's token, never a user's.
+#[tokio::test]
+async fn runner_token_routes_pass_and_only_v3s_runner_removal_is_refused_anonymously() {
+    let world = World::new().await;
+    for (method, path) in [
+        (Method::POST, "/runners/verify"),
+        (Method::POST, "/runners"),
+        (Method::DELETE, "/runners"),
+    ] {
+        let answer = send(
+            method.clone(),
+            &world.url(path),
+            &[],
+            Some((
+                "application/x-www-form-urlencoded",
+                b"token=not-a-runner-token".to_vec(),
+            )),
+        )
+        .await;
+        assert_ne!(answer.status, StatusCode::UNAUTHORIZED, "{method} {path}: {:?}", answer.body);
+    }
+    let removal = world.anonymous(Method::DELETE, "/runners/1").await;
+    assert_unauthorized(&removal, "DELETE /runners/:id");
+}
+
+/// Only V3's own routes of an authenticating module are refused: lib/api/v3/commits.rb and groups.rb list them;
+/// `GET …/repository/commits/:sha/refs` and `GET /groups/:id/subgroups` are the shared V4 code's
+/// (lib/api/commits.rb `before { authorize! :download_code, user_project }`, lib/api/groups.rb
+/// `before { authenticate_non_get! }`), which served anonymous callers.
+#[tokio::test]
+async fn shared_v4_routes_under_an_authenticating_v3_module_serve_anonymous_callers() {
+    let world = World::new().await;
+    let public = world.public;
+    let group = world
+        .as_demo(
+            Method::POST,
+            "/groups",
+            Some(json!({"name": "open-group", "path": "open-group", "visibility_level": 20})),
+        )
+        .await;
+    assert_eq!(group.status, StatusCode::CREATED, "{:?}", group.body);
+    let group = group.json()["id"].as_u64().unwrap();
+    for path in [
+        format!("/projects/{public}/repository/commits/master/refs"),
+        format!("/projects/{public}/repository/commits/master/merge_requests"),
+        format!("/groups/{group}/subgroups"),
+    ] {
+        let answer = world.anonymous(Method::GET, &path).await;
+        assert_ne!(answer.status, StatusCode::UNAUTHORIZED, "{path}: {:?}", answer.body);
+    }
+    for path in [
+        format!("/projects/{public}/repository/commits/master"),
+        format!("/groups/{group}"),
+        format!("/groups/{group}/projects"),
+    ] {
+        let answer = world.anonymous(Method::GET, &path).await;
+        assert_unauthorized(&answer, &path);
+    }
+}
+
+/// The usage report names the caller whose token svcgate lifted from the query (`access_token`) or from a JSON
+/// body (`private_token`), as it names one sending `PRIVATE-TOKEN` (lib/api/v3 read tokens from the merged
+/// parameters: spec/requests/api/v3/issues_spec.rb sends `private_token` in the body).
+#[tokio::test]
+async fn a_caller_whose_token_was_in_the_query_or_body_is_counted_as_signed_in() {
+    let world = World::new().await;
+    let (public, token) = (world.public, world.demo.token.clone());
+    let listed = send(
+        Method::GET,
+        &world.url(&format!("/projects/{public}/milestones?access_token={token}")),
+        &[("user-agent", "token-in-query/1")],
+        None,
+    )
+    .await;
+    assert_eq!(listed.status, StatusCode::OK, "{:?}", listed.body);
+    let created = send(
+        Method::POST,
+        &world.url(&format!("/projects/{public}/milestones")),
+        &[("user-agent", "token-in-body/1")],
+        Some((
+            "application/json",
+            serde_json::to_vec(&json!({"title": "v9", "private_token": token})).unwrap(),
+        )),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{:?}", created.body);
+    let report = send(
+        Method::GET,
+        &format!("{}/-/svcgate/api/v3-usage", world.gateway.url()),
+        &[("private-token", ADMIN)],
+        None,
+    )
+    .await
+    .json();
+    let clients: Vec<Value> = report["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|route| route["clients"].as_array().cloned().unwrap_or_default())
+        .collect();
+    for agent in ["token-in-query/1", "token-in-body/1"] {
+        let client = clients
+            .iter()
+            .find(|client| client["user_agent"] == json!(agent))
+            .unwrap_or_else(|| panic!("no client {agent} in {report}"));
+        assert_eq!(client["user"], json!("demo"), "{agent}");
+    }
 }

@@ -3,20 +3,20 @@
 //! Most V3 modules opened with `before { authenticate! }` (`rules/v3-auth.toml` lists them, one entry per module or
 //! route group): an anonymous call got 401 before its route ran, even on a public project. V3 read the caller's
 //! token from the `PRIVATE-TOKEN` header or from the merged parameters (`private_token`, or OAuth's
-//! `access_token`): the query string, or a form or JSON body, for every method. [`lift_credentials`] moves a token
-//! found in the query or body into the header the backend reads, so that every later backend call carries it.
+//! `access_token` and `bearer_token`): the query string, or a form or JSON body, for every method.
+//! [`lift_from_query`] and [`lift_from_body`] move a token found there into the header the backend reads, so that
+//! every later backend call carries it. svcgate answers 401 only when a request provably has no credential; a
+//! `Cookie` or a body it does not open is left to the backend.
 
 use bytes::Bytes;
 use http::header::{HeaderMap, HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
-use http::{Method, Request};
+use http::uri::{PathAndQuery, Uri};
+use http::Method;
 use serde::Deserialize;
 use serde_json::Value;
 use toml::Spanned;
 
 use super::loader::LoadError;
-use crate::body::{self, Body};
-use crate::budget::BodyBudget;
-use crate::context::RequestContext;
 use crate::error::GatewayError;
 use crate::url_parts::{encode_pairs, parse_pairs};
 
@@ -171,8 +171,17 @@ impl AuthTable {
         self.routes.iter().find(|route| route.matches(method, &segments))
     }
 
-    /// Whether V3 turned an anonymous caller of this route away with 401.
+    /// Whether V3 turned an anonymous caller of this route away with 401. A CORS preflight (`OPTIONS`) never is;
+    /// `HEAD` is answered as `GET` (Rack served HEAD through the GET route).
     pub fn requires_authentication(&self, method: &Method, path: &str) -> bool {
+        if method == Method::OPTIONS {
+            return false;
+        }
+        let method = if method == Method::HEAD {
+            &Method::GET
+        } else {
+            method
+        };
         self.find(method, path).is_some_and(|route| route.authenticate)
     }
 
@@ -182,7 +191,8 @@ impl AuthTable {
     }
 }
 
-/// Whether the request's headers carry a credential: a non-empty `PRIVATE-TOKEN`, or `Authorization`.
+/// Whether the request's headers carry a credential, or may: a non-empty `PRIVATE-TOKEN`, `Authorization`, or a
+/// `Cookie` (V3 accepted the web session through warden; only the backend can tell whether it is signed in).
 pub fn has_credentials(headers: &HeaderMap) -> bool {
     headers
         .get("private-token")
@@ -190,6 +200,9 @@ pub fn has_credentials(headers: &HeaderMap) -> bool {
         || headers
             .get(http::header::AUTHORIZATION)
             .is_some_and(|value| !value.is_empty())
+        || headers
+            .get(http::header::COOKIE)
+            .is_some_and(|value| !value.as_bytes().iter().all(u8::is_ascii_whitespace))
 }
 
 /// A credential found among the parameters: `(header name, header value)`.
@@ -202,15 +215,16 @@ fn credential_header(name: &str, value: &str) -> Option<(&'static str, HeaderVal
         "private_token" => HeaderValue::from_str(value)
             .ok()
             .map(|value| ("private-token", value)),
-        "access_token" => HeaderValue::from_str(&format!("Bearer {value}"))
+        "access_token" | "bearer_token" => HeaderValue::from_str(&format!("Bearer {value}"))
             .ok()
             .map(|value| ("authorization", value)),
         _ => None,
     }
 }
 
-/// The names V3 read a token from, in V3's order (`private_token` before OAuth's `access_token`).
-const TOKEN_PARAMS: [&str; 2] = ["private_token", "access_token"];
+/// The names V3 read a token from, in V3's order: `private_token`, then OAuth's `access_token` and Doorkeeper's
+/// `bearer_token` (`from_access_token_param`, `from_bearer_param`).
+const TOKEN_PARAMS: [&str; 3] = ["private_token", "access_token", "bearer_token"];
 
 /// Takes the token parameters out of form pairs, answering the header the first one becomes.
 fn take_from_pairs(pairs: &mut Vec<(String, String)>) -> Option<(&'static str, HeaderValue)> {
@@ -231,64 +245,81 @@ fn media_type(headers: &HeaderMap) -> Option<String> {
     Some(value.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
 }
 
-/// Moves a V3 caller's token from the query or a form or JSON body into the header the backend reads
-/// (`PRIVATE-TOKEN` for `private_token`, `Authorization: Bearer` for `access_token`), taking it out of where it was.
-///
-/// A request that already carries a credential header is left as it is. A body is read only when it is a form or
-/// JSON object of a declared length within `max_body`; others (multipart uploads, streamed bodies) are streamed
-/// on unread.
-pub async fn lift_credentials(
-    request: Request<Body>,
-    budget: &BodyBudget,
-    max_body: usize,
-    context: &RequestContext,
-) -> Result<Request<Body>, GatewayError> {
-    if has_credentials(request.headers()) {
-        return Ok(request);
-    }
-    let (mut parts, incoming) = request.into_parts();
+/// Replaces the query of `uri` (none when `query` is empty), keeping its scheme, authority and path, so that an
+/// HTTP/2 request keeps its host.
+pub(crate) fn set_query(uri: &mut Uri, query: &str) -> Result<(), GatewayError> {
+    let target = if query.is_empty() {
+        uri.path().to_owned()
+    } else {
+        format!("{}?{query}", uri.path())
+    };
+    let mut parts = uri.clone().into_parts();
+    parts.path_and_query = Some(
+        target
+            .parse::<PathAndQuery>()
+            .map_err(|_| GatewayError::BadRequest("request target".to_owned()))?,
+    );
+    *uri = Uri::from_parts(parts).map_err(|_| GatewayError::BadRequest("request target".to_owned()))?;
+    Ok(())
+}
 
-    if let Some(query) = parts.uri.query() {
-        let mut pairs = parse_pairs(query.as_bytes());
-        if let Some((name, value)) = take_from_pairs(&mut pairs) {
-            let rest = encode_pairs(&pairs);
-            let path = parts.uri.path();
-            let target = if rest.is_empty() {
-                path.to_owned()
-            } else {
-                format!("{path}?{rest}")
-            };
-            parts.uri = target
-                .parse()
-                .map_err(|_| GatewayError::BadRequest("request target".to_owned()))?;
-            parts.headers.insert(name, value);
-            return Ok(Request::from_parts(parts, incoming));
-        }
+/// Moves a token in the query (`private_token`, `access_token`, `bearer_token`) into the header the backend reads
+/// (`PRIVATE-TOKEN`, or `Authorization: Bearer`), taking it out of the query; answers whether it moved one. A
+/// request that already carries a credential header, or whose query holds no token, is left byte for byte.
+pub fn lift_from_query(parts: &mut http::request::Parts) -> Result<bool, GatewayError> {
+    if has_credentials(&parts.headers) {
+        return Ok(false);
     }
+    let Some(query) = parts.uri.query() else {
+        return Ok(false);
+    };
+    let mut pairs = parse_pairs(query.as_bytes());
+    let Some((name, value)) = take_from_pairs(&mut pairs) else {
+        return Ok(false);
+    };
+    set_query(&mut parts.uri, &encode_pairs(&pairs))?;
+    parts.headers.insert(name, value);
+    Ok(true)
+}
 
-    let media = media_type(&parts.headers);
-    let is_form = media.as_deref() == Some("application/x-www-form-urlencoded");
-    let is_json = media
-        .as_deref()
-        .is_some_and(|media| media == "application/json" || media.ends_with("+json"));
-    let declared = parts
-        .headers
+/// What svcgate can learn of a request's body without the backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyKind {
+    /// None (no length and no transfer coding, or `Content-Length: 0`): it holds no token.
+    Absent,
+    /// A form or JSON body of a declared length within the limit: svcgate may open it.
+    Readable(u64),
+    /// A body svcgate does not open (multipart, streamed, too large, other types): it may hold a token.
+    Unopened,
+}
+
+/// Classifies the body of a request whose headers are `headers`, `max_body` being the largest svcgate reads.
+pub fn body_kind(headers: &HeaderMap, max_body: usize) -> BodyKind {
+    let declared = headers
         .get(CONTENT_LENGTH)
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.trim().parse::<u64>().ok());
-    let readable = matches!(declared, Some(length) if length > 0 && length <= max_body as u64);
-    if !(is_form || is_json) || !readable {
-        return Ok(Request::from_parts(parts, incoming));
+    let chunked = headers.contains_key(http::header::TRANSFER_ENCODING);
+    if !chunked && declared.unwrap_or(0) == 0 {
+        return BodyKind::Absent;
     }
-    let (bytes, held) = budget
-        .read(incoming, declared, max_body)
-        .await
-        .map_err(|error| GatewayError::BadRequest(format!("the request body could not be read: {error}")))?;
-    context.hold(held);
-    let (found, rewritten) = if is_form {
+    let media = media_type(headers);
+    let openable = media.as_deref().is_some_and(|media| {
+        media == "application/x-www-form-urlencoded" || media == "application/json" || media.ends_with("+json")
+    });
+    match declared {
+        Some(length) if openable && !chunked && length <= max_body as u64 => BodyKind::Readable(length),
+        _ => BodyKind::Unopened,
+    }
+}
+
+/// Takes a token out of a form or JSON body read whole, putting it in the header the backend reads and updating
+/// `Content-Length`; answers the body to send on and whether a token moved. Other bodies are left as they are.
+pub fn lift_from_body(parts: &mut http::request::Parts, bytes: Bytes) -> (Bytes, bool) {
+    let media = media_type(&parts.headers);
+    let found = if media.as_deref() == Some("application/x-www-form-urlencoded") {
         let mut pairs = parse_pairs(&bytes);
-        let found = take_from_pairs(&mut pairs);
-        (found, Bytes::from(encode_pairs(&pairs)))
+        take_from_pairs(&mut pairs).map(|found| (found, Bytes::from(encode_pairs(&pairs))))
     } else {
         match serde_json::from_slice::<Value>(&bytes) {
             Ok(Value::Object(mut object)) => {
@@ -298,28 +329,27 @@ pub async fn lift_credentials(
                         .and_then(Value::as_str)
                         .and_then(|value| credential_header(wanted, value))
                 });
-                if found.is_some() {
+                found.map(|found| {
                     for name in TOKEN_PARAMS {
                         object.remove(name);
                     }
-                }
-                let text = serde_json::to_vec(&Value::Object(object)).unwrap_or_default();
-                (found, Bytes::from(text))
+                    let text = serde_json::to_vec(&Value::Object(object)).unwrap_or_default();
+                    (found, Bytes::from(text))
+                })
             }
-            _ => (None, bytes.clone()),
+            _ => None,
         }
     };
-    let body = match found {
-        Some((name, value)) => {
+    match found {
+        Some(((name, value), rewritten)) => {
             parts.headers.insert(name, value);
             parts
                 .headers
                 .insert(CONTENT_LENGTH, HeaderValue::from(rewritten.len()));
-            rewritten
+            (rewritten, true)
         }
-        None => bytes,
-    };
-    Ok(Request::from_parts(parts, body::full(body)))
+        None => (bytes, false),
+    }
 }
 
 #[cfg(test)]

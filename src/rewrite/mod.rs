@@ -49,6 +49,7 @@ use self::sessions::Sessions;
 use self::table::RuleTable;
 use crate::body::Body;
 use crate::config::ShapeMode;
+use crate::access::Credentials;
 use crate::context::RequestContext;
 use crate::error::GatewayError;
 use crate::passthrough::{forward_to, original_host};
@@ -168,36 +169,20 @@ impl Rewriter {
         request: Request<Incoming>,
         context: &mut RequestContext,
     ) -> Result<Response<Body>, GatewayError> {
-        let mut request = auth::lift_credentials(
-            request.map(crate::body::stream),
-            &self.client_bodies,
-            self.settings.max_body,
-            context,
-        )
-        .await?;
-        let query = request.uri().query().map(str::to_owned);
-        if let Some(rest) = self
-            .sessions
-            .translate(request.headers_mut(), query.as_deref())
-            .await
-        {
-            let path = request.uri().path().to_owned();
-            let target = if rest.is_empty() {
-                path
-            } else {
-                format!("{path}?{rest}")
-            };
-            *request.uri_mut() = target
-                .parse()
-                .map_err(|_| GatewayError::BadRequest("request target".to_owned()))?;
+        let (mut parts, incoming) = request.into_parts();
+        if auth::lift_from_query(&mut parts)? {
+            context.caller = Credentials::from_headers(&parts.headers);
         }
-        if let Some(query) = request.uri().query().and_then(request::unindex_query) {
-            let target = format!("{}?{query}", request.uri().path());
-            *request.uri_mut() = target
-                .parse()
-                .map_err(|_| GatewayError::BadRequest("request target".to_owned()))?;
+        let query = parts.uri.query().map(str::to_owned);
+        if let Some(rest) = self.sessions.translate(&mut parts.headers, query.as_deref()).await {
+            auth::set_query(&mut parts.uri, &rest)?;
         }
-        let path = request.uri().path();
+        // As the client sent it (before `scope[0]` becomes `scope[]`), for the V3 route's `values` check.
+        let sent_query = parts.uri.query().map(str::to_owned);
+        if let Some(query) = parts.uri.query().and_then(request::unindex_query) {
+            auth::set_query(&mut parts.uri, &query)?;
+        }
+        let path = parts.uri.path();
         let v3_path = fold_empty_segments(path.strip_prefix(V3_PREFIX).unwrap_or(path));
         if has_dot_segment(&v3_path) {
             return Err(GatewayError::BadRequest(
@@ -206,16 +191,49 @@ impl Rewriter {
         }
         if is_github_compat(&v3_path) {
             context.route = "github-compat".to_owned();
+            let request = Request::from_parts(parts, crate::body::stream(incoming));
             return forward_to(&self.upstream, request, context, None).await;
         }
-        if !auth::has_credentials(request.headers())
-            && self
-                .table
-                .auth()
-                .requires_authentication(request.method(), &v3_path)
+        let matched = self.table.find(&parts.method, &v3_path);
+        let needs_auth = self
+            .table
+            .auth()
+            .requires_authentication(&parts.method, &v3_path);
+        // The body is opened for a token only where it decides something: a route V3 authenticated, or one whose
+        // rule reads the body anyway; it is read once and passed on.
+        let mut preread = None;
+        let mut unopened = false;
+        let mut body = crate::body::stream(incoming);
+        if !auth::has_credentials(&parts.headers)
+            && (needs_auth || matched.as_ref().is_some_and(|matched| matched.rule.reads_body()))
         {
+            match auth::body_kind(&parts.headers, self.settings.max_body) {
+                auth::BodyKind::Absent => {}
+                auth::BodyKind::Unopened => unopened = true,
+                auth::BodyKind::Readable(declared) => {
+                    let (bytes, held) = self
+                        .client_bodies
+                        .read(
+                            std::mem::replace(&mut body, crate::body::empty()),
+                            Some(declared),
+                            self.settings.max_body,
+                        )
+                        .await
+                        .map_err(request::body_error)?;
+                    context.hold(held);
+                    let (bytes, lifted) = auth::lift_from_body(&mut parts, bytes);
+                    if lifted {
+                        context.caller = Credentials::from_headers(&parts.headers);
+                    }
+                    body = crate::body::full(bytes.clone());
+                    preread = Some(bytes);
+                }
+            }
+        }
+        let request = Request::from_parts(parts, body);
+        if needs_auth && !unopened && !auth::has_credentials(request.headers()) {
             // Counted under its rule's route, as the call would have been.
-            match self.table.find(request.method(), &v3_path) {
+            match &matched {
                 Some(matched) => {
                     context.route = format!("{} {}", matched.rule.v3.method, matched.rule.v3.template);
                     context.since = matched.rule.since.clone();
@@ -228,7 +246,7 @@ impl Rewriter {
                 body: bytes::Bytes::from_static(br#"{"message":"401 Unauthorized"}"#),
             });
         }
-        let Some(matched) = self.table.find(request.method(), &v3_path) else {
+        let Some(matched) = matched else {
             context.route = crate::usage::route_of_path(request.method().as_str(), &v3_path);
             let target = match request.uri().query() {
                 Some(query) => format!("/api/v4{v3_path}?{query}"),
@@ -239,7 +257,12 @@ impl Rewriter {
         let rule = matched.rule;
         context.route = format!("{} {}", rule.v3.method, rule.v3.template);
         context.since = rule.since.clone();
-        self.apply(rule, matched.params, &v3_path, request, context).await
+        let sent = Sent {
+            query: sent_query.as_deref(),
+            body: preread,
+        };
+        self.apply(rule, matched.params, &v3_path, request, sent, context)
+            .await
     }
 
     fn origin(&self, parts: &http::request::Parts, context: &RequestContext) -> String {
@@ -256,10 +279,11 @@ impl Rewriter {
         mut params: Vec<(String, String)>,
         v3_path: &str,
         request: Request<Body>,
+        sent: Sent<'_>,
         context: &RequestContext,
     ) -> Result<Response<Body>, GatewayError> {
         let (parts, incoming) = request.into_parts();
-        check_values(rule, parts.uri.query())?;
+        check_values(rule, sent.query)?;
         let origin = self.origin(&parts, context);
         let caller = Caller {
             upstream: &self.upstream,
@@ -288,6 +312,7 @@ impl Rewriter {
             &parts.headers,
             parts.uri.query(),
             incoming,
+            sent.body,
             rule,
             &self.client_bodies,
             self.settings.max_body,
@@ -372,19 +397,37 @@ impl Rewriter {
     }
 }
 
-/// Grape's `values:` check of the V3 route: a query parameter (or array element) outside the values V3 accepted is
-/// answered 400 `{"error":"<name> does not have a valid value"}`, as V3's parameter validation answered it.
+/// What the client sent that the rule's handling needs as sent: the query before indexed arrays were renamed, and
+/// the body when svcgate read it already to find a token.
+struct Sent<'a> {
+    query: Option<&'a str>,
+    body: Option<bytes::Bytes>,
+}
+
+/// Grape's `values:` check of the V3 route, on the query as the client sent it: a value outside those V3 accepted
+/// is answered 400 `{"error":"<name> does not have a valid value"}` before the backend is asked. V3's `coerce_with`
+/// (lib/api/v3/builds.rb `params :optional_scope`) took a string or Rack's indexed hash (`scope[0]=x`); an array
+/// (`scope[]=x`) became `['unknown']`, so it is refused whatever its values.
 fn check_values(rule: &Rule, query: Option<&str>) -> Result<(), GatewayError> {
     if rule.values.is_empty() {
         return Ok(());
     }
     let pairs = crate::url_parts::parse_pairs(query.unwrap_or("").as_bytes());
     for (name, allowed) in &rule.values {
-        let array = format!("{name}[]");
-        let invalid = pairs
-            .iter()
-            .filter(|(key, _)| *key == *name || *key == array)
-            .any(|(_, value)| !allowed.iter().any(|allowed| allowed == value));
+        let invalid = pairs.iter().any(|(key, value)| {
+            let Some(rest) = key.strip_prefix(name.as_str()) else {
+                return false;
+            };
+            let indexed = rest
+                .strip_prefix('[')
+                .and_then(|rest| rest.strip_suffix(']'))
+                .is_some_and(|index| !index.is_empty() && index.bytes().all(|byte| byte.is_ascii_digit()));
+            if rest.is_empty() || indexed {
+                !allowed.iter().any(|allowed| allowed == value)
+            } else {
+                rest == "[]"
+            }
+        });
         if invalid {
             let body = serde_json::json!({ "error": format!("{name} does not have a valid value") });
             return Err(GatewayError::Relay {

@@ -162,6 +162,23 @@ pub(crate) fn unindex_query(query: &str) -> Option<String> {
     unindex_pairs(&mut pairs).then(|| encode_pairs(&pairs))
 }
 
+/// The answer to a client body svcgate could not read: too large → 400, the body budget spent → 503 Busy (with
+/// `Retry-After`), a slow or stalled client → 408.
+pub(crate) fn body_error(error: BudgetError) -> GatewayError {
+    match error {
+        BudgetError::TooLarge { max } => GatewayError::BadRequest(format!(
+            "the request body is larger than max_rewrite_body_bytes ({max})"
+        )),
+        BudgetError::Exhausted { budget } | BudgetError::ShareExhausted { share: budget } => GatewayError::Busy(
+            format!("svcgate holds {budget} bytes of bodies already (rewrite_memory_budget_bytes); retry shortly"),
+        ),
+        BudgetError::TimedOut(after) | BudgetError::Stalled(after) => GatewayError::BodyTimeout(after),
+        BudgetError::Unreadable(detail) => {
+            GatewayError::BadRequest(format!("the request body could not be read: {detail}"))
+        }
+    }
+}
+
 fn take_pair(pairs: &mut Vec<(String, String)>, name: &str) -> Option<String> {
     let position = pairs.iter().position(|(key, _)| key == name)?;
     let (_, value) = pairs.remove(position);
@@ -197,11 +214,15 @@ impl V3Request {
     /// Reads the parts of a request its rule needs: the body only when the rule reads it.
     ///
     /// A body announced as empty (`Content-Length: 0`) is no body: a rule's added parameters then make one. A
-    /// body without a content type is read too when the rule needs it, so that an empty one counts as none.
+    /// body without a content type is read too when the rule needs it, so that an empty one counts as none. A
+    /// body read already (`preread`, to find a token in it; `incoming` then streams the same bytes) is not read
+    /// or counted in the budget again.
+    #[allow(clippy::too_many_arguments)]
     pub async fn read(
         headers: &HeaderMap,
         query: Option<&str>,
         incoming: Body,
+        preread: Option<Bytes>,
         rule: &Rule,
         budget: &BodyBudget,
         max_body: usize,
@@ -234,22 +255,17 @@ impl V3Request {
             .get(http::header::CONTENT_LENGTH)
             .and_then(|value| value.to_str().ok())
             .and_then(|value| value.trim().parse::<u64>().ok());
-        let (bytes, held) = budget
-            .read(incoming, declared, max_body)
-            .await
-            .map_err(|error| match error {
-                BudgetError::TooLarge { max } => GatewayError::BadRequest(format!(
-                    "the request body is larger than max_rewrite_body_bytes ({max})"
-                )),
-                BudgetError::Exhausted { budget } | BudgetError::ShareExhausted { share: budget } => GatewayError::Busy(format!(
-                    "svcgate holds {budget} bytes of bodies already (rewrite_memory_budget_bytes); retry shortly"
-                )),
-                BudgetError::TimedOut(after) | BudgetError::Stalled(after) => GatewayError::BodyTimeout(after),
-                BudgetError::Unreadable(detail) => {
-                    GatewayError::BadRequest(format!("the request body could not be read: {detail}"))
-                }
-            })?;
-        context.hold(held);
+        let bytes = match preread {
+            Some(bytes) => bytes,
+            None => {
+                let (bytes, held) = budget
+                    .read(incoming, declared, max_body)
+                    .await
+                    .map_err(body_error)?;
+                context.hold(held);
+                bytes
+            }
+        };
         let body = parse_body(content_type, bytes, conversions, &mut renamed)?;
         Ok(V3Request { query, body, renamed })
     }

@@ -478,7 +478,12 @@ async fn runner_token_routes_pass_and_only_v3s_runner_removal_is_refused_anonymo
             )),
         )
         .await;
-        assert_ne!(answer.status, StatusCode::UNAUTHORIZED, "{method} {path}: {:?}", answer.body);
+        assert_ne!(
+            answer.status,
+            StatusCode::UNAUTHORIZED,
+            "{method} {path}: {:?}",
+            answer.body
+        );
     }
     let removal = world.anonymous(Method::DELETE, "/runners/1").await;
     assert_unauthorized(&removal, "DELETE /runners/:id");
@@ -507,7 +512,12 @@ async fn shared_v4_routes_under_an_authenticating_v3_module_serve_anonymous_call
         format!("/groups/{group}/subgroups"),
     ] {
         let answer = world.anonymous(Method::GET, &path).await;
-        assert_ne!(answer.status, StatusCode::UNAUTHORIZED, "{path}: {:?}", answer.body);
+        assert_ne!(
+            answer.status,
+            StatusCode::UNAUTHORIZED,
+            "{path}: {:?}",
+            answer.body
+        );
     }
     for path in [
         format!("/projects/{public}/repository/commits/master"),
@@ -566,4 +576,28 @@ async fn a_caller_whose_token_was_in_the_query_or_body_is_counted_as_signed_in()
             .unwrap_or_else(|| panic!("no client {agent} in {report}"));
         assert_eq!(client["user"], json!("demo"), "{agent}");
     }
+}
+
+/// A body svcgate opens to look for a token is read as every body it rewrites (src/rewrite/request.rs): a client
+/// that stops sending is answered 408, not 400. (V3 itself read parameters from the body: lib/api/v3/milestones.rb
+/// `post ":id/milestones"` with `private_token` among them.)
+#[tokio::test]
+async fn a_stalled_body_read_for_its_token_is_answered_408() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let sim = svc_sim::spawn(listener, ADMIN).await.unwrap();
+    let gateway = TestGateway::start_with(&sim.url(), |raw| {
+        raw.body_read_timeout = Some("1s".to_owned());
+    })
+    .await;
+    let mut stream = tokio::net::TcpStream::connect(gateway.address).await.unwrap();
+    let head = "POST /api/v3/projects/1/milestones HTTP/1.1\r\nhost: svcgate\r\n\
+                content-type: application/json\r\ncontent-length: 100\r\n\r\n{\"title\":";
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = vec![0u8; 4096];
+    let read = common::within(10, "the answer to a stalled body", stream.read(&mut answer))
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&answer[..read]).to_lowercase();
+    assert!(text.starts_with("http/1.1 408"), "{text}");
 }

@@ -305,7 +305,9 @@ pub fn body_kind(headers: &HeaderMap, max_body: usize) -> BodyKind {
     }
     let media = media_type(headers);
     let openable = media.as_deref().is_some_and(|media| {
-        media == "application/x-www-form-urlencoded" || media == "application/json" || media.ends_with("+json")
+        media == "application/x-www-form-urlencoded"
+            || media == "application/json"
+            || media.ends_with("+json")
     });
     match declared {
         Some(length) if openable && !chunked && length <= max_body as u64 => BodyKind::Readable(length),
@@ -415,5 +417,35 @@ source = "projects.rb"
             found,
             Some(("authorization", HeaderValue::from_static("Bearer oauth")))
         );
+    }
+
+    fn parts_of(target: &str) -> http::request::Parts {
+        let (parts, ()) = http::Request::get(target)
+            .body(())
+            .map(http::Request::into_parts)
+            .unwrap_or_else(|_| http::Request::new(()).into_parts());
+        parts
+    }
+
+    #[test]
+    fn lifting_a_query_token_keeps_the_scheme_and_authority_of_an_http2_target() {
+        let mut parts = parts_of("https://gateway.example/api/v3/projects?bearer_token=abc&page=2");
+        assert!(matches!(lift_from_query(&mut parts), Ok(true)));
+        assert_eq!(
+            parts.uri.to_string(),
+            "https://gateway.example/api/v3/projects?page=2"
+        );
+        assert_eq!(
+            parts.headers.get("authorization"),
+            Some(&HeaderValue::from_static("Bearer abc"))
+        );
+    }
+
+    #[test]
+    fn a_query_without_a_token_is_left_byte_for_byte() {
+        let target = "/api/v3/projects?search=a%7eb&x=y+z&empty&scope%5B%5D=pending";
+        let mut parts = parts_of(target);
+        assert!(matches!(lift_from_query(&mut parts), Ok(false)));
+        assert_eq!(parts.uri.to_string(), target);
     }
 }

@@ -47,9 +47,9 @@ use self::request::V3Request;
 use self::rule::Rule;
 use self::sessions::Sessions;
 use self::table::RuleTable;
+use crate::access::Credentials;
 use crate::body::Body;
 use crate::config::ShapeMode;
-use crate::access::Credentials;
 use crate::context::RequestContext;
 use crate::error::GatewayError;
 use crate::passthrough::{forward_to, original_host};
@@ -174,7 +174,11 @@ impl Rewriter {
             context.caller = Credentials::from_headers(&parts.headers);
         }
         let query = parts.uri.query().map(str::to_owned);
-        if let Some(rest) = self.sessions.translate(&mut parts.headers, query.as_deref()).await {
+        if let Some(rest) = self
+            .sessions
+            .translate(&mut parts.headers, query.as_deref())
+            .await
+        {
             auth::set_query(&mut parts.uri, &rest)?;
         }
         // As the client sent it (before `scope[0]` becomes `scope[]`), for the V3 route's `values` check.
@@ -195,10 +199,7 @@ impl Rewriter {
             return forward_to(&self.upstream, request, context, None).await;
         }
         let matched = self.table.find(&parts.method, &v3_path);
-        let needs_auth = self
-            .table
-            .auth()
-            .requires_authentication(&parts.method, &v3_path);
+        let needs_auth = self.table.auth().requires_authentication(&parts.method, &v3_path);
         // The body is opened for a token only where it decides something: a route V3 authenticated, or one whose
         // rule reads the body anyway; it is read once and passed on.
         let mut preread = None;

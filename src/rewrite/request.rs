@@ -169,9 +169,11 @@ pub(crate) fn body_error(error: BudgetError) -> GatewayError {
         BudgetError::TooLarge { max } => GatewayError::BadRequest(format!(
             "the request body is larger than max_rewrite_body_bytes ({max})"
         )),
-        BudgetError::Exhausted { budget } | BudgetError::ShareExhausted { share: budget } => GatewayError::Busy(
-            format!("svcgate holds {budget} bytes of bodies already (rewrite_memory_budget_bytes); retry shortly"),
-        ),
+        BudgetError::Exhausted { budget } | BudgetError::ShareExhausted { share: budget } => {
+            GatewayError::Busy(format!(
+                "svcgate holds {budget} bytes of bodies already (rewrite_memory_budget_bytes); retry shortly"
+            ))
+        }
         BudgetError::TimedOut(after) | BudgetError::Stalled(after) => GatewayError::BodyTimeout(after),
         BudgetError::Unreadable(detail) => {
             GatewayError::BadRequest(format!("the request body could not be read: {detail}"))

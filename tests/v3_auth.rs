@@ -601,3 +601,28 @@ async fn a_stalled_body_read_for_its_token_is_answered_408() {
     let text = String::from_utf8_lossy(&answer[..read]).to_lowercase();
     assert!(text.starts_with("http/1.1 408"), "{text}");
 }
+
+/// A body that decides nothing for svcgate is not read for a token: on a route with no `[[auth]]` entry and no rule
+/// (`POST /projects/:id/statuses/:sha`, the shared V4 lib/api/commit_statuses.rb) it streams to the backend as it
+/// arrives, so a slow client is the backend's to wait for, not answered 408 by svcgate's body timeout.
+#[tokio::test]
+async fn a_body_on_a_route_that_needs_no_token_is_streamed_unread() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let sim = svc_sim::spawn(listener, ADMIN).await.unwrap();
+    let gateway = TestGateway::start_with(&sim.url(), |raw| {
+        raw.body_read_timeout = Some("1s".to_owned());
+    })
+    .await;
+    let mut stream = tokio::net::TcpStream::connect(gateway.address).await.unwrap();
+    let head = "POST /api/v3/projects/1/statuses/abc HTTP/1.1\r\nhost: svcgate\r\n\
+                content-type: application/json\r\ncontent-length: 100\r\n\r\n{\"state\":";
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = vec![0u8; 4096];
+    let early = tokio::time::timeout(std::time::Duration::from_secs(2), stream.read(&mut answer)).await;
+    if let Ok(Ok(read)) = early {
+        let text = String::from_utf8_lossy(&answer[..read]).to_lowercase();
+        assert!(!text.starts_with("http/1.1 408"), "{text}");
+        assert!(!text.starts_with("http/1.1 400"), "{text}");
+    }
+}

@@ -1,7 +1,7 @@
 //! Reads rule files (`rules/*.toml`) into compiled [`Rule`]s and [`Shapes`], with file-and-line errors.
 //!
 //! A rule file may hold `release` (the default `since` of its rules), `[[rule]]` entries, named `[params.NAME]`
-//! sets that rules share, and `[entity.NAME]` shapes. Everything is checked before the gateway starts: unknown
+//! sets that rules share, `[entity.NAME]` shapes, and `[[auth]]` entries (V3's authentication, [`super::auth`]). Everything is checked before the gateway starts: unknown
 //! keys, unknown entity, converter and procedure names, and V4 parameters the V3 path does not have.
 
 use std::collections::{BTreeMap, HashMap};
@@ -28,6 +28,10 @@ struct RawFile {
     params: BTreeMap<String, Spanned<RawParamSet>>,
     #[serde(default)]
     entity: BTreeMap<String, Spanned<RawEntity>>,
+    /// `[[auth]]` entries, compiled by [`super::auth::AuthTable::compile`].
+    #[serde(default)]
+    #[allow(dead_code)]
+    auth: Vec<toml::Value>,
 }
 
 #[derive(Deserialize)]
@@ -49,6 +53,8 @@ struct RawRule {
     add_body: BTreeMap<String, toml::Value>,
     #[serde(default)]
     drop_if: BTreeMap<String, String>,
+    #[serde(default)]
+    values: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     path_from_request: Vec<String>,
     #[serde(default)]
@@ -541,6 +547,7 @@ fn compile_rule(
             .map(|(k, v)| Ok((k.clone(), to_json(v)?)))
             .collect::<Result<_, String>>()?,
         drop_if: raw.drop_if.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        values: raw.values.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         path_from_request: raw.path_from_request.clone(),
         ids,
         status,

@@ -294,6 +294,9 @@ pub struct Rule {
     pub add_body: Vec<(String, serde_json::Value)>,
     /// Parameters left out when they have this value (`state=all` on milestones).
     pub drop_if: Vec<(String, String)>,
+    /// The values V3 accepted for a query parameter (Grape's `values:`); any other is answered 400
+    /// `{"error":"<name> does not have a valid value"}` before the backend is asked.
+    pub values: Vec<(String, Vec<String>)>,
     /// Request parameters (query or body) that become V4 path segments, URL-encoded, removed from the request.
     pub path_from_request: Vec<String>,
     /// Path parameters holding a global id, and what they name; the V4 template uses `<name minus _id>_iid`.

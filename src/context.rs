@@ -20,6 +20,9 @@ pub struct RequestContext {
     pub route: String,
     /// The release of the rule that matched (`9.0`), empty otherwise.
     pub since: String,
+    /// The caller's credentials when svcgate moved a token from the query or body into a header (the usage report
+    /// counts the caller by them); `None` otherwise.
+    pub caller: Option<crate::access::Credentials>,
     /// How many calls to the backend the request cost.
     pub backend_calls: std::sync::atomic::AtomicU32,
     /// Bytes of bodies read whole for this request, counted in the body budget until the request is answered.
@@ -36,6 +39,7 @@ impl RequestContext {
             kind: "passthrough",
             route: String::new(),
             since: String::new(),
+            caller: None,
             backend_calls: std::sync::atomic::AtomicU32::new(0),
             held: std::sync::Mutex::new(Vec::new()),
         }

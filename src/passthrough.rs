@@ -34,12 +34,16 @@ pub async fn forward(
 }
 
 /// Forwards `request` to `target` (a path and query; the request's own when `None`), streaming both ways.
-pub async fn forward_to(
+pub async fn forward_to<B>(
     upstream: &Upstream,
-    request: Request<Incoming>,
+    request: Request<B>,
     context: &RequestContext,
     target: Option<&str>,
-) -> Result<Response<Body>, GatewayError> {
+) -> Result<Response<Body>, GatewayError>
+where
+    B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<body::BoxError>,
+{
     let (mut parts, incoming) = request.into_parts();
     let client_host = prepare(upstream, &mut parts, context, target)?;
     context.count_backend_call();

@@ -268,6 +268,8 @@ impl Gateway {
         let status = response.status().as_u16();
         self.record(&context, &method, &path, status);
         if let (Some((credentials, user_agent)), "rewrite") = (v3_caller, context.kind) {
+            // A token svcgate moved out of the query or body names the caller as a header would have.
+            let credentials = context.caller.take().or(credentials);
             self.usage
                 .record(&context.route, &context.since, credentials, &user_agent, status);
             let route = if context.since.is_empty() {

@@ -51,7 +51,7 @@ async fn an_issue_id_beyond_64_bits_is_not_found_at_once() {
         )
         .await;
         assert_eq!(answer.status, StatusCode::NOT_FOUND, "{id}");
-        assert_eq!(answer.json()["message"], "404 Issue Not Found", "{id}");
+        assert_eq!(answer.json()["message"], "404 Not found", "{id}");
         assert!(sim.requests().is_empty(), "{id} caused a backend call");
     }
 }

@@ -106,6 +106,8 @@ async fn learned_ids_survive_a_gateway_restart() {
     second.stop().await;
 }
 
+/// V3 looked issues up with `IssuesFinder#find` (`lib/api/v3/helpers.rb`); `lib/api/api.rb` answered its
+/// `RecordNotFound` 404 `404 Not found`.
 #[tokio::test]
 async fn an_unknown_global_id_is_v3s_404() {
     let (sim, demo) = simulator().await;
@@ -121,7 +123,7 @@ async fn an_unknown_global_id_is_v3s_404() {
         )
         .await;
         assert_eq!(answer.status, StatusCode::NOT_FOUND, "{id}");
-        assert_eq!(answer.json(), json!({"message": "404 Issue Not Found"}));
+        assert_eq!(answer.json(), json!({"message": "404 Not found"}));
     }
     gateway.stop().await;
 }

@@ -152,6 +152,13 @@ fn procedure_text(procedure: Procedure) -> &'static str {
         Procedure::LabelDelete => "finds the label by name (every page), DELETE …/labels?name=…, answers the label",
         Procedure::AdminOnly => "GET /user first: 403 unless the caller is an admin",
         Procedure::SessionLogin => "POST /oauth/token (password grant), GET /user; answers the user with an issued private_token",
+        Procedure::OwnerRenames => {
+            "with a name: GET /user and the project; 403 unless the caller owns it (or is an admin); then the PUT"
+        }
+        Procedure::OwnSnippet => "GET /user and the snippet: 404 `Snippet Not Found` unless the caller wrote it; then the call",
+        Procedure::NoSelfVote => {
+            "with a thumbsup/thumbsdown (+1/-1): GET the awardable and /user; 404 `Award Emoji Not Found` on the caller's own; then the POST"
+        }
     }
 }
 
@@ -203,6 +210,21 @@ fn answer_lines(
         lines.push(format!(
             "  `{}` of each item set from GET /api/v4{}",
             embed.field, embed.path
+        ));
+    }
+    for (param, entity) in &rule.response_when {
+        let fields = table.shapes().field_names(entity).join(", ");
+        lines.push(format!("  shape when {param} is true: V3 {entity} ({fields})"));
+    }
+    if let Some((status, message)) = &rule.unseen {
+        lines.push(format!(
+            "  a known id the backend will not show the caller: {status} {{\"message\":\"{message}\"}}"
+        ));
+    }
+    if let Some(name) = rule.requires.first() {
+        lines.push(format!(
+            "  required: {} (else 400 {{\"error\":\"{name} is missing\"}})",
+            rule.requires.join(", ")
         ));
     }
     match &rule.response {

@@ -62,6 +62,28 @@ fn as_v3_message(status: StatusCode, body: Value) -> Value {
     }
 }
 
+/// V3's answer when a record looked up by global id was not there for the caller: V3 found issues and merge
+/// requests with ActiveRecord's `find` (`IssuesFinder#find`, `user_project.merge_requests.find`,
+/// `lib/api/v3/helpers.rb`), and `lib/api/api.rb` answered every `RecordNotFound` `404 Not found`.
+pub const V3_RECORD_NOT_FOUND: &str = "404 Not found";
+
+/// The rule's `unseen` answer when V4's answer is its 404 about the issue or merge request a known global id
+/// named (the caller may not see it); `None` otherwise (a project not found is V4's answer, which V3 shared).
+fn unseen_answer(rule: &super::rule::Rule, status: StatusCode, body: &Value) -> Option<(StatusCode, Value)> {
+    let (v3_status, message) = rule.unseen.as_ref()?;
+    let about_record = matches!(
+        body.get("message").and_then(Value::as_str),
+        Some("404 Issue Not Found" | "404 Merge Request Not Found")
+    );
+    if status != StatusCode::NOT_FOUND || rule.ids.is_empty() || !about_record {
+        return None;
+    }
+    Some((
+        StatusCode::from_u16(*v3_status).unwrap_or(status),
+        serde_json::json!({ "message": message }),
+    ))
+}
+
 fn entity_kind(entity: &str) -> Option<IdKind> {
     match entity {
         "issue" => Some(IdKind::Issue),
@@ -91,10 +113,15 @@ impl Finisher<'_> {
                         .and_then(|value| value.to_str().ok())
                         .is_some_and(|value| value.contains("json"));
                 let remapped = remap(v4_status) != v4_status;
-                if json_error && (remapped || !exchange.v3_names.is_empty()) {
+                // A known global id whose record the backend will not show this caller: V3's own answer.
+                let unseen = rule.unseen.is_some() && v4_status == StatusCode::NOT_FOUND;
+                if json_error && (remapped || unseen || !exchange.v3_names.is_empty()) {
                     let (parts, bytes) = exchange.caller.read_bytes(response).await?;
                     let body = match crate::plain_value::from_slice(&bytes) {
                         Ok(body) => {
+                            if let Some((status, body)) = unseen_answer(rule, v4_status, &body) {
+                                return Ok(self.respond(status, parts.headers, body));
+                            }
                             let body = rename_in_error(body, &exchange.v3_names);
                             let body = if remapped {
                                 as_v3_message(remap(v4_status), body)
@@ -115,7 +142,7 @@ impl Finisher<'_> {
                     }
                     return Ok(answer);
                 }
-                if self.reads_raw(rule, &prepared) {
+                if self.reads_raw(rule, rule.response_for(&exchange.query), &prepared) {
                     let (parts, bytes) = exchange.caller.read_bytes(response).await?;
                     if let Some(answer) = self
                         .finish_raw(exchange, remap(v4_status), &parts.headers, &bytes)
@@ -139,6 +166,9 @@ impl Finisher<'_> {
                 body,
             } => {
                 if !status.is_success() {
+                    if let Some((status, body)) = unseen_answer(rule, status, &body) {
+                        return Ok(self.respond(status, headers, body));
+                    }
                     let body = rename_in_error(body, &exchange.v3_names);
                     return Ok(self.respond(remap(status), headers, body));
                 }
@@ -152,7 +182,7 @@ impl Finisher<'_> {
         if let Some(embed) = &rule.embed {
             self.embed(exchange, embed, &mut body).await?;
         }
-        if let Some(entity) = rule.response.as_deref() {
+        if let Some(entity) = rule.response_for(&exchange.query) {
             if let Some(kind) = entity_kind(entity) {
                 self.ids.learn(kind, &body);
             }
@@ -276,7 +306,7 @@ impl Finisher<'_> {
     /// Whether the answer can be reshaped from its text ([`Finisher::finish_raw`]): strict shapes, an entity to
     /// shape into, and nothing that needs the whole answer as a value (a synthesised or embedded body, items
     /// replaced whole by their own fetch).
-    fn reads_raw(&self, rule: &super::rule::Rule, prepared: &Prepared) -> bool {
+    fn reads_raw(&self, rule: &super::rule::Rule, entity: Option<&str>, prepared: &Prepared) -> bool {
         self.mode == ShapeMode::Strict
             && prepared.answer.is_none()
             && prepared.prefetched.is_none()
@@ -286,10 +316,7 @@ impl Finisher<'_> {
                 .as_ref()
                 .as_ref()
                 .map_or(true, |fetch| !fetch.fields.is_empty())
-            && rule
-                .response
-                .as_deref()
-                .is_some_and(|entity| self.shapes.contains(entity))
+            && entity.is_some_and(|entity| self.shapes.contains(entity))
     }
 
     /// Reshapes a V4 object, or list of objects, from its text into the V3 answer without a value tree: the
@@ -303,7 +330,7 @@ impl Finisher<'_> {
         bytes: &[u8],
     ) -> Result<Option<Response<Body>>, GatewayError> {
         let rule = exchange.rule;
-        let Some(entity) = rule.response.as_deref() else {
+        let Some(entity) = rule.response_for(&exchange.query) else {
             return Ok(None);
         };
         // UTF-8 is checked once here; parsing from `str` then skips checking each value again.

@@ -38,6 +38,16 @@ fn record_of(kind: IdKind, item: &Value) -> Option<IdRecord> {
     })
 }
 
+/// V3's answer for a global id that names no issue or merge request the caller can see in the project:
+/// `RecordNotFound`, which `lib/api/api.rb` answered 404 `{"message":"404 Not found"}`.
+fn record_not_found() -> GatewayError {
+    let body = serde_json::json!({ "message": super::finish::V3_RECORD_NOT_FOUND });
+    super::exchange::relay_error(
+        http::StatusCode::NOT_FOUND,
+        bytes::Bytes::from(serde_json::to_vec(&body).unwrap_or_default()),
+    )
+}
+
 impl IdIndex {
     /// An index with a memory cache of `capacity` entries over `store`.
     pub fn new(store: Arc<dyn Store>, metrics: Arc<Metrics>, capacity: usize, max_pages: u32) -> Self {
@@ -116,20 +126,13 @@ impl IdIndex {
         project: &str,
         caller: &Caller<'_>,
     ) -> Result<IdRecord, GatewayError> {
-        let not_found = GatewayError::NotFound(match kind {
-            IdKind::Issue => "Issue",
-            IdKind::MergeRequest => "Merge Request",
-        });
         // Ids are 64-bit signed integers (the store's and the service's): a larger number names nothing, and is
         // answered at once, without a lookup.
         let Some(id) = raw_id.parse::<i64>().ok().and_then(|id| u64::try_from(id).ok()) else {
-            return Err(not_found);
+            return Err(record_not_found());
         };
         let in_project = |record: IdRecord| match project.parse::<u64>() {
-            Ok(project_id) if project_id != record.project_id => Err(GatewayError::NotFound(match kind {
-                IdKind::Issue => "Issue",
-                IdKind::MergeRequest => "Merge Request",
-            })),
+            Ok(project_id) if project_id != record.project_id => Err(record_not_found()),
             _ => Ok(record),
         };
         if let Some(record) = self.cached(kind, id) {
@@ -154,7 +157,7 @@ impl IdIndex {
             }
             None => {
                 self.metrics.id_lookup("not_found");
-                Err(not_found)
+                Err(record_not_found())
             }
         }
     }

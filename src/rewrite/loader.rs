@@ -1,7 +1,7 @@
 //! Reads rule files (`rules/*.toml`) into compiled [`Rule`]s and [`Shapes`], with file-and-line errors.
 //!
 //! A rule file may hold `release` (the default `since` of its rules), `[[rule]]` entries, named `[params.NAME]`
-//! sets that rules share, and `[entity.NAME]` shapes. Everything is checked before the gateway starts: unknown
+//! sets that rules share, `[entity.NAME]` shapes, and `[[auth]]` entries (V3's authentication, [`super::auth`]). Everything is checked before the gateway starts: unknown
 //! keys, unknown entity, converter and procedure names, and V4 parameters the V3 path does not have.
 
 use std::collections::{BTreeMap, HashMap};
@@ -28,6 +28,10 @@ struct RawFile {
     params: BTreeMap<String, Spanned<RawParamSet>>,
     #[serde(default)]
     entity: BTreeMap<String, Spanned<RawEntity>>,
+    /// `[[auth]]` entries, compiled by [`super::auth::AuthTable::compile`].
+    #[serde(default)]
+    #[allow(dead_code)]
+    auth: Vec<toml::Value>,
 }
 
 #[derive(Deserialize)]
@@ -50,12 +54,19 @@ struct RawRule {
     #[serde(default)]
     drop_if: BTreeMap<String, String>,
     #[serde(default)]
+    values: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
     path_from_request: Vec<String>,
     #[serde(default)]
     ids: BTreeMap<String, String>,
     #[serde(default)]
     status: BTreeMap<String, u16>,
     response: Option<String>,
+    #[serde(default)]
+    response_when: BTreeMap<String, String>,
+    #[serde(default)]
+    requires: Vec<String>,
+    unseen: Option<RawUnseen>,
     collect: Option<String>,
     page_base: Option<u8>,
     #[serde(default)]
@@ -81,6 +92,13 @@ enum RawPrefetch {
         path: String,
         id: String,
     },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawUnseen {
+    status: u16,
+    message: String,
 }
 
 #[derive(Deserialize)]
@@ -468,6 +486,19 @@ fn compile_rule(
             return Err(format!("response: unknown entity {entity:?}"));
         }
     }
+    if let Some(unseen) = &raw.unseen {
+        if raw.ids.is_empty() {
+            return Err("unseen: only for a rule with `ids`".to_owned());
+        }
+        if !(400..500).contains(&unseen.status) {
+            return Err(format!("unseen: {} is not a 4xx status", unseen.status));
+        }
+    }
+    for entity in raw.response_when.values() {
+        if !shapes.contains(entity) {
+            return Err(format!("response_when: unknown entity {entity:?}"));
+        }
+    }
     let collect_all_pages = match raw.collect.as_deref() {
         None => false,
         Some("all_pages") => true,
@@ -516,10 +547,21 @@ fn compile_rule(
             .map(|(k, v)| Ok((k.clone(), to_json(v)?)))
             .collect::<Result<_, String>>()?,
         drop_if: raw.drop_if.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        values: raw.values.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         path_from_request: raw.path_from_request.clone(),
         ids,
         status,
         response: raw.response.clone(),
+        response_when: raw
+            .response_when
+            .iter()
+            .map(|(param, entity)| (param.clone(), entity.clone()))
+            .collect(),
+        requires: raw.requires.clone(),
+        unseen: raw
+            .unseen
+            .as_ref()
+            .map(|unseen| (unseen.status, unseen.message.clone())),
         collect_all_pages,
         page_base,
         prefetch,
@@ -573,6 +615,18 @@ mod tests {
                 "unknown converter",
             ),
             ("status = { \"99\" = 200 }", "not a status code"),
+            (
+                "response_when = { simple = \"nope\" }",
+                "response_when: unknown entity",
+            ),
+            (
+                "unseen = { status = 403, message = \"403 Forbidden\" }",
+                "unseen: only for a rule with `ids`",
+            ),
+            (
+                "ids = { id = \"issue\" }\nunseen = { status = 200, message = \"x\" }",
+                "not a 4xx status",
+            ),
         ] {
             let error = compile_one(&format!("{base}{extra}\n")).unwrap_err().to_string();
             assert!(error.contains(expected), "{extra}: {error}");

@@ -1,7 +1,8 @@
 //! V3 → V4 translation: match a rule, translate ids, build the V4 request, send it, build the V3 answer.
 //!
 //! The pipeline for one `/api/v3/…` request, in order:
-//! 1. [`sessions`]: a token issued by `POST /session` becomes the backend's bearer token.
+//! 1. [`auth`]: a token in the query or a form or JSON body becomes a header; a route V3 authenticated answers an
+//!    anonymous caller 401. [`sessions`]: a token issued by `POST /session` becomes the backend's bearer token.
 //! 2. [`table`]: find the rule for the method and path; none → pass through with the prefix change.
 //! 3. [`ids`]: translate global issue and merge request ids to iids.
 //! 4. [`request`] and [`params`]: read what the rule must rewrite; [`plan`]: decide the V4 path, query and body
@@ -10,6 +11,7 @@
 //!    entry ([`exchange`] holds the translated request and the calls).
 //! 6. [`finish`]: remap the status, complete and reshape the body with [`shape`], rewrite [`pagination`].
 
+pub mod auth;
 pub mod backend;
 pub mod exchange;
 pub mod explain;
@@ -45,6 +47,7 @@ use self::request::V3Request;
 use self::rule::Rule;
 use self::sessions::Sessions;
 use self::table::RuleTable;
+use crate::access::Credentials;
 use crate::body::Body;
 use crate::config::ShapeMode;
 use crate::context::RequestContext;
@@ -163,26 +166,27 @@ impl Rewriter {
     /// Answers one `/api/v3/…` request.
     pub async fn handle(
         &self,
-        mut request: Request<Incoming>,
+        request: Request<Incoming>,
         context: &mut RequestContext,
     ) -> Result<Response<Body>, GatewayError> {
-        let query = request.uri().query().map(str::to_owned);
+        let (mut parts, incoming) = request.into_parts();
+        if auth::lift_from_query(&mut parts)? {
+            context.caller = Credentials::from_headers(&parts.headers);
+        }
+        let query = parts.uri.query().map(str::to_owned);
         if let Some(rest) = self
             .sessions
-            .translate(request.headers_mut(), query.as_deref())
+            .translate(&mut parts.headers, query.as_deref())
             .await
         {
-            let path = request.uri().path().to_owned();
-            let target = if rest.is_empty() {
-                path
-            } else {
-                format!("{path}?{rest}")
-            };
-            *request.uri_mut() = target
-                .parse()
-                .map_err(|_| GatewayError::BadRequest("request target".to_owned()))?;
+            auth::set_query(&mut parts.uri, &rest)?;
         }
-        let path = request.uri().path();
+        // As the client sent it (before `scope[0]` becomes `scope[]`), for the V3 route's `values` check.
+        let sent_query = parts.uri.query().map(str::to_owned);
+        if let Some(query) = parts.uri.query().and_then(request::unindex_query) {
+            auth::set_query(&mut parts.uri, &query)?;
+        }
+        let path = parts.uri.path();
         let v3_path = fold_empty_segments(path.strip_prefix(V3_PREFIX).unwrap_or(path));
         if has_dot_segment(&v3_path) {
             return Err(GatewayError::BadRequest(
@@ -191,9 +195,59 @@ impl Rewriter {
         }
         if is_github_compat(&v3_path) {
             context.route = "github-compat".to_owned();
+            let request = Request::from_parts(parts, crate::body::stream(incoming));
             return forward_to(&self.upstream, request, context, None).await;
         }
-        let Some(matched) = self.table.find(request.method(), &v3_path) else {
+        let matched = self.table.find(&parts.method, &v3_path);
+        let needs_auth = self.table.auth().requires_authentication(&parts.method, &v3_path);
+        // The body is opened for a token only where it decides something: a route V3 authenticated, or one whose
+        // rule reads the body anyway; it is read once and passed on.
+        let mut preread = None;
+        let mut unopened = false;
+        let mut body = crate::body::stream(incoming);
+        if !auth::has_credentials(&parts.headers)
+            && (needs_auth || matched.as_ref().is_some_and(|matched| matched.rule.reads_body()))
+        {
+            match auth::body_kind(&parts.headers, self.settings.max_body) {
+                auth::BodyKind::Absent => {}
+                auth::BodyKind::Unopened => unopened = true,
+                auth::BodyKind::Readable(declared) => {
+                    let (bytes, held) = self
+                        .client_bodies
+                        .read(
+                            std::mem::replace(&mut body, crate::body::empty()),
+                            Some(declared),
+                            self.settings.max_body,
+                        )
+                        .await
+                        .map_err(request::body_error)?;
+                    context.hold(held);
+                    let (bytes, lifted) = auth::lift_from_body(&mut parts, bytes);
+                    if lifted {
+                        context.caller = Credentials::from_headers(&parts.headers);
+                    }
+                    body = crate::body::full(bytes.clone());
+                    preread = Some(bytes);
+                }
+            }
+        }
+        let request = Request::from_parts(parts, body);
+        if needs_auth && !unopened && !auth::has_credentials(request.headers()) {
+            // Counted under its rule's route, as the call would have been.
+            match &matched {
+                Some(matched) => {
+                    context.route = format!("{} {}", matched.rule.v3.method, matched.rule.v3.template);
+                    context.since = matched.rule.since.clone();
+                }
+                None => context.route = crate::usage::route_of_path(request.method().as_str(), &v3_path),
+            }
+            // V3's `authenticate!` answered before the route ran, whatever the project's visibility.
+            return Err(GatewayError::Relay {
+                status: http::StatusCode::UNAUTHORIZED,
+                body: bytes::Bytes::from_static(br#"{"message":"401 Unauthorized"}"#),
+            });
+        }
+        let Some(matched) = matched else {
             context.route = crate::usage::route_of_path(request.method().as_str(), &v3_path);
             let target = match request.uri().query() {
                 Some(query) => format!("/api/v4{v3_path}?{query}"),
@@ -204,7 +258,12 @@ impl Rewriter {
         let rule = matched.rule;
         context.route = format!("{} {}", rule.v3.method, rule.v3.template);
         context.since = rule.since.clone();
-        self.apply(rule, matched.params, &v3_path, request, context).await
+        let sent = Sent {
+            query: sent_query.as_deref(),
+            body: preread,
+        };
+        self.apply(rule, matched.params, &v3_path, request, sent, context)
+            .await
     }
 
     fn origin(&self, parts: &http::request::Parts, context: &RequestContext) -> String {
@@ -220,10 +279,12 @@ impl Rewriter {
         rule: &Rule,
         mut params: Vec<(String, String)>,
         v3_path: &str,
-        request: Request<Incoming>,
+        request: Request<Body>,
+        sent: Sent<'_>,
         context: &RequestContext,
     ) -> Result<Response<Body>, GatewayError> {
         let (parts, incoming) = request.into_parts();
+        check_values(rule, sent.query)?;
         let origin = self.origin(&parts, context);
         let caller = Caller {
             upstream: &self.upstream,
@@ -238,6 +299,26 @@ impl Rewriter {
             .find(|(name, _)| name == "id")
             .map(|(_, value)| value.clone())
             .unwrap_or_default();
+        // V3 validated its parameters before it looked anything up: a missing required one is 400 even where the
+        // global id names nothing.
+        let v3 = V3Request::read(
+            &parts.headers,
+            parts.uri.query(),
+            incoming,
+            sent.body,
+            rule,
+            &self.client_bodies,
+            self.settings.max_body,
+            context,
+        )
+        .await?;
+        if let Some(missing) = rule.requires.iter().find(|name| v3.sent(name) == Some(false)) {
+            let body = serde_json::json!({ "error": format!("{missing} is missing") });
+            return Err(exchange::relay_error(
+                http::StatusCode::BAD_REQUEST,
+                bytes::Bytes::from(serde_json::to_vec(&body).unwrap_or_default()),
+            ));
+        }
         for (param, kind) in &rule.ids {
             let raw = params
                 .iter()
@@ -247,17 +328,6 @@ impl Rewriter {
             let record = self.ids.resolve(*kind, &raw, &project, &caller).await?;
             params.push((Rule::iid_param(param), record.iid.to_string()));
         }
-
-        let v3 = V3Request::read(
-            &parts.headers,
-            parts.uri.query(),
-            incoming,
-            rule,
-            &self.client_bodies,
-            self.settings.max_body,
-            context,
-        )
-        .await?;
         let plan =
             plan::plan(rule, params, v3).map_err(|error| GatewayError::BadRequest(error.to_string()))?;
         let exchange = Exchange {
@@ -334,6 +404,48 @@ impl Rewriter {
         }
         answer
     }
+}
+
+/// What the client sent that the rule's handling needs as sent: the query before indexed arrays were renamed, and
+/// the body when svcgate read it already to find a token.
+struct Sent<'a> {
+    query: Option<&'a str>,
+    body: Option<bytes::Bytes>,
+}
+
+/// Grape's `values:` check of the V3 route, on the query as the client sent it: a value outside those V3 accepted
+/// is answered 400 `{"error":"<name> does not have a valid value"}` before the backend is asked. V3's `coerce_with`
+/// (lib/api/v3/builds.rb `params :optional_scope`) took a string or Rack's indexed hash (`scope[0]=x`); an array
+/// (`scope[]=x`) became `['unknown']`, so it is refused whatever its values.
+fn check_values(rule: &Rule, query: Option<&str>) -> Result<(), GatewayError> {
+    if rule.values.is_empty() {
+        return Ok(());
+    }
+    let pairs = crate::url_parts::parse_pairs(query.unwrap_or("").as_bytes());
+    for (name, allowed) in &rule.values {
+        let invalid = pairs.iter().any(|(key, value)| {
+            let Some(rest) = key.strip_prefix(name.as_str()) else {
+                return false;
+            };
+            let indexed = rest
+                .strip_prefix('[')
+                .and_then(|rest| rest.strip_suffix(']'))
+                .is_some_and(|index| !index.is_empty() && index.bytes().all(|byte| byte.is_ascii_digit()));
+            if rest.is_empty() || indexed {
+                !allowed.iter().any(|allowed| allowed == value)
+            } else {
+                rest == "[]"
+            }
+        });
+        if invalid {
+            let body = serde_json::json!({ "error": format!("{name} does not have a valid value") });
+            return Err(GatewayError::Relay {
+                status: http::StatusCode::BAD_REQUEST,
+                body: bytes::Bytes::from(serde_json::to_vec(&body).unwrap_or_default()),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The headers every backend call made for this client carries: its own, less hop-by-hop and body headers, plus

@@ -42,6 +42,9 @@ pub async fn run(
         Procedure::LabelDelete => label_delete(exchange, request).await,
         Procedure::AdminOnly => admin_only(exchange, request).await,
         Procedure::SessionLogin => env.sessions.login(exchange, request).await,
+        Procedure::OwnerRenames => owner_renames(exchange, request).await,
+        Procedure::OwnSnippet => own_snippet(exchange, request).await,
+        Procedure::NoSelfVote => no_self_vote(exchange, request).await,
     }
 }
 
@@ -448,6 +451,109 @@ async fn admin_only(exchange: &Exchange<'_>, request: V3Request) -> Result<Outco
             StatusCode::FORBIDDEN,
             bytes::Bytes::from_static(br#"{"message":"403 Forbidden"}"#),
         ));
+    }
+    exchange.send(request).await
+}
+
+/// A V3 refusal: `status` with `{"message": message}`.
+fn refusal(status: StatusCode, message: &str) -> GatewayError {
+    relay_error(
+        status,
+        bytes::Bytes::from(serde_json::to_vec(&json!({ "message": message })).unwrap_or_default()),
+    )
+}
+
+/// The caller as the backend sees them (`GET /user`): their id and whether they are an admin.
+async fn current_user(exchange: &Exchange<'_>) -> Result<(Option<u64>, bool), GatewayError> {
+    let user = exchange.caller.get_json("/api/v4/user").await?.body;
+    Ok((
+        user.get("id").and_then(Value::as_u64),
+        user.get("is_admin").and_then(Value::as_bool) == Some(true),
+    ))
+}
+
+/// The access level at `pointer` of a project's `permissions` (`/project_access/access_level`).
+fn access_level(project: &Value, pointer: &str) -> u64 {
+    project
+        .pointer(&format!("/permissions{pointer}/access_level"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
+}
+
+/// `PUT /projects/:id`: V3 checked `:rename_project` when `name` was given, which only owners (and admins) had
+/// (v3 projects.rb, `authorize! :rename_project, user_project if attrs[:name].present?`): a master's rename is
+/// 403. Other changes go through as V4 takes them.
+async fn owner_renames(exchange: &Exchange<'_>, request: V3Request) -> Result<Outcome, GatewayError> {
+    let renames = request.param("name").is_some_and(|name| !name.trim().is_empty());
+    if renames {
+        let (user_id, admin) = current_user(exchange).await?;
+        let project_path = format!(
+            "/api/v4/projects/{}",
+            exchange.raw_param("id").unwrap_or_default()
+        );
+        let project = exchange.caller.get_json(&project_path).await?.body;
+        const OWNER: u64 = 50;
+        let owns_namespace =
+            user_id.is_some() && project.pointer("/owner/id").and_then(Value::as_u64) == user_id;
+        let owner = admin
+            || owns_namespace
+            || access_level(&project, "/project_access") >= OWNER
+            || access_level(&project, "/group_access") >= OWNER;
+        if !owner {
+            return Err(refusal(StatusCode::FORBIDDEN, "403 Forbidden"));
+        }
+    }
+    exchange.send(request).await
+}
+
+/// `PUT`/`DELETE /snippets/:snippet_id`: V3 found the snippet among the caller's own
+/// (`snippets_for_current_user.find_by(id:)`, v3 snippets.rb), so another user's snippet, even a public one or
+/// an admin's call, was 404 `Snippet Not Found`.
+async fn own_snippet(exchange: &Exchange<'_>, request: V3Request) -> Result<Outcome, GatewayError> {
+    let not_found = || refusal(StatusCode::NOT_FOUND, "404 Snippet Not Found");
+    let (user_id, _) = current_user(exchange).await?;
+    let path = format!(
+        "/api/v4/snippets/{}",
+        exchange.raw_param("snippet_id").unwrap_or_default()
+    );
+    let snippet = match exchange.caller.get_json(&path).await {
+        Ok(answer) => answer.body,
+        Err(GatewayError::Relay { status, .. })
+            if status == StatusCode::NOT_FOUND || status == StatusCode::FORBIDDEN =>
+        {
+            return Err(not_found())
+        }
+        Err(error) => return Err(error),
+    };
+    if user_id.is_none() || snippet.pointer("/author/id").and_then(Value::as_u64) != user_id {
+        return Err(not_found());
+    }
+    exchange.send(request).await
+}
+
+/// Whether an award name is a vote as V3's `Awardable#awardable_votes?` read it after normalising the
+/// `+1`/`-1` aliases.
+fn is_vote(name: &str) -> bool {
+    matches!(name.trim(), "thumbsup" | "thumbsdown" | "+1" | "-1")
+}
+
+/// Award emoji `POST`s: V3 refused a thumbsup or thumbsdown on what the caller wrote (`can_award_awardable?`,
+/// `Awardable#user_can_award?`, v3 award_emoji.rb) with 404 `Award Emoji Not Found`; other emoji, and votes on
+/// what others wrote, go through.
+async fn no_self_vote(exchange: &Exchange<'_>, request: V3Request) -> Result<Outcome, GatewayError> {
+    if request.param("name").is_some_and(is_vote) {
+        let awardable_path = exchange
+            .v4_path
+            .strip_suffix("/award_emoji")
+            .unwrap_or(&exchange.v4_path)
+            .to_owned();
+        // An awardable the caller cannot read is V4's own answer to the call below.
+        if let Ok(awardable) = exchange.caller.get_json(&awardable_path).await {
+            let (user_id, _) = current_user(exchange).await?;
+            if user_id.is_some() && awardable.body.pointer("/author/id").and_then(Value::as_u64) == user_id {
+                return Err(refusal(StatusCode::NOT_FOUND, "404 Award Emoji Not Found"));
+            }
+        }
     }
     exchange.send(request).await
 }

@@ -5,7 +5,6 @@
 
 use bytes::Bytes;
 use http::header::{HeaderMap, HeaderValue};
-use hyper::body::Incoming;
 use serde_json::{Map, Value};
 
 use super::params::{convert_json, convert_pairs, ParamError};
@@ -21,7 +20,7 @@ pub enum V3Body {
     /// No body.
     Empty,
     /// Not read: streamed to the backend as it arrives.
-    Stream(Option<HeaderValue>, Incoming),
+    Stream(Option<HeaderValue>, Body),
     /// A JSON object body.
     Json(Map<String, Value>),
     /// A form-encoded body.
@@ -91,7 +90,8 @@ type Pairs = Vec<(String, String)>;
 
 /// The query pairs, converted, and the renames among them.
 fn read_query(query: Option<&str>, conversions: &[Conversion]) -> Result<(Pairs, Pairs), GatewayError> {
-    let pairs = parse_pairs(query.unwrap_or("").as_bytes());
+    let mut pairs = parse_pairs(query.unwrap_or("").as_bytes());
+    unindex_pairs(&mut pairs);
     let renamed = renames_sent(conversions, pairs.iter().map(|(name, _)| name.as_str()));
     let pairs = convert_pairs(pairs, conversions).map_err(bad_param)?;
     Ok((pairs, renamed))
@@ -109,7 +109,8 @@ fn parse_body(
         return Ok(V3Body::Empty);
     }
     if is_form(content_type.as_ref()) {
-        let pairs = parse_pairs(&bytes);
+        let mut pairs = parse_pairs(&bytes);
+        unindex_pairs(&mut pairs);
         renamed.extend(renames_sent(
             conversions,
             pairs.iter().map(|(name, _)| name.as_str()),
@@ -131,6 +132,52 @@ fn parse_body(
         }
         Ok(_) => Ok(V3Body::Raw(content_type, bytes)),
         Err(error) => Err(GatewayError::BadRequest(format!("invalid JSON body: {error}"))),
+    }
+}
+
+/// The name of an indexed array element as V3's Rack read it (`scope[0]` → `scope[]`); other names as they are.
+fn unindexed(name: &str) -> Option<String> {
+    let inner = name.strip_suffix(']')?;
+    let (base, index) = inner.rsplit_once('[')?;
+    (!base.is_empty() && !index.is_empty() && index.bytes().all(|byte| byte.is_ascii_digit()))
+        .then(|| format!("{base}[]"))
+}
+
+/// Renames indexed array elements (`scope[0]=pending&scope[1]=running`) to the `scope[]` form V4 reads, in place;
+/// answers whether any was renamed. V3's Rack parsed both forms as one array.
+pub(crate) fn unindex_pairs(pairs: &mut [(String, String)]) -> bool {
+    let mut changed = false;
+    for (name, _) in pairs.iter_mut() {
+        if let Some(plain) = unindexed(name) {
+            *name = plain;
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// A query with its indexed array elements renamed (see [`unindex_pairs`]), or `None` when it has none.
+pub(crate) fn unindex_query(query: &str) -> Option<String> {
+    let mut pairs = parse_pairs(query.as_bytes());
+    unindex_pairs(&mut pairs).then(|| encode_pairs(&pairs))
+}
+
+/// The answer to a client body svcgate could not read: too large → 400, the body budget spent → 503 Busy (with
+/// `Retry-After`), a slow or stalled client → 408.
+pub(crate) fn body_error(error: BudgetError) -> GatewayError {
+    match error {
+        BudgetError::TooLarge { max } => GatewayError::BadRequest(format!(
+            "the request body is larger than max_rewrite_body_bytes ({max})"
+        )),
+        BudgetError::Exhausted { budget } | BudgetError::ShareExhausted { share: budget } => {
+            GatewayError::Busy(format!(
+                "svcgate holds {budget} bytes of bodies already (rewrite_memory_budget_bytes); retry shortly"
+            ))
+        }
+        BudgetError::TimedOut(after) | BudgetError::Stalled(after) => GatewayError::BodyTimeout(after),
+        BudgetError::Unreadable(detail) => {
+            GatewayError::BadRequest(format!("the request body could not be read: {detail}"))
+        }
     }
 }
 
@@ -169,11 +216,15 @@ impl V3Request {
     /// Reads the parts of a request its rule needs: the body only when the rule reads it.
     ///
     /// A body announced as empty (`Content-Length: 0`) is no body: a rule's added parameters then make one. A
-    /// body without a content type is read too when the rule needs it, so that an empty one counts as none.
+    /// body without a content type is read too when the rule needs it, so that an empty one counts as none. A
+    /// body read already (`preread`, to find a token in it; `incoming` then streams the same bytes) is not read
+    /// or counted in the budget again.
+    #[allow(clippy::too_many_arguments)]
     pub async fn read(
         headers: &HeaderMap,
         query: Option<&str>,
-        incoming: Incoming,
+        incoming: Body,
+        preread: Option<Bytes>,
         rule: &Rule,
         budget: &BodyBudget,
         max_body: usize,
@@ -206,24 +257,31 @@ impl V3Request {
             .get(http::header::CONTENT_LENGTH)
             .and_then(|value| value.to_str().ok())
             .and_then(|value| value.trim().parse::<u64>().ok());
-        let (bytes, held) = budget
-            .read(incoming, declared, max_body)
-            .await
-            .map_err(|error| match error {
-                BudgetError::TooLarge { max } => GatewayError::BadRequest(format!(
-                    "the request body is larger than max_rewrite_body_bytes ({max})"
-                )),
-                BudgetError::Exhausted { budget } | BudgetError::ShareExhausted { share: budget } => GatewayError::Busy(format!(
-                    "svcgate holds {budget} bytes of bodies already (rewrite_memory_budget_bytes); retry shortly"
-                )),
-                BudgetError::TimedOut(after) | BudgetError::Stalled(after) => GatewayError::BodyTimeout(after),
-                BudgetError::Unreadable(detail) => {
-                    GatewayError::BadRequest(format!("the request body could not be read: {detail}"))
-                }
-            })?;
-        context.hold(held);
+        let bytes = match preread {
+            Some(bytes) => bytes,
+            None => {
+                let (bytes, held) = budget
+                    .read(incoming, declared, max_body)
+                    .await
+                    .map_err(body_error)?;
+                context.hold(held);
+                bytes
+            }
+        };
         let body = parse_body(content_type, bytes, conversions, &mut renamed)?;
         Ok(V3Request { query, body, renamed })
+    }
+
+    /// Whether the client sent parameter `name` (any value, empty included) in the query or a form or JSON body,
+    /// as V3's `requires` checked; `None` when the body was not read (streamed, or not form or JSON).
+    pub fn sent(&self, name: &str) -> Option<bool> {
+        let in_query = self.query.iter().any(|(key, _)| key == name);
+        match &self.body {
+            V3Body::Json(object) => Some(in_query || object.contains_key(name)),
+            V3Body::Form(pairs) => Some(in_query || pairs.iter().any(|(key, _)| key == name)),
+            V3Body::Empty => Some(in_query),
+            V3Body::Stream(..) | V3Body::Raw(..) => None,
+        }
     }
 
     /// A parameter's value from the body, else the query.
@@ -329,7 +387,7 @@ impl V3Request {
             V3Body::Empty => None,
             V3Body::Stream(content_type, incoming) => Some((
                 content_type.unwrap_or(HeaderValue::from_static("application/octet-stream")),
-                body::stream(incoming),
+                incoming,
             )),
             V3Body::Json(object) => Some((
                 HeaderValue::from_static("application/json"),
@@ -344,5 +402,22 @@ impl V3Request {
                 body::full(bytes),
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indexed_array_elements_become_plain_array_elements() {
+        let query = unindex_query("scope[0]=pending&scope[1]=running&page=2").unwrap_or_default();
+        let names: Vec<String> = parse_pairs(query.as_bytes())
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect();
+        assert_eq!(names, ["scope[]", "scope[]", "page"]);
+        assert_eq!(unindex_query("scope[]=pending&a[b]=c&[0]=x"), None);
+        assert_eq!(unindexed("iid[12]").as_deref(), Some("iid[]"));
     }
 }

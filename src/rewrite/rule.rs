@@ -110,6 +110,15 @@ impl Route {
     }
 }
 
+/// Whether a parameter value is true as V3's parameter coercion read booleans (`true`, `1`, `yes`, `on`, `t`, `y`,
+/// any case).
+pub fn is_true(value: &str) -> bool {
+    matches!(
+        value.trim().to_ascii_lowercase().as_str(),
+        "true" | "1" | "yes" | "on" | "t" | "y"
+    )
+}
+
 fn check_name(name: &str) -> Result<(), String> {
     if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
         return Err(format!("parameter name {name:?} must be letters, digits and _"));
@@ -219,10 +228,16 @@ pub enum Procedure {
     AdminOnly,
     /// `POST /session`: password login through the backend's OAuth password grant.
     SessionLogin,
+    /// `PUT /projects/:id` with a `name`: renaming was owner-only in V3 (403 for a master).
+    OwnerRenames,
+    /// `PUT`/`DELETE /snippets/:snippet_id`: V3 looked up the caller's own snippets only (404 for another's).
+    OwnSnippet,
+    /// Award emoji: a thumbsup or thumbsdown on one's own issue, merge request, snippet or note was V3's 404.
+    NoSelfVote,
 }
 
 /// Every procedure with the name rule files use.
-const PROCEDURES: [(Procedure, &str); 12] = [
+const PROCEDURES: [(Procedure, &str); 15] = [
     (Procedure::MemberConflict, "member_conflict"),
     (Procedure::MemberAccessLevel, "member_access_level"),
     (Procedure::MemberRevoke, "member_revoke"),
@@ -235,6 +250,9 @@ const PROCEDURES: [(Procedure, &str); 12] = [
     (Procedure::LabelDelete, "label_delete"),
     (Procedure::AdminOnly, "admin_only"),
     (Procedure::SessionLogin, "session_login"),
+    (Procedure::OwnerRenames, "owner_renames"),
+    (Procedure::OwnSnippet, "own_snippet"),
+    (Procedure::NoSelfVote, "no_self_vote"),
 ];
 
 impl Procedure {
@@ -276,6 +294,9 @@ pub struct Rule {
     pub add_body: Vec<(String, serde_json::Value)>,
     /// Parameters left out when they have this value (`state=all` on milestones).
     pub drop_if: Vec<(String, String)>,
+    /// The values V3 accepted for a query parameter (Grape's `values:`); any other is answered 400
+    /// `{"error":"<name> does not have a valid value"}` before the backend is asked.
+    pub values: Vec<(String, Vec<String>)>,
     /// Request parameters (query or body) that become V4 path segments, URL-encoded, removed from the request.
     pub path_from_request: Vec<String>,
     /// Path parameters holding a global id, and what they name; the V4 template uses `<name minus _id>_iid`.
@@ -284,6 +305,15 @@ pub struct Rule {
     pub status: Vec<(u16, u16)>,
     /// The V3 entity shape of the response (applied to each item of a list).
     pub response: Option<String>,
+    /// `(parameter, entity)`: the shape used instead of `response` when that boolean request parameter is true
+    /// (`simple=true` project lists).
+    pub response_when: Vec<(String, String)>,
+    /// V3's answer (status, message) when the global id names a record the backend will not show the caller
+    /// (its 404 about the issue or merge request): `403 Forbidden` where V3 found the record and then refused.
+    pub unseen: Option<(u16, String)>,
+    /// Request parameters V3 required: without one, V3's validation answer (400 `{"error":"<name> is missing"}`)
+    /// before any backend call.
+    pub requires: Vec<String>,
     /// Gather every V4 page into one array.
     pub collect_all_pages: bool,
     /// The V3 route's first page number (0 for commits), when it differs from V4's 1.
@@ -328,12 +358,26 @@ impl Rule {
     /// Whether the request body is read (to rewrite its parameters, or because a procedure or answer uses them)
     /// rather than streamed on unread.
     pub fn reads_body(&self) -> bool {
-        self.rewrites_params() || self.procedure.is_some() || self.answer.is_some()
+        self.rewrites_params()
+            || self.procedure.is_some()
+            || self.answer.is_some()
+            || !self.requires.is_empty()
+    }
+
+    /// The V3 entity of the answer, given the request's query: the first `response_when` whose parameter is true,
+    /// else `response`.
+    pub fn response_for(&self, query: &[(String, String)]) -> Option<&str> {
+        self.response_when
+            .iter()
+            .find(|(param, _)| query.iter().any(|(name, value)| name == param && is_true(value)))
+            .map(|(_, entity)| entity.as_str())
+            .or(self.response.as_deref())
     }
 
     /// Whether the answer is read and rebuilt rather than streamed back.
     pub fn rebuilds_answer(&self) -> bool {
         self.response.is_some()
+            || !self.response_when.is_empty()
             || self.prefetch
             || self.answer.is_some()
             || self.item_fetch.is_some()
@@ -353,6 +397,7 @@ impl Rule {
             && !self.collect_all_pages
             && self.page_base == 1
             && self.procedure.is_none()
+            && self.requires.is_empty()
     }
 
     /// The V3 status for a V4 status.

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use http::Method;
 
+use super::auth::AuthTable;
 use super::loader::{compile, LoadError};
 use super::rule::Rule;
 use super::shape::Shapes;
@@ -16,6 +17,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("rules/entities.toml", include_str!("../../rules/entities.toml")),
     ("rules/8.17.toml", include_str!("../../rules/8.17.toml")),
     ("rules/9.0.toml", include_str!("../../rules/9.0.toml")),
+    ("rules/v3-auth.toml", include_str!("../../rules/v3-auth.toml")),
 ];
 
 /// Compiled rules ready for matching.
@@ -24,6 +26,7 @@ pub struct RuleTable {
     rules: Vec<Rule>,
     routers: HashMap<Method, matchit::Router<usize>>,
     shapes: Shapes,
+    auth: AuthTable,
 }
 
 /// A rule that matched, with the path parameters (still percent-encoded, as received).
@@ -43,6 +46,7 @@ impl RuleTable {
             .map(|(name, text)| (name.clone(), crate::identifier::substitute(text, identifier_word)))
             .collect();
         let (rules, shapes) = compile(&sources)?;
+        let auth = AuthTable::compile(&sources)?;
         let mut routers: HashMap<Method, matchit::Router<usize>> = HashMap::new();
         let mut errors = Vec::new();
         for (index, rule) in rules.iter().enumerate() {
@@ -61,6 +65,7 @@ impl RuleTable {
             rules,
             routers,
             shapes,
+            auth,
         })
     }
 
@@ -131,5 +136,10 @@ impl RuleTable {
     /// The entity shapes.
     pub fn shapes(&self) -> &Shapes {
         &self.shapes
+    }
+
+    /// Which V3 routes authenticated their callers (`[[auth]]` entries).
+    pub fn auth(&self) -> &AuthTable {
+        &self.auth
     }
 }

@@ -847,7 +847,6 @@ fn cases() -> Vec<Case> {
         case("spec/requests/api/v3/snippets_spec.rb: it 'updates snippet'", "PUT", "/snippets/{personal}", Owner, Some(r#"{"content": "New content"}"#), 200, &[("/id", "{personal}")]),
         case("spec/requests/api/v3/snippets_spec.rb: it 'returns 404 for invalid snippet id' (PUT)", "PUT", "/snippets/1234", Owner, Some(r#"{"title": "foo"}"#), 404,
             &[("/message", "\"404 Snippet Not Found\"")]),
-        case("spec/requests/api/v3/snippets_spec.rb: it 'returns 400 for missing parameters' (PUT)", "PUT", "/snippets/1234", Owner, None, 400, &[]),
         case("spec/requests/api/v3/snippets_spec.rb: it 'deletes snippet'", "DELETE", "/snippets/{personal_del}", Owner, None, 204, &[]),
         // project_snippets_spec.rb
         case("spec/requests/api/v3/project_snippets_spec.rb: it 'always exposes expires_at as nil'", "GET", "/projects/{p}/snippets/{psnippet}", Admin, None, 200,
@@ -1239,5 +1238,21 @@ fn cases() -> Vec<Case> {
         case("spec/requests/api/v3/runners_spec.rb: it 'does not disable project's runner' (unauthorized user)", "DELETE", "/projects/{p}/runners/{runner}", Anon, None, 401, &[]),
         case("spec/requests/api/v3/runners_spec.rb: it 'deletes runner for one owned project'", "DELETE", "/runners/{runner}", Owner, None, 200, &[]),
         case("spec/requests/api/v3/runners_spec.rb: it 'deletes runner' (admin, shared)", "DELETE", "/runners/{shared_runner}", Admin, None, 200, &[]),
+        // V3 authentication, parameters and answers
+        case("spec/requests/api/v3/snippets_spec.rb: it 'returns 404 for another user's snippet'", "PUT", "/snippets/{personal_pub}", Stranger, Some(r#"{"title": "fubar"}"#), 404, &[("/message", "\"404 Snippet Not Found\"")]),
+        case("spec/requests/api/v3/users_spec.rb: it 'does not reveal the `is_admin` flag of the user' (POST /users)", "POST", "/users", Admin, Some(r#"{"email": "new@example.com", "username": "newbie", "name": "New", "password": "12345678secret"}"#), 201, &[("/is_admin", "~")]),
+        case("spec/requests/api/v3/milestones_spec.rb: it 'returns a 401 error if user not authenticated'", "GET", "/projects/{p}/milestones", Anon, None, 401, &[]),
+        case("spec/requests/api/v3/milestones_spec.rb: it 'returns a project milestone by iid'", "GET", "/projects/{p}/milestones?iid={closed_iid}", Dev, None, 200, &[("", "#1"), ("/0/id", "{closed_milestone}")]),
+        case("spec/requests/api/v3/milestones_spec.rb: it 'returns a 401 error if user not authenticated' (issues)", "GET", "/projects/{p}/milestones/{milestone}/issues", Anon, None, 401, &[]),
+        case("spec/requests/api/v3/notes_spec.rb: it 'returns a 400 bad request error if body not given'", "POST", "/projects/{p}/issues/{issue}/notes", Owner, None, 400, &[]),
+        case("spec/requests/api/v3/boards_spec.rb: it 'returns authentication error'", "GET", "/projects/{p}/boards", Anon, None, 401, &[]),
+        case("spec/requests/api/v3/award_emoji_spec.rb: it 'returns a 404 error if the user authored issue'", "POST", "/projects/{p}/issues/{issue_dev}/award_emoji", Dev, Some(r#"{"name": "thumbsup"}"#), 404, &[]),
+        case("spec/requests/api/v3/award_emoji_spec.rb: it 'it returns 404 error when user authored note'", "POST", "/projects/{p}/issues/{issue}/notes/{note_own}/award_emoji", Dev, Some(r#"{"name": "thumbsup"}"#), 404, &[]),
+        case("spec/requests/api/v3/commits_spec.rb: it 'does not return project commits'", "GET", "/projects/{p}/repository/commits", Anon, None, 401, &[]),
+        case("spec/requests/api/v3/commits_spec.rb: it 'does not return the selected commit'", "GET", "/projects/{p}/repository/commits/{sha}", Anon, None, 401, &[]),
+        case("spec/requests/api/v3/groups_spec.rb: it 'returns authentication error' (GET /groups)", "GET", "/groups", Anon, None, 401, &[]),
+        case("spec/requests/api/v3/groups_spec.rb: it 'returns authentication error' (GET /groups/owned)", "GET", "/groups/owned", Anon, None, 401, &[]),
+        case("spec/requests/api/v3/projects_spec.rb: it 'returns a simplified version of all the projects'", "GET", "/projects?simple=true", Owner, None, 200,
+            &[("/0", "keys:id description default_branch tag_list ssh_url_to_repo http_url_to_repo web_url name name_with_namespace path path_with_namespace star_count forks_count created_at last_activity_at avatar_url")]),
     ]
 }

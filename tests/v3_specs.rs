@@ -879,6 +879,7 @@ fn cases() -> Vec<Case> {
         case("spec/requests/api/v3/triggers_spec.rb: it 'creates builds'", "POST", "/projects/{p}/trigger/builds", Anon, Some("ref=main&token={trigger}"), 201, &[("/id", "*")]),
         case("spec/requests/api/v3/triggers_spec.rb: it 'validates variables to be a hash'", "POST", "/projects/{p}/trigger/builds", Anon, Some("ref=main&token={trigger}&variables=value"), 400,
             &[("/error", "\"variables is invalid\"")]),
+        case("spec/requests/api/v3/triggers_spec.rb: it 'validates variables needs to be a map of key-valued strings'", "POST", "/projects/{p}/trigger/builds", Anon, Some("ref=main&token={trigger}&variables[key][]=1&variables[key][]=2"), 400, &[("/message", "\"variables needs to be a map of key-valued strings\"")]),
         case("spec/requests/api/v3/triggers_spec.rb: it 'returns list of triggers'", "GET", "/projects/{p}/triggers", Owner, None, 200, &[("/0/token", "*")]),
         case("spec/requests/api/v3/triggers_spec.rb: it 'does not return triggers list' (invalid permissions)", "GET", "/projects/{p}/triggers", Dev, None, 403, &[]),
         case("spec/requests/api/v3/triggers_spec.rb: it 'does not return triggers list' (unauthenticated user)", "GET", "/projects/{p}/triggers", Anon, None, 401, &[]),

@@ -562,3 +562,36 @@ async fn a_setting_enabled_without_its_url_is_a_missing_parameter_error() {
         assert_eq!(r.body, json!({"error": format!("{needs} is missing")}), "{flag}");
     }
 }
+
+/// Rack, which V4 reads its form bodies with, makes `variables[key][]=1&variables[key][]=2` the hash
+/// `{"key" => ["1", "2"]}`; V4 `lib/api/triggers.rb` then refuses a variable that is not a string with
+/// `render_api_error!('variables needs to be a map of key-valued strings', 400)`
+/// (`spec/requests/api/triggers_spec.rb`: "validates variables needs to be a map of key-valued strings").
+#[tokio::test]
+async fn a_form_variable_given_as_an_array_is_refused_as_not_a_string() {
+    let sim = start().await;
+    let demo = sim.seed_demo();
+    let trigger = ok(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{}/triggers", demo.project_id),
+        &demo.token,
+        Some(json!({"description": "ci"})),
+    )
+    .await;
+    let token = trigger["token"].as_str().unwrap();
+    let r = send(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{}/trigger/pipeline", demo.project_id),
+        None,
+        Some("application/x-www-form-urlencoded"),
+        format!("ref=main&token={token}&variables[key][]=1&variables[key][]=2").into_bytes(),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
+    assert_eq!(
+        r.body,
+        json!({"message": "variables needs to be a map of key-valued strings"})
+    );
+}

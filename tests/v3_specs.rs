@@ -522,6 +522,10 @@ async fn world() -> World {
         )
         .await;
     w.keep("version", &versions[0]["id"]);
+    let pipelines = w
+        .setup(Method::GET, "/projects/{p}/pipelines", &t, json!({}))
+        .await;
+    w.keep("pipeline", &pipelines[0]["id"]);
     let jobs = w.setup(Method::GET, "/projects/{p}/jobs", &t, json!({})).await;
     for job in jobs.as_array().unwrap() {
         match job["name"].as_str() {
@@ -1255,5 +1259,19 @@ fn cases() -> Vec<Case> {
         case("spec/requests/api/v3/groups_spec.rb: it 'returns authentication error' (GET /groups/owned)", "GET", "/groups/owned", Anon, None, 401, &[]),
         case("spec/requests/api/v3/projects_spec.rb: it 'returns a simplified version of all the projects'", "GET", "/projects?simple=true", Owner, None, 200,
             &[("/0", "keys:id description default_branch tag_list ssh_url_to_repo http_url_to_repo web_url name name_with_namespace path path_with_namespace star_count forks_count created_at last_activity_at avatar_url")]),
+        // pipelines_spec.rb
+        case("spec/requests/api/v3/pipelines_spec.rb: it 'returns project pipelines'", "GET", "/projects/{p}/pipelines", Owner, None, 200,
+            &[("/0", "keys:id sha ref status before_sha tag yaml_errors user created_at updated_at started_at finished_at committed_at duration coverage")]),
+        case("spec/requests/api/v3/pipelines_spec.rb: it 'does not return project pipelines'", "GET", "/projects/{priv}/pipelines", Stranger, None, 404, &[("/message", "\"404 Project Not Found\"")]),
+        case("spec/requests/api/v3/pipelines_spec.rb: it 'creates and returns a new pipeline'", "POST", "/projects/{p}/pipeline", Owner, Some("ref=main"), 201, &[("/sha", "*"), ("/ref", "\"main\"")]),
+        case("spec/requests/api/v3/pipelines_spec.rb: it 'fails when using an invalid ref'", "POST", "/projects/{p}/pipeline", Owner, Some("ref=invalid_ref"), 400,
+            &[("/message/base/0", "\"Reference not found\"")]),
+        case("spec/requests/api/v3/pipelines_spec.rb: it 'does not create pipeline'", "POST", "/projects/{priv}/pipeline", Stranger, Some("ref=main"), 404, &[("/message", "\"404 Project Not Found\"")]),
+        case("spec/requests/api/v3/pipelines_spec.rb: it 'returns project pipelines' (one pipeline)", "GET", "/projects/{p}/pipelines/{pipeline}", Owner, None, 200, &[("/id", "{pipeline}"), ("/sha", "*")]),
+        case("spec/requests/api/v3/pipelines_spec.rb: it 'returns 404 when it does not exist'", "GET", "/projects/{p}/pipelines/123456", Owner, None, 404, &[("/message", "\"404 Not found\""), ("/id", "~")]),
+        case("spec/requests/api/v3/pipelines_spec.rb: it 'should not return a project pipeline'", "GET", "/projects/{priv}/pipelines/{pipeline}", Stranger, None, 404, &[("/message", "\"404 Project Not Found\"")]),
+        case("spec/requests/api/v3/pipelines_spec.rb: it 'should not return a project pipeline' (retry)", "POST", "/projects/{priv}/pipelines/{pipeline}/retry", Stranger, None, 404,
+            &[("/message", "\"404 Project Not Found\"")]),
+        case("spec/requests/api/v3/pipelines_spec.rb: it 'rejects the action'", "POST", "/projects/{p}/pipelines/{pipeline}/cancel", Guest, None, 403, &[]),
     ]
 }

@@ -5,8 +5,8 @@
 //! Each row is one example of a spec file: the V3 request (path with placeholders in braces for the objects the
 //! world below creates), who calls, the body, the status V3 answered, and the values the example checked. Rows run
 //! in order in one world; rows that change data use objects no other row reads. Where a V3 answer needs data a V4
-//! backend cannot give, the example is in `rules/known-limits.toml` instead, and `known_limits_still_behave_as_
-//! documented` checks that it still behaves as that list says.
+//! backend cannot give, the limit is in `docs/known-limits.toml` (explained in `docs/known-limits.md`) instead,
+//! and `known_limits_still_behave_as_documented` checks that svcgate still answers as that list says.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -74,7 +74,7 @@ const fn case(
 }
 
 struct World {
-    _sim: SimHandle,
+    sim: SimHandle,
     sim_url: String,
     gateway: TestGateway,
     tokens: HashMap<&'static str, String>,
@@ -158,7 +158,7 @@ async fn world() -> World {
     tokens.insert("owner", demo.token.clone());
     let mut w = World {
         sim_url: sim.url(),
-        _sim: sim,
+        sim,
         gateway,
         tokens,
         vars: HashMap::new(),
@@ -168,7 +168,7 @@ async fn world() -> World {
     w.keep("g", &json!(demo.group_id));
     w.keep("demo", &json!(demo.user_id));
     for name in ["dev", "guest", "stranger", "asker", "goner"] {
-        let (id, token) = w._sim.create_user(name, false);
+        let (id, token) = w.sim.create_user(name, false);
         w.tokens.insert(name, token);
         w.keep(name, &json!(id));
     }

@@ -122,7 +122,7 @@ async fn a_note_post_without_a_body_is_400_and_an_empty_body_stays_404() {
 }
 
 /// `spec/requests/api/v3/labels_spec.rb`, DELETE /projects/:id/labels "returns 400 for wrong parameters"
-/// (`requires :name`, `lib/api/v3/labels.rb`).
+/// (`requires :name`; 10.8 served this route under /api/v3 from V4's `lib/api/labels.rb`, `version %w(v3 v4)`).
 #[tokio::test]
 async fn deleting_a_label_without_a_name_is_400() {
     let world = World::new().await;
@@ -171,7 +171,8 @@ async fn another_users_snippet_is_404_for_put_and_delete() {
     assert!(gone.status.is_success(), "{:?}", gone.status);
 }
 
-/// `lib/api/v3/users.rb`, `POST /users`: `present user, with: ::API::Entities::UserPublic` (10.8's `UserPublic`,
+/// `lib/api/users.rb` (10.8's V3 `users.rb` has no POST: V4's `API::Users` answered it under /api/v3, `version
+/// %w(v3 v4)`), `POST /users`: `present user, with: Entities::UserPublic` (10.8's `UserPublic`,
 /// `lib/api/entities.rb`), which has no `is_admin`.
 #[tokio::test]
 async fn a_created_user_is_answered_as_user_public_without_is_admin() {
@@ -450,4 +451,336 @@ async fn an_issue_the_caller_cannot_see_by_global_id_is_v3s_404_not_found() {
     let notes = common::get(&format!("{url}/notes"), &outsider).await;
     assert_eq!(notes.status, StatusCode::NOT_FOUND);
     assert_eq!(notes.json(), json!({"message": "404 Notes Not Found"}));
+}
+
+/// A multipart body (as V3 clients sent file uploads) with one text field per `(name, value)`.
+fn multipart(fields: &[(&str, &str)]) -> (&'static str, Vec<u8>) {
+    let mut body = String::new();
+    for (name, value) in fields {
+        body.push_str(&format!(
+            "--svcgate-boundary\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
+        ));
+    }
+    body.push_str("--svcgate-boundary--\r\n");
+    (
+        "multipart/form-data; boundary=svcgate-boundary",
+        body.into_bytes(),
+    )
+}
+
+/// `lib/api/helpers.rb` (10.8): `sudo_identifier` is `params[SUDO_PARAM] || env[SUDO_HEADER]`, and V3 read
+/// `private_token` from the params too; `lib/api/v3/snippets.rb` then found the snippet among that user's own
+/// (`snippets_for_current_user`). svcgate's own reads (`/user`, the snippet) carry both: an admin with `?sudo=`
+/// (or `sudo` in the body) edits the named user's snippet as theirs; an admin as themself gets 404; the author
+/// with the token in the query is not 401.
+#[tokio::test]
+async fn sudo_and_tokens_in_the_query_or_body_reach_the_own_snippet_check() {
+    let world = World::new().await;
+    let (_, author) = world.sim.create_user("sudo-author", false);
+    let (_, admin) = world.sim.create_user("sudo-admin", true);
+    let snippet = send_json(
+        Method::POST,
+        &world.v4("/snippets"),
+        &author,
+        json!({"title": "theirs", "file_name": "a.txt", "content": "x", "visibility": "private"}),
+    )
+    .await;
+    assert_eq!(snippet.status, StatusCode::CREATED, "{:?}", snippet.body);
+    let url = world.v3(&format!("/snippets/{}", snippet.json()["id"]));
+
+    let as_admin = send_form(Method::PUT, &url, &admin, "title=by%20the%20admin").await;
+    assert_eq!(as_admin.status, StatusCode::NOT_FOUND, "{:?}", as_admin.body);
+    let in_query = send_form(
+        Method::PUT,
+        &format!("{url}?sudo=sudo-author"),
+        &admin,
+        "title=via%20query",
+    )
+    .await;
+    assert_eq!(in_query.status, StatusCode::OK, "{:?}", in_query.body);
+    assert_eq!(in_query.json()["title"], json!("via query"));
+    let in_body = send_form(Method::PUT, &url, &admin, "title=via%20body&sudo=sudo-author").await;
+    assert_eq!(in_body.status, StatusCode::OK, "{:?}", in_body.body);
+
+    let by_query = send(
+        Method::PUT,
+        &format!("{url}?private_token={author}"),
+        &[],
+        Some((
+            "application/x-www-form-urlencoded",
+            b"title=token%20in%20query".to_vec(),
+        )),
+    )
+    .await;
+    assert_eq!(by_query.status, StatusCode::OK, "{:?}", by_query.body);
+}
+
+/// A backend in front of `backend` that answers 500 to `GET fail_path` and forwards everything else.
+async fn failing_proxy(backend: String, fail_path: String) -> String {
+    use http_body_util::{BodyExt, Full};
+    use hyper_util::client::legacy::Client;
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let (stream, _) = listener.accept().await.unwrap();
+            let (backend, fail_path) = (backend.clone(), fail_path.clone());
+            tokio::spawn(async move {
+                let service =
+                    hyper::service::service_fn(move |request: http::Request<hyper::body::Incoming>| {
+                        let (backend, fail_path) = (backend.clone(), fail_path.clone());
+                        async move {
+                            if request.method() == Method::GET && request.uri().path() == fail_path {
+                                let mut failed = http::Response::new(Full::new(bytes::Bytes::from_static(
+                                    br#"{"message":"500 Internal Server Error"}"#,
+                                )));
+                                *failed.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+                                failed
+                                    .headers_mut()
+                                    .insert("content-type", "application/json".parse().unwrap());
+                                return Ok::<_, std::convert::Infallible>(failed);
+                            }
+                            let (parts, body) = request.into_parts();
+                            let bytes = body.collect().await.unwrap().to_bytes();
+                            let target = parts.uri.path_and_query().map_or("/", |target| target.as_str());
+                            let mut forwarded = http::Request::builder()
+                                .method(parts.method.clone())
+                                .uri(format!("{backend}{target}"));
+                            for (name, value) in &parts.headers {
+                                if name != http::header::HOST {
+                                    forwarded = forwarded.header(name, value);
+                                }
+                            }
+                            let client: Client<_, Full<bytes::Bytes>> =
+                                Client::builder(TokioExecutor::new()).build_http();
+                            let response = client
+                                .request(forwarded.body(Full::new(bytes)).unwrap())
+                                .await
+                                .unwrap();
+                            let (parts, body) = response.into_parts();
+                            let bytes = body.collect().await.unwrap().to_bytes();
+                            Ok(http::Response::from_parts(parts, Full::new(bytes)))
+                        }
+                    });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    format!("http://{address}")
+}
+
+/// `lib/api/v3/award_emoji.rb`, POST: V3 awarded only after `can_award_awardable?` had looked at the awardable;
+/// svcgate's read of it failing otherwise than 403/404 (here a 500) is the answer, and no vote is cast unchecked.
+#[tokio::test]
+async fn a_failed_read_of_the_awardable_is_the_answer_to_a_vote() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let sim = svc_sim::spawn(listener, "root-token").await.unwrap();
+    let demo = sim.seed_demo();
+    let issues = common::get(
+        &format!(
+            "{}/api/v4/projects/{}/issues?sort=asc",
+            sim.url(),
+            demo.project_id
+        ),
+        &demo.token,
+    )
+    .await
+    .json();
+    let (id, iid) = (issues[0]["id"].clone(), issues[0]["iid"].clone());
+    let proxy = failing_proxy(
+        sim.url(),
+        format!("/api/v4/projects/{}/issues/{iid}", demo.project_id),
+    )
+    .await;
+    let gateway = TestGateway::start(&proxy).await;
+    sim.clear_requests();
+    let answer = send_form(
+        Method::POST,
+        &format!(
+            "{}/api/v3/projects/{}/issues/{id}/award_emoji",
+            gateway.url(),
+            demo.project_id
+        ),
+        &demo.token,
+        "name=thumbsup",
+    )
+    .await;
+    assert_eq!(
+        answer.status,
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "{:?}",
+        answer.body
+    );
+    assert!(
+        sim.requests().iter().all(|request| request.method != "POST"),
+        "no award was cast"
+    );
+}
+
+/// `lib/api/v3/projects.rb`, `authorize! :rename_project, user_project if attrs[:name].present?`: `present?` is
+/// true of a number too. A `name` svcgate cannot read (multipart) is refused for a non-owner rather than passed
+/// unchecked; and `no_self_vote` (`lib/api/v3/award_emoji.rb`) refuses a multipart award on one's own issue.
+#[tokio::test]
+async fn a_rename_is_checked_whatever_form_name_takes() {
+    let world = World::new().await;
+    let master = world.member("form-master", 40).await;
+    let url = world.v3(&format!("/projects/{}", world.project));
+    world.sim.clear_requests();
+
+    let number = send_json(Method::PUT, &url, &master, json!({"name": 42})).await;
+    assert_eq!(number.status, StatusCode::FORBIDDEN, "{:?}", number.body);
+    let (content_type, body) = multipart(&[("name", "Taken Over")]);
+    let unread = send(
+        Method::PUT,
+        &url,
+        &[("private-token", &master)],
+        Some((content_type, body)),
+    )
+    .await;
+    assert_eq!(unread.status, StatusCode::BAD_REQUEST, "{:?}", unread.body);
+    assert!(
+        world.sim.requests().iter().all(|request| request.method != "PUT"),
+        "nothing unchecked reached the backend"
+    );
+
+    let issue = world.own_issue_id().await;
+    let awards = world.v3(&format!("/projects/{}/issues/{issue}/award_emoji", world.project));
+    let (content_type, body) = multipart(&[("name", "thumbsup")]);
+    let vote = send(
+        Method::POST,
+        &awards,
+        &[("private-token", &world.token)],
+        Some((content_type, body)),
+    )
+    .await;
+    assert_eq!(vote.status, StatusCode::BAD_REQUEST, "{:?}", vote.body);
+}
+
+/// `spec/requests/api/v3/notes_spec.rb`, "returns a 400 bad request error if body not given": `requires :body` is
+/// 400 also when svcgate did not read the body (multipart) and V4 said so, never the rule's `400 = 404`; and
+/// `before { authenticate! }` (`lib/api/v3/notes.rb`) ran first: no credential and no body is 401.
+#[tokio::test]
+async fn a_missing_note_body_is_400_in_any_body_form_and_401_comes_first() {
+    let world = World::new().await;
+    let issue = world.own_issue_id().await;
+    let notes = world.v3(&format!("/projects/{}/issues/{issue}/notes", world.project));
+
+    let anonymous = send(Method::POST, &notes, &[], None).await;
+    assert_eq!(anonymous.status, StatusCode::UNAUTHORIZED, "{:?}", anonymous.body);
+
+    let (content_type, body) = multipart(&[("created_at", "2017-01-01")]);
+    let unread = send(
+        Method::POST,
+        &notes,
+        &[("private-token", &world.token)],
+        Some((content_type, body)),
+    )
+    .await;
+    assert_eq!(unread.status, StatusCode::BAD_REQUEST, "{:?}", unread.body);
+    assert_eq!(unread.json(), json!({"error": "body is missing"}));
+}
+
+/// `lib/api/v3/merge_requests.rb`, `PUT …/merge_requests/:id` (`find_merge_request_with_access(…,
+/// :update_merge_request)`): a merge request svcgate knows by global id that is gone gets the rule's `unseen`
+/// answer (`403 Forbidden`) also when `merge_request_update` made the failing call (state_event=merge with other
+/// changes).
+#[tokio::test]
+async fn a_merge_with_other_changes_on_a_deleted_merge_request_is_the_unseen_answer() {
+    let world = World::new().await;
+    let project = format!("/projects/{}", world.project);
+    let made = send_json(
+        Method::POST,
+        &world.v4(&format!("{project}/repository/branches")),
+        &world.token,
+        json!({"branch": "gone", "ref": "main"}),
+    )
+    .await;
+    assert_eq!(made.status, StatusCode::CREATED, "{:?}", made.body);
+    let created = send_json(
+        Method::POST,
+        &world.v3(&format!("{project}/merge_requests")),
+        &world.token,
+        json!({"title": "Gone", "source_branch": "gone", "target_branch": "main"}),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{:?}", created.body);
+    let mr = created.json();
+    let deleted = send(
+        Method::DELETE,
+        &world.v4(&format!("{project}/merge_requests/{}", mr["iid"])),
+        &[("private-token", &world.token)],
+        None,
+    )
+    .await;
+    assert!(deleted.status.is_success(), "{:?}", deleted.status);
+
+    let answer = send_form(
+        Method::PUT,
+        &world.v3(&format!("{project}/merge_requests/{}", mr["id"])),
+        &world.token,
+        "state_event=merge&title=Merged",
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::FORBIDDEN, "{:?}", answer.body);
+    assert_eq!(answer.json(), json!({"message": "403 Forbidden"}));
+}
+
+/// `lib/api/v3/issues.rb` (`user_project.issues.find`), `subscriptions.rb` and `time_tracking_endpoints.rb`
+/// (`find_project_issue`), `award_emoji.rb` (`awardable`): an issue found by global id that is not there raised
+/// `RecordNotFound`, answered `404 Not found` by `lib/api/api.rb` (v3 issues_spec "returns 404 if the issue is not
+/// found" for PUT and DELETE).
+#[tokio::test]
+async fn a_deleted_issue_by_global_id_is_404_not_found_on_every_route() {
+    let world = World::new().await;
+    let created = send_json(
+        Method::POST,
+        &world.v3(&format!("/projects/{}/issues", world.project)),
+        &world.token,
+        json!({"title": "soon gone"}),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{:?}", created.body);
+    let issue = created.json();
+    let deleted = send(
+        Method::DELETE,
+        &world.v4(&format!("/projects/{}/issues/{}", world.project, issue["iid"])),
+        &[("private-token", &world.token)],
+        None,
+    )
+    .await;
+    assert!(deleted.status.is_success(), "{:?}", deleted.status);
+    let url = world.v3(&format!("/projects/{}/issues/{}", world.project, issue["id"]));
+    for (method, path) in [
+        (Method::PUT, ""),
+        (Method::DELETE, ""),
+        (Method::POST, "/subscription"),
+        (Method::DELETE, "/subscription"),
+        (Method::GET, "/time_stats"),
+        (Method::POST, "/reset_spent_time"),
+        (Method::GET, "/award_emoji"),
+        (Method::POST, "/award_emoji"),
+    ] {
+        let answer = send_form(
+            method.clone(),
+            &format!("{url}{path}"),
+            &world.token,
+            "title=x&name=smile",
+        )
+        .await;
+        assert_eq!(
+            answer.status,
+            StatusCode::NOT_FOUND,
+            "{method} {path}: {:?}",
+            answer.body
+        );
+        assert_eq!(
+            answer.json(),
+            json!({"message": "404 Not found"}),
+            "{method} {path}"
+        );
+    }
 }

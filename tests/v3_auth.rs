@@ -626,3 +626,145 @@ async fn a_body_on_a_route_that_needs_no_token_is_streamed_unread() {
         assert!(!text.starts_with("http/1.1 400"), "{text}");
     }
 }
+
+/// V3's issue and merge request modules defined only their own routes (lib/api/v3/issues.rb with
+/// time_tracking_endpoints.rb, merge_requests.rb, merge_request_diffs.rb, notes.rb, award_emoji.rb, subscriptions.rb,
+/// all `before { authenticate! }`); `GET …/issues/:issue_iid/participants`, `…/closed_by` and
+/// `GET …/merge_requests/:merge_request_iid/participants` were the shared V4 code's (lib/api/issues.rb and
+/// lib/api/merge_requests.rb, `before { authenticate_non_get! }`), which served anonymous callers of a public project
+/// (doc/api/issues.md "Participants on issues": credentials only "if the project is private or the issue is
+/// confidential"). Writes there authenticated (lib/api/todos.rb, subscriptions.rb: `before { authenticate! }`).
+#[tokio::test]
+async fn shared_v4_issue_and_merge_request_reads_serve_anonymous_callers_but_v3s_own_routes_answer_401() {
+    let world = World::new().await;
+    let p = world.demo.project_id;
+    let issue = world
+        .as_demo(
+            Method::POST,
+            &format!("/projects/{p}/issues"),
+            Some(json!({"title": "Shared routes"})),
+        )
+        .await;
+    assert_eq!(issue.status, StatusCode::CREATED, "{:?}", issue.body);
+    let (issue_id, issue_iid) = (issue.json()["id"].clone(), issue.json()["iid"].clone());
+    let branch = world
+        .as_demo(
+            Method::POST,
+            &format!("/projects/{p}/repository/branches"),
+            Some(json!({"branch_name": "shared", "ref": "main"})),
+        )
+        .await;
+    assert_eq!(branch.status, StatusCode::CREATED, "{:?}", branch.body);
+    let commit = world
+        .as_demo(
+            Method::POST,
+            &format!("/projects/{p}/repository/commits"),
+            Some(json!({
+                "branch_name": "shared",
+                "commit_message": "shared",
+                "actions": [{"action": "create", "file_path": "shared.txt", "content": "ok"}],
+            })),
+        )
+        .await;
+    assert_eq!(commit.status, StatusCode::CREATED, "{:?}", commit.body);
+    let mr = world
+        .as_demo(
+            Method::POST,
+            &format!("/projects/{p}/merge_requests"),
+            Some(json!({"title": "Shared", "source_branch": "shared", "target_branch": "main"})),
+        )
+        .await;
+    assert_eq!(mr.status, StatusCode::CREATED, "{:?}", mr.body);
+    let (mr_id, mr_iid) = (mr.json()["id"].clone(), mr.json()["iid"].clone());
+
+    for path in [
+        format!("/projects/{p}/issues/{issue_iid}/participants"),
+        format!("/projects/{p}/issues/{issue_iid}/closed_by"),
+        format!("/projects/{p}/merge_requests/{mr_iid}/participants"),
+    ] {
+        let answer = world.anonymous(Method::GET, &path).await;
+        assert_eq!(answer.status, StatusCode::OK, "{path}: {:?}", answer.body);
+        assert!(answer.json().is_array(), "{path}");
+    }
+    for path in [
+        format!("/projects/{p}/issues/{issue_id}"),
+        format!("/projects/{p}/issues/{issue_id}/notes"),
+        format!("/projects/{p}/issues/{issue_id}/time_stats"),
+        format!("/projects/{p}/issues/{issue_id}/award_emoji"),
+        format!("/projects/{p}/merge_requests/{mr_id}"),
+        format!("/projects/{p}/merge_requests/{mr_id}/changes"),
+        format!("/projects/{p}/merge_requests/{mr_id}/versions"),
+        format!("/projects/{p}/merge_requests/{mr_id}/closes_issues"),
+        format!("/projects/{p}/merge_request/{mr_id}/commits"),
+    ] {
+        let answer = world.anonymous(Method::GET, &path).await;
+        assert_unauthorized(&answer, &path);
+    }
+    for (method, path) in [
+        (
+            Method::POST,
+            format!("/projects/{p}/issues/{issue_id}/subscription"),
+        ),
+        (Method::PUT, format!("/projects/{p}/merge_requests/{mr_id}/merge")),
+        (
+            Method::POST,
+            format!("/projects/{p}/issues/{issue_id}/add_spent_time"),
+        ),
+        (Method::POST, format!("/projects/{p}/issues/{issue_iid}/todo")),
+        (
+            Method::POST,
+            format!("/projects/{p}/merge_requests/{mr_iid}/subscribe"),
+        ),
+    ] {
+        let answer = world.anonymous(method.clone(), &path).await;
+        assert_unauthorized(&answer, &format!("{method} {path}"));
+    }
+}
+
+/// Each authenticating V3 module's own routes, now listed one by one in rules/v3-auth.toml (ahead of the shared V4
+/// routes that authenticated as well), still answer an anonymous caller 401 on a public project
+/// (lib/api/v3/milestones.rb, labels.rb, boards.rb, builds.rb, project_snippets.rb, environments.rb, members.rb,
+/// project_hooks.rb, deploy_keys.rb, variables.rb, runners.rb, triggers.rb, services.rb, snippets.rb, todos.rb,
+/// users.rb, system_hooks.rb; e.g. spec/requests/api/v3/milestones_spec.rb "returns a 401 error if user not
+/// authenticated").
+#[tokio::test]
+async fn the_listed_routes_of_each_authenticating_v3_module_answer_401_to_anonymous_callers() {
+    let world = World::new().await;
+    let p = world.demo.project_id;
+    let g = world.demo.group_id;
+    for (method, path) in [
+        (Method::GET, format!("/projects/{p}/milestones/1/issues")),
+        (Method::GET, format!("/projects/{p}/labels")),
+        (Method::DELETE, format!("/projects/{p}/labels?name=bug")),
+        (Method::POST, format!("/projects/{p}/labels/1/subscription")),
+        (Method::GET, format!("/projects/{p}/boards/1/lists")),
+        (Method::GET, format!("/projects/{p}/builds/1/trace")),
+        (
+            Method::GET,
+            format!("/projects/{p}/builds/artifacts/feature/x/download?job=test"),
+        ),
+        (Method::GET, format!("/projects/{p}/snippets/1/raw")),
+        (Method::GET, format!("/projects/{p}/snippets/1/notes")),
+        (Method::GET, format!("/projects/{p}/environments")),
+        (Method::DELETE, format!("/projects/{p}/environments/1")),
+        (Method::GET, format!("/projects/{p}/members/1")),
+        (Method::GET, format!("/groups/{g}/members")),
+        (Method::GET, format!("/projects/{p}/hooks/1")),
+        (Method::GET, format!("/projects/{p}/keys")),
+        (Method::DELETE, format!("/projects/{p}/deploy_keys/1/disable")),
+        (Method::DELETE, format!("/projects/{p}/variables/KEY")),
+        (Method::DELETE, format!("/projects/{p}/runners/1")),
+        (Method::GET, format!("/projects/{p}/triggers/sometoken")),
+        (Method::GET, format!("/projects/{p}/services/slack")),
+        (Method::GET, "/snippets/public".to_owned()),
+        (Method::GET, "/snippets/1/raw".to_owned()),
+        (Method::DELETE, "/todos".to_owned()),
+        (Method::DELETE, "/todos/1".to_owned()),
+        (Method::GET, "/user/keys".to_owned()),
+        (Method::GET, "/users/1/keys".to_owned()),
+        (Method::GET, "/hooks".to_owned()),
+    ] {
+        let answer = world.anonymous(method.clone(), &path).await;
+        assert_unauthorized(&answer, &format!("{method} {path}"));
+    }
+}

@@ -595,3 +595,40 @@ async fn a_form_variable_given_as_an_array_is_refused_as_not_a_string() {
         json!({"message": "variables needs to be a map of key-valued strings"})
     );
 }
+
+/// V4 `lib/api/labels.rb`, `lib/api/project_milestones.rb` and `lib/api/boards.rb` each open with
+/// `before { authenticate! }`: an anonymous caller gets 401 even on a public project, for reads too.
+#[tokio::test]
+async fn labels_milestones_and_boards_answer_anonymous_callers_401_even_on_a_public_project() {
+    let sim = start().await;
+    let pid = project(&sim, "anon-reads", "public").await;
+    ok(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{pid}/milestones"),
+        ROOT,
+        Some(json!({"title": "v1"})),
+    )
+    .await;
+    for path in [
+        format!("/api/v4/projects/{pid}/labels"),
+        format!("/api/v4/projects/{pid}/milestones"),
+        format!("/api/v4/projects/{pid}/milestones/1"),
+        format!("/api/v4/projects/{pid}/boards"),
+    ] {
+        let anonymous = call(&sim, Method::GET, &path, None, None).await;
+        assert_eq!(
+            anonymous.status,
+            StatusCode::UNAUTHORIZED,
+            "GET {path}: {}",
+            anonymous.body
+        );
+        assert_eq!(anonymous.body["message"], "401 Unauthorized", "GET {path}");
+        let signed_in = call(&sim, Method::GET, &path, Some(ROOT), None).await;
+        assert!(
+            signed_in.status.is_success(),
+            "GET {path} as root: {}",
+            signed_in.status
+        );
+    }
+}

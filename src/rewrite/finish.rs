@@ -84,6 +84,39 @@ fn unseen_answer(rule: &super::rule::Rule, status: StatusCode, body: &Value) -> 
     ))
 }
 
+/// A backend error relayed from a call the rule's handling made itself (a procedure's, a pre-fetch, a re-fetch),
+/// answered as [`unseen_answer`] says when it is the 404 of the record a known global id named; other errors as
+/// they are.
+pub(crate) fn unseen_error(rule: &super::rule::Rule, error: GatewayError) -> GatewayError {
+    let GatewayError::Relay { status, body } = &error else {
+        return error;
+    };
+    if rule.unseen.is_none() || *status != StatusCode::NOT_FOUND {
+        return error;
+    }
+    let Ok(parsed) = serde_json::from_slice::<Value>(body) else {
+        return error;
+    };
+    match unseen_answer(rule, *status, &parsed) {
+        Some((status, answer)) => GatewayError::Relay {
+            status,
+            body: bytes::Bytes::from(serde_json::to_vec(&answer).unwrap_or_default()),
+        },
+        None => error,
+    }
+}
+
+/// Whether V4's answer is its 400 about a parameter V3 required (`{"error": "body is missing"}`), from a body
+/// svcgate did not read to check it itself: V3 answered that 400 as it is, never under the rule's status map.
+fn missing_required(rule: &super::rule::Rule, status: StatusCode, body: &Value) -> bool {
+    status == StatusCode::BAD_REQUEST
+        && body
+            .get("error")
+            .and_then(Value::as_str)
+            .and_then(|error| error.strip_suffix(" is missing"))
+            .is_some_and(|name| rule.requires.iter().any(|required| required == name))
+}
+
 fn entity_kind(entity: &str) -> Option<IdKind> {
     match entity {
         "issue" => Some(IdKind::Issue),
@@ -121,6 +154,9 @@ impl Finisher<'_> {
                         Ok(body) => {
                             if let Some((status, body)) = unseen_answer(rule, v4_status, &body) {
                                 return Ok(self.respond(status, parts.headers, body));
+                            }
+                            if missing_required(rule, v4_status, &body) {
+                                return Ok(self.respond(v4_status, parts.headers, body));
                             }
                             let body = rename_in_error(body, &exchange.v3_names);
                             let body = if remapped {
@@ -167,6 +203,9 @@ impl Finisher<'_> {
             } => {
                 if !status.is_success() {
                     if let Some((status, body)) = unseen_answer(rule, status, &body) {
+                        return Ok(self.respond(status, headers, body));
+                    }
+                    if missing_required(rule, status, &body) {
                         return Ok(self.respond(status, headers, body));
                     }
                     let body = rename_in_error(body, &exchange.v3_names);

@@ -494,6 +494,25 @@ fn compile_rule(
             return Err(format!("unseen: {} is not a 4xx status", unseen.status));
         }
     }
+    for (index, name) in raw.requires.iter().enumerate() {
+        super::rule::check_name(name).map_err(|message| format!("requires: {message}"))?;
+        if raw.requires[..index].contains(name) {
+            return Err(format!("requires: {name:?} is listed twice"));
+        }
+        // `requires` is checked on the converted parameters: a name the rule renames away is never there.
+        let renamed_away = conversions.iter().any(|conversion| {
+            conversion.from != conversion.to
+                && conversion.from.strip_suffix("[]").unwrap_or(&conversion.from) == name
+        });
+        if renamed_away {
+            return Err(format!(
+                "requires: {name:?} is renamed by the rule and would be missing from every request"
+            ));
+        }
+    }
+    for param in raw.response_when.keys() {
+        super::rule::check_name(param).map_err(|message| format!("response_when: {message}"))?;
+    }
     for entity in raw.response_when.values() {
         if !shapes.contains(entity) {
             return Err(format!("response_when: unknown entity {entity:?}"));
@@ -626,6 +645,16 @@ mod tests {
             (
                 "ids = { id = \"issue\" }\nunseen = { status = 200, message = \"x\" }",
                 "not a 4xx status",
+            ),
+            ("requires = [\"a b\"]", "requires: parameter name"),
+            ("requires = [\"body\", \"body\"]", "listed twice"),
+            (
+                "rename = { title = \"name\" }\nrequires = [\"title\"]",
+                "requires: \"title\" is renamed",
+            ),
+            (
+                "response_when = { \"sim ple\" = \"project\" }",
+                "response_when: parameter name",
             ),
         ] {
             let error = compile_one(&format!("{base}{extra}\n")).unwrap_err().to_string();

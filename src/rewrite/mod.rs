@@ -286,7 +286,7 @@ impl Rewriter {
         let (parts, incoming) = request.into_parts();
         check_values(rule, sent.query)?;
         let origin = self.origin(&parts, context);
-        let caller = Caller {
+        let mut caller = Caller {
             upstream: &self.upstream,
             headers: backend_headers(&parts, context),
             context,
@@ -312,6 +312,14 @@ impl Rewriter {
             context,
         )
         .await?;
+        // V3 read `sudo` from the merged parameters before the header (`params[SUDO_PARAM] || env[SUDO_HEADER]`,
+        // lib/api/helpers.rb): as a header it reaches every call svcgate makes, the lookups and a procedure's
+        // reads included, not only the one that carries the query or body.
+        if let Some(sudo) = v3.present_param("sudo") {
+            if let Ok(value) = http::HeaderValue::from_str(sudo.trim()) {
+                caller.headers.insert("sudo", value);
+            }
+        }
         if let Some(missing) = rule.requires.iter().find(|name| v3.sent(name) == Some(false)) {
             let body = serde_json::json!({ "error": format!("{missing} is missing") });
             return Err(exchange::relay_error(
@@ -345,7 +353,12 @@ impl Rewriter {
 
         let prefetched = match &plan.prefetch {
             Some(prefetch) => {
-                let fetched = exchange.caller.get_json(&prefetch.path).await?.body;
+                let fetched = exchange
+                    .caller
+                    .get_json(&prefetch.path)
+                    .await
+                    .map_err(|error| finish::unseen_error(rule, error))?
+                    .body;
                 match &prefetch.find {
                     Some(param) => {
                         let wanted = exchange.param(param).unwrap_or_default();
@@ -369,7 +382,9 @@ impl Rewriter {
                 let env = ProcedureEnv {
                     sessions: &self.sessions,
                 };
-                procedures::run(procedure, &exchange, v3, &env).await?
+                procedures::run(procedure, &exchange, v3, &env)
+                    .await
+                    .map_err(|error| finish::unseen_error(rule, error))?
             }
             None if rule.collect_all_pages => Outcome::Json {
                 status: http::StatusCode::OK,
@@ -379,7 +394,10 @@ impl Rewriter {
             None => exchange.send(v3).await?,
         };
         let outcome = match refetch {
-            Some(path) => exchange.refetch(outcome, &path).await?,
+            Some(path) => exchange
+                .refetch(outcome, &path)
+                .await
+                .map_err(|error| finish::unseen_error(rule, error))?,
             None => outcome,
         };
         let caller = crate::access::Credentials::from_headers(&exchange.caller.headers)

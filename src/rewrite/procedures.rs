@@ -480,27 +480,39 @@ fn access_level(project: &Value, pointer: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// The refusal of a body svcgate cannot read (multipart) where V3's answer depends on `param` in it.
+fn unchecked(param: &str, check: &str) -> GatewayError {
+    GatewayError::BadRequest(format!(
+        "svcgate cannot read `{param}` in this body to check {check} as V3 did; send a form or JSON body"
+    ))
+}
+
 /// `PUT /projects/:id`: V3 checked `:rename_project` when `name` was given, which only owners (and admins) had
 /// (v3 projects.rb, `authorize! :rename_project, user_project if attrs[:name].present?`): a master's rename is
-/// 403. Other changes go through as V4 takes them.
+/// 403. `name` counts in any form (`{"name": 42}` too); a non-owner's body svcgate cannot read is refused. Other
+/// changes go through as V4 takes them.
 async fn owner_renames(exchange: &Exchange<'_>, request: V3Request) -> Result<Outcome, GatewayError> {
-    let renames = request.param("name").is_some_and(|name| !name.trim().is_empty());
-    if renames {
+    let renames = request.present_param("name").is_some();
+    if renames || request.body_unread() {
         let (user_id, admin) = current_user(exchange).await?;
-        let project_path = format!(
-            "/api/v4/projects/{}",
-            exchange.raw_param("id").unwrap_or_default()
-        );
-        let project = exchange.caller.get_json(&project_path).await?.body;
-        const OWNER: u64 = 50;
-        let owns_namespace =
-            user_id.is_some() && project.pointer("/owner/id").and_then(Value::as_u64) == user_id;
-        let owner = admin
-            || owns_namespace
-            || access_level(&project, "/project_access") >= OWNER
-            || access_level(&project, "/group_access") >= OWNER;
-        if !owner {
-            return Err(refusal(StatusCode::FORBIDDEN, "403 Forbidden"));
+        if !admin {
+            let project_path = format!(
+                "/api/v4/projects/{}",
+                exchange.raw_param("id").unwrap_or_default()
+            );
+            let project = exchange.caller.get_json(&project_path).await?.body;
+            const OWNER: u64 = 50;
+            let owns_namespace =
+                user_id.is_some() && project.pointer("/owner/id").and_then(Value::as_u64) == user_id;
+            let owner = owns_namespace
+                || access_level(&project, "/project_access") >= OWNER
+                || access_level(&project, "/group_access") >= OWNER;
+            if !owner && renames {
+                return Err(refusal(StatusCode::FORBIDDEN, "403 Forbidden"));
+            }
+            if !owner {
+                return Err(unchecked("name", "V3's owner-only rename"));
+            }
         }
     }
     exchange.send(request).await
@@ -539,20 +551,34 @@ fn is_vote(name: &str) -> bool {
 
 /// Award emoji `POST`s: V3 refused a thumbsup or thumbsdown on what the caller wrote (`can_award_awardable?`,
 /// `Awardable#user_can_award?`, v3 award_emoji.rb) with 404 `Award Emoji Not Found`; other emoji, and votes on
-/// what others wrote, go through.
+/// what others wrote, go through. An award on one's own awardable in a body svcgate cannot read is refused. An
+/// awardable the caller may not read (403, 404) is left to V4's answer to the award; any other failure of its
+/// read is the answer.
 async fn no_self_vote(exchange: &Exchange<'_>, request: V3Request) -> Result<Outcome, GatewayError> {
-    if request.param("name").is_some_and(is_vote) {
+    let vote = request.present_param("name").is_some_and(|name| is_vote(&name));
+    let unread = request.body_unread();
+    if vote || unread {
         let awardable_path = exchange
             .v4_path
             .strip_suffix("/award_emoji")
             .unwrap_or(&exchange.v4_path)
             .to_owned();
-        // An awardable the caller cannot read is V4's own answer to the call below.
-        if let Ok(awardable) = exchange.caller.get_json(&awardable_path).await {
-            let (user_id, _) = current_user(exchange).await?;
-            if user_id.is_some() && awardable.body.pointer("/author/id").and_then(Value::as_u64) == user_id {
-                return Err(refusal(StatusCode::NOT_FOUND, "404 Award Emoji Not Found"));
+        match exchange.caller.get_json(&awardable_path).await {
+            Ok(awardable) => {
+                let (user_id, _) = current_user(exchange).await?;
+                let own = user_id.is_some()
+                    && awardable.body.pointer("/author/id").and_then(Value::as_u64) == user_id;
+                if own && vote {
+                    return Err(refusal(StatusCode::NOT_FOUND, "404 Award Emoji Not Found"));
+                }
+                if own {
+                    return Err(unchecked("name", "V3's refusal of a vote on one's own work"));
+                }
             }
+            // An awardable the caller cannot read is V4's own answer to the call below.
+            Err(GatewayError::Relay { status, .. })
+                if status == StatusCode::NOT_FOUND || status == StatusCode::FORBIDDEN => {}
+            Err(error) => return Err(error),
         }
     }
     exchange.send(request).await

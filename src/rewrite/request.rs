@@ -297,6 +297,30 @@ impl V3Request {
         from_body.or_else(|| pair_value(&self.query, name))
     }
 
+    /// A parameter's value as Rails' `present?` read it: a non-blank string, or a JSON number, `true`, or non-empty
+    /// array or object (as JSON text); `None` when it was not sent (in a body read), or is blank, `null` or `false`.
+    pub fn present_param(&self, name: &str) -> Option<String> {
+        let text = |text: &str| (!text.trim().is_empty()).then(|| text.to_owned());
+        let from_body = match &self.body {
+            V3Body::Json(object) => match object.get(name) {
+                Some(Value::String(value)) => text(value),
+                Some(Value::Null | Value::Bool(false)) => None,
+                Some(Value::Array(items)) if items.is_empty() => None,
+                Some(Value::Object(fields)) if fields.is_empty() => None,
+                Some(other) => Some(other.to_string()),
+                None => None,
+            },
+            V3Body::Form(pairs) => pair_value(pairs, name).and_then(text),
+            _ => None,
+        };
+        from_body.or_else(|| pair_value(&self.query, name).and_then(text))
+    }
+
+    /// Whether the body was left unread (streamed, or read but neither form nor JSON): its parameters are unknown.
+    pub fn body_unread(&self) -> bool {
+        matches!(self.body, V3Body::Stream(..) | V3Body::Raw(..))
+    }
+
     /// A parameter's value as a number, from a JSON number too.
     pub fn number_param(&self, name: &str) -> Option<u64> {
         if let V3Body::Json(object) = &self.body {

@@ -119,7 +119,8 @@ pub fn is_true(value: &str) -> bool {
     )
 }
 
-fn check_name(name: &str) -> Result<(), String> {
+/// Refuses a parameter name that is not letters, digits and `_`.
+pub(crate) fn check_name(name: &str) -> Result<(), String> {
     if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
         return Err(format!("parameter name {name:?} must be letters, digits and _"));
     }

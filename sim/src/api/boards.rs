@@ -30,6 +30,7 @@ pub fn routes() -> Vec<Route> {
 }
 
 fn list_boards(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.user_id()?; // V4 runs `before { authenticate! }` for the whole module.
     let pid = ctx.project_id()?;
     let items: Vec<Value> = ctx
         .store
@@ -82,12 +83,14 @@ fn find_board(ctx: &mut Ctx<'_>) -> Result<(u64, u64), ApiError> {
 }
 
 fn show_board(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.user_id()?; // V4 runs `before { authenticate! }` for the whole module.
     let (_, id) = find_board(ctx)?;
     let b = ctx.store.boards.get(&id).ok_or(ApiError::NotFound("Board"))?;
     Ok(Reply::ok(render_board(ctx.store, b)))
 }
 
 fn list_lists(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.user_id()?; // V4 runs `before { authenticate! }` for the whole module.
     let (_, id) = find_board(ctx)?;
     let items: Vec<Value> = ctx
         .store
@@ -145,6 +148,7 @@ fn find_list(ctx: &mut Ctx<'_>) -> Result<(u64, u64, u64), ApiError> {
 }
 
 fn show_list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.user_id()?; // V4 runs `before { authenticate! }` for the whole module.
     let (_, _, id) = find_list(ctx)?;
     list_reply(ctx, id, StatusCode::OK)
 }

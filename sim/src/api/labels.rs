@@ -48,6 +48,7 @@ pub fn routes() -> Vec<Route> {
 }
 
 fn list_labels(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.user_id()?; // V4 runs `before { authenticate! }` for the whole module.
     let pid = ctx.project_id()?;
     let with_counts = ctx.params.flag("with_counts", false)?;
     let mut labels: Vec<_> = ctx
@@ -83,6 +84,7 @@ fn find_label(ctx: &Ctx<'_>, pid: u64) -> Result<(u64, String), ApiError> {
 }
 
 fn show_label(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.user_id()?; // V4 runs `before { authenticate! }` for the whole module.
     let pid = ctx.project_id()?;
     let (id, _) = find_label(ctx, pid)?;
     let l = ctx.store.labels.get(&id).ok_or(ApiError::NotFound("Label"))?;
@@ -140,6 +142,7 @@ fn delete_label(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
 }
 
 fn list_milestones(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.user_id()?; // V4 runs `before { authenticate! }` for the whole module.
     let pid = ctx.project_id()?;
     let state = match ctx.params.str("state").as_deref() {
         None | Some("all") => None,
@@ -190,6 +193,7 @@ fn create_milestone(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
 }
 
 fn show_milestone(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.user_id()?; // V4 runs `before { authenticate! }` for the whole module.
     let pid = ctx.project_id()?;
     let id = ctx.path_u64("milestone_id", "Milestone")?;
     let m = ctx
@@ -353,6 +357,7 @@ fn update_milestone(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
 }
 
 fn milestone_issues(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.user_id()?; // V4 runs `before { authenticate! }` for the whole module.
     let (pid, id) = find_milestone(ctx)?;
     if !ctx.project(pid)?.flag("issues_enabled") {
         return Err(ApiError::Forbidden);
@@ -368,6 +373,7 @@ fn milestone_issues(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
 }
 
 fn milestone_merge_requests(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.user_id()?; // V4 runs `before { authenticate! }` for the whole module.
     let (pid, id) = find_milestone(ctx)?;
     if !ctx.project(pid)?.flag("merge_requests_enabled") {
         return Err(ApiError::Forbidden);

@@ -102,6 +102,30 @@ impl Params {
                 return;
             }
         }
+        // Rack reads `hash[key][]=v` as an array under `key` of the object `hash`.
+        if let Some((base, rest)) = key.split_once('[') {
+            if let Some(field) = rest.strip_suffix("][]").filter(|f| !f.contains(['[', ']'])) {
+                let entry = self
+                    .map
+                    .entry(base.to_string())
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if !entry.is_object() {
+                    *entry = Value::Object(Map::new());
+                }
+                if let Value::Object(obj) = entry {
+                    let list = obj
+                        .entry(field.to_string())
+                        .or_insert_with(|| Value::Array(Vec::new()));
+                    if !list.is_array() {
+                        *list = Value::Array(Vec::new());
+                    }
+                    if let Value::Array(list) = list {
+                        list.push(Value::String(value));
+                    }
+                }
+                return;
+            }
+        }
         if let Some((base, rest)) = key.split_once('[') {
             if let Some(field) = rest.strip_suffix(']') {
                 let entry = self

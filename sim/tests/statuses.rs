@@ -517,6 +517,85 @@ async fn a_snippet_put_with_no_parameters_is_a_400_before_the_snippet_is_looked_
     assert_eq!(r.status, StatusCode::NOT_FOUND);
 }
 
+/// V4 `lib/api/environments.rb` finds the environment with `user_project.environments.find`, whose
+/// `ActiveRecord::RecordNotFound` the API rescues as the generic `404 Not found`;
+/// `spec/requests/api/environments_spec.rb`, "DELETE /projects/:id/environments/:environment_id": "returns a 404
+/// for non existing id" expects exactly that message.
+#[tokio::test]
+async fn an_unknown_environment_is_the_generic_404_not_found() {
+    let sim = start().await;
+    let pid = project(&sim, "envs", "private").await;
+    for method in [Method::PUT, Method::DELETE] {
+        let r = call(
+            &sim,
+            method.clone(),
+            &format!("/api/v4/projects/{pid}/environments/12345"),
+            Some(ROOT),
+            Some(json!({"name": "x"})),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND, "{method}");
+        assert_eq!(r.body, json!({"message": "404 Not found"}), "{method}");
+    }
+}
+
+/// V4 `lib/api/settings.rb` requires `koding_url` when `koding_enabled` is true and `plantuml_url` when
+/// `plantuml_enabled` is (`given ... do requires ... end`, Grape validation); `spec/requests/api/settings_spec.rb`,
+/// "missing koding_url value when koding_enabled is true": "returns a blank parameter error message" reads
+/// `json_response['error']`.
+#[tokio::test]
+async fn a_setting_enabled_without_its_url_is_a_missing_parameter_error() {
+    let sim = start().await;
+    for (flag, needs) in [
+        ("koding_enabled", "koding_url"),
+        ("plantuml_enabled", "plantuml_url"),
+    ] {
+        let r = call(
+            &sim,
+            Method::PUT,
+            "/api/v4/application/settings",
+            Some(ROOT),
+            Some(json!({ flag: true })),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{flag}");
+        assert_eq!(r.body, json!({"error": format!("{needs} is missing")}), "{flag}");
+    }
+}
+
+/// Rack, which V4 reads its form bodies with, makes `variables[key][]=1&variables[key][]=2` the hash
+/// `{"key" => ["1", "2"]}`; V4 `lib/api/triggers.rb` then refuses a variable that is not a string with
+/// `render_api_error!('variables needs to be a map of key-valued strings', 400)`
+/// (`spec/requests/api/triggers_spec.rb`: "validates variables needs to be a map of key-valued strings").
+#[tokio::test]
+async fn a_form_variable_given_as_an_array_is_refused_as_not_a_string() {
+    let sim = start().await;
+    let demo = sim.seed_demo();
+    let trigger = ok(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{}/triggers", demo.project_id),
+        &demo.token,
+        Some(json!({"description": "ci"})),
+    )
+    .await;
+    let token = trigger["token"].as_str().unwrap();
+    let r = send(
+        &sim,
+        Method::POST,
+        &format!("/api/v4/projects/{}/trigger/pipeline", demo.project_id),
+        None,
+        Some("application/x-www-form-urlencoded"),
+        format!("ref=main&token={token}&variables[key][]=1&variables[key][]=2").into_bytes(),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
+    assert_eq!(
+        r.body,
+        json!({"message": "variables needs to be a map of key-valued strings"})
+    );
+}
+
 /// V4 `lib/api/labels.rb`, `lib/api/project_milestones.rb` and `lib/api/boards.rb` each open with
 /// `before { authenticate! }`: an anonymous caller gets 401 even on a public project, for reads too.
 #[tokio::test]

@@ -278,7 +278,9 @@ fn find_environment(ctx: &Ctx<'_>, min: u8) -> Result<u64, ApiError> {
         .get(&id)
         .filter(|e| e.project_id == pid)
         .map(|e| e.id)
-        .ok_or(ApiError::NotFound("Environment"))
+        // V4 `lib/api/environments.rb` looks it up with `user_project.environments.find`, whose
+        // `ActiveRecord::RecordNotFound` the API rescues as the generic `404 Not found`.
+        .ok_or(ApiError::NotFoundPlain)
 }
 
 fn env_reply(ctx: &Ctx<'_>, id: u64, status: StatusCode) -> Result<Reply, ApiError> {

@@ -68,8 +68,10 @@ fn update_settings(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
         ("koding_enabled", "koding_url"),
         ("domain_blacklist_enabled", "domain_blacklist"),
     ] {
+        // V4 `lib/api/settings.rb`: `given <flag>: ->(val) { val } do requires <needs> end` is Grape parameter
+        // validation, so the answer is `{"error": "<needs> is missing"}`.
         if ctx.params.bool(flag)? == Some(true) && !ctx.params.has(needs) {
-            return Err(ApiError::BadRequest(format!("{needs} is missing")));
+            return Err(ApiError::Missing(needs.to_string()));
         }
     }
     let mut changes = Vec::new();

@@ -851,6 +851,8 @@ fn cases() -> Vec<Case> {
         case("spec/requests/api/v3/snippets_spec.rb: it 'updates snippet'", "PUT", "/snippets/{personal}", Owner, Some(r#"{"content": "New content"}"#), 200, &[("/id", "{personal}")]),
         case("spec/requests/api/v3/snippets_spec.rb: it 'returns 404 for invalid snippet id' (PUT)", "PUT", "/snippets/1234", Owner, Some(r#"{"title": "foo"}"#), 404,
             &[("/message", "\"404 Snippet Not Found\"")]),
+        case("spec/requests/api/v3/snippets_spec.rb: it 'returns 400 for missing parameters' (PUT)", "PUT", "/snippets/1234", Owner, None, 400,
+            &[("/error", "\"title, file_name, content, visibility_level are missing, at least one parameter must be provided\"")]),
         case("spec/requests/api/v3/snippets_spec.rb: it 'deletes snippet'", "DELETE", "/snippets/{personal_del}", Owner, None, 204, &[]),
         // project_snippets_spec.rb
         case("spec/requests/api/v3/project_snippets_spec.rb: it 'always exposes expires_at as nil'", "GET", "/projects/{p}/snippets/{psnippet}", Admin, None, 200,

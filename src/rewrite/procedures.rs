@@ -523,6 +523,18 @@ async fn owner_renames(exchange: &Exchange<'_>, request: V3Request) -> Result<Ou
 /// an admin's call, was 404 `Snippet Not Found`.
 async fn own_snippet(exchange: &Exchange<'_>, request: V3Request) -> Result<Outcome, GatewayError> {
     let not_found = || refusal(StatusCode::NOT_FOUND, "404 Snippet Not Found");
+    // V3's PUT validated `at_least_one_of :title, :file_name, :content, :visibility_level` before its lookup
+    // (v3 snippets.rb; snippets_spec "returns 400 for missing parameters"). `visibility` is the converted
+    // `visibility_level`. A body svcgate did not read is left to the backend.
+    const EDITABLE: [&str; 5] = ["title", "file_name", "content", "visibility_level", "visibility"];
+    if exchange.rule.v4.method == Method::PUT && EDITABLE.iter().all(|name| request.sent(name) == Some(false))
+    {
+        let message = "title, file_name, content, visibility_level are missing, at least one parameter must be provided";
+        return Err(relay_error(
+            StatusCode::BAD_REQUEST,
+            bytes::Bytes::from(serde_json::to_vec(&json!({ "error": message })).unwrap_or_default()),
+        ));
+    }
     let (user_id, _) = current_user(exchange).await?;
     let path = format!(
         "/api/v4/snippets/{}",

@@ -8,12 +8,6 @@ use serde_json::{json, Value};
 mod common;
 use common::*;
 
-async fn ok(sim: &svc_sim::SimHandle, method: Method, path: &str, token: &str, body: Option<Value>) -> Value {
-    let r = call(sim, method.clone(), path, Some(token), body).await;
-    assert!(r.status.is_success(), "{method} {path}: {} {}", r.status, r.body);
-    r.body
-}
-
 /// Creates a user and returns (id, token).
 async fn user(sim: &svc_sim::SimHandle, name: &str) -> (u64, String) {
     let body = json!({"email": format!("{name}@example.com"), "username": name, "name": name, "password": "secret123"});

@@ -10,12 +10,6 @@ use serde_json::{json, Value};
 mod common;
 use common::*;
 
-async fn ok(sim: &svc_sim::SimHandle, method: Method, path: &str, token: &str, body: Option<Value>) -> Value {
-    let r = call(sim, method.clone(), path, Some(token), body).await;
-    assert!(r.status.is_success(), "{method} {path}: {} {}", r.status, r.body);
-    r.body
-}
-
 /// Creates a project with a README (default branch `main`) as root and returns its id.
 async fn project(sim: &svc_sim::SimHandle, name: &str, visibility: &str) -> u64 {
     let p = ok(

@@ -112,3 +112,16 @@ pub fn header(r: &Resp, name: &str) -> String {
         .map(|v| v.to_str().unwrap().to_string())
         .unwrap_or_default()
 }
+
+/// Calls the simulator and asserts a 2xx answer; returns its JSON body.
+pub async fn ok(
+    sim: &svc_sim::SimHandle,
+    method: Method,
+    path: &str,
+    token: &str,
+    body: Option<Value>,
+) -> Value {
+    let r = call(sim, method.clone(), path, Some(token), body).await;
+    assert!(r.status.is_success(), "{method} {path}: {} {}", r.status, r.body);
+    r.body
+}

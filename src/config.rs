@@ -239,7 +239,7 @@ options! {
     /// Directory of rule files replacing the built-in table.
     rules_dir: Path,
     /// The server's brand word in route and field names.
-    identifier_word: Word = crate::identifier::DEFAULT_WORD,
+    identifier_word: Word = crate::util::identifier::DEFAULT_WORD,
     /// `strict` or `tolerant` V3 response shapes.
     response_shapes: ShapeMode = "strict",
     /// Largest whole collection gathered from V4 pages.
@@ -653,7 +653,7 @@ mod kind {
         }
     }
 
-    /// The server's brand word, as [`crate::identifier::check`] allows it.
+    /// The server's brand word, as [`crate::util::identifier::check`] allows it.
     pub(super) struct Word;
     impl Kind for Word {
         type Raw = String;
@@ -664,7 +664,7 @@ mod kind {
             default.to_owned()
         }
         fn check(option: &'static str, raw: String) -> Result<String, ConfigError> {
-            crate::identifier::check(&raw).map_err(|error| invalid(option, &error.to_string()))?;
+            crate::util::identifier::check(&raw).map_err(|error| invalid(option, &error.to_string()))?;
             Ok(raw)
         }
     }
@@ -882,7 +882,7 @@ pub struct Config {
     /// Pause between the shutdown signal and closing the listener, readiness failing meanwhile.
     pub shutdown_delay: Duration,
     /// Bounds on client connections: how many, and how long one may send nothing.
-    pub connection_limits: crate::connections::Limits,
+    pub connection_limits: crate::http::connections::Limits,
     /// Log format.
     pub log_format: LogFormat,
     /// Log filter.
@@ -1080,7 +1080,7 @@ impl Config {
                 ))
             }
         };
-        let connection_limits = crate::connections::Limits {
+        let connection_limits = crate::http::connections::Limits {
             max_connections: max_connections(options.max_connections)?,
             header_timeout: options.client_header_timeout,
             idle_timeout: options.client_idle_timeout,
@@ -1265,9 +1265,9 @@ fn secret_key(
 /// backend connections and the store), or one derived from that limit.
 fn max_connections(declared: Option<usize>) -> Result<usize, ConfigError> {
     let Some(cap) = declared else {
-        return Ok(crate::connections::default_max_connections());
+        return Ok(crate::http::connections::default_max_connections());
     };
-    if let Some(limit) = crate::connections::open_file_limit() {
+    if let Some(limit) = crate::http::connections::open_file_limit() {
         if cap as u64 >= limit {
             return Err(invalid(
                 "max_connections",

@@ -27,18 +27,18 @@ use self::format::{plural, status_label, time_view};
 use self::oauth::OAuthClient;
 use self::session::{Session, Sessions};
 use self::views::*;
-use crate::access::{ProjectAccess, Role};
 use crate::alerts::integrations::Kind;
 use crate::alerts::manage::{
     self, AlertListParams, IntegrationFields, ManageError, NewIntegration, SettingsChanges,
 };
 use crate::alerts::AlertService;
-use crate::body::{self, Body};
-use crate::secret::SecretBox;
+use crate::backend::access::{ProjectAccess, Role};
+use crate::http::body::{self, Body};
+use crate::rewrite::usage::UsageRecorder;
 use crate::store::AlertRecord;
 use crate::store::Store;
-use crate::url_parts::{encode_pairs, parse_pairs};
-use crate::usage::UsageRecorder;
+use crate::util::secret::SecretBox;
+use crate::util::url_parts::{encode_pairs, parse_pairs};
 
 /// The prefix of the pages.
 pub const PREFIX: &str = "/-/svcgate/";
@@ -390,7 +390,7 @@ impl Pages {
             (&Method::GET, ["admin", "v3-usage"]) => self.v3_usage(call, &session, false).await,
             (&Method::GET, ["admin", "v3-usage.csv"]) => self.v3_usage(call, &session, true).await,
             (_, ["projects", project, rest @ ..]) => {
-                let project = crate::url_parts::decode(project);
+                let project = crate::util::url_parts::decode(project);
                 let credentials = match session.credentials() {
                     Some(credentials) => credentials,
                     None => return redirect("/-/svcgate/sign_in"),
@@ -574,13 +574,13 @@ impl Pages {
             Ok(rows) => rows,
             Err(error) => return error_page(Some(session), &error.into()),
         };
-        let routes = crate::usage::by_route(
+        let routes = crate::rewrite::usage::by_route(
             rows,
             call.query("sort").unwrap_or("calls"),
             time::OffsetDateTime::now_utc(),
         );
         if as_csv {
-            return match crate::usage::csv(&routes) {
+            return match crate::rewrite::usage::csv(&routes) {
                 Ok(text) => {
                     let mut response = Response::new(body::full(text));
                     response.headers_mut().insert(

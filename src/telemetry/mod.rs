@@ -4,6 +4,9 @@
 //! construction: a route kind, a rule's V3 template (bounded by the rule table) and a status code, never a raw path,
 //! user or token.
 
+pub mod logsink;
+pub mod process_metrics;
+
 use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,9 +26,9 @@ use tracing_subscriber::util::SubscriberInitExt;
 
 use crate::alerts::normalized::Severity;
 use crate::config::LogFormat;
-use crate::logsink::{BatchedStderr, LogFlusher};
-use crate::process_metrics::ProcessCollector;
 use crate::store::{CommitMetrics, Store, StoreError};
+use crate::telemetry::logsink::{BatchedStderr, LogFlusher};
+use crate::telemetry::process_metrics::ProcessCollector;
 
 /// Metric names, one place for all of them.
 pub mod names {
@@ -438,7 +441,7 @@ impl Collector for StoreCountsCollector {
 }
 
 /// Installs the global tracing subscriber; `filter` uses the `tracing` directive syntax. Lines reach stderr
-/// through the [`BatchedStderr`](crate::logsink::BatchedStderr) sink; keep the returned flusher until exit.
+/// through the [`BatchedStderr`](crate::telemetry::logsink::BatchedStderr) sink; keep the returned flusher until exit.
 /// Colours only when stderr is a terminal.
 pub fn init_logging(format: LogFormat, filter: &str) -> std::io::Result<LogFlusher> {
     let (sink, flusher) = BatchedStderr::start()?;

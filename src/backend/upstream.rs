@@ -18,10 +18,10 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
-use crate::body::Body;
-use crate::budget::{BodyBudget, BudgetError, Held};
 use crate::config::BackendConfig;
-use crate::error::GatewayError;
+use crate::http::body::Body;
+use crate::http::budget::{BodyBudget, BudgetError, Held};
+use crate::http::error::GatewayError;
 use crate::telemetry::Metrics;
 
 /// Failure to set up the backend client (bad TLS material).

@@ -28,8 +28,8 @@ use http_body::{Body as HttpBody, Frame, SizeHint};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::aborts::AbortMark;
-use crate::body::{Body, BoxError};
+use crate::http::aborts::AbortMark;
+use crate::http::body::{Body, BoxError};
 
 /// The limits on client connections.
 #[derive(Debug, Clone, Copy)]
@@ -219,7 +219,7 @@ impl Drop for InProgress {
 }
 
 /// A response body that keeps its request in progress until it has been sent (or dropped), and marks its
-/// connection for a reset when it fails mid-way ([`aborts`](crate::aborts)).
+/// connection for a reset when it fails mid-way ([`aborts`](crate::http::aborts)).
 pub struct TrackedBody {
     inner: Body,
     _in_progress: InProgress,

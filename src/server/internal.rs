@@ -17,11 +17,11 @@ use std::time::{Duration, Instant};
 use http::{Method, Response, StatusCode};
 use serde_json::json;
 
-use crate::body::{self, json_response, Body};
-use crate::error::GatewayError;
+use crate::backend::upstream::Upstream;
+use crate::http::body::{self, json_response, Body};
+use crate::http::error::GatewayError;
 use crate::store::Store;
 use crate::telemetry::Metrics;
-use crate::upstream::Upstream;
 
 /// The prefix of every route the gateway answers itself.
 pub const PREFIX: &str = "/-/svcgate/";

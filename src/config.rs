@@ -12,6 +12,12 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::alerts::settings::{AlertConfig, Edition};
+use crate::backend::upstream::BackendConfig;
+use crate::http::connections::ServerTls;
+use crate::rewrite::shape::ShapeMode;
+use crate::telemetry::LogFormat;
+
 /// A configuration error: always one line that names the option or file at fault.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -808,56 +814,6 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// How V3 responses are shaped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ShapeMode {
-    /// Exactly the V3 fields, in V3 names.
-    Strict,
-    /// The V3 fields added, the V4 fields kept.
-    Tolerant,
-}
-
-/// Log line format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LogFormat {
-    /// Human-readable key=value lines.
-    Text,
-    /// One JSON object per line.
-    Json,
-}
-
-/// TLS material for serving clients.
-#[derive(Debug, Clone)]
-pub struct ServerTls {
-    /// PEM certificate chain.
-    pub cert: PathBuf,
-    /// PEM private key.
-    pub key: PathBuf,
-}
-
-/// How the gateway reaches its backend.
-#[derive(Debug, Clone)]
-pub struct BackendConfig {
-    /// Base URL (`http://` or `https://`), without a trailing slash.
-    pub url: Option<http::Uri>,
-    /// Extra CA bundle to trust besides the system roots.
-    pub ca_bundle: Option<PathBuf>,
-    /// Client certificate and key presented to the backend.
-    pub client_identity: Option<(PathBuf, PathBuf)>,
-    /// Connect timeout.
-    pub connect_timeout: Duration,
-    /// Time to the response head.
-    pub timeout: Duration,
-    /// Idle time before a pooled connection is closed.
-    pub pool_idle_timeout: Duration,
-    /// Whether forwarded requests carry the client's `Host` rather than the backend's authority.
-    pub preserve_host: bool,
-    /// How long an upgraded connection may carry no bytes in either direction before it is closed.
-    pub upgrade_idle_timeout: Duration,
-    /// Bytes of V3 request bodies and backend answers held in memory at once, all requests together.
-    pub memory_budget_bytes: usize,
-}
-
 /// The validated configuration the gateway runs with.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -939,48 +895,6 @@ pub struct Config {
     pub ready_timeout: Duration,
     /// Free space readiness asks of the SQLite data directory's file system.
     pub ready_min_free_bytes: u64,
-}
-
-/// The alert tier.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Edition {
-    /// Generic and Prometheus integrations, no grouping without a fingerprint.
-    Free,
-    /// Several HTTP Endpoints, Opsgenie, grouping.
-    Premium,
-}
-
-/// Alert intake limits and settings.
-#[derive(Debug, Clone)]
-pub struct AlertConfig {
-    /// The tier.
-    pub edition: Edition,
-    /// The integration token key, if configured (else the key file).
-    pub secret_key: Option<[u8; 32]>,
-    /// Largest payload.
-    pub max_body_bytes: u64,
-    /// Deepest JSON nesting.
-    pub max_depth: usize,
-    /// Alerts per second per integration; `None` means no limit.
-    pub rate_limit: Option<u32>,
-    /// Burst above the rate.
-    pub rate_burst: u32,
-    /// How long access answers are reused.
-    pub access_cache_ttl: Duration,
-    /// Most callers (tokens) whose access answers and usage names are kept; least recently used go first.
-    pub access_cache_entries: usize,
-    /// Bytes of alert bodies held at once, all requests together.
-    pub memory_budget_bytes: usize,
-    /// Alert requests read at once, all integrations together.
-    pub max_concurrent: usize,
-    /// Bytes of alert bodies one integration's requests hold at once.
-    pub integration_budget_bytes: usize,
-    /// Time an alert body may bring no byte.
-    pub body_stall_timeout: Duration,
-    /// Time an alert body may take to arrive.
-    pub body_read_timeout: Duration,
-    /// Whether `service_token` is set, without which no incident can be created (the settings page warns).
-    pub service_token_set: bool,
 }
 
 impl Config {

@@ -10,7 +10,7 @@
 //! # Layout
 //!
 //! The modules form layers, listed here from the bottom up. A module may use the layers below its own and never
-//! one above (`tests/layers.rs` checks every `crate::` path in `src/`, and that no two top-level modules use each
+//! one above (`layers.rs` checks every `crate::` path in `src/`, and that no two top-level modules use each
 //! other, directly or round a longer circle). Modules sharing a layer do not use each other.
 //!
 //! 1. [`util`]: neutral helpers (times, secrets, URL pieces, JSON read as spelled, the brand word, certificates).
@@ -23,13 +23,16 @@
 //! 6. [`rewrite`] and [`alerts`]: the two features, V3 translation (with V3 usage) and the alert intake.
 //! 7. [`pages`]: the browser pages, over both features.
 //! 8. [`config`]: the options table, read and validated into each component's settings type.
-//! 9. [`server`] and [`app`]: dispatch and the gateway's own routes; wiring for `svcgate serve`.
+//! 9. [`server`]: listeners, dispatch, and the gateway's own routes (health, readiness, metrics).
+//! 10. [`app`]: wiring for `svcgate serve`.
 
 pub mod alerts;
 pub mod app;
 pub mod backend;
 pub mod config;
 pub mod http;
+#[cfg(test)]
+mod layers;
 pub mod pages;
 pub mod rewrite;
 pub mod server;

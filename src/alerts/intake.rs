@@ -21,7 +21,7 @@ use super::payload::{self, PayloadError};
 use super::prometheus;
 use super::ratelimit::RateLimiter;
 use super::store_failures::StoreFailures;
-use crate::config::{AlertConfig, Edition};
+use crate::alerts::settings::{AlertConfig, Edition};
 use crate::http::body::{json_response, Body};
 use crate::http::budget::{BodyBudget, BudgetError, Held, Share};
 use crate::store::Store;

@@ -17,8 +17,8 @@ use super::integrations::{Integration, Kind};
 use super::mapping::AttributeMapping;
 use super::normalized::Severity;
 use super::AlertService;
+use crate::alerts::settings::Edition;
 use crate::backend::access::{AccessError, ProjectAccess, Role};
-use crate::config::Edition;
 use crate::store::{
     AlertPage, AlertQuery, AlertRecord, AlertSettings, IntegrationRecord, OutboxFailure, OutboxState,
     StoreError,

@@ -22,6 +22,7 @@ pub mod outbox;
 pub mod payload;
 pub mod prometheus;
 pub mod ratelimit;
+pub mod settings;
 pub mod store_failures;
 #[cfg(test)]
 mod test_support;
@@ -31,9 +32,9 @@ use std::sync::Arc;
 use self::intake::Intake;
 use self::integrations::{Integration, Kind, Registry};
 use self::mapping::AttributeMapping;
+use crate::alerts::settings::AlertConfig;
 use crate::backend::access::AccessChecker;
 use crate::backend::upstream::Upstream;
-use crate::config::AlertConfig;
 use crate::store::{IntegrationRecord, Store, StoreError, HEARTBEAT_INTERVAL};
 use crate::telemetry::Metrics;
 use crate::util::secret::{self, SecretBox, SecretError};

@@ -378,6 +378,15 @@ pub fn default_max_connections() -> usize {
     usize::try_from(usable.clamp(16, 50_000)).unwrap_or(50_000)
 }
 
+/// TLS material for serving clients.
+#[derive(Debug, Clone)]
+pub struct ServerTls {
+    /// PEM certificate chain.
+    pub cert: std::path::PathBuf,
+    /// PEM private key.
+    pub key: std::path::PathBuf,
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -17,9 +17,9 @@ use super::raw::RawObject;
 use super::rule::{Embed, ItemFetch};
 use super::shape::{MemberHints, Shapes};
 use crate::backend::passthrough::stream_back;
-use crate::config::ShapeMode;
 use crate::http::body::{self, Body};
 use crate::http::error::GatewayError;
+use crate::rewrite::shape::ShapeMode;
 use crate::store::{IdKind, IdRecord};
 
 /// What building an answer needs besides the exchange.

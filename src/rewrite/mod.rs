@@ -52,9 +52,9 @@ use crate::backend::access::Credentials;
 use crate::backend::context::RequestContext;
 use crate::backend::passthrough::{forward_to, original_host};
 use crate::backend::upstream::{add_forwarding_headers, strip_hop_by_hop, Upstream};
-use crate::config::ShapeMode;
 use crate::http::body::Body;
 use crate::http::error::GatewayError;
+use crate::rewrite::shape::ShapeMode;
 use crate::store::Store;
 use crate::telemetry::Metrics;
 

@@ -32,11 +32,11 @@ use crate::alerts::AlertService;
 use crate::backend::access::{AccessChecker, Credentials};
 use crate::backend::context::RequestContext;
 use crate::backend::passthrough;
-use crate::backend::upstream::{read_certs, read_key, ClientInfo, Upstream};
-use crate::config::{Config, ServerTls};
+use crate::backend::upstream::{ClientInfo, Upstream};
+use crate::config::Config;
 use crate::http::aborts::{AbortMark, ResetOnAbort};
 use crate::http::body::Body;
-use crate::http::connections::{Limits, Registry, TrackedBody, WriteStallLimit};
+use crate::http::connections::{Limits, Registry, ServerTls, TrackedBody, WriteStallLimit};
 use crate::http::error::GatewayError;
 use crate::http::refusals::RefusalBodies;
 use crate::pages::Pages;
@@ -46,6 +46,7 @@ use crate::rewrite::{is_v3, RewriteSettings, Rewriter};
 use crate::store::Store;
 use crate::telemetry::{acceptable_request_id, new_request_id, KindLabels, Metrics, RequestLabels, V3Labels};
 use crate::util::secret::SecretBox;
+use crate::util::tls::{read_certs, read_key};
 use crate::{alerts, pages};
 
 /// The V3 usage report of the management API.

@@ -24,11 +24,18 @@ use tracing::Subscriber;
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::util::SubscriberInitExt;
 
-use crate::alerts::normalized::Severity;
-use crate::config::LogFormat;
 use crate::store::{CommitMetrics, Store, StoreError};
 use crate::telemetry::logsink::{BatchedStderr, LogFlusher};
 use crate::telemetry::process_metrics::ProcessCollector;
+
+/// Log line format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    /// Human-readable key=value lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
 
 /// Metric names, one place for all of them.
 pub mod names {
@@ -361,14 +368,19 @@ impl Metrics {
     /// waiting at most `timeout`. They are read at scrape time rather than kept by the writer so that every
     /// replica on a shared PostgreSQL reports the same, whole count (so dashboards take their `max`, not their
     /// `sum`). Should the store fail or be slow, they are left out of this scrape and `svcgate_store_gauges_up`
-    /// is 0: a stale count would look like a real one.
-    pub async fn refresh_from_store(&self, store: &dyn Store, timeout: Duration) {
+    /// is 0: a stale count would look like a real one. `severities` are the alerts' severity names, most severe
+    /// first: the gauge has one series for each, 0 when the store counts none.
+    pub async fn refresh_from_store(
+        &self,
+        store: &dyn Store,
+        timeout: Duration,
+        severities: [&'static str; 6],
+    ) {
         let read =
             async { Ok::<_, StoreError>((store.open_alert_counts().await?, store.outbox_backlog().await?)) };
         match tokio::time::timeout(timeout, read).await {
             Ok(Ok((open, backlog))) => {
-                let open = Severity::ALL.map(|severity| {
-                    let name = severity.as_str();
+                let open = severities.map(|name| {
                     let count = open
                         .iter()
                         .filter(|(stored, _)| stored == name)

@@ -7,6 +7,11 @@
 //! alerts, grouped by [`fingerprint`]. [`apply`] (alerts into the store, where [`crate::store::lifecycle`] decides what
 //! each does, and the answer), [`outbox`] (incidents through the backend), [`manage`] (the operations on integrations and alerts, typed, shared
 //! by the API and the pages), [`api`] (the management JSON API around them).
+//!
+//! [`settings`] holds the intake's settings type, which the configuration fills.
+//!
+//! May use: [`crate::util`], [`crate::http`], [`crate::store`], [`crate::telemetry`], [`crate::backend`]; not
+//! [`crate::rewrite`], which shares its layer.
 
 pub mod api;
 pub mod apply;

@@ -6,7 +6,7 @@
 //!
 //! An HTTP/1.1 protocol upgrade (`Connection: upgrade`, `Upgrade: websocket`: the web interface's live updates
 //! and terminal) keeps those two headers; when the backend switches protocols, so does the client's connection,
-//! and [`tunnel`](super::tunnel) carries the bytes from then on. Upgrades over HTTP/2 (extended CONNECT) are not
+//! and [`tunnel`] carries the bytes from then on. Upgrades over HTTP/2 (extended CONNECT) are not
 //! forwarded: such a request is passed on as an ordinary one.
 
 use http::header::{HeaderValue, CONNECTION, EXPECT, UPGRADE};

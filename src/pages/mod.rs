@@ -6,6 +6,8 @@
 //! changes alerts and integrations through the same operations as the management API ([`manage`]), so the pages
 //! enforce the same roles. A failed operation is shown by `error_page`, the pages' one mapping of a
 //! [`ManageError`]. Every form carries the session's CSRF token; sign-in uses a double-submit cookie.
+//!
+//! May use every layer below it (see `lib.rs`): both features, the backend, telemetry, the store, the helpers.
 
 pub mod format;
 pub mod oauth;

@@ -10,6 +10,10 @@
 //! 5. carry the plan out: pre-fetch when it says so; then send, gather every page, or run a named [`procedures`]
 //!    entry ([`exchange`] holds the translated request and the calls).
 //! 6. [`finish`]: remap the status, complete and reshape the body with [`shape`], rewrite [`pagination`].
+//!
+//! Beside the pipeline: [`usage`] (which legacy clients still call which V3 routes). May use: [`crate::util`],
+//! [`crate::http`], [`crate::store`], [`crate::telemetry`], [`crate::backend`]; not [`crate::alerts`], which shares
+//! its layer.
 
 pub mod auth;
 pub mod backend;

@@ -5,8 +5,10 @@
 //! readiness, metrics), or the [`pages`](crate::pages) for the paths that are a browser's
 //! ([`is_page_path`](crate::pages::routes::is_page_path)); any other path under the prefix is a JSON 404. Alert
 //! receiving addresses → the intake; `/api/v3/…` → [`Rewriter`]; everything else →
-//! [`passthrough`](crate::backend::passthrough). [`Gateway`] is built apart from serving it, so tests can start it on any
+//! [`passthrough`]. [`Gateway`] is built apart from serving it, so tests can start it on any
 //! listener with any shutdown signal.
+//!
+//! Files: this one, and [`internal`] (the gateway's own routes). May use every layer below it (see `lib.rs`).
 
 pub mod internal;
 

@@ -24,6 +24,8 @@
 //!    durable intake at about 17k alerts/s and was dropped by migration 6 (see `migrations.rs`). Rows written by
 //!    another program (the `sqlite3` shell) bypass it; should they hold two open alerts of one fingerprint, the
 //!    older is the one grouped into.
+//!
+//! [`lifecycle`] is the decision both stores carry out for each incoming alert. May use: [`crate::util`] only.
 
 pub mod alerts;
 pub mod commits;

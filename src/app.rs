@@ -267,7 +267,7 @@ pub async fn resolve_ids(
     // A throw-away store: translate must leave no state behind.
     let scratch = tempfile::tempdir()?;
     let store = Arc::new(SqliteStore::open(scratch.path())?);
-    let index = IdIndex::new(store, metrics, 1000, config.id_lookup_max_pages);
+    let index = IdIndex::new(store, metrics, 1000, config.rewrite.id_lookup_max_pages);
     let context = RequestContext::new(
         "translate".to_owned(),
         ClientInfo::new(std::net::IpAddr::from([127, 0, 0, 1]), "http"),
@@ -281,8 +281,8 @@ pub async fn resolve_ids(
         upstream: &upstream,
         headers,
         context: &context,
-        max_body: config.max_rewrite_body_bytes,
-        max_calls: config.max_backend_calls_per_request,
+        max_body: config.rewrite.max_body,
+        max_calls: config.rewrite.max_backend_calls,
     };
     let mut resolved = Vec::new();
     for id in needed {

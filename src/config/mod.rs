@@ -27,6 +27,7 @@ use crate::alerts::settings::{AlertConfig, Edition};
 use crate::backend::upstream::BackendConfig;
 use crate::http::connections::ServerTls;
 use crate::rewrite::shape::ShapeMode;
+use crate::rewrite::RewriteSettings;
 use crate::telemetry::LogFormat;
 
 /// A configuration error: always one line that names the option or file at fault.
@@ -436,30 +437,16 @@ pub struct Config {
     pub rules_dir: Option<PathBuf>,
     /// The server's brand word in route and field names (`svc` in `svc_ci_ymls`).
     pub identifier_word: String,
-    /// Response shaping mode.
-    pub shapes: ShapeMode,
-    /// Cap on whole collections gathered from pages.
-    pub max_collected_items: usize,
-    /// Cap on the backend calls one client request may cause (labels, item completion, pages, id lookups).
-    pub max_backend_calls_per_request: u32,
     /// Time a client body read whole may take to arrive.
     pub body_read_timeout: Duration,
-    /// Cap on a buffered V4 body that is being reshaped.
-    pub max_rewrite_body_bytes: usize,
-    /// Entries of the in-memory id cache.
-    pub id_cache_entries: usize,
-    /// Pages the id lookup may read on a miss.
-    pub id_lookup_max_pages: u32,
-    /// Per-item backend fetches a list may run at once.
-    pub item_fetch_concurrency: usize,
-    /// How long per-item completions are reused.
-    pub item_fetch_cache_ttl: Duration,
     /// Token for the gateway's own backend calls.
     pub service_token: Option<String>,
     /// How long a claimed incident call is owned before another replica may take it over.
     pub outbox_lease: Duration,
     /// How long finished incident calls are kept.
     pub outbox_keep_done: Duration,
+    /// V3 translation settings.
+    pub rewrite: RewriteSettings,
     /// Alert settings.
     pub alerts: AlertConfig,
     /// How long a page session lasts.
@@ -604,7 +591,7 @@ impl Config {
             },
             data_dir: options.data_dir,
             database,
-            public_url: options.public_url,
+            public_url: options.public_url.clone(),
             trusted_proxies: options.trusted_proxies.unwrap_or_default(),
             dev,
             tls,
@@ -615,15 +602,19 @@ impl Config {
             log_level: options.log_level,
             rules_dir: options.rules_dir,
             identifier_word: options.identifier_word,
-            shapes: options.response_shapes,
-            max_collected_items: options.max_collected_items,
-            max_backend_calls_per_request: options.max_backend_calls_per_request,
-            max_rewrite_body_bytes: options.max_rewrite_body_bytes,
             body_read_timeout: options.body_read_timeout,
-            id_cache_entries: options.id_cache_entries,
-            id_lookup_max_pages: options.id_lookup_max_pages,
-            item_fetch_concurrency: options.item_fetch_concurrency,
-            item_fetch_cache_ttl: options.item_fetch_cache_ttl,
+            rewrite: RewriteSettings {
+                shapes: options.response_shapes,
+                max_body: options.max_rewrite_body_bytes,
+                max_collected: options.max_collected_items,
+                item_fetch_concurrency: options.item_fetch_concurrency,
+                item_fetch_cache_ttl: options.item_fetch_cache_ttl,
+                id_cache_entries: options.id_cache_entries,
+                id_lookup_max_pages: options.id_lookup_max_pages,
+                public_url: options.public_url.clone(),
+                max_backend_calls: options.max_backend_calls_per_request,
+                body_read_timeout: options.body_read_timeout,
+            },
             alerts: AlertConfig {
                 service_token_set: options.service_token.is_some(),
                 edition: options.edition,

@@ -250,7 +250,7 @@ fn environment_flags_and_numbers_are_typed() {
     .unwrap();
     let config = Config::from_raw(raw).unwrap();
     assert!(config.dev);
-    assert_eq!(config.max_collected_items, 5);
+    assert_eq!(config.rewrite.max_collected, 5);
     let error = RawConfig::from_env(env(&[("SVCGATE_DEV", "maybe")]))
         .unwrap_err()
         .to_string();
@@ -295,7 +295,7 @@ fn declared_defaults_are_shown_as_written_and_apply() {
         ..RawConfig::default()
     })
     .unwrap();
-    assert_eq!(config.max_rewrite_body_bytes, 64 << 20);
+    assert_eq!(config.rewrite.max_body, 64 << 20);
     assert_eq!(config.backend.timeout, Duration::from_secs(60));
     assert_eq!(config.alerts.edition, Edition::Premium);
     assert_eq!(config.alerts.rate_limit, None);

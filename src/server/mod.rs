@@ -44,7 +44,7 @@ use crate::http::refusals::RefusalBodies;
 use crate::pages::Pages;
 use crate::rewrite::table::RuleTable;
 use crate::rewrite::usage::UsageRecorder;
-use crate::rewrite::{is_v3, RewriteSettings, Rewriter};
+use crate::rewrite::{is_v3, Rewriter};
 use crate::store::Store;
 use crate::telemetry::{acceptable_request_id, new_request_id, KindLabels, Metrics, RequestLabels, V3Labels};
 use crate::util::secret::SecretBox;
@@ -114,18 +114,7 @@ impl Gateway {
             Arc::clone(&store),
             Arc::clone(&metrics),
             Arc::clone(&upstream),
-            RewriteSettings {
-                shapes: config.shapes,
-                max_body: config.max_rewrite_body_bytes,
-                max_collected: config.max_collected_items,
-                item_fetch_concurrency: config.item_fetch_concurrency,
-                item_fetch_cache_ttl: config.item_fetch_cache_ttl,
-                id_cache_entries: config.id_cache_entries,
-                id_lookup_max_pages: config.id_lookup_max_pages,
-                public_url: config.public_url.clone(),
-                max_backend_calls: config.max_backend_calls_per_request,
-                body_read_timeout: config.body_read_timeout,
-            },
+            config.rewrite.clone(),
             Arc::clone(&secret),
         );
         let oauth = config

@@ -353,21 +353,22 @@ fn every_source_path_the_docs_name_exists() {
             pages.push(path);
         }
     }
-    let mut missing = Vec::new();
+    let mut missing = std::collections::BTreeSet::new();
     for page in pages {
         let text = std::fs::read_to_string(&page).unwrap();
         let words = text.split(|c: char| !(c.is_alphanumeric() || "_-./".contains(c)));
         for word in words.filter(|word| word.starts_with("src/") || word.contains("/src/")) {
             let named = word.trim_end_matches('.');
             if !std::path::Path::new(root).join(named).exists() {
-                missing.push(format!("{}: {named}", page.display()));
+                let page = page.strip_prefix(root).unwrap_or(&page).display().to_string();
+                missing.insert(format!("{page}: {named}"));
             }
         }
     }
     assert!(
         missing.is_empty(),
         "paths the docs name that do not exist:\n{}",
-        missing.join("\n")
+        Vec::from_iter(missing).join("\n")
     );
 }
 

@@ -23,15 +23,15 @@
 //! the helpers (`body`, `url_parts`, `time_format`). Nothing below the pages uses them; `server` hands them
 //! requests.
 
-pub mod admin;
-pub mod alerts;
-pub mod call;
+mod admin;
+mod alerts;
+mod call;
 pub mod format;
-pub mod integrations;
+mod integrations;
 pub mod oauth;
-pub mod projects;
-pub mod render;
-pub mod router;
+mod projects;
+mod render;
+mod router;
 pub mod routes;
 pub mod session;
 pub mod sign_in;

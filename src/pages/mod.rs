@@ -3,9 +3,10 @@
 //!
 //! Server-rendered HTML from askama templates (`templates/`), working without JavaScript (one small script adds
 //! copy buttons). Every page asks the backend, with the signed-in person's token, what they may do, and reads and
-//! changes alerts and integrations through the same operations as the management API ([`manage`](crate::alerts::manage)), so the pages
-//! enforce the same roles. A failed operation is shown by `error_page` (`render.rs`), the pages' one mapping of a
-//! [`ManageError`](crate::alerts::manage::ManageError). Every form carries the session's CSRF token; sign-in uses a double-submit cookie.
+//! changes alerts and integrations through the same operations as the management API
+//! ([`manage`](crate::alerts::manage)), so the pages enforce the same roles. A failed operation is shown by
+//! `error_page` (`render.rs`), the pages' one mapping of a [`ManageError`](crate::alerts::manage::ManageError).
+//! Every form carries the session's CSRF token; sign-in uses a double-submit cookie.
 //!
 //! The files, from the bottom up (each uses only those above it, and this file's [`Pages`] and [`PREFIX`]):
 //!
@@ -20,8 +21,7 @@
 //!
 //! The pages may use the alert intake's management operations and service (`alerts`), the backend's access
 //! checks (`access`), the store, the secret box, the V3 usage recorder, the backend connection (for OAuth) and
-//! the helpers (`body`, `url_parts`, `time_format`). Nothing below the pages uses them; `server` hands them
-//! requests.
+//! the helpers (`body`, `url_parts`, `time_format`). The HTTP front door (`server`) hands them requests.
 
 mod admin;
 mod alerts;

@@ -11,8 +11,8 @@
 //!
 //! [`exists`] lists what the router (`router.rs`: `route`, `project_route`, `settings_route`) matches, by shape:
 //! a segment the router reads as a value (a project, an alert's iid, an integration's id) matches any text here,
-//! and a value that names nothing is the route's own 404 once signed in. A route added to the router is added here too; the pages tests
-//! send each one signed out and expect the sign-in redirect.
+//! and a value that names nothing is the route's own 404 once signed in. A route added to the router is added
+//! here too; the pages tests send each one signed out and expect the sign-in redirect.
 
 use http::Method;
 

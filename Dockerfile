@@ -6,7 +6,7 @@
 #       -e SVCGATE_BACKEND=https://svc.example.com -e SVCGATE_PUBLIC_URL=https://svc-legacy.example.com svcgate
 #
 # deploy/check.sh (run by ./test.sh) lints this file with hadolint and runs its build step and its runtime
-# layout outside a container (README, "Container image").
+# layout outside a container (docs/deployment.md, "Container image").
 
 # Bookworm on both sides: the binary links the build stage's glibc, which the runtime stage must not be older than.
 FROM docker.io/library/rust:1.95-slim-bookworm AS build

@@ -1,7 +1,7 @@
 //! The alert store's ceiling on this machine, without HTTP or JSON: how many alerts a second the store can make
 //! durable, and how many SQLite itself can, with and without a persistent unique index on the fingerprint (how
 //! svcgate held "one open alert per fingerprint" before the in-memory table of `store/open_alerts.rs`). Row 5 of
-//! `bench/run` is bounded by these figures; see the README's Performance section.
+//! `bench/run` is bounded by these figures; see `bench/RESULTS.md`.
 //!
 //! `cargo run --release --example store_floor [seconds]` (default 5 s per measurement).
 

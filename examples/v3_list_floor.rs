@@ -1,6 +1,6 @@
 //! The V3 list rewrite's floor on this machine, without HTTP: what reading a V4 list with serde_json costs at the
 //! least, what svcgate's reading of it costs, and what its whole reshape into V3 costs. Row 2 of `bench/run` is
-//! bounded by these figures; see the README's Performance section.
+//! bounded by these figures; see `bench/RESULTS.md`.
 //!
 //! `cargo run --release --example v3_list_floor [V4 list file]`; the default is the list `bench/run` serves
 //! (`bench/.work/origin/issues/desc-1.json`, written by a run of the harness).

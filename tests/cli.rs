@@ -310,12 +310,13 @@ async fn serve_dev_with_a_public_url_says_where_it_listens_and_where_it_is_reach
 }
 
 #[test]
-fn the_readme_documents_every_option() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+fn the_configuration_reference_documents_every_option() {
+    let reference =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/configuration.md")).unwrap();
     for name in svcgate::config::option_names().keys() {
         assert!(
-            readme.contains(&format!("`{name}`")),
-            "README lacks option {name}"
+            reference.contains(&format!("`{name}`")),
+            "docs/configuration.md lacks option {name}"
         );
     }
     // Each declared default is the one the reference table shows on the option's row.
@@ -323,16 +324,52 @@ fn the_readme_documents_every_option() {
         let Some(default) = option.default() else {
             continue;
         };
-        let row = readme
+        let row = reference
             .lines()
             .find(|line| line.starts_with(&format!("| `{}` |", option.name())))
-            .unwrap_or_else(|| panic!("README has no table row for option {}", option.name()));
+            .unwrap_or_else(|| {
+                panic!(
+                    "docs/configuration.md has no table row for option {}",
+                    option.name()
+                )
+            });
         assert!(
             row.contains(&format!("`{default}`")),
-            "README's row for {} does not show its default `{default}`: {row}",
+            "docs/configuration.md's row for {} does not show its default `{default}`: {row}",
             option.name()
         );
     }
+}
+
+/// Every `src/…` path that `README.md` and the pages of `docs/` name exists, so that the architecture walk and the
+/// references follow the code when files move.
+#[test]
+fn every_source_path_the_docs_name_exists() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut pages = vec![std::path::PathBuf::from(format!("{root}/README.md"))];
+    for entry in std::fs::read_dir(format!("{root}/docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|extension| extension == "md") {
+            pages.push(path);
+        }
+    }
+    let mut missing = std::collections::BTreeSet::new();
+    for page in pages {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let words = text.split(|c: char| !(c.is_alphanumeric() || "_-./".contains(c)));
+        for word in words.filter(|word| word.starts_with("src/") || word.contains("/src/")) {
+            let named = word.trim_end_matches('.');
+            if !std::path::Path::new(root).join(named).exists() {
+                let page = page.strip_prefix(root).unwrap_or(&page).display().to_string();
+                missing.insert(format!("{page}: {named}"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "paths the docs name that do not exist:\n{}",
+        Vec::from_iter(missing).join("\n")
+    );
 }
 
 #[tokio::test]

@@ -9,10 +9,10 @@
 //! - [`exists`]: does the pages router answer this method and path? Only then is a signed-out browser sent to sign
 //!   in (303); any other path in a section gets the HTML 404 page, signed in or not.
 //!
-//! [`exists`] lists what `Pages::route`, `project_page` and `settings_page` match, by shape: a segment the router
-//! reads as a value (a project, an alert's iid, an integration's id) matches any text here, and a value that names
-//! nothing is the route's own 404 once signed in. A route added to the router is added here too; the pages tests
-//! send each one signed out and expect the sign-in redirect.
+//! [`exists`] lists what the router (`router.rs`: `route`, `project_route`, `settings_route`) matches, by shape:
+//! a segment the router reads as a value (a project, an alert's iid, an integration's id) matches any text here,
+//! and a value that names nothing is the route's own 404 once signed in. A route added to the router is added
+//! here too; the pages tests send each one signed out and expect the sign-in redirect.
 
 use http::Method;
 

@@ -17,10 +17,12 @@ use std::time::Duration;
 use askama::Template;
 use http::{HeaderValue, StatusCode};
 
+use super::call::Call;
 use super::oauth::{OAuthError, Pkce};
+use super::render::{message, redirect, render, Page};
 use super::session::{cookie, hash, set_cookie, COOKIE, CSRF_COOKIE};
 use super::views::SignIn;
-use super::{message, redirect, render, Call, Page, Pages, PREFIX};
+use super::{Pages, PREFIX};
 use crate::backend::access::Credentials;
 use crate::store::OAuthStateRecord;
 use crate::util::secret::random_hex;

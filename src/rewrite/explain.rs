@@ -216,6 +216,10 @@ fn answer_lines(
         let fields = table.shapes().field_names(entity).join(", ");
         lines.push(format!("  shape when {param} is true: V3 {entity} ({fields})"));
     }
+    if let Some(entity) = &rule.response_anonymous {
+        let fields = table.shapes().field_names(entity).join(", ");
+        lines.push(format!("  shape for an anonymous caller: V3 {entity} ({fields})"));
+    }
     if let Some((status, message)) = &rule.unseen {
         lines.push(format!(
             "  a known id the backend will not show the caller: {status} {{\"message\":\"{message}\"}}"

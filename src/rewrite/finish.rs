@@ -40,6 +40,8 @@ pub struct Finisher<'a> {
     pub item_cache: &'a ItemCache,
     /// A hash of the caller's credentials (empty when anonymous).
     pub caller: &'a str,
+    /// Whether the caller sent no credential at all (no token, `Authorization` or session cookie).
+    pub anonymous: bool,
 }
 
 /// Bodies computed before the call: a pre-fetched resource or a synthesised answer.
@@ -178,7 +180,11 @@ impl Finisher<'_> {
                     }
                     return Ok(answer);
                 }
-                if self.reads_raw(rule, rule.response_for(&exchange.query), &prepared) {
+                if self.reads_raw(
+                    rule,
+                    rule.response_for(&exchange.query, self.anonymous),
+                    &prepared,
+                ) {
                     let (parts, bytes) = exchange.caller.read_bytes(response).await?;
                     if let Some(answer) = self
                         .finish_raw(exchange, remap(v4_status), &parts.headers, &bytes)
@@ -221,7 +227,7 @@ impl Finisher<'_> {
         if let Some(embed) = &rule.embed {
             self.embed(exchange, embed, &mut body).await?;
         }
-        if let Some(entity) = rule.response_for(&exchange.query) {
+        if let Some(entity) = rule.response_for(&exchange.query, self.anonymous) {
             if let Some(kind) = entity_kind(entity) {
                 self.ids.learn(kind, &body);
             }
@@ -369,7 +375,7 @@ impl Finisher<'_> {
         bytes: &[u8],
     ) -> Result<Option<Response<Body>>, GatewayError> {
         let rule = exchange.rule;
-        let Some(entity) = rule.response_for(&exchange.query) else {
+        let Some(entity) = rule.response_for(&exchange.query, self.anonymous) else {
             return Ok(None);
         };
         // UTF-8 is checked once here; parsing from `str` then skips checking each value again.

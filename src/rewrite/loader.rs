@@ -64,6 +64,7 @@ struct RawRule {
     response: Option<String>,
     #[serde(default)]
     response_when: BTreeMap<String, String>,
+    response_anonymous: Option<String>,
     #[serde(default)]
     requires: Vec<String>,
     unseen: Option<RawUnseen>,
@@ -518,6 +519,11 @@ fn compile_rule(
             return Err(format!("response_when: unknown entity {entity:?}"));
         }
     }
+    if let Some(entity) = &raw.response_anonymous {
+        if !shapes.contains(entity) {
+            return Err(format!("response_anonymous: unknown entity {entity:?}"));
+        }
+    }
     let collect_all_pages = match raw.collect.as_deref() {
         None => false,
         Some("all_pages") => true,
@@ -576,6 +582,7 @@ fn compile_rule(
             .iter()
             .map(|(param, entity)| (param.clone(), entity.clone()))
             .collect(),
+        response_anonymous: raw.response_anonymous.clone(),
         requires: raw.requires.clone(),
         unseen: raw
             .unseen
@@ -637,6 +644,10 @@ mod tests {
             (
                 "response_when = { simple = \"nope\" }",
                 "response_when: unknown entity",
+            ),
+            (
+                "response_anonymous = \"nope\"",
+                "response_anonymous: unknown entity",
             ),
             (
                 "unseen = { status = 403, message = \"403 Forbidden\" }",

@@ -419,6 +419,7 @@ impl Rewriter {
             v3_path,
             item_cache: &self.item_cache,
             caller: &caller,
+            anonymous: !auth::has_credentials(&exchange.caller.headers),
         };
         let answer = finisher
             .finish(&exchange, outcome, Prepared { prefetched, answer })

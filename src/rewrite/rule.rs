@@ -309,6 +309,9 @@ pub struct Rule {
     /// `(parameter, entity)`: the shape used instead of `response` when that boolean request parameter is true
     /// (`simple=true` project lists).
     pub response_when: Vec<(String, String)>,
+    /// The shape used instead of `response` when the caller sent no credential: V3 presented some project reads
+    /// to anonymous callers as `BasicProjectDetails` (`current_user ? ProjectWithAccess : BasicProjectDetails`).
+    pub response_anonymous: Option<String>,
     /// V3's answer (status, message) when the global id names a record the backend will not show the caller
     /// (its 404 about the issue or merge request): `403 Forbidden` where V3 found the record and then refused.
     pub unseen: Option<(u16, String)>,
@@ -365,13 +368,14 @@ impl Rule {
             || !self.requires.is_empty()
     }
 
-    /// The V3 entity of the answer, given the request's query: the first `response_when` whose parameter is true,
-    /// else `response`.
-    pub fn response_for(&self, query: &[(String, String)]) -> Option<&str> {
+    /// The V3 entity of the answer, given the request's query and whether the caller is anonymous: the first
+    /// `response_when` whose parameter is true, else `response_anonymous` for an anonymous caller, else `response`.
+    pub fn response_for(&self, query: &[(String, String)], anonymous: bool) -> Option<&str> {
         self.response_when
             .iter()
             .find(|(param, _)| query.iter().any(|(name, value)| name == param && is_true(value)))
             .map(|(_, entity)| entity.as_str())
+            .or(self.response_anonymous.as_deref().filter(|_| anonymous))
             .or(self.response.as_deref())
     }
 
@@ -379,6 +383,7 @@ impl Rule {
     pub fn rebuilds_answer(&self) -> bool {
         self.response.is_some()
             || !self.response_when.is_empty()
+            || self.response_anonymous.is_some()
             || self.prefetch
             || self.answer.is_some()
             || self.item_fetch.is_some()

@@ -110,7 +110,15 @@ impl RuleTable {
                 dir.display()
             )]));
         }
-        Self::from_sources(&sources, identifier_word)
+        let table = Self::from_sources(&sources, identifier_word)?;
+        if table.auth.routes().is_empty() {
+            tracing::warn!(
+                rules_dir = %dir.display(),
+                "no [[auth]] entries (rules/v3-auth.toml): anonymous V3 calls are left to the backend instead of \
+                 answered 401 as V3 did"
+            );
+        }
+        Ok(table)
     }
 
     /// The table from `dir`, or the built-in one, for a server whose identifier word is `identifier_word`.

@@ -26,6 +26,7 @@ use serde::Deserialize;
 use crate::alerts::settings::{AlertConfig, Edition};
 use crate::backend::upstream::BackendConfig;
 use crate::http::connections::ServerTls;
+use crate::pages::SignInLimits;
 use crate::rewrite::shape::ShapeMode;
 use crate::rewrite::RewriteSettings;
 use crate::telemetry::LogFormat;
@@ -453,12 +454,8 @@ pub struct Config {
     pub session_ttl: Duration,
     /// svcgate's OAuth application on the server, when people sign in through it.
     pub oauth: Option<crate::pages::oauth::OAuthSettings>,
-    /// How long before an OAuth token expires it is refreshed.
-    pub oauth_refresh_margin: Duration,
-    /// How long a replica waits before trying a failed refresh again.
-    pub oauth_refresh_retry: Duration,
-    /// Most OAuth sign-ins pending at once.
-    pub oauth_pending_sign_ins: usize,
+    /// The limits of signing in through the server\'s OAuth.
+    pub sign_in: SignInLimits,
     /// Runtime threads; `None` means one per core.
     pub worker_threads: Option<usize>,
     /// How often V3 usage counts are written.
@@ -636,9 +633,14 @@ impl Config {
             outbox_keep_done: options.outbox_keep_done,
             session_ttl: options.session_ttl,
             oauth,
-            oauth_refresh_margin: options.oauth_refresh_margin,
-            oauth_refresh_retry: options.oauth_refresh_retry,
-            oauth_pending_sign_ins: options.oauth_pending_sign_ins,
+            sign_in: SignInLimits {
+                refresh_margin: options.oauth_refresh_margin,
+                refresh_retry: options.oauth_refresh_retry,
+                // A refresh is one call to the backend: a response head and a body, each within the backend
+                // timeout. The whole call is cut there, and the claim on it (derived in session.rs) outlasts it.
+                refresh_timeout: options.backend_timeout.saturating_mul(2),
+                pending_sign_ins: u64::try_from(options.oauth_pending_sign_ins).unwrap_or(u64::MAX),
+            },
             worker_threads: options.worker_threads,
             usage_flush_interval: options.usage_flush_interval,
             usage_max_clients_per_route: options.usage_max_clients_per_route,

@@ -111,7 +111,7 @@ fn oauth_sign_in_needs_both_the_client_id_and_its_secret_and_never_shows_the_sec
         (oauth.client_id.as_str(), oauth.scopes.as_str()),
         ("app", "read_api")
     );
-    assert_eq!(config.oauth_refresh_margin, Duration::from_secs(60));
+    assert_eq!(config.sign_in.refresh_margin, Duration::from_secs(60));
     assert!(!format!("{config:?}").contains("s3cret"));
     assert!(Config::from_raw(raw(None, None)).unwrap().oauth.is_none());
     let error = Config::from_raw(raw(Some("app"), None)).unwrap_err();

@@ -126,14 +126,7 @@ impl Gateway {
             Arc::clone(&store),
             secret,
             oauth,
-            crate::pages::SignInLimits {
-                refresh_margin: config.oauth_refresh_margin,
-                refresh_retry: config.oauth_refresh_retry,
-                // A refresh is one call to the backend: a response head and a body, each within the backend
-                // timeout. The whole call is cut there, and the claim on it (derived in session.rs) outlasts it.
-                refresh_timeout: config.backend.timeout.saturating_mul(2),
-                pending_sign_ins: u64::try_from(config.oauth_pending_sign_ins).unwrap_or(u64::MAX),
-            },
+            config.sign_in,
         );
         Ok(Arc::new(Gateway {
             upstream,

@@ -10,9 +10,9 @@ use std::time::Instant;
 use anyhow::Context;
 use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
-use svcgate::config::ShapeMode;
 use svcgate::rewrite::raw::RawObject;
 use svcgate::rewrite::shape::MemberHints;
+use svcgate::rewrite::shape::ShapeMode;
 use svcgate::rewrite::table::RuleTable;
 
 /// Lists per timed round.

@@ -36,7 +36,7 @@ pub struct Running {
 
 /// Prepares everything `serve` needs, binding the listener, without serving yet.
 pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
-    crate::identifier::set(&config.identifier_word).context("identifier_word")?;
+    crate::util::identifier::set(&config.identifier_word).context("identifier_word")?;
     let table = RuleTable::load(config.rules_dir.as_deref(), &config.identifier_word).context("rules")?;
     // The gateway's listener first: in dev mode the simulator names the gateway's address in its answers.
     let listener = TcpListener::bind(config.listen)
@@ -136,7 +136,7 @@ fn dev_setup(config: &Config, simulator: &svc_sim::SimHandle, public_url: &str) 
     if config.oauth.is_none() {
         let settings = crate::pages::oauth::OAuthSettings {
             client_id: "svcgate-dev".to_owned(),
-            client_secret: crate::secret::random_hex(24).context("making the dev OAuth secret")?,
+            client_secret: crate::util::secret::random_hex(24).context("making the dev OAuth secret")?,
             scopes: "read_api".to_owned(),
         };
         simulator.register_oauth_application(svc_sim::OAuthApplication {
@@ -251,10 +251,10 @@ pub async fn resolve_ids(
     token: &str,
     needed: &[crate::rewrite::explain::IdNeeded],
 ) -> anyhow::Result<Vec<(String, u64)>> {
-    use crate::context::RequestContext;
+    use crate::backend::context::RequestContext;
+    use crate::backend::upstream::ClientInfo;
     use crate::rewrite::backend::Caller;
     use crate::rewrite::ids::IdIndex;
-    use crate::upstream::ClientInfo;
 
     let config = Config::from_raw(crate::config::RawConfig {
         backend: Some(backend.to_owned()),
@@ -263,11 +263,11 @@ pub async fn resolve_ids(
     })?;
     let url = config.backend.url.clone().context("backend")?;
     let metrics = crate::telemetry::Metrics::new();
-    let upstream = crate::upstream::Upstream::new(&config.backend, &url, Arc::clone(&metrics))?;
+    let upstream = crate::backend::upstream::Upstream::new(&config.backend, &url, Arc::clone(&metrics))?;
     // A throw-away store: translate must leave no state behind.
     let scratch = tempfile::tempdir()?;
     let store = Arc::new(SqliteStore::open(scratch.path())?);
-    let index = IdIndex::new(store, metrics, 1000, config.id_lookup_max_pages);
+    let index = IdIndex::new(store, metrics, 1000, config.rewrite.id_lookup_max_pages);
     let context = RequestContext::new(
         "translate".to_owned(),
         ClientInfo::new(std::net::IpAddr::from([127, 0, 0, 1]), "http"),
@@ -281,8 +281,8 @@ pub async fn resolve_ids(
         upstream: &upstream,
         headers,
         context: &context,
-        max_body: config.max_rewrite_body_bytes,
-        max_calls: config.max_backend_calls_per_request,
+        max_body: config.rewrite.max_body,
+        max_calls: config.rewrite.max_backend_calls,
     };
     let mut resolved = Vec::new();
     for id in needed {
@@ -303,10 +303,10 @@ async fn open_store(config: &Config, data_dir: &std::path::Path) -> anyhow::Resu
         let store = SqliteStore::open(data_dir)
             .with_context(|| format!("opening the store in {}", data_dir.display()))?
             .with_min_free_bytes(config.ready_min_free_bytes);
-        let key =
-            crate::secret::load_key(config.alerts.secret_key, data_dir).context("loading the secret key")?;
+        let key = crate::util::secret::load_key(config.alerts.secret_key, data_dir)
+            .context("loading the secret key")?;
         store
-            .check_key(&crate::secret::key_fingerprint(&key))
+            .check_key(&crate::util::secret::key_fingerprint(&key))
             .await
             .context("checking the secret key against the store")?;
         return Ok(Arc::new(store));
@@ -316,7 +316,7 @@ async fn open_store(config: &Config, data_dir: &std::path::Path) -> anyhow::Resu
         .context("connecting to PostgreSQL (database_url)")?;
     if let Some(key) = &config.alerts.secret_key {
         store
-            .check_key(&crate::secret::key_fingerprint(key))
+            .check_key(&crate::util::secret::key_fingerprint(key))
             .await
             .context("checking secret_key against the database")?;
     }

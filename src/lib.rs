@@ -1,41 +1,41 @@
 //! svcgate: a V3 → V4 compatibility gateway and alert intake in front of an svc server.
 //!
 //! Request flow: [`server`] accepts and dispatches; [`rewrite`] translates `/api/v3` requests by the rule table;
-//! [`passthrough`] streams everything else to the backend through [`upstream`], and [`tunnel`] carries the
-//! connections it upgrades; [`store`] keeps durable state; [`alerts`] terminates alert webhooks and serves their
-//! management API, asking [`access`] what callers may do, with [`lifecycle`] deciding what each alert does;
-//! [`telemetry`] logs and counts, with [`process_metrics`] for the process's own. [`config`] builds the one validated configuration, [`app`] wires it all up.
-//! Neutral helpers any part may use: [`time_format`] (times in and out), [`secret`] (sealing and random tokens),
-//! [`url_parts`] (query pairs and path segments).
+//! [`backend::passthrough`] streams everything else to the svc server through [`backend::upstream`], and
+//! [`backend::tunnel`] carries the connections it upgrades; [`store`] keeps durable state; [`alerts`] terminates
+//! alert webhooks and serves their management API, asking [`backend::access`] what callers may do, with
+//! [`store::lifecycle`] deciding what each alert does; [`pages`] are the browser's; [`telemetry`] logs and counts.
+//! [`config`] reads the options into each component's settings, [`app`] wires it all up.
+//!
+//! # Layout
+//!
+//! The modules form layers, listed here from the bottom up. A module may use the layers below its own and never
+//! one above (`layers.rs` checks every `crate::` path in `src/`, and that no two top-level modules use each
+//! other, directly or round a longer circle). Modules sharing a layer do not use each other.
+//!
+//! 1. [`util`]: neutral helpers (times, secrets, URL pieces, JSON read as spelled, the brand word, certificates).
+//! 2. [`http`]: the HTTP wire on either side: the body type, body budgets, the gateway's errors, client
+//!    connections.
+//! 3. [`store`]: durable state, on SQLite or PostgreSQL, and the alert lifecycle decision it carries out.
+//! 4. [`telemetry`]: logs, metrics (some counted in the store at scrape time), the process's own metrics.
+//! 5. [`backend`]: talking to the svc server: the pooled client, passthrough, tunnels, callers' access, the
+//!    per-request context.
+//! 6. [`rewrite`] and [`alerts`]: the two features, V3 translation (with V3 usage) and the alert intake.
+//! 7. [`pages`]: the browser pages, over both features.
+//! 8. [`config`]: the options table, read and validated into each component's settings type.
+//! 9. [`server`]: listeners, dispatch, and the gateway's own routes (health, readiness, metrics).
+//! 10. [`app`]: wiring for `svcgate serve`.
 
-pub mod aborts;
-pub mod access;
 pub mod alerts;
-pub mod answer_cache;
 pub mod app;
-pub mod body;
-pub mod budget;
+pub mod backend;
 pub mod config;
-pub mod connections;
-pub mod context;
-pub mod error;
-pub mod forwarded;
-pub mod identifier;
-pub mod internal;
-pub mod lifecycle;
-pub mod logsink;
+pub mod http;
+#[cfg(test)]
+mod layers;
 pub mod pages;
-pub mod passthrough;
-pub mod plain_value;
-pub mod process_metrics;
-pub mod refusals;
 pub mod rewrite;
-pub mod secret;
 pub mod server;
 pub mod store;
 pub mod telemetry;
-pub mod time_format;
-pub mod tunnel;
-pub mod upstream;
-pub mod url_parts;
-pub mod usage;
+pub mod util;

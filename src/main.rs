@@ -93,7 +93,7 @@ struct TranslateArgs {
     #[arg(long)]
     rules: Option<PathBuf>,
     /// The server's brand word in route and field names (default svc).
-    #[arg(long, env = "SVCGATE_IDENTIFIER_WORD", default_value = svcgate::identifier::DEFAULT_WORD)]
+    #[arg(long, env = "SVCGATE_IDENTIFIER_WORD", default_value = svcgate::util::identifier::DEFAULT_WORD)]
     identifier_word: String,
 }
 
@@ -145,7 +145,7 @@ enum RulesAction {
         #[arg(long)]
         rules: Option<PathBuf>,
         /// The server's brand word in route and field names (default svc).
-        #[arg(long, env = "SVCGATE_IDENTIFIER_WORD", default_value = svcgate::identifier::DEFAULT_WORD)]
+        #[arg(long, env = "SVCGATE_IDENTIFIER_WORD", default_value = svcgate::util::identifier::DEFAULT_WORD)]
         identifier_word: String,
     },
     /// Print the rule table: V3 → V4, since, section.
@@ -154,7 +154,7 @@ enum RulesAction {
         #[arg(long)]
         rules: Option<PathBuf>,
         /// The server's brand word in route and field names (default svc).
-        #[arg(long, env = "SVCGATE_IDENTIFIER_WORD", default_value = svcgate::identifier::DEFAULT_WORD)]
+        #[arg(long, env = "SVCGATE_IDENTIFIER_WORD", default_value = svcgate::util::identifier::DEFAULT_WORD)]
         identifier_word: String,
     },
 }
@@ -264,16 +264,20 @@ fn translate(args: TranslateArgs) -> ExitCode {
 
 fn store_copy(args: CopyArgs) -> ExitCode {
     let fail = |message: String| complain("svcgate store copy", &message);
-    let configured = match args.secret_key.as_deref().map(svcgate::secret::parse_hex_key) {
+    let configured = match args
+        .secret_key
+        .as_deref()
+        .map(svcgate::util::secret::parse_hex_key)
+    {
         Some(None) => return fail("secret_key must be 64 hexadecimal digits (32 bytes)".to_owned()),
         Some(Some(key)) => Some(key),
         None => None,
     };
-    let key = match svcgate::secret::existing_key(configured, &args.data_dir) {
+    let key = match svcgate::util::secret::existing_key(configured, &args.data_dir) {
         Ok(key) => key,
         Err(error) => return fail(format!("the store's key: {error}")),
     };
-    let fingerprint = svcgate::secret::key_fingerprint(&key);
+    let fingerprint = svcgate::util::secret::key_fingerprint(&key);
     let target = svcgate::store::PostgresOptions {
         url: args.database_url,
         pool_size: 2,

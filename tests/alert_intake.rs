@@ -413,7 +413,7 @@ async fn a_payload_holding_serde_jsons_raw_value_key_is_read_and_shown_as_spelle
     )
     .await;
     // Read back without the token's meaning too: the answer holds the payload as an object.
-    let detail = svcgate::plain_value::from_slice(&detail.body).unwrap();
+    let detail = svcgate::util::plain_value::from_slice(&detail.body).unwrap();
     assert_eq!(
         detail["payload"], payload,
         "the stored payload is shown as it was sent"

@@ -247,7 +247,7 @@ async fn sealed_in_postgres(url: &str) -> BTreeSet<String> {
 async fn no_secret_reaches_the_log_at_trace_on_either_store() {
     let captured = Captured::default();
     svcgate::telemetry::subscriber(
-        svcgate::config::LogFormat::Json,
+        svcgate::telemetry::LogFormat::Json,
         // The simulator's own lines are the test's, not svcgate's.
         "trace,svc_sim=off",
         captured.clone(),

@@ -149,8 +149,8 @@ async fn a_backend_that_requires_a_client_certificate_gets_the_configured_one() 
         .unwrap()
         .with_client_cert_verifier(verifier)
         .with_single_cert(
-            svcgate::upstream::read_certs("test", &server.cert).unwrap(),
-            svcgate::upstream::read_key("test", &server.key).unwrap(),
+            svcgate::util::tls::read_certs("test", &server.cert).unwrap(),
+            svcgate::util::tls::read_key("test", &server.key).unwrap(),
         )
         .unwrap();
     let port = tls_backend(server_config, |_| "client verified".to_owned()).await;
@@ -266,8 +266,8 @@ async fn with_preserve_host_an_http2_capable_backend_gets_http1_and_the_clients_
 
 /// A backend's TLS configuration serving `material`'s certificate, without client authentication.
 fn backend_server_config(material: &Material) -> rustls::ServerConfig {
-    let certs = svcgate::upstream::read_certs("test", &material.cert).unwrap();
-    let key = svcgate::upstream::read_key("test", &material.key).unwrap();
+    let certs = svcgate::util::tls::read_certs("test", &material.cert).unwrap();
+    let key = svcgate::util::tls::read_key("test", &material.key).unwrap();
     rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
         .with_safe_default_protocol_versions()
         .unwrap()

@@ -2,7 +2,7 @@
 //! `/-/svcgate/api/projects/:project/…`: HTTP in and out around [`super::manage`].
 //!
 //! A request is read (its body at most [`MAX_BODY_BYTES`]), its caller's standing on the project asked of the
-//! backend (through [`AccessChecker`](crate::access::AccessChecker), cached), its body read into the operation's
+//! backend (through [`AccessChecker`](crate::backend::access::AccessChecker), cached), its body read into the operation's
 //! typed input, and the operation's typed result written out as JSON by a `Serialize` struct below.
 //! [`error_response`] is the one place where a [`ManageError`] becomes an answer. A body's field types are checked
 //! here, before the operation checks the caller's role, as the service's own API validates parameters first.
@@ -22,10 +22,10 @@ use super::manage::{
     SettingsChanges,
 };
 use super::AlertService;
-use crate::access::{Credentials, ProjectAccess};
-use crate::body::{json_response, Body};
+use crate::backend::access::{Credentials, ProjectAccess};
+use crate::http::body::{json_response, Body};
 use crate::store::{AlertRecord, AlertSettings, OutboxState};
-use crate::url_parts::decode;
+use crate::util::url_parts::decode;
 
 /// The prefix of the alert management API.
 pub const PREFIX: &str = "/-/svcgate/api/projects/";
@@ -63,7 +63,7 @@ pub async fn read_body(incoming: Incoming) -> Result<Value, ManageError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(Value::Null);
     }
-    crate::plain_value::from_slice(&bytes)
+    crate::util::plain_value::from_slice(&bytes)
         .map_err(|error| ManageError::invalid(format!("the body is not valid JSON: {error}")))
 }
 
@@ -75,7 +75,7 @@ pub async fn handle(service: &AlertService, request: Request<Incoming>, origin: 
         let (project, rest) = split_path(parts.uri.path()).ok_or(ManageError::NoRoute)?;
         let credentials = Credentials::from_headers(&parts.headers).ok_or(ManageError::Unauthenticated)?;
         let access = service.access.project(&credentials, &project).await?;
-        let query = crate::url_parts::parse_pairs(parts.uri.query().unwrap_or("").as_bytes());
+        let query = crate::util::url_parts::parse_pairs(parts.uri.query().unwrap_or("").as_bytes());
         let request = ApiRequest {
             rest: rest.trim_end_matches('/'),
             query,
@@ -141,7 +141,7 @@ async fn route(
         }
         (&Method::DELETE, ["integrations", id]) => {
             manage::delete_integration(service, access, integration_id(id)?).await?;
-            let mut answer = Response::new(crate::body::empty());
+            let mut answer = Response::new(crate::http::body::empty());
             *answer.status_mut() = StatusCode::NO_CONTENT;
             Ok(answer)
         }

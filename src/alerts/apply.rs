@@ -1,5 +1,5 @@
 //! From normalised alerts to stored outcomes and the intake's answer: each alert becomes one store write, in which
-//! [`crate::lifecycle::decide`] says whether it creates, groups, resolves or finds no open alert; all writes of one
+//! [`crate::store::lifecycle::decide`] says whether it creates, groups, resolves or finds no open alert; all writes of one
 //! request are committed together by the store's group commit.
 
 use serde::Serialize;
@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::integrations::Integration;
 use super::normalized::NormalizedAlert;
 use crate::store::{AlertEvent, EventOutcome, Store, StoreError};
-use crate::time_format::format_time;
+use crate::util::time_format::format_time;
 
 /// The answer entry for one alert: svc's `iid` and `title`, plus what svcgate did. Serialized as it is (fields
 /// in this order), not through a `serde_json::Value`, whose map would hash every key of every answer.

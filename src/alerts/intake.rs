@@ -21,9 +21,9 @@ use super::payload::{self, PayloadError};
 use super::prometheus;
 use super::ratelimit::RateLimiter;
 use super::store_failures::StoreFailures;
-use crate::body::{json_response, Body};
-use crate::budget::{BodyBudget, BudgetError, Held, Share};
-use crate::config::{AlertConfig, Edition};
+use crate::alerts::settings::{AlertConfig, Edition};
+use crate::http::body::{json_response, Body};
+use crate::http::budget::{BodyBudget, BudgetError, Held, Share};
 use crate::store::Store;
 use crate::telemetry::{outcomes, Metrics};
 
@@ -152,7 +152,7 @@ impl IntakeError {
             IntakeError::Unauthorized => Some((http::header::WWW_AUTHENTICATE, "Bearer".to_owned())),
             IntakeError::Busy(_) => Some((
                 http::header::RETRY_AFTER,
-                crate::budget::RETRY_AFTER_SECONDS.to_string(),
+                crate::http::budget::RETRY_AFTER_SECONDS.to_string(),
             )),
             IntakeError::RateLimited { wait, .. } => Some((http::header::RETRY_AFTER, wait.to_string())),
             IntakeError::StoreUnavailable(_) => {

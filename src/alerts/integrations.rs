@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use super::mapping::AttributeMapping;
-use crate::config::Edition;
+use crate::alerts::settings::Edition;
 use crate::store::IntegrationRecord;
 
 /// The four kinds of integration.

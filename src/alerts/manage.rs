@@ -17,14 +17,14 @@ use super::integrations::{Integration, Kind};
 use super::mapping::AttributeMapping;
 use super::normalized::Severity;
 use super::AlertService;
-use crate::access::{AccessError, ProjectAccess, Role};
-use crate::config::Edition;
-use crate::secret::random_hex;
+use crate::alerts::settings::Edition;
+use crate::backend::access::{AccessError, ProjectAccess, Role};
 use crate::store::{
     AlertPage, AlertQuery, AlertRecord, AlertSettings, IntegrationRecord, OutboxFailure, OutboxState,
     StoreError,
 };
-use crate::time_format::format_time;
+use crate::util::secret::random_hex;
+use crate::util::time_format::format_time;
 
 /// The largest page of alerts.
 const MAX_PER_PAGE: u64 = 100;
@@ -444,7 +444,7 @@ async fn save(
 
 /// A new random token and its sealed form: `(token, nonce, ciphertext)`.
 fn new_sealed_token(service: &AlertService) -> Result<(String, Vec<u8>, Vec<u8>), ManageError> {
-    let internal = |error: crate::secret::SecretError| ManageError::Internal(error.to_string());
+    let internal = |error: crate::util::secret::SecretError| ManageError::Internal(error.to_string());
     let token = random_hex(16).map_err(internal)?;
     let (nonce, ciphertext) = service.secret.seal(&token).map_err(internal)?;
     Ok((token, nonce, ciphertext))
@@ -672,7 +672,7 @@ pub async fn alert(
         None => None,
     };
     // Read as the intake read it: serde_json's own reader would unwrap its `RawValue` token.
-    let payload = crate::plain_value::from_str(&alert.payload_json).unwrap_or(Value::Null);
+    let payload = crate::util::plain_value::from_str(&alert.payload_json).unwrap_or(Value::Null);
     let incident_url = alert
         .incident_iid
         .map(|incident| incident_url(service, access, incident));

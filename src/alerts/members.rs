@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::normalized::Attribute;
 use super::payload::{json_error, nesting_depth, PayloadError, PARSER_MAX_DEPTH};
-use crate::plain_value::PlainValue;
+use crate::util::plain_value::PlainValue;
 
 /// The values under the attributes' default keys, indexed by `Attribute as usize`; the last duplicate wins.
 pub type ByKey = [Option<Value>; Attribute::ALL.len()];

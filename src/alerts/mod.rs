@@ -1,12 +1,17 @@
 //! Alert intake: monitoring tools post alerts to an integration's address; svcgate checks, normalises, groups,
 //! resolves and stores them itself, and serves their management API.
 //!
-//! Modules: [`integrations`] (kinds, addresses, the in-memory registry; tokens sealed by [`crate::secret`]),
+//! Modules: [`integrations`] (kinds, addresses, the in-memory registry; tokens sealed by [`crate::util::secret`]),
 //! [`intake`] (the receiving endpoint's checks in order), [`ratelimit`], [`store_failures`] (their log). The alert model, pure: [`payload`] (the
 //! body as JSON), [`generic`] with [`mapping`] and [`members`], and [`prometheus`], each into [`normalized`]
-//! alerts, grouped by [`fingerprint`]. [`apply`] (alerts into the store, where [`crate::lifecycle`] decides what
+//! alerts, grouped by [`fingerprint`]. [`apply`] (alerts into the store, where [`crate::store::lifecycle`] decides what
 //! each does, and the answer), [`outbox`] (incidents through the backend), [`manage`] (the operations on integrations and alerts, typed, shared
 //! by the API and the pages), [`api`] (the management JSON API around them).
+//!
+//! [`settings`] holds the intake's settings type, which the configuration fills.
+//!
+//! May use: [`crate::util`], [`crate::http`], [`crate::store`], [`crate::telemetry`], [`crate::backend`]; not
+//! [`crate::rewrite`], which shares its layer.
 
 pub mod api;
 pub mod apply;
@@ -22,6 +27,7 @@ pub mod outbox;
 pub mod payload;
 pub mod prometheus;
 pub mod ratelimit;
+pub mod settings;
 pub mod store_failures;
 #[cfg(test)]
 mod test_support;
@@ -31,12 +37,12 @@ use std::sync::Arc;
 use self::intake::Intake;
 use self::integrations::{Integration, Kind, Registry};
 use self::mapping::AttributeMapping;
-use crate::access::AccessChecker;
-use crate::config::AlertConfig;
-use crate::secret::{self, SecretBox, SecretError};
+use crate::alerts::settings::AlertConfig;
+use crate::backend::access::AccessChecker;
+use crate::backend::upstream::Upstream;
 use crate::store::{IntegrationRecord, Store, StoreError, HEARTBEAT_INTERVAL};
 use crate::telemetry::Metrics;
-use crate::upstream::Upstream;
+use crate::util::secret::{self, SecretBox, SecretError};
 
 /// How often a replica sharing its store reloads every integration besides the store's change signals, so that
 /// a missed signal is healed within this time.
@@ -206,7 +212,7 @@ impl AlertService {
         }
         let token = secret::random_hex(16)?;
         let (nonce, ciphertext) = self.secret.seal(&token)?;
-        let now = crate::time_format::format_time(time::OffsetDateTime::now_utc());
+        let now = crate::util::time_format::format_time(time::OffsetDateTime::now_utc());
         let record = IntegrationRecord {
             id: 0,
             project_id,

@@ -4,7 +4,7 @@
 //! fingerprint, the [`Attribute`]s (the fields a payload may carry, and their keys), and the rules of contract
 //! `alerts.md` section 4 that every format applies to a field: what counts as absent, how text is truncated, how
 //! times, severities and hosts are read. Whether an alert creates, groups or resolves is
-//! [`crate::lifecycle`]'s business; a normalised alert only says, through `ended_at`, whether it resolves.
+//! [`crate::store::lifecycle`]'s business; a normalised alert only says, through `ended_at`, whether it resolves.
 //!
 //! A field of a wrong type never rejects an alert: it falls back to its default or is truncated, and the fact is
 //! recorded in [`NormalizedAlert::warnings`], which the intake returns to the sender.
@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use time::OffsetDateTime;
 
-use crate::time_format::{from_epoch_millis, parse_time};
+use crate::util::time_format::{from_epoch_millis, parse_time};
 
 /// Title used when a payload has none (the seed's wording).
 pub const DEFAULT_TITLE: &str = "New: Incident";
@@ -204,7 +204,7 @@ impl Attribute {
             Attribute::Severity => "severity",
             Attribute::Fingerprint => "fingerprint",
             // `svc_environment_name` under the default identifier word.
-            Attribute::EnvironmentName => crate::identifier::names().environment_name.as_str(),
+            Attribute::EnvironmentName => crate::util::identifier::names().environment_name.as_str(),
         }
     }
 

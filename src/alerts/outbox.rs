@@ -16,11 +16,11 @@ use std::time::{Duration, Instant};
 use http::{HeaderValue, Method, Request};
 use serde_json::{json, Value};
 
-use crate::body;
+use crate::backend::upstream::Upstream;
+use crate::http::body;
 use crate::store::{OutboxItem, Store};
 use crate::telemetry::Metrics;
-use crate::time_format::format_time;
-use crate::upstream::Upstream;
+use crate::util::time_format::format_time;
 
 /// How often the worker looks for due calls.
 const POLL: Duration = Duration::from_millis(500);
@@ -242,7 +242,7 @@ impl Outbox {
             ("per_page", "100"),
         ]
         .map(|(name, value)| (name.to_owned(), value.to_owned()));
-        let path = crate::url_parts::with_query(&format!("/api/v4/projects/{project}/issues"), &pairs);
+        let path = crate::util::url_parts::with_query(&format!("/api/v4/projects/{project}/issues"), &pairs);
         let found = self.call(Method::GET, &path, None).await?;
         let link_end = format!("{page})");
         Ok(found.as_array().into_iter().flatten().find_map(|issue| {

@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use crate::plain_value;
+use crate::util::plain_value;
 
 /// Default nesting limit of a request body (section 3, check 6).
 pub const DEFAULT_MAX_DEPTH: usize = 64;

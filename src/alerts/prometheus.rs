@@ -11,7 +11,7 @@ use super::normalized::{
     DEFAULT_TITLE, DESCRIPTION_MAX_CHARS, IGNORED, TITLE_MAX_CHARS,
 };
 use super::payload::PayloadError;
-use crate::time_format::parse_time;
+use crate::util::time_format::parse_time;
 
 /// `monitoring_tool` of every Alertmanager alert.
 pub const PROMETHEUS_MONITORING_TOOL: &str = "Prometheus";

@@ -13,7 +13,7 @@ use super::mapping::{AttributeMapping, MappedPath, PathSegment};
 use super::normalized::*;
 use super::payload::PayloadError;
 use super::prometheus::normalize_prometheus;
-use crate::plain_value;
+use crate::util::plain_value;
 
 pub(super) const RECEIVED: OffsetDateTime = datetime!(2026-11-22 10:00:00 UTC);
 

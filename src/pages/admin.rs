@@ -9,7 +9,7 @@ use super::session::Session;
 use super::views::V3Usage;
 use super::Pages;
 use crate::alerts::manage::ManageError;
-use crate::body;
+use crate::http::body;
 
 impl Pages {
     /// The V3 usage page, or its CSV file when `as_csv`.
@@ -21,13 +21,13 @@ impl Pages {
             Ok(rows) => rows,
             Err(error) => return error_page(Some(session), &error.into()),
         };
-        let routes = crate::usage::by_route(
+        let routes = crate::rewrite::usage::by_route(
             rows,
             call.query("sort").unwrap_or("calls"),
             time::OffsetDateTime::now_utc(),
         );
         if as_csv {
-            return match crate::usage::csv(&routes) {
+            return match crate::rewrite::usage::csv(&routes) {
                 Ok(text) => {
                     let mut response = Response::new(body::full(text));
                     response.headers_mut().insert(

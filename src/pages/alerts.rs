@@ -12,10 +12,10 @@ use super::views::{
     severity_view, AlertPage, AlertRow, Alerts, EmptyState, EnvironmentGroup, Environments, Section, Tab,
 };
 use super::Pages;
-use crate::access::{ProjectAccess, Role};
 use crate::alerts::manage::{self, AlertListParams, ManageError};
+use crate::backend::access::{ProjectAccess, Role};
 use crate::store::AlertRecord;
-use crate::url_parts::encode_pairs;
+use crate::util::url_parts::encode_pairs;
 
 /// One alert as a list shows it; `incident` makes the address of an incident from its number.
 fn alert_row(alert: &AlertRecord, base: &str, incident: &dyn Fn(u64) -> String) -> AlertRow {

@@ -4,8 +4,8 @@
 use http::Method;
 
 use crate::alerts::AlertService;
-use crate::url_parts::encode_pairs;
-use crate::usage::UsageRecorder;
+use crate::rewrite::usage::UsageRecorder;
+use crate::util::url_parts::encode_pairs;
 
 /// The request in hand.
 pub(super) struct Call<'a> {

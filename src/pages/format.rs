@@ -29,7 +29,7 @@ pub fn time_view(iso: &str) -> TimeView {
 
 /// `2026-11-24 17:20:05 UTC` for an RFC 3339 time (fractions dropped); anything unreadable as it is.
 pub fn utc_text(iso: &str) -> String {
-    let Some(then) = crate::time_format::parse_time(iso) else {
+    let Some(then) = crate::util::time_format::parse_time(iso) else {
         return iso.to_owned();
     };
     let then = then.to_offset(time::UtcOffset::UTC);
@@ -47,7 +47,7 @@ pub fn utc_text(iso: &str) -> String {
 /// How long before `now` the time `iso` was, in words (`just now`, `1 minute ago`, `3 days ago`; a future time
 /// reads `in a moment` or `in 2 minutes`).
 pub fn relative(iso: &str, now: time::OffsetDateTime) -> String {
-    let Some(then) = crate::time_format::parse_time(iso) else {
+    let Some(then) = crate::util::time_format::parse_time(iso) else {
         return iso.to_owned();
     };
     let seconds = (now - then).whole_seconds();
@@ -141,7 +141,8 @@ mod tests {
 
     #[test]
     fn relative_times_read_as_words_with_plurals() {
-        let now = crate::time_format::parse_time("2026-11-24T12:00:00Z").unwrap_or_else(|| panic!("now"));
+        let now =
+            crate::util::time_format::parse_time("2026-11-24T12:00:00Z").unwrap_or_else(|| panic!("now"));
         for (then, words) in [
             ("2026-11-24T11:59:50Z", "just now"),
             ("2026-11-24T11:59:00Z", "1 minute ago"),

@@ -14,9 +14,9 @@ use super::views::{
     Confirm, FailureRow, IntegrationForm, IntegrationPage, IntegrationRow, Section, Settings,
 };
 use super::Pages;
-use crate::access::ProjectAccess;
 use crate::alerts::integrations::Kind;
 use crate::alerts::manage::{self, IntegrationFields, ManageError, NewIntegration, SettingsChanges};
+use crate::backend::access::ProjectAccess;
 
 /// The message line a re-rendered page shows.
 enum Flash {

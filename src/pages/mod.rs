@@ -43,8 +43,8 @@ use std::time::Duration;
 use self::oauth::OAuthClient;
 use self::render::{asset, Page};
 use self::session::Sessions;
-use crate::secret::SecretBox;
 use crate::store::Store;
+use crate::util::secret::SecretBox;
 
 /// The prefix of the pages.
 pub const PREFIX: &str = "/-/svcgate/";

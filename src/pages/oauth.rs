@@ -13,10 +13,10 @@ use http::{HeaderValue, Method, Request, StatusCode};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::body;
-use crate::secret::{random_hex, SecretError};
-use crate::upstream::Upstream;
-use crate::url_parts::encode_pairs;
+use crate::backend::upstream::Upstream;
+use crate::http::body;
+use crate::util::secret::{random_hex, SecretError};
+use crate::util::url_parts::encode_pairs;
 
 /// The path of the callback the provider redirects to, under the gateway's public address.
 pub const CALLBACK_PATH: &str = "/-/svcgate/oauth/callback";

@@ -7,9 +7,9 @@ use http::{HeaderValue, Response, StatusCode};
 
 use super::session::Session;
 use super::views::{Message, ProjectView, Section, UserView};
-use crate::access::ProjectAccess;
 use crate::alerts::manage::ManageError;
-use crate::body::{self, Body};
+use crate::backend::access::ProjectAccess;
+use crate::http::body::{self, Body};
 
 /// A page's response.
 pub(super) type Page = Response<Body>;

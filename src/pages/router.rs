@@ -10,11 +10,11 @@ use super::call::Call;
 use super::render::{asset, error_page, redirect, Page};
 use super::session::Session;
 use super::{icon, routes, sign_in, Pages, PREFIX};
-use crate::access::{ProjectAccess, Role};
 use crate::alerts::manage::{self, ManageError};
 use crate::alerts::AlertService;
-use crate::url_parts::parse_pairs;
-use crate::usage::UsageRecorder;
+use crate::backend::access::{ProjectAccess, Role};
+use crate::rewrite::usage::UsageRecorder;
+use crate::util::url_parts::parse_pairs;
 
 /// The largest form a page accepts.
 const MAX_FORM_BYTES: usize = 1 << 20;
@@ -95,7 +95,7 @@ impl Pages {
             (&Method::GET, ["admin", "v3-usage"]) => self.v3_usage(call, &session, false).await,
             (&Method::GET, ["admin", "v3-usage.csv"]) => self.v3_usage(call, &session, true).await,
             (_, ["projects", project, rest @ ..]) => {
-                let project = crate::url_parts::decode(project);
+                let project = crate::util::url_parts::decode(project);
                 let credentials = match session.credentials() {
                     Some(credentials) => credentials,
                     None => return redirect("/-/svcgate/sign_in"),

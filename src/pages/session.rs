@@ -22,10 +22,10 @@ use http::HeaderMap;
 use sha2::{Digest, Sha256};
 
 use super::oauth::{OAuthClient, OAuthError, Tokens};
-use crate::access::Credentials;
-use crate::secret::{random_hex, SecretBox};
+use crate::backend::access::Credentials;
 use crate::store::{PageSessionRecord, Store};
-use crate::time_format::{format_time, parse_time};
+use crate::util::secret::{random_hex, SecretBox};
+use crate::util::time_format::{format_time, parse_time};
 
 /// The session cookie's name.
 pub const COOKIE: &str = "svcgate_session";

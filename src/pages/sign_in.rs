@@ -23,11 +23,11 @@ use super::render::{message, redirect, render, Page};
 use super::session::{cookie, hash, set_cookie, COOKIE, CSRF_COOKIE};
 use super::views::SignIn;
 use super::{Pages, PREFIX};
-use crate::access::Credentials;
-use crate::secret::random_hex;
+use crate::backend::access::Credentials;
 use crate::store::OAuthStateRecord;
-use crate::time_format::format_time;
-use crate::url_parts::encode_pairs;
+use crate::util::secret::random_hex;
+use crate::util::time_format::format_time;
+use crate::util::url_parts::encode_pairs;
 
 /// How long the sign-in form's CSRF cookie lives.
 const SIGN_IN_WINDOW: Duration = Duration::from_secs(3600);
@@ -105,7 +105,7 @@ fn path_part_is_plain(raw: &str) -> bool {
         if !plain {
             return false;
         }
-        let decoded = crate::url_parts::decode(&path);
+        let decoded = crate::util::url_parts::decode(&path);
         if decoded == path {
             return true;
         }
@@ -196,7 +196,7 @@ impl Pages {
         };
         let username = match call.service.access.user(&credentials).await {
             Ok((username, _)) => username,
-            Err(crate::access::AccessError::Backend(_)) => {
+            Err(crate::backend::access::AccessError::Backend(_)) => {
                 return self.sign_in_form(
                     call,
                     Some("The svc server could not be asked; try again shortly.".to_owned()),

@@ -539,7 +539,7 @@ pub struct V3Usage {
     /// Layout.
     pub error: Option<String>,
     /// Routes by the chosen order.
-    pub routes: Vec<crate::usage::RouteUsage>,
+    pub routes: Vec<crate::rewrite::usage::RouteUsage>,
 }
 
 impl V3Usage {

@@ -17,8 +17,8 @@ use serde_json::Value;
 use toml::Spanned;
 
 use super::loader::LoadError;
-use crate::error::GatewayError;
-use crate::url_parts::{encode_pairs, parse_pairs};
+use crate::http::error::GatewayError;
+use crate::util::url_parts::{encode_pairs, parse_pairs};
 
 /// One segment of an auth route's path.
 #[derive(Debug, Clone, PartialEq, Eq)]

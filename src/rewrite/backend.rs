@@ -7,10 +7,10 @@ use http::{Method, Request, Response, StatusCode, Version};
 use hyper::body::Incoming;
 use serde_json::Value;
 
-use crate::body::{self, Body};
-use crate::context::RequestContext;
-use crate::error::GatewayError;
-use crate::upstream::Upstream;
+use crate::backend::context::RequestContext;
+use crate::backend::upstream::Upstream;
+use crate::http::body::{self, Body};
+use crate::http::error::GatewayError;
 
 /// A decoded JSON answer from the backend.
 #[derive(Debug)]

@@ -12,8 +12,8 @@ use serde_json::Value;
 use super::backend::{header_number, Caller};
 use super::request::V3Request;
 use super::rule::Rule;
-use crate::error::GatewayError;
-use crate::url_parts::{decode, with_query};
+use crate::http::error::GatewayError;
+use crate::util::url_parts::{decode, with_query};
 
 /// What the backend (or a procedure) answered, before the V3 answer is built from it.
 pub enum Outcome {
@@ -229,7 +229,7 @@ pub fn paginate(items: Vec<Value>, query: &[(String, String)], path: &str) -> (H
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::url_parts::encode_segment;
+    use crate::util::url_parts::encode_segment;
     use proptest::prelude::*;
     use serde_json::json;
 

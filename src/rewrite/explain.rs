@@ -36,7 +36,7 @@ impl BodyInput {
     pub fn form(pairs: &[(String, String)]) -> Self {
         BodyInput {
             content_type: HeaderValue::from_static("application/x-www-form-urlencoded"),
-            bytes: Bytes::from(crate::url_parts::encode_pairs(pairs)),
+            bytes: Bytes::from(crate::util::url_parts::encode_pairs(pairs)),
         }
     }
 }

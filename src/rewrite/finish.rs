@@ -16,10 +16,10 @@ use super::param_names::rename_in_error;
 use super::raw::RawObject;
 use super::rule::{Embed, ItemFetch};
 use super::shape::{MemberHints, Shapes};
-use crate::body::{self, Body};
-use crate::config::ShapeMode;
-use crate::error::GatewayError;
-use crate::passthrough::stream_back;
+use crate::backend::passthrough::stream_back;
+use crate::http::body::{self, Body};
+use crate::http::error::GatewayError;
+use crate::rewrite::shape::ShapeMode;
 use crate::store::{IdKind, IdRecord};
 
 /// What building an answer needs besides the exchange.
@@ -152,7 +152,7 @@ impl Finisher<'_> {
                 let unseen = rule.unseen.is_some() && v4_status == StatusCode::NOT_FOUND;
                 if json_error && (remapped || unseen || !exchange.v3_names.is_empty()) {
                     let (parts, bytes) = exchange.caller.read_bytes(response).await?;
-                    let body = match crate::plain_value::from_slice(&bytes) {
+                    let body = match crate::util::plain_value::from_slice(&bytes) {
                         Ok(body) => {
                             if let Some((status, body)) = unseen_answer(rule, v4_status, &body) {
                                 return Ok(self.respond(status, parts.headers, body));
@@ -245,7 +245,7 @@ impl Finisher<'_> {
 
     /// A response of JSON text with the backend's remaining headers.
     fn respond_bytes(&self, status: StatusCode, mut headers: HeaderMap, body: Vec<u8>) -> Response<Body> {
-        crate::upstream::strip_hop_by_hop(&mut headers);
+        crate::backend::upstream::strip_hop_by_hop(&mut headers);
         headers.remove(http::header::CONTENT_LENGTH);
         headers.remove(http::header::CONTENT_ENCODING);
         headers.remove(http::header::ETAG);
@@ -505,7 +505,7 @@ fn item_path(
 /// A field's value as a path segment: a string percent-encoded, anything else as its JSON text.
 fn segment_of(value: &Value) -> String {
     match value {
-        Value::String(text) => crate::url_parts::encode_segment(text),
+        Value::String(text) => crate::util::url_parts::encode_segment(text),
         other => other.to_string(),
     }
 }

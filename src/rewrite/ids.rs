@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 use super::backend::{header_number, Caller};
-use crate::error::GatewayError;
+use crate::http::error::GatewayError;
 use crate::store::{IdKind, IdRecord, Store};
 use crate::telemetry::Metrics;
 

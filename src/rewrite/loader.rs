@@ -715,7 +715,7 @@ response = "child"
         let v3 = shapes.apply(
             "child",
             serde_json::json!({"id": 1, "visibility": "public"}),
-            crate::config::ShapeMode::Strict,
+            crate::rewrite::shape::ShapeMode::Strict,
         );
         assert_eq!(v3, serde_json::json!({"id": 1, "level": 20}));
     }

@@ -10,6 +10,10 @@
 //! 5. carry the plan out: pre-fetch when it says so; then send, gather every page, or run a named [`procedures`]
 //!    entry ([`exchange`] holds the translated request and the calls).
 //! 6. [`finish`]: remap the status, complete and reshape the body with [`shape`], rewrite [`pagination`].
+//!
+//! Beside the pipeline: [`usage`] (which legacy clients still call which V3 routes). May use: [`crate::util`],
+//! [`crate::http`], [`crate::store`], [`crate::telemetry`], [`crate::backend`]; not [`crate::alerts`], which shares
+//! its layer.
 
 pub mod auth;
 pub mod backend;
@@ -30,6 +34,7 @@ pub mod rule;
 pub mod sessions;
 pub mod shape;
 pub mod table;
+pub mod usage;
 
 use std::sync::Arc;
 
@@ -47,15 +52,15 @@ use self::request::V3Request;
 use self::rule::Rule;
 use self::sessions::Sessions;
 use self::table::RuleTable;
-use crate::access::Credentials;
-use crate::body::Body;
-use crate::config::ShapeMode;
-use crate::context::RequestContext;
-use crate::error::GatewayError;
-use crate::passthrough::{forward_to, original_host};
+use crate::backend::access::Credentials;
+use crate::backend::context::RequestContext;
+use crate::backend::passthrough::{forward_to, original_host};
+use crate::backend::upstream::{add_forwarding_headers, strip_hop_by_hop, Upstream};
+use crate::http::body::Body;
+use crate::http::error::GatewayError;
+use crate::rewrite::shape::ShapeMode;
 use crate::store::Store;
 use crate::telemetry::Metrics;
-use crate::upstream::{add_forwarding_headers, strip_hop_by_hop, Upstream};
 
 /// The V3 prefix the gateway answers.
 pub const V3_PREFIX: &str = "/api/v3";
@@ -104,7 +109,7 @@ pub struct Rewriter {
     item_cache: item_cache::ItemCache,
     upstream: Arc<Upstream>,
     /// The backend side's body budget, with the client body read timeout, for V3 request bodies.
-    client_bodies: crate::budget::BodyBudget,
+    client_bodies: crate::http::budget::BodyBudget,
     settings: RewriteSettings,
 }
 
@@ -138,7 +143,7 @@ impl Rewriter {
         metrics: Arc<Metrics>,
         upstream: Arc<Upstream>,
         settings: RewriteSettings,
-        secret: Arc<crate::secret::SecretBox>,
+        secret: Arc<crate::util::secret::SecretBox>,
     ) -> Self {
         Rewriter {
             table,
@@ -195,7 +200,7 @@ impl Rewriter {
         }
         if is_github_compat(&v3_path) {
             context.route = "github-compat".to_owned();
-            let request = Request::from_parts(parts, crate::body::stream(incoming));
+            let request = Request::from_parts(parts, crate::http::body::stream(incoming));
             return forward_to(&self.upstream, request, context, None).await;
         }
         let matched = self.table.find(&parts.method, &v3_path);
@@ -204,7 +209,7 @@ impl Rewriter {
         // rule reads the body anyway; it is read once and passed on.
         let mut preread = None;
         let mut unopened = false;
-        let mut body = crate::body::stream(incoming);
+        let mut body = crate::http::body::stream(incoming);
         if !auth::has_credentials(&parts.headers)
             && (needs_auth || matched.as_ref().is_some_and(|matched| matched.rule.reads_body()))
         {
@@ -215,7 +220,7 @@ impl Rewriter {
                     let (bytes, held) = self
                         .client_bodies
                         .read(
-                            std::mem::replace(&mut body, crate::body::empty()),
+                            std::mem::replace(&mut body, crate::http::body::empty()),
                             Some(declared),
                             self.settings.max_body,
                         )
@@ -226,7 +231,7 @@ impl Rewriter {
                     if lifted {
                         context.caller = Credentials::from_headers(&parts.headers);
                     }
-                    body = crate::body::full(bytes.clone());
+                    body = crate::http::body::full(bytes.clone());
                     preread = Some(bytes);
                 }
             }
@@ -239,7 +244,9 @@ impl Rewriter {
                     context.route = format!("{} {}", matched.rule.v3.method, matched.rule.v3.template);
                     context.since = matched.rule.since.clone();
                 }
-                None => context.route = crate::usage::route_of_path(request.method().as_str(), &v3_path),
+                None => {
+                    context.route = crate::rewrite::usage::route_of_path(request.method().as_str(), &v3_path)
+                }
             }
             // V3's `authenticate!` answered before the route ran, whatever the project's visibility.
             return Err(GatewayError::Relay {
@@ -248,7 +255,7 @@ impl Rewriter {
             });
         }
         let Some(matched) = matched else {
-            context.route = crate::usage::route_of_path(request.method().as_str(), &v3_path);
+            context.route = crate::rewrite::usage::route_of_path(request.method().as_str(), &v3_path);
             let target = match request.uri().query() {
                 Some(query) => format!("/api/v4{v3_path}?{query}"),
                 None => format!("/api/v4{v3_path}"),
@@ -400,7 +407,7 @@ impl Rewriter {
                 .map_err(|error| finish::unseen_error(rule, error))?,
             None => outcome,
         };
-        let caller = crate::access::Credentials::from_headers(&exchange.caller.headers)
+        let caller = crate::backend::access::Credentials::from_headers(&exchange.caller.headers)
             .map(|credentials| credentials.key().to_owned())
             .unwrap_or_default();
         let finisher = Finisher {
@@ -440,7 +447,7 @@ fn check_values(rule: &Rule, query: Option<&str>) -> Result<(), GatewayError> {
     if rule.values.is_empty() {
         return Ok(());
     }
-    let pairs = crate::url_parts::parse_pairs(query.unwrap_or("").as_bytes());
+    let pairs = crate::util::url_parts::parse_pairs(query.unwrap_or("").as_bytes());
     for (name, allowed) in &rule.values {
         let invalid = pairs.iter().any(|(key, value)| {
             let Some(rest) = key.strip_prefix(name.as_str()) else {

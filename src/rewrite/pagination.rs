@@ -4,7 +4,7 @@
 use http::header::HeaderMap;
 use http::HeaderValue;
 
-use crate::url_parts::{encode_pairs, parse_pairs};
+use crate::util::url_parts::{encode_pairs, parse_pairs};
 
 /// The headers V4 sends with every list.
 pub const PAGINATION_HEADERS: [&str; 7] = [

@@ -159,7 +159,7 @@ pub fn convert_json(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::url_parts::{encode_pairs, parse_pairs};
+    use crate::util::url_parts::{encode_pairs, parse_pairs};
     use proptest::prelude::*;
     use serde_json::json;
 

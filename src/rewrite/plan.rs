@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::request::{V3Body, V3Request};
 use super::rule::{Rule, Segment};
-use crate::url_parts::{decode, encode_pairs, encode_segment, with_query};
+use crate::util::url_parts::{decode, encode_pairs, encode_segment, with_query};
 
 /// Why a request cannot be planned: the client's fault, answered 400.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -13,8 +13,8 @@ use super::exchange::{paginate, relay_error, Exchange, Outcome};
 use super::request::{V3Body, V3Request};
 use super::rule::Procedure;
 use super::sessions::Sessions;
-use crate::error::GatewayError;
-use crate::url_parts::with_query;
+use crate::http::error::GatewayError;
+use crate::util::url_parts::with_query;
 
 /// What procedures may use besides the exchange.
 pub struct ProcedureEnv<'a> {

@@ -9,11 +9,11 @@ use serde_json::{Map, Value};
 
 use super::params::{convert_json, convert_pairs, ParamError};
 use super::rule::{Conversion, Rule};
-use crate::body::{self, Body};
-use crate::budget::{BodyBudget, BudgetError};
-use crate::context::RequestContext;
-use crate::error::GatewayError;
-use crate::url_parts::{encode_pairs, pair_value, parse_pairs};
+use crate::backend::context::RequestContext;
+use crate::http::body::{self, Body};
+use crate::http::budget::{BodyBudget, BudgetError};
+use crate::http::error::GatewayError;
+use crate::util::url_parts::{encode_pairs, pair_value, parse_pairs};
 
 /// The body of a V3 request, as far as the gateway has read it.
 pub enum V3Body {
@@ -123,7 +123,7 @@ fn parse_body(
         // Neither JSON nor form by its headers: sent on as it came.
         return Ok(V3Body::Raw(None, bytes));
     }
-    match crate::plain_value::from_slice(&bytes) {
+    match crate::util::plain_value::from_slice(&bytes) {
         Ok(Value::Object(object)) => {
             renamed.extend(renames_sent(conversions, object.keys().map(String::as_str)));
             Ok(V3Body::Json(

@@ -16,11 +16,11 @@ use sha2::{Digest, Sha256};
 
 use super::exchange::{Exchange, Outcome};
 use super::request::V3Request;
-use crate::body;
-use crate::error::GatewayError;
-use crate::secret::SecretBox;
+use crate::http::body;
+use crate::http::error::GatewayError;
 use crate::store::Store;
-use crate::url_parts::{encode_pairs, parse_pairs};
+use crate::util::secret::SecretBox;
+use crate::util::url_parts::{encode_pairs, parse_pairs};
 
 /// The prefix of every token svcgate issues, so that ordinary tokens never cost a lookup.
 pub const TOKEN_PREFIX: &str = "svcg3_";

@@ -16,7 +16,15 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::raw::{is_null, RawObject};
-use crate::config::ShapeMode;
+
+/// How V3 responses are shaped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShapeMode {
+    /// Exactly the V3 fields, in V3 names.
+    Strict,
+    /// The V3 fields added, the V4 fields kept.
+    Tolerant,
+}
 
 /// A named conversion of a field's value on the way back to V3.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

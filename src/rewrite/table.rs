@@ -43,7 +43,12 @@ impl RuleTable {
     pub fn from_sources(sources: &[(String, String)], identifier_word: &str) -> Result<Self, LoadError> {
         let sources: Vec<(String, String)> = sources
             .iter()
-            .map(|(name, text)| (name.clone(), crate::identifier::substitute(text, identifier_word)))
+            .map(|(name, text)| {
+                (
+                    name.clone(),
+                    crate::util::identifier::substitute(text, identifier_word),
+                )
+            })
             .collect();
         let (rules, shapes) = compile(&sources)?;
         let auth = AuthTable::compile(&sources)?;
@@ -71,7 +76,7 @@ impl RuleTable {
 
     /// The built-in table, for a server whose identifier word is the default one.
     pub fn builtin() -> Result<Self, LoadError> {
-        Self::builtin_for(crate::identifier::DEFAULT_WORD)
+        Self::builtin_for(crate::util::identifier::DEFAULT_WORD)
     }
 
     /// The built-in table for a server whose identifier word is `identifier_word`.

@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use crate::lifecycle::{self, Action};
+use crate::store::lifecycle::{self, Action};
 
 /// An alert integration as stored (its token encrypted).
 #[derive(Debug, Clone, PartialEq, Eq)]

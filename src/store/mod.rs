@@ -12,7 +12,7 @@
 //!
 //! This is the alert lifecycle's central rule, and it is held in three places, each backing the next:
 //!
-//! 1. **The decision.** [`crate::lifecycle::decide`] groups into or resolves the open alert of the event's
+//! 1. **The decision.** [`crate::store::lifecycle::decide`] groups into or resolves the open alert of the event's
 //!    fingerprint and only creates one when there is none.
 //! 2. **A single writer.** Every write goes through one writer thread ([`SqliteStore::write`]), which runs the
 //!    lookup and the write of one event in the same transaction ([`alerts::process_event`]), so two events of one
@@ -24,11 +24,14 @@
 //!    durable intake at about 17k alerts/s and was dropped by migration 6 (see `migrations.rs`). Rows written by
 //!    another program (the `sqlite3` shell) bypass it; should they hold two open alerts of one fingerprint, the
 //!    older is the one grouped into.
+//!
+//! [`lifecycle`] is the decision both stores carry out for each incoming alert. May use: [`crate::util`] only.
 
 pub mod alerts;
 pub mod commits;
 pub mod copy;
 mod counts;
+pub mod lifecycle;
 mod migrations;
 mod open_alerts;
 pub mod postgres;
@@ -118,8 +121,8 @@ fn same_key(stored: String, given: &str) -> Result<(), StoreError> {
 
 /// When a lease of `lease` taken at `now` (the store's time text) ends.
 fn outbox_lease_end(now: &str, lease: std::time::Duration) -> Result<String, StoreError> {
-    crate::time_format::parse_time(now)
-        .map(|now| crate::time_format::format_time(now + lease))
+    crate::util::time_format::parse_time(now)
+        .map(|now| crate::util::time_format::format_time(now + lease))
         .ok_or_else(|| StoreError::Unavailable(format!("outbox: unreadable time {now}")))
 }
 

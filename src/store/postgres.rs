@@ -46,7 +46,7 @@ use super::{
     IdRecord, IntegrationName, IntegrationRecord, OAuthStateRecord, OutboxFailure, OutboxItem, OutboxState,
     PageSessionRecord, Store, StoreError, StoreFuture, UsageDelta, UsageRow,
 };
-use crate::lifecycle::{self, Action};
+use crate::store::lifecycle::{self, Action};
 
 /// The most alert events one commit takes.
 const MAX_BATCH: usize = 512;

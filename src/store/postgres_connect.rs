@@ -242,7 +242,7 @@ fn root_store(
 ) -> Result<rustls::RootCertStore, StoreError> {
     let mut store = rustls::RootCertStore::empty();
     let add_file = |store: &mut rustls::RootCertStore, what: &'static str, path: &std::path::Path| {
-        for certificate in crate::upstream::read_certs(what, path)
+        for certificate in crate::util::tls::read_certs(what, path)
             .map_err(|error| StoreError::Unavailable(error.to_string()))?
         {
             store

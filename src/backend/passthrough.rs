@@ -6,7 +6,7 @@
 //!
 //! An HTTP/1.1 protocol upgrade (`Connection: upgrade`, `Upgrade: websocket`: the web interface's live updates
 //! and terminal) keeps those two headers; when the backend switches protocols, so does the client's connection,
-//! and [`tunnel`](crate::tunnel) carries the bytes from then on. Upgrades over HTTP/2 (extended CONNECT) are not
+//! and [`tunnel`] carries the bytes from then on. Upgrades over HTTP/2 (extended CONNECT) are not
 //! forwarded: such a request is passed on as an ordinary one.
 
 use http::header::{HeaderValue, CONNECTION, EXPECT, UPGRADE};
@@ -14,11 +14,11 @@ use http::{Request, Response, StatusCode, Version};
 use hyper::body::Incoming;
 use tracing::Instrument;
 
-use crate::body::{self, Body};
-use crate::context::RequestContext;
-use crate::error::GatewayError;
-use crate::tunnel::{self, TunnelEnd};
-use crate::upstream::{add_forwarding_headers, strip_hop_by_hop, Upstream};
+use crate::backend::context::RequestContext;
+use crate::backend::tunnel::{self, TunnelEnd};
+use crate::backend::upstream::{add_forwarding_headers, strip_hop_by_hop, Upstream};
+use crate::http::body::{self, Body};
+use crate::http::error::GatewayError;
 
 /// Forwards `request` unchanged to the backend and streams the answer back; a protocol upgrade the backend
 /// accepts becomes a tunnel between the client and the backend.

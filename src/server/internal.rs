@@ -17,11 +17,12 @@ use std::time::{Duration, Instant};
 use http::{Method, Response, StatusCode};
 use serde_json::json;
 
-use crate::body::{self, json_response, Body};
-use crate::error::GatewayError;
+use crate::alerts::normalized::Severity;
+use crate::backend::upstream::Upstream;
+use crate::http::body::{self, json_response, Body};
+use crate::http::error::GatewayError;
 use crate::store::Store;
 use crate::telemetry::Metrics;
-use crate::upstream::Upstream;
 
 /// The prefix of every route the gateway answers itself.
 pub const PREFIX: &str = "/-/svcgate/";
@@ -148,7 +149,11 @@ pub async fn handle(probes: Probes<'_>, method: &Method, path: &str) -> Response
             probes.health.refresh_backend(probes.upstream, probes.metrics);
             probes
                 .metrics
-                .refresh_from_store(probes.store, probes.store_timeout)
+                .refresh_from_store(
+                    probes.store,
+                    probes.store_timeout,
+                    Severity::ALL.map(Severity::as_str),
+                )
                 .await;
             let mut response = Response::new(body::full(probes.metrics.encode()));
             response.headers_mut().insert(

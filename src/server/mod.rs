@@ -1,12 +1,16 @@
 //! Listeners and dispatch: accepts HTTP/1.1 and HTTP/2 (prior knowledge, or ALPN over TLS), routes each request
 //! by path, logs it, and shuts down gracefully.
 //!
-//! Dispatch: `/-/svcgate/…` → the V3 usage and alert management APIs, [`internal`](crate::internal) (health,
+//! Dispatch: `/-/svcgate/…` → the V3 usage and alert management APIs, [`internal`] (health,
 //! readiness, metrics), or the [`pages`](crate::pages) for the paths that are a browser's
 //! ([`is_page_path`](crate::pages::routes::is_page_path)); any other path under the prefix is a JSON 404. Alert
 //! receiving addresses → the intake; `/api/v3/…` → [`Rewriter`]; everything else →
-//! [`passthrough`](crate::passthrough). [`Gateway`] is built apart from serving it, so tests can start it on any
+//! [`passthrough`]. [`Gateway`] is built apart from serving it, so tests can start it on any
 //! listener with any shutdown signal.
+//!
+//! Files: this one, and [`internal`] (the gateway's own routes). May use every layer below it (see `lib.rs`).
+
+pub mod internal;
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -24,26 +28,28 @@ use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 use tracing::Instrument;
 
-use crate::aborts::{AbortMark, ResetOnAbort};
-use crate::access::{AccessChecker, Credentials};
 use crate::alerts::integrations::parse_address;
 use crate::alerts::manage::ManageError;
 use crate::alerts::AlertService;
-use crate::body::Body;
-use crate::config::{Config, ServerTls};
-use crate::connections::{Limits, Registry, TrackedBody, WriteStallLimit};
-use crate::context::RequestContext;
-use crate::error::GatewayError;
+use crate::backend::access::{AccessChecker, Credentials};
+use crate::backend::context::RequestContext;
+use crate::backend::passthrough;
+use crate::backend::upstream::{ClientInfo, Upstream};
+use crate::config::Config;
+use crate::http::aborts::{AbortMark, ResetOnAbort};
+use crate::http::body::Body;
+use crate::http::connections::{Limits, Registry, ServerTls, TrackedBody, WriteStallLimit};
+use crate::http::error::GatewayError;
+use crate::http::refusals::RefusalBodies;
 use crate::pages::Pages;
-use crate::refusals::RefusalBodies;
 use crate::rewrite::table::RuleTable;
-use crate::rewrite::{is_v3, RewriteSettings, Rewriter};
-use crate::secret::SecretBox;
+use crate::rewrite::usage::UsageRecorder;
+use crate::rewrite::{is_v3, Rewriter};
 use crate::store::Store;
 use crate::telemetry::{acceptable_request_id, new_request_id, KindLabels, Metrics, RequestLabels, V3Labels};
-use crate::upstream::{read_certs, read_key, ClientInfo, Upstream};
-use crate::usage::UsageRecorder;
-use crate::{alerts, internal, pages, passthrough};
+use crate::util::secret::SecretBox;
+use crate::util::tls::{read_certs, read_key};
+use crate::{alerts, pages};
 
 /// The V3 usage report of the management API.
 const V3_USAGE_API: &str = "/-/svcgate/api/v3-usage";
@@ -108,18 +114,7 @@ impl Gateway {
             Arc::clone(&store),
             Arc::clone(&metrics),
             Arc::clone(&upstream),
-            RewriteSettings {
-                shapes: config.shapes,
-                max_body: config.max_rewrite_body_bytes,
-                max_collected: config.max_collected_items,
-                item_fetch_concurrency: config.item_fetch_concurrency,
-                item_fetch_cache_ttl: config.item_fetch_cache_ttl,
-                id_cache_entries: config.id_cache_entries,
-                id_lookup_max_pages: config.id_lookup_max_pages,
-                public_url: config.public_url.clone(),
-                max_backend_calls: config.max_backend_calls_per_request,
-                body_read_timeout: config.body_read_timeout,
-            },
+            config.rewrite.clone(),
             Arc::clone(&secret),
         );
         let oauth = config
@@ -131,14 +126,7 @@ impl Gateway {
             Arc::clone(&store),
             secret,
             oauth,
-            crate::pages::SignInLimits {
-                refresh_margin: config.oauth_refresh_margin,
-                refresh_retry: config.oauth_refresh_retry,
-                // A refresh is one call to the backend: a response head and a body, each within the backend
-                // timeout. The whole call is cut there, and the claim on it (derived in session.rs) outlasts it.
-                refresh_timeout: config.backend.timeout.saturating_mul(2),
-                pending_sign_ins: u64::try_from(config.oauth_pending_sign_ins).unwrap_or(u64::MAX),
-            },
+            config.sign_in,
         );
         Ok(Arc::new(Gateway {
             upstream,
@@ -174,7 +162,7 @@ impl Gateway {
             .and_then(|value| value.to_str().ok())
             .filter(|value| acceptable_request_id(value))
             .map_or_else(new_request_id, str::to_owned);
-        let proto = crate::forwarded::client_proto(
+        let proto = crate::http::forwarded::client_proto(
             &self.trusted_proxies,
             client.peer,
             client.proto,
@@ -309,13 +297,13 @@ impl Gateway {
             Ok(rows) => rows,
             Err(error) => return alerts::api::error_response(&error),
         };
-        let pairs = crate::url_parts::parse_pairs(query.unwrap_or("").as_bytes());
+        let pairs = crate::util::url_parts::parse_pairs(query.unwrap_or("").as_bytes());
         let sort = pairs
             .iter()
             .find(|(name, _)| name == "sort")
             .map_or("calls", |(_, value)| value.as_str());
-        let routes = crate::usage::by_route(rows, sort, time::OffsetDateTime::now_utc());
-        crate::body::json_response(http::StatusCode::OK, &serde_json::json!({ "routes": routes }))
+        let routes = crate::rewrite::usage::by_route(rows, sort, time::OffsetDateTime::now_utc());
+        crate::http::body::json_response(http::StatusCode::OK, &serde_json::json!({ "routes": routes }))
     }
 
     /// The gateway's base URL as clients see it: `public_url`, else the request's scheme and host.
@@ -344,7 +332,7 @@ impl Gateway {
         // however many distinct paths clients invent.
         let rule = match (context.kind, context.since.is_empty()) {
             ("rewrite", false) => context.route.clone(),
-            ("rewrite", true) => crate::usage::NO_RULE.to_owned(),
+            ("rewrite", true) => crate::rewrite::usage::NO_RULE.to_owned(),
             _ => String::new(),
         };
         self.metrics
@@ -404,7 +392,7 @@ pub struct Shutdown {
 /// Serves `gateway` on `listener` until `shutdown` completes. Then readiness answers 503 at once, new connections
 /// are still accepted for `timing.delay` (a load balancer takes that long to notice), the listener closes, and
 /// in-flight requests have at most `timing.grace` to finish before this returns. `limits` bound how many
-/// connections may be open and how long one may send nothing ([`connections`](crate::connections)).
+/// connections may be open and how long one may send nothing ([`connections`](crate::http::connections)).
 pub async fn serve(
     listener: TcpListener,
     tls: Option<TlsAcceptor>,

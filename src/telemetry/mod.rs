@@ -3,6 +3,15 @@
 //! All metric names are constants in [`names`], so dashboards and this file agree. Labels are low-cardinality by
 //! construction: a route kind, a rule's V3 template (bounded by the rule table) and a status code, never a raw path,
 //! user or token.
+//!
+//! Files: this one (the metrics registry and the log subscriber), [`names`], [`process_metrics`] (the process's own,
+//! from `/proc`), [`logsink`] (the batched stderr writer). May use: [`crate::util`], [`crate::http`],
+//! [`crate::store`] (the counts read at scrape time). Whatever a metric's labels mean (alert severities, kinds) the
+//! caller passes in, so telemetry knows no feature.
+
+pub mod logsink;
+pub mod names;
+pub mod process_metrics;
 
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -21,59 +30,17 @@ use tracing::Subscriber;
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::util::SubscriberInitExt;
 
-use crate::alerts::normalized::Severity;
-use crate::config::LogFormat;
-use crate::logsink::{BatchedStderr, LogFlusher};
-use crate::process_metrics::ProcessCollector;
 use crate::store::{CommitMetrics, Store, StoreError};
+use crate::telemetry::logsink::{BatchedStderr, LogFlusher};
+use crate::telemetry::process_metrics::ProcessCollector;
 
-/// Metric names, one place for all of them.
-pub mod names {
-    /// Requests answered, by route kind, rule and status.
-    pub const REQUESTS: &str = "svcgate_requests";
-    /// Time from request head to response head, by route kind.
-    pub const REQUEST_DURATION: &str = "svcgate_request_duration_seconds";
-    /// Time the backend took to answer one call.
-    pub const BACKEND_DURATION: &str = "svcgate_backend_request_duration_seconds";
-    /// Id ↔ iid lookups by where they were answered.
-    pub const ID_INDEX_LOOKUPS: &str = "svcgate_id_index_lookups";
-    /// V3 requests by route template, the rule's release and status class.
-    pub const V3_REQUESTS: &str = "svcgate_v3_requests";
-    /// Client connections closed or refused by the connection limits, by reason.
-    pub const CONNECTIONS_CLOSED: &str = "svcgate_client_connections_closed";
-    /// 1 when the backend answered the last readiness probe, else 0.
-    pub const BACKEND_UP: &str = "svcgate_backend_up";
-    /// Alerts received on the intake, by integration type and outcome (refused ones by reason); exposed with
-    /// `_total`.
-    pub const ALERTS_RECEIVED: &str = "svcgate_alerts_received";
-    /// Open alerts (triggered or acknowledged) by severity, counted in the store at scrape time.
-    pub const ALERTS_OPEN: &str = "svcgate_alerts_open";
-    /// Incident calls waiting in the outbox (not yet accepted by the backend), counted in the store at scrape time.
-    pub const OUTBOX_BACKLOG: &str = "svcgate_incident_outbox_backlog";
-    /// Incident calls the backend accepted, by kind; exposed with `_total`.
-    pub const OUTBOX_DONE: &str = "svcgate_incident_outbox_done";
-    /// Incident calls that failed and wait for a retry, by kind; exposed with `_total`.
-    pub const OUTBOX_FAILURES: &str = "svcgate_incident_outbox_failures";
-    /// 1 when the scrape-time counts (open alerts, outbox backlog) were read from the store, else 0.
-    pub const STORE_GAUGES_UP: &str = "svcgate_store_gauges_up";
-    /// Time one batch of store writes took, from its transaction's start to its durable commit.
-    pub const STORE_COMMIT_DURATION: &str = "svcgate_store_commit_duration_seconds";
-    /// Writes (alert events, for PostgreSQL) one store commit carried.
-    pub const STORE_COMMIT_BATCH_SIZE: &str = "svcgate_store_commit_batch_size";
-    /// The running build; exposed as `svcgate_build_info{version}` with the value 1.
-    pub const BUILD: &str = "svcgate_build";
-    /// CPU time (user and system) the process used; exposed with `_total`.
-    pub const PROCESS_CPU: &str = "process_cpu_seconds";
-    /// Resident memory of the process.
-    pub const PROCESS_RESIDENT_MEMORY: &str = "process_resident_memory_bytes";
-    /// Virtual memory of the process.
-    pub const PROCESS_VIRTUAL_MEMORY: &str = "process_virtual_memory_bytes";
-    /// File descriptors the process holds open.
-    pub const PROCESS_OPEN_FDS: &str = "process_open_fds";
-    /// The process's soft limit on open file descriptors.
-    pub const PROCESS_MAX_FDS: &str = "process_max_fds";
-    /// When the process started, in seconds since the Unix epoch.
-    pub const PROCESS_START_TIME: &str = "process_start_time_seconds";
+/// Log line format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    /// Human-readable key=value lines.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 /// Label values of the alert intake counter: every `outcome` it may carry.
@@ -358,14 +325,19 @@ impl Metrics {
     /// waiting at most `timeout`. They are read at scrape time rather than kept by the writer so that every
     /// replica on a shared PostgreSQL reports the same, whole count (so dashboards take their `max`, not their
     /// `sum`). Should the store fail or be slow, they are left out of this scrape and `svcgate_store_gauges_up`
-    /// is 0: a stale count would look like a real one.
-    pub async fn refresh_from_store(&self, store: &dyn Store, timeout: Duration) {
+    /// is 0: a stale count would look like a real one. `severities` are the alerts' severity names, most severe
+    /// first: the gauge has one series for each, 0 when the store counts none.
+    pub async fn refresh_from_store(
+        &self,
+        store: &dyn Store,
+        timeout: Duration,
+        severities: [&'static str; 6],
+    ) {
         let read =
             async { Ok::<_, StoreError>((store.open_alert_counts().await?, store.outbox_backlog().await?)) };
         match tokio::time::timeout(timeout, read).await {
             Ok(Ok((open, backlog))) => {
-                let open = Severity::ALL.map(|severity| {
-                    let name = severity.as_str();
+                let open = severities.map(|name| {
                     let count = open
                         .iter()
                         .filter(|(stored, _)| stored == name)
@@ -438,7 +410,7 @@ impl Collector for StoreCountsCollector {
 }
 
 /// Installs the global tracing subscriber; `filter` uses the `tracing` directive syntax. Lines reach stderr
-/// through the [`BatchedStderr`](crate::logsink::BatchedStderr) sink; keep the returned flusher until exit.
+/// through the [`BatchedStderr`] sink; keep the returned flusher until exit.
 /// Colours only when stderr is a terminal.
 pub fn init_logging(format: LogFormat, filter: &str) -> std::io::Result<LogFlusher> {
     let (sink, flusher) = BatchedStderr::start()?;

@@ -2,8 +2,8 @@
 
 use std::time::Instant;
 
-use crate::budget::Held;
-use crate::upstream::ClientInfo;
+use crate::backend::upstream::ClientInfo;
+use crate::http::budget::Held;
 
 /// What every stage knows about the request in hand, and what it records for the log line.
 #[derive(Debug)]
@@ -22,7 +22,7 @@ pub struct RequestContext {
     pub since: String,
     /// The caller's credentials when svcgate moved a token from the query or body into a header (the usage report
     /// counts the caller by them); `None` otherwise.
-    pub caller: Option<crate::access::Credentials>,
+    pub caller: Option<crate::backend::access::Credentials>,
     /// How many calls to the backend the request cost.
     pub backend_calls: std::sync::atomic::AtomicU32,
     /// Bytes of bodies read whole for this request, counted in the body budget until the request is answered.

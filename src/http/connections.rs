@@ -28,8 +28,8 @@ use http_body::{Body as HttpBody, Frame, SizeHint};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::aborts::AbortMark;
-use crate::body::{Body, BoxError};
+use crate::http::aborts::AbortMark;
+use crate::http::body::{Body, BoxError};
 
 /// The limits on client connections.
 #[derive(Debug, Clone, Copy)]
@@ -219,7 +219,7 @@ impl Drop for InProgress {
 }
 
 /// A response body that keeps its request in progress until it has been sent (or dropped), and marks its
-/// connection for a reset when it fails mid-way ([`aborts`](crate::aborts)).
+/// connection for a reset when it fails mid-way ([`aborts`](crate::http::aborts)).
 pub struct TrackedBody {
     inner: Body,
     _in_progress: InProgress,
@@ -376,6 +376,15 @@ pub fn default_max_connections() -> usize {
         .saturating_mul(3)
         / 4;
     usize::try_from(usable.clamp(16, 50_000)).unwrap_or(50_000)
+}
+
+/// TLS material for serving clients.
+#[derive(Debug, Clone)]
+pub struct ServerTls {
+    /// PEM certificate chain.
+    pub cert: std::path::PathBuf,
+    /// PEM private key.
+    pub key: std::path::PathBuf,
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! When a response body fails mid-way (the backend aborted a download), hyper stops writing and drops the HTTP/1
 //! connection. A chunked client notices the missing last chunk, but a close-delimited response (an HTTP/1.0
 //! client) ends where its body ends: a clean close (FIN) would make a cut download look complete. So the body
-//! that fails marks its connection ([`AbortMark`], set by [`TrackedBody`](crate::connections::TrackedBody)), and
+//! that fails marks its connection ([`AbortMark`], set by [`TrackedBody`](crate::http::connections::TrackedBody)), and
 //! the client socket ([`ResetOnAbort`]) of a marked connection is closed with `SO_LINGER` 0: the kernel sends a
 //! reset, and the client reads an error (`ECONNRESET`) instead of an end of file. HTTP/2 needs no mark: hyper
 //! resets the failed stream itself (`RST_STREAM`) and the connection's other streams go on.

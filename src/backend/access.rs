@@ -14,9 +14,9 @@ use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::answer_cache::AnswerCache;
-use crate::body;
-use crate::upstream::Upstream;
+use crate::backend::answer_cache::AnswerCache;
+use crate::backend::upstream::Upstream;
+use crate::http::body;
 
 /// Access levels, as the service numbers them, plus the instance admin.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -134,7 +134,7 @@ impl Credentials {
 
     /// Credentials from a `private_token` query parameter.
     pub fn from_query(query: Option<&str>) -> Option<Self> {
-        let pairs = crate::url_parts::parse_pairs(query?.as_bytes());
+        let pairs = crate::util::url_parts::parse_pairs(query?.as_bytes());
         let token = pairs
             .into_iter()
             .find(|(name, value)| name == "private_token" && !value.is_empty())?
@@ -272,7 +272,7 @@ impl AccessChecker {
         project: &str,
     ) -> Result<ProjectAccess, AccessError> {
         let (username, admin) = self.user(credentials).await?;
-        let encoded = crate::url_parts::encode_segment(project);
+        let encoded = crate::util::url_parts::encode_segment(project);
         match self
             .get(credentials, &format!("/api/v4/projects/{encoded}"))
             .await?

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::access::{AccessChecker, AccessError, Credentials};
+use crate::backend::access::{AccessChecker, AccessError, Credentials};
 use crate::store::{Store, UsageDelta, UsageRow};
 
 /// The client name of requests without credentials.
@@ -121,7 +121,7 @@ impl UsageRecorder {
             }
             None => ANONYMOUS.to_owned(),
         };
-        let now = crate::time_format::format_time(time::OffsetDateTime::now_utc());
+        let now = crate::util::time_format::format_time(time::OffsetDateTime::now_utc());
         let mut key = Key {
             route: route.to_owned(),
             since: since.to_owned(),
@@ -324,7 +324,7 @@ pub fn by_route(rows: Vec<UsageRow>, sort: &str, now: time::OffsetDateTime) -> V
         route
             .clients
             .sort_by_key(|client| std::cmp::Reverse(client.calls));
-        route.unused_for_30_days = crate::time_format::parse_time(&route.last_seen)
+        route.unused_for_30_days = crate::util::time_format::parse_time(&route.last_seen)
             .is_some_and(|last| (now - last).whole_days() >= UNUSED_AFTER_DAYS);
     }
     match sort {
@@ -388,7 +388,7 @@ mod report_tests {
 
     #[test]
     fn routes_are_summed_sorted_and_marked_unused_after_30_days() {
-        let now = crate::time_format::parse_time("2026-03-01T00:00:00Z")
+        let now = crate::util::time_format::parse_time("2026-03-01T00:00:00Z")
             .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
         let rows = vec![
             row("GET /a", "x", 1, "2026-01-02T00:00:00.000Z"),

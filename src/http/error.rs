@@ -6,7 +6,7 @@
 
 use http::StatusCode;
 
-use crate::body::{error_response, Body};
+use crate::http::body::{error_response, Body};
 
 /// Why a request could not be completed.
 #[derive(Debug, thiserror::Error)]
@@ -124,7 +124,7 @@ impl GatewayError {
     /// The response for this error, in the service's error shape.
     pub fn into_response(self) -> http::Response<Body> {
         if let GatewayError::Relay { status, body } = self {
-            let mut response = http::Response::new(crate::body::full(body));
+            let mut response = http::Response::new(crate::http::body::full(body));
             *response.status_mut() = status;
             response.headers_mut().insert(
                 http::header::CONTENT_TYPE,
@@ -143,7 +143,7 @@ impl GatewayError {
             GatewayError::Busy(_) => {
                 response.headers_mut().insert(
                     http::header::RETRY_AFTER,
-                    http::HeaderValue::from(crate::budget::RETRY_AFTER_SECONDS),
+                    http::HeaderValue::from(crate::http::budget::RETRY_AFTER_SECONDS),
                 );
             }
             GatewayError::MethodNotAllowed(allow) => {

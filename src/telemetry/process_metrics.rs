@@ -118,7 +118,7 @@ impl Collector for ProcessCollector {
                 open as f64,
             )?;
         }
-        if let Some(max) = crate::connections::open_file_limit().filter(|max| *max != u64::MAX) {
+        if let Some(max) = crate::http::connections::open_file_limit().filter(|max| *max != u64::MAX) {
             gauge(
                 &mut encoder,
                 names::PROCESS_MAX_FDS,

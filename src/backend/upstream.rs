@@ -7,7 +7,7 @@
 //! Requests forwarded for a client may be addressed by the client's own `Host` (`preserve_host`), and protocol
 //! upgrades (WebSocket) always go over HTTP/1.1, the only version whose connection can be upgraded.
 
-use std::io::BufReader;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,25 +18,41 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
-use crate::body::Body;
-use crate::budget::{BodyBudget, BudgetError, Held};
-use crate::config::BackendConfig;
-use crate::error::GatewayError;
+use crate::http::body::Body;
+use crate::http::budget::{BodyBudget, BudgetError, Held};
+use crate::http::error::GatewayError;
 use crate::telemetry::Metrics;
+use crate::util::tls::{read_certs, read_key, PemError};
+
+/// How the gateway reaches its backend.
+#[derive(Debug, Clone)]
+pub struct BackendConfig {
+    /// Base URL (`http://` or `https://`), without a trailing slash.
+    pub url: Option<http::Uri>,
+    /// Extra CA bundle to trust besides the system roots.
+    pub ca_bundle: Option<PathBuf>,
+    /// Client certificate and key presented to the backend.
+    pub client_identity: Option<(PathBuf, PathBuf)>,
+    /// Connect timeout.
+    pub connect_timeout: Duration,
+    /// Time to the response head.
+    pub timeout: Duration,
+    /// Idle time before a pooled connection is closed.
+    pub pool_idle_timeout: Duration,
+    /// Whether forwarded requests carry the client's `Host` rather than the backend's authority.
+    pub preserve_host: bool,
+    /// How long an upgraded connection may carry no bytes in either direction before it is closed.
+    pub upgrade_idle_timeout: Duration,
+    /// Bytes of V3 request bodies and backend answers held in memory at once, all requests together.
+    pub memory_budget_bytes: usize,
+}
 
 /// Failure to set up the backend client (bad TLS material).
 #[derive(Debug, thiserror::Error)]
 pub enum UpstreamSetupError {
     /// A PEM file could not be read or holds nothing usable.
-    #[error("{option} {path}: {message}")]
-    Pem {
-        /// The configuration option naming the file.
-        option: &'static str,
-        /// The file.
-        path: String,
-        /// What went wrong.
-        message: String,
-    },
+    #[error(transparent)]
+    Pem(#[from] PemError),
     /// rustls refused the material.
     #[error("backend TLS: {0}")]
     Tls(#[from] rustls::Error),
@@ -382,42 +398,6 @@ fn client_tls(config: &BackendConfig, https: bool) -> Result<rustls::ClientConfi
         None => builder.with_no_client_auth(),
     };
     Ok(config)
-}
-
-/// Reads every certificate of a PEM file.
-pub fn read_certs(
-    option: &'static str,
-    path: &std::path::Path,
-) -> Result<Vec<rustls::pki_types::CertificateDer<'static>>, UpstreamSetupError> {
-    let pem_error = |message: String| UpstreamSetupError::Pem {
-        option,
-        path: path.display().to_string(),
-        message,
-    };
-    let file = std::fs::File::open(path).map_err(|error| pem_error(error.to_string()))?;
-    let certs = rustls_pemfile::certs(&mut BufReader::new(file))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|error| pem_error(error.to_string()))?;
-    if certs.is_empty() {
-        return Err(pem_error("holds no PEM certificate".to_owned()));
-    }
-    Ok(certs)
-}
-
-/// Reads the first private key of a PEM file.
-pub fn read_key(
-    option: &'static str,
-    path: &std::path::Path,
-) -> Result<rustls::pki_types::PrivateKeyDer<'static>, UpstreamSetupError> {
-    let pem_error = |message: String| UpstreamSetupError::Pem {
-        option,
-        path: path.display().to_string(),
-        message,
-    };
-    let file = std::fs::File::open(path).map_err(|error| pem_error(error.to_string()))?;
-    rustls_pemfile::private_key(&mut BufReader::new(file))
-        .map_err(|error| pem_error(error.to_string()))?
-        .ok_or_else(|| pem_error("holds no PEM private key".to_owned()))
 }
 
 /// Headers that describe one connection, not the message, and so are never forwarded (RFC 9110 §7.6.1).

@@ -1,0 +1,12 @@
+//! Neutral helpers any part of svcgate may use: times, secrets, URL pieces, JSON read as spelled, the brand word,
+//! PEM files for TLS.
+//!
+//! May use: nothing of the crate. Each file here stands alone, so that no part takes such a helper from another
+//! part.
+
+pub mod identifier;
+pub mod plain_value;
+pub mod secret;
+pub mod time_format;
+pub mod tls;
+pub mod url_parts;

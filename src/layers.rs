@@ -113,14 +113,20 @@ fn code_only(text: &str) -> String {
 
 /// The top-level modules named by `crate::` paths in `code`, each with the line it is on.
 fn crate_uses(code: &str) -> Vec<(String, usize)> {
+    prefixed_uses(code, "crate::")
+}
+
+/// The first names after each `prefix` path in `code` (`crate::`, `super::`, `crate::rewrite::`), each with the
+/// line it is on: the module a path enters below that prefix.
+fn prefixed_uses(code: &str, prefix: &str) -> Vec<(String, usize)> {
     let mut uses = Vec::new();
     let line_of = |at: usize| code[..at].matches('\n').count() + 1;
-    for (at, _) in code.match_indices("crate::") {
+    for (at, _) in code.match_indices(prefix) {
         // `$crate::` inside a macro is the same crate but names no module of ours by itself.
         if code[..at].ends_with('$') || code[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
             continue;
         }
-        let rest = &code[at + "crate::".len()..];
+        let rest = &code[at + prefix.len()..];
         if let Some(group) = rest.strip_prefix('{') {
             // `crate::{a, b::c, d::{e, f}}`: the first name of each member at depth 0.
             let mut depth = 0usize;
@@ -234,6 +240,125 @@ fn no_module_uses_a_layer_above_its_own_and_no_modules_use_each_other() {
     assert_eq!(find_cycle(&edges), None, "top-level modules that use each other");
 }
 
+/// Each `#[cfg(test)] mod name;` or `#[cfg(test)] mod name {` in `code` (attributes between allowed): where it
+/// starts, the name, and whether its body is inline.
+fn test_modules(code: &str) -> Vec<(usize, String, bool)> {
+    let mut found = Vec::new();
+    for (at, marker) in code.match_indices("#[cfg(test)]") {
+        let mut rest = code[at + marker.len()..].trim_start();
+        while let Some(attribute) = rest.strip_prefix("#[") {
+            rest = attribute
+                .split_once(']')
+                .map_or("", |(_, after)| after)
+                .trim_start();
+        }
+        if let Some(after) = rest.strip_prefix("pub") {
+            rest = after.trim_start();
+            if rest.starts_with('(') {
+                rest = rest.split_once(')').map_or("", |(_, after)| after).trim_start();
+            }
+        }
+        let Some(after) = rest.strip_prefix("mod ") else {
+            continue;
+        };
+        let name: String = after
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let inline = after.trim_start()[name.len()..].trim_start().starts_with('{');
+        found.push((at, name, inline));
+    }
+    found
+}
+
+/// The sibling modules of a folder: file stem or sub-folder name → its path relative to `src/`.
+fn siblings(dir: &Path) -> BTreeMap<String, PathBuf> {
+    let mut names = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = if path.is_dir() {
+            path.file_name().and_then(|name| name.to_str()).map(str::to_owned)
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            path.file_stem().and_then(|name| name.to_str()).map(str::to_owned)
+        } else {
+            None
+        };
+        if let Some(name) = name.filter(|name| name != "mod") {
+            names.insert(name, path);
+        }
+    }
+    names
+}
+
+#[test]
+fn no_two_files_of_a_folder_use_each_other() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut folders: Vec<PathBuf> = rust_files(&src)
+        .iter()
+        .filter_map(|file| file.parent().map(Path::to_path_buf))
+        .collect();
+    folders.sort();
+    folders.dedup();
+    let mut circles = Vec::new();
+    for folder in folders {
+        let names = siblings(&folder);
+        let module_path = folder
+            .strip_prefix(&src)
+            .unwrap()
+            .components()
+            .filter_map(|part| part.as_os_str().to_str())
+            .collect::<Vec<_>>()
+            .join("::");
+        let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        let test_only: BTreeSet<String> = std::fs::read_to_string(folder.join("mod.rs"))
+            .map(|text| {
+                test_modules(&code_only(&text))
+                    .into_iter()
+                    .map(|(_, name, _)| name)
+                    .collect()
+            })
+            .unwrap_or_default();
+        for (name, path) in names.iter().filter(|(name, _)| !test_only.contains(*name)) {
+            // A sub-folder's files speak for it; `super::` inside them is that sub-folder's own parent.
+            let files = if path.is_dir() {
+                rust_files(path)
+            } else {
+                vec![path.clone()]
+            };
+            for file in files {
+                let mut code = code_only(&std::fs::read_to_string(&file).unwrap());
+                // A file's unit tests may use a sibling's test helpers; only the code that ships is held to this.
+                if let Some((at, _, _)) = test_modules(&code).into_iter().find(|(_, _, inline)| *inline) {
+                    code.truncate(at);
+                }
+                let in_subfolder = file.parent() != Some(folder.as_path());
+                let mut used = prefixed_uses(&code, &format!("crate::{module_path}::"));
+                if !in_subfolder {
+                    used.extend(prefixed_uses(&code, "super::"));
+                }
+                for (other, _) in used {
+                    if other != *name && names.contains_key(&other) {
+                        edges.entry(name.clone()).or_default().insert(other);
+                    }
+                }
+            }
+        }
+        if let Some(circle) = find_cycle(&edges) {
+            circles.push(format!(
+                "src/{}: {}",
+                folder.strip_prefix(&src).unwrap().display(),
+                circle.join(" → ")
+            ));
+        }
+    }
+    assert!(
+        circles.is_empty(),
+        "files of a folder that use each other:\n{}",
+        circles.join("\n")
+    );
+}
+
 #[test]
 fn the_checker_sees_groups_inline_paths_and_circles() {
     let code = code_only(
@@ -242,6 +367,13 @@ fn the_checker_sees_groups_inline_paths_and_circles() {
     );
     let names: Vec<_> = crate_uses(&code).into_iter().map(|(name, _)| name).collect();
     assert_eq!(names, ["a", "b", "d", "g", "i"]);
+    let found =
+        test_modules("#[cfg(test)]\nmod helpers;\nfn f() {}\n#[cfg(test)]\n#[allow(x)]\nmod tests {}");
+    let found: Vec<_> = found
+        .into_iter()
+        .map(|(_, name, inline)| (name, inline))
+        .collect();
+    assert_eq!(found, [("helpers".to_owned(), false), ("tests".to_owned(), true)]);
     let lib = "//! 1. [`util`]: helpers.\n//! 2. [`rewrite`] and [`alerts`]: features.\n";
     let layers = declared_layers(lib);
     assert_eq!(layers.get("util"), Some(&1));

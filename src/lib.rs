@@ -11,7 +11,7 @@
 //!
 //! The modules form layers, listed here from the bottom up. A module may use the layers below its own and never
 //! one above (`layers.rs` checks every `crate::` path in `src/`, and that no two top-level modules use each
-//! other, directly or round a longer circle). Modules sharing a layer do not use each other.
+//! other, directly or round a longer circle; nor do two files of one folder). Modules sharing a layer do not use each other.
 //!
 //! 1. [`util`]: neutral helpers (times, secrets, URL pieces, JSON read as spelled, the brand word, certificates).
 //! 2. [`http`]: the HTTP wire on either side: the body type, body budgets, the gateway's errors, client

@@ -64,11 +64,6 @@ fn as_v3_message(status: StatusCode, body: Value) -> Value {
     }
 }
 
-/// V3's answer when a record looked up by global id was not there for the caller: V3 found issues and merge
-/// requests with ActiveRecord's `find` (`IssuesFinder#find`, `user_project.merge_requests.find`,
-/// `lib/api/v3/helpers.rb`), and `lib/api/api.rb` answered every `RecordNotFound` `404 Not found`.
-pub const V3_RECORD_NOT_FOUND: &str = "404 Not found";
-
 /// The rule's `unseen` answer when V4's answer is its 404 about the issue or merge request a known global id
 /// named (the caller may not see it); `None` otherwise (a project not found is V4's answer, which V3 shared).
 fn unseen_answer(rule: &super::rule::Rule, status: StatusCode, body: &Value) -> Option<(StatusCode, Value)> {

@@ -38,10 +38,15 @@ fn record_of(kind: IdKind, item: &Value) -> Option<IdRecord> {
     })
 }
 
+/// V3's answer when a record looked up by global id was not there for the caller: V3 found issues and merge
+/// requests with ActiveRecord's `find` (`IssuesFinder#find`, `user_project.merge_requests.find`,
+/// `lib/api/v3/helpers.rb`), and `lib/api/api.rb` answered every `RecordNotFound` `404 Not found`.
+pub const V3_RECORD_NOT_FOUND: &str = "404 Not found";
+
 /// V3's answer for a global id that names no issue or merge request the caller can see in the project:
 /// `RecordNotFound`, which `lib/api/api.rb` answered 404 `{"message":"404 Not found"}`.
 fn record_not_found() -> GatewayError {
-    let body = serde_json::json!({ "message": super::finish::V3_RECORD_NOT_FOUND });
+    let body = serde_json::json!({ "message": V3_RECORD_NOT_FOUND });
     super::exchange::relay_error(
         http::StatusCode::NOT_FOUND,
         bytes::Bytes::from(serde_json::to_vec(&body).unwrap_or_default()),

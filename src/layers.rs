@@ -359,6 +359,33 @@ fn no_two_files_of_a_folder_use_each_other() {
     );
 }
 
+/// The longest a file of `src/` may be before its unit tests: past it, a file does more than one job.
+const MAX_LINES_BEFORE_TESTS: usize = 900;
+
+#[test]
+fn no_file_is_longer_than_900_lines_before_its_tests() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut long = Vec::new();
+    for file in rust_files(&src) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let lines = text
+            .lines()
+            .take_while(|line| !line.starts_with("#[cfg(test)]"))
+            .count();
+        if lines > MAX_LINES_BEFORE_TESTS {
+            long.push(format!(
+                "src/{}: {lines} lines",
+                file.strip_prefix(&src).unwrap().display()
+            ));
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "files over {MAX_LINES_BEFORE_TESTS} lines before their tests:\n{}",
+        long.join("\n")
+    );
+}
+
 #[test]
 fn the_checker_sees_groups_inline_paths_and_circles() {
     let code = code_only(

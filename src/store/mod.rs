@@ -32,7 +32,6 @@ mod counts;
 mod migrations;
 mod open_alerts;
 pub mod postgres;
-pub mod postgres_connect;
 mod postgres_schema;
 pub mod rows;
 mod sqlite;
@@ -47,8 +46,8 @@ pub use alerts::{
 };
 pub use commits::{CommitMetrics, CommitObserver};
 pub use counts::StoreCounts;
+pub use postgres::connect::{DatabaseLimits, SslMode};
 pub use postgres::{PostgresOptions, PostgresStore};
-pub use postgres_connect::{DatabaseLimits, SslMode};
 pub use sqlite::SqliteStore;
 pub use usage::{UsageDelta, UsageRow};
 

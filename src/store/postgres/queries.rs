@@ -740,7 +740,7 @@ impl Store for PostgresStore {
 
 /// Folds a route's least recent clients into `others` until at most `max_clients` rows remain besides it.
 async fn fold_usage<C: GenericClient>(client: &C, route: &str, max_clients: usize) -> Result<(), StoreError> {
-    let others = crate::store::usage::OTHERS;
+    let others = crate::store::records::OTHERS;
     let count = uint(
         client
             .query_one(

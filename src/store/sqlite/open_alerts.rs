@@ -306,7 +306,7 @@ mod tests {
                     "INSERT INTO open_alert_set.open_alerts (project_id, fingerprint, alert_id) VALUES (1, 'f', 999)",
                     [],
                 )?;
-                crate::store::alerts::process_event(connection, &firing("f"))
+                crate::store::sqlite::alerts::process_event(connection, &firing("f"))
             })
             .await;
         assert!(refused.unwrap_err().is_conflict());

@@ -7,7 +7,7 @@
 //! - `rows.rs`: what both stores share about rows: column lists, one mapper per record over either driver's row,
 //!   the statements written once for both;
 //! - `sqlite/`: the SQLite store; `postgres/`: the PostgreSQL store;
-//! - `migrations.rs` and `postgres_schema.rs`: the schema;
+//! - `schema/`: the schema, one file per step holding its SQLite and PostgreSQL migrations side by side;
 //! - [`commits`] (what the writers report of each commit to the metrics), `counts.rs` ([`StoreCounts`], what the
 //!   metrics count in the store when scraped), [`copy`] (`svcgate store copy`, SQLite into PostgreSQL).
 //!
@@ -33,18 +33,17 @@
 //!    fingerprint)`, kept in step with `alerts` by triggers (`open_alerts.rs`): a second open alert, written by
 //!    any code path on that connection (reopening a resolved alert included), is refused as
 //!    [`StoreError::Conflict`]. It is not a persistent unique index on `alerts` on purpose: such an index capped
-//!    durable intake at about 17k alerts/s and was dropped by migration 6 (see `migrations.rs`). Rows written by
+//!    durable intake at about 17k alerts/s and was dropped by SQLite's migration 6 (see `schema/m03_open_alert_table.rs`). Rows written by
 //!    another program (the `sqlite3` shell) bypass it; should they hold two open alerts of one fingerprint, the
 //!    older is the one grouped into.
 
 pub mod commits;
 pub mod copy;
 mod counts;
-mod migrations;
 pub mod postgres;
-mod postgres_schema;
 mod records;
 pub mod rows;
+mod schema;
 mod sqlite;
 
 use std::future::Future;

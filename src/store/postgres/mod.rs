@@ -239,7 +239,7 @@ impl PostgresStore {
                 }
                 Err(error) => return Err(error.into()),
             };
-            Ok(super::postgres_schema::apply(&mut client).await?)
+            Ok(crate::store::schema::apply_postgres(&mut client).await?)
         });
         migrated.await.map_err(|_| {
             StoreError::Unavailable(format!(

@@ -30,8 +30,8 @@ mod usage;
 
 use self::open_alerts::OpenAlerts;
 use crate::store::commits::CommitObserver;
-use crate::store::migrations;
 use crate::store::rows;
+use crate::store::schema;
 use crate::store::StoreError;
 
 /// The most jobs one commit takes.
@@ -136,7 +136,7 @@ impl SqliteStore {
         writer.pragma_update(None, "synchronous", "FULL")?;
         writer.pragma_update(None, "foreign_keys", "ON")?;
         writer.busy_timeout(std::time::Duration::from_secs(5))?;
-        migrations::apply(&mut writer)?;
+        schema::apply_sqlite(&mut writer)?;
         let open_alerts = OpenAlerts::install(&writer)?;
         let manager = SqliteConnectionManager::file(&path)
             .with_flags(OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
@@ -567,6 +567,6 @@ mod tests {
 
     #[test]
     fn migrations_are_numbered_from_one() {
-        assert!(migrations::latest() >= 1);
+        assert!(schema::latest() >= 1);
     }
 }

@@ -376,7 +376,7 @@ mod refill_tests {
     fn a_fill_rolled_back_with_its_batch_is_done_again_once_forgotten() {
         let dir = tempfile::tempdir().unwrap();
         let mut connection = Connection::open(dir.path().join("svcgate.db")).unwrap();
-        crate::store::migrations::apply(&mut connection).unwrap();
+        crate::store::schema::apply_sqlite(&mut connection).unwrap();
         connection
             .execute(
                 "INSERT INTO alerts (project_id, iid, fingerprint, status, title, severity, hosts, started_at,

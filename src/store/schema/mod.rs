@@ -20,6 +20,7 @@ mod m06_oauth;
 mod m07_store_facts;
 mod m08_outbox_done;
 mod m09_deleted_integrations;
+mod m10_kinds_in_rust;
 
 use rusqlite::Connection;
 use tokio_postgres::Client;
@@ -44,6 +45,7 @@ const STEPS: &[Step] = &[
     m07_store_facts::STEP,
     m08_outbox_done::STEP,
     m09_deleted_integrations::STEP,
+    m10_kinds_in_rust::STEP,
 ];
 
 /// SQLite's migrations, in order.
@@ -248,6 +250,42 @@ mod tests {
             )
             .unwrap();
         assert_eq!(kept, 1);
+    }
+
+    #[test]
+    fn rebuilding_the_integrations_table_keeps_its_rows_and_indexes_and_drops_the_kind_list() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut connection = Connection::open(dir.path().join("svcgate.db")).unwrap();
+        apply_through(&mut connection, 12).unwrap();
+        let insert = "INSERT INTO integrations (project_id, project_path, type, name, active, endpoint_identifier,
+            token_nonce, token_ciphertext, created_at, updated_at) VALUES (1, 'g/p', ?1, 'I', 1, ?2, x'00', x'00',
+            'then', 'then')";
+        connection.execute(insert, ("generic", None::<String>)).unwrap();
+        connection
+            .execute(insert, ("http", Some("0123456789abcdef")))
+            .unwrap();
+        assert!(connection.execute(insert, ("pagerduty", None::<String>)).is_err());
+        apply(&mut connection).unwrap();
+
+        let kinds: Vec<(i64, String)> = connection
+            .prepare("SELECT id, type FROM integrations ORDER BY id")
+            .unwrap()
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(kinds, [(1, "generic".to_owned()), (2, "http".to_owned())]);
+        assert!(
+            connection.execute(insert, ("generic", None::<String>)).is_err(),
+            "one generic integration per project"
+        );
+        assert!(
+            connection
+                .execute(insert, ("http", Some("0123456789abcdef")))
+                .is_err(),
+            "an endpoint identifier is given once"
+        );
+        connection.execute(insert, ("pagerduty", None::<String>)).unwrap();
     }
 
     #[test]

@@ -10,11 +10,12 @@ use std::sync::{Arc, RwLock};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use super::kinds;
 use super::mapping::AttributeMapping;
 use crate::config::Edition;
 use crate::store::IntegrationRecord;
 
-/// The four kinds of integration.
+/// The kinds of integration, each described by its line in [`KINDS`](super::kinds::KINDS).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
     /// The legacy endpoint, one per project (Free).
@@ -28,43 +29,24 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// The kind a name stands for.
+    /// The kind a name stands for (one of [`KINDS`](super::kinds::KINDS)).
     pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "generic" => Some(Kind::Generic),
-            "http" => Some(Kind::Http),
-            "prometheus" => Some(Kind::Prometheus),
-            "opsgenie" => Some(Kind::Opsgenie),
-            _ => None,
-        }
+        kinds::by_name(name).map(|spec| spec.kind)
     }
 
     /// The stored name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Generic => "generic",
-            Kind::Http => "http",
-            Kind::Prometheus => "prometheus",
-            Kind::Opsgenie => "opsgenie",
-        }
+        kinds::spec(self).name
     }
 
     /// The name shown to people.
     pub fn label(self) -> &'static str {
-        match self {
-            Kind::Generic => "Generic",
-            Kind::Http => "HTTP Endpoint",
-            Kind::Prometheus => "Prometheus",
-            Kind::Opsgenie => "Opsgenie",
-        }
+        kinds::spec(self).label
     }
 
     /// The tier that offers it.
     pub fn tier(self) -> Edition {
-        match self {
-            Kind::Generic | Kind::Prometheus => Edition::Free,
-            Kind::Http | Kind::Opsgenie => Edition::Premium,
-        }
+        kinds::spec(self).tier
     }
 }
 

@@ -1,7 +1,7 @@
 //! Alert intake: monitoring tools post alerts to an integration's address; svcgate checks, normalises, groups,
 //! resolves and stores them itself, and serves their management API.
 //!
-//! Modules: [`integrations`] (kinds, addresses, the in-memory registry; tokens sealed by [`crate::secret`]),
+//! Modules: [`kinds`] (every kind of integration, listed once), [`integrations`] (kinds, addresses, the in-memory registry; tokens sealed by [`crate::secret`]),
 //! [`intake`] (the receiving endpoint's checks in order), [`ratelimit`], [`store_failures`] (their log). The alert model, pure: [`payload`] (the
 //! body as JSON), [`generic`] with [`mapping`] and [`members`], and [`prometheus`], each into [`normalized`]
 //! alerts, grouped by [`fingerprint`]. [`apply`] (alerts into the store, where [`crate::lifecycle`] decides what
@@ -14,6 +14,7 @@ pub mod fingerprint;
 pub mod generic;
 pub mod intake;
 pub mod integrations;
+pub mod kinds;
 pub mod manage;
 pub mod mapping;
 pub mod members;

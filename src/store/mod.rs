@@ -27,8 +27,8 @@
 //! 1. **The decision.** [`crate::lifecycle::decide`] groups into or resolves the open alert of the event's
 //!    fingerprint and only creates one when there is none.
 //! 2. **A single writer.** Every write goes through one writer thread ([`SqliteStore::write`]), which runs the
-//!    lookup and the write of one event in the same transaction ([`alerts::process_event`]), so two events of one
-//!    fingerprint never both see "no open alert".
+//!    lookup and the write of one event in the same transaction (`process_event` in `sqlite/alerts.rs`), so two
+//!    events of one fingerprint never both see "no open alert".
 //! 3. **A constraint.** The writer connection keeps the open alerts in a table keyed by `(project_id,
 //!    fingerprint)`, kept in step with `alerts` by triggers (`open_alerts.rs`): a second open alert, written by
 //!    any code path on that connection (reopening a resolved alert included), is refused as

@@ -13,7 +13,7 @@
 //! after its batch committed. An event goes to the writer of its project and fingerprint, so one fingerprint's
 //! events are written in the order they came, as with one writer, while different fingerprints' batches commit
 //! side by side and share WAL flushes. A batch is a few statements whatever its size: its events are written by
-//! one multi-row `INSERT … ON CONFLICT` per round of distinct fingerprints (see [`plan`]).
+//! one multi-row `INSERT … ON CONFLICT` per round of distinct fingerprints (see `plan` in `writer.rs`).
 //!
 //! # Correct with many replicas
 //!

@@ -15,7 +15,8 @@ use serde_json::json;
 
 use super::apply::{self, AnswerEntry};
 use super::generic;
-use super::integrations::{Address, Integration, Kind, Registry};
+use super::integrations::{Address, Integration, Registry};
+use super::kinds::Kind;
 use super::normalized::Edition as PayloadEdition;
 use super::payload::{self, PayloadError};
 use super::prometheus;

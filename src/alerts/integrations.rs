@@ -1,4 +1,4 @@
-//! Alert integrations: their kinds and tiers, receiving addresses, tokens, and the in-memory registry the
+//! Alert integrations: receiving addresses, tokens, and the in-memory registry the
 //! intake looks them up in.
 //!
 //! The registry holds every integration with its token decrypted, keyed by receiving address, so that a
@@ -10,63 +10,9 @@ use std::sync::{Arc, RwLock};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use super::kinds::Kind;
 use super::mapping::AttributeMapping;
-use crate::alerts::settings::Edition;
 use crate::store::IntegrationRecord;
-
-/// The four kinds of integration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Kind {
-    /// The legacy endpoint, one per project (Free).
-    Generic,
-    /// HTTP Endpoint, many per project, named (Premium).
-    Http,
-    /// An Alertmanager receiver, one per project (Free).
-    Prometheus,
-    /// A link to the incident-alerting tool; receives nothing (Premium).
-    Opsgenie,
-}
-
-impl Kind {
-    /// The kind a name stands for.
-    pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "generic" => Some(Kind::Generic),
-            "http" => Some(Kind::Http),
-            "prometheus" => Some(Kind::Prometheus),
-            "opsgenie" => Some(Kind::Opsgenie),
-            _ => None,
-        }
-    }
-
-    /// The stored name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Generic => "generic",
-            Kind::Http => "http",
-            Kind::Prometheus => "prometheus",
-            Kind::Opsgenie => "opsgenie",
-        }
-    }
-
-    /// The name shown to people.
-    pub fn label(self) -> &'static str {
-        match self {
-            Kind::Generic => "Generic",
-            Kind::Http => "HTTP Endpoint",
-            Kind::Prometheus => "Prometheus",
-            Kind::Opsgenie => "Opsgenie",
-        }
-    }
-
-    /// The tier that offers it.
-    pub fn tier(self) -> Edition {
-        match self {
-            Kind::Generic | Kind::Prometheus => Edition::Free,
-            Kind::Http | Kind::Opsgenie => Edition::Premium,
-        }
-    }
-}
 
 /// An integration with its token in the clear (held in memory only).
 #[derive(Debug, Clone)]

@@ -13,7 +13,8 @@ use serde_json::Value;
 
 use super::apply::AnswerEntry;
 use super::intake::IntakeError;
-use super::integrations::{Integration, Kind};
+use super::integrations::Integration;
+use super::kinds::Kind;
 use super::mapping::AttributeMapping;
 use super::normalized::Severity;
 use super::AlertService;
@@ -202,9 +203,9 @@ pub struct NewIntegration {
 impl NewIntegration {
     /// The kind named `type` (`generic`, `http`, `prometheus`, `opsgenie`), or why not.
     pub fn kind_of(name: Option<&str>) -> Result<Kind, ManageError> {
-        name.map(str::trim)
-            .and_then(Kind::parse)
-            .ok_or_else(|| ManageError::invalid("\"type\" must be generic, http, prometheus or opsgenie"))
+        name.map(str::trim).and_then(Kind::parse).ok_or_else(|| {
+            ManageError::invalid(format!("\"type\" must be {}", super::kinds::names_sentence()))
+        })
     }
 }
 
@@ -333,7 +334,7 @@ pub async fn create_integration(
 /// order the add form offers them: any number of HTTP Endpoints (one on Free), one Generic, one Prometheus and one
 /// Opsgenie (Premium only), as [`create_integration`] allows.
 pub fn addable_kinds(existing: &[Kind], edition: Edition) -> Vec<Kind> {
-    [Kind::Http, Kind::Generic, Kind::Prometheus, Kind::Opsgenie]
+    super::kinds::in_form_order()
         .into_iter()
         .filter(|kind| match kind {
             Kind::Http => edition == Edition::Premium || !existing.contains(&Kind::Http),

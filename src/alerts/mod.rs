@@ -1,7 +1,7 @@
 //! Alert intake: monitoring tools post alerts to an integration's address; svcgate checks, normalises, groups,
 //! resolves and stores them itself, and serves their management API.
 //!
-//! Modules: [`integrations`] (kinds, addresses, the in-memory registry; tokens sealed by [`crate::util::secret`]),
+//! Modules: [`kinds`] (every kind of integration, listed once), [`integrations`] (kinds, addresses, the in-memory registry; tokens sealed by [`crate::util::secret`]),
 //! [`intake`] (the receiving endpoint's checks in order), [`ratelimit`], [`store_failures`] (their log). The alert model, pure: [`payload`] (the
 //! body as JSON), [`generic`] with [`mapping`] and [`members`], and [`prometheus`], each into [`normalized`]
 //! alerts, grouped by [`fingerprint`]. [`apply`] (alerts into the store, where [`crate::store::lifecycle`] decides what
@@ -19,6 +19,7 @@ pub mod fingerprint;
 pub mod generic;
 pub mod intake;
 pub mod integrations;
+pub mod kinds;
 pub mod manage;
 pub mod mapping;
 pub mod members;
@@ -35,7 +36,8 @@ mod test_support;
 use std::sync::Arc;
 
 use self::intake::Intake;
-use self::integrations::{Integration, Kind, Registry};
+use self::integrations::{Integration, Registry};
+use self::kinds::Kind;
 use self::mapping::AttributeMapping;
 use crate::alerts::settings::AlertConfig;
 use crate::backend::access::AccessChecker;

@@ -14,7 +14,7 @@ use super::views::{
     Confirm, FailureRow, IntegrationForm, IntegrationPage, IntegrationRow, Section, Settings,
 };
 use super::Pages;
-use crate::alerts::integrations::Kind;
+use crate::alerts::kinds::Kind;
 use crate::alerts::manage::{self, IntegrationFields, ManageError, NewIntegration, SettingsChanges};
 use crate::backend::access::ProjectAccess;
 

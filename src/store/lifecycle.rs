@@ -1,6 +1,6 @@
 //! The alert lifecycle as a decision: what one incoming alert does, given the open alert of its project and
 //! fingerprint. Plain Rust with no I/O; the store looks the open alert up, asks [`decide`], and carries the
-//! [`Action`] out in the same write (see [`crate::store::alerts::process_event`]).
+//! [`Action`] out in the same write (see `process_event` in `store/sqlite/alerts.rs`, and the PostgreSQL writer).
 //!
 //! The rules (contract `alerts.md` section 5):
 //!

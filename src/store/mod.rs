@@ -1,7 +1,19 @@
-//! Durable state: the [`Store`] trait and its embedded SQLite implementation.
+//! Durable state: the [`Store`] trait, and its two implementations, embedded SQLite and shared PostgreSQL.
 //!
-//! Beside it: [`commits`] (what the writers report of each commit to the metrics) and `counts.rs` ([`StoreCounts`],
-//! what the metrics count in the store when scraped).
+//! What this folder owns, by file:
+//!
+//! - `mod.rs`: the [`Store`] trait (the contract both stores keep) and [`StoreError`];
+//! - `records.rs`: the records both stores take and answer ([`IntegrationRecord`], [`AlertRecord`], …);
+//! - `rows.rs`: what both stores share about rows: column lists, one mapper per record over either driver's row,
+//!   the statements written once for both;
+//! - `sqlite/`: the SQLite store; `postgres/`: the PostgreSQL store;
+//! - `schema/`: the schema, one file per step holding its SQLite and PostgreSQL migrations side by side;
+//! - [`commits`] (what the writers report of each commit to the metrics), `counts.rs` ([`StoreCounts`], what the
+//!   metrics count in the store when scraped), [`copy`] (`svcgate store copy`, SQLite into PostgreSQL).
+//!
+//! It may use the helpers (time, secrets) and [`crate::store::lifecycle`] (the alert lifecycle's decision); nothing of the
+//! HTTP side, the backend or the pages. Within it, `records.rs` uses nothing, `rows.rs` only the records, and
+//! each store the records, the rows and the schema; neither store uses the other.
 //!
 //! Everything the gateway must remember across restarts goes through [`Store`], so that a PostgreSQL
 //! implementation can take the SQLite one's place for several replicas sharing state. Failures are a
@@ -15,45 +27,41 @@
 //! 1. **The decision.** [`crate::store::lifecycle::decide`] groups into or resolves the open alert of the event's
 //!    fingerprint and only creates one when there is none.
 //! 2. **A single writer.** Every write goes through one writer thread ([`SqliteStore::write`]), which runs the
-//!    lookup and the write of one event in the same transaction ([`alerts::process_event`]), so two events of one
-//!    fingerprint never both see "no open alert".
+//!    lookup and the write of one event in the same transaction (`process_event` in `sqlite/alerts.rs`), so two
+//!    events of one fingerprint never both see "no open alert".
 //! 3. **A constraint.** The writer connection keeps the open alerts in a table keyed by `(project_id,
 //!    fingerprint)`, kept in step with `alerts` by triggers (`open_alerts.rs`): a second open alert, written by
 //!    any code path on that connection (reopening a resolved alert included), is refused as
 //!    [`StoreError::Conflict`]. It is not a persistent unique index on `alerts` on purpose: such an index capped
-//!    durable intake at about 17k alerts/s and was dropped by migration 6 (see `migrations.rs`). Rows written by
+//!    durable intake at about 17k alerts/s and was dropped by SQLite's migration 6 (see `schema/m03_open_alert_table.rs`). Rows written by
 //!    another program (the `sqlite3` shell) bypass it; should they hold two open alerts of one fingerprint, the
 //!    older is the one grouped into.
 //!
 //! [`lifecycle`] is the decision both stores carry out for each incoming alert. May use: [`crate::util`] only.
 
-pub mod alerts;
 pub mod commits;
 pub mod copy;
 mod counts;
 pub mod lifecycle;
-mod migrations;
-mod open_alerts;
 pub mod postgres;
-pub mod postgres_connect;
-mod postgres_schema;
+mod records;
 pub mod rows;
+mod schema;
 mod sqlite;
-pub mod usage;
 
 use std::future::Future;
 use std::pin::Pin;
 
-pub use alerts::{
-    AlertEvent, AlertPage, AlertQuery, AlertRecord, AlertSettings, EventOutcome, IntegrationName,
-    IntegrationRecord, OutboxFailure, OutboxItem, OutboxState, TouchedAlert,
-};
 pub use commits::{CommitMetrics, CommitObserver};
 pub use counts::StoreCounts;
+pub use postgres::connect::{DatabaseLimits, SslMode};
 pub use postgres::{PostgresOptions, PostgresStore};
-pub use postgres_connect::{DatabaseLimits, SslMode};
+pub use records::{
+    AlertEvent, AlertPage, AlertQuery, AlertRecord, AlertSettings, EventOutcome, IdKind, IdRecord,
+    IntegrationName, IntegrationRecord, OAuthStateRecord, OutboxFailure, OutboxItem, OutboxState,
+    PageSessionRecord, TouchedAlert, UsageDelta, UsageRow,
+};
 pub use sqlite::SqliteStore;
-pub use usage::{UsageDelta, UsageRow};
 
 /// A boxed future returned by the store's methods.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
@@ -148,80 +156,6 @@ impl StoreError {
     /// Whether a constraint of the schema refused the write ([`StoreError::Conflict`]).
     pub fn is_conflict(&self) -> bool {
         matches!(self, StoreError::Conflict(_))
-    }
-}
-
-/// A signed-in page session as stored: found by the hash of its cookie, so the cookie itself is never stored, with
-/// the person's backend token sealed by the secret key.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PageSessionRecord {
-    /// SHA-256 of the cookie's value, in hex.
-    pub id_hash: String,
-    /// The person's backend token, sealed (`SecretBox::seal_text`).
-    pub sealed_token: String,
-    /// Their username.
-    pub username: String,
-    /// The token each of their forms carries.
-    pub csrf: String,
-    /// When the session ends (the store's time text).
-    pub expires_at: String,
-    /// The backend's refresh token, sealed, for a session signed in through OAuth.
-    pub sealed_refresh_token: Option<String>,
-    /// When the backend's access token expires (the store's time text), for a session signed in through OAuth.
-    pub token_expires_at: Option<String>,
-}
-
-/// A pending OAuth sign-in, between the redirect to the backend and its callback.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OAuthStateRecord {
-    /// SHA-256 of the `state` value, in hex.
-    pub state_hash: String,
-    /// The PKCE code verifier, sealed.
-    pub sealed_verifier: String,
-    /// The local path to go to once signed in.
-    pub return_to: String,
-    /// When the sign-in attempt lapses (the store's time text).
-    pub expires_at: String,
-}
-
-/// What an issue or merge request global id stands for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct IdRecord {
-    /// `issue` or `merge_request`.
-    pub kind: IdKind,
-    /// The global id.
-    pub id: u64,
-    /// The project it belongs to.
-    pub project_id: u64,
-    /// Its iid within the project.
-    pub iid: u64,
-}
-
-/// The two kinds of object V3 names by global id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum IdKind {
-    /// An issue.
-    Issue,
-    /// A merge request.
-    MergeRequest,
-}
-
-impl IdKind {
-    /// The name stored in the database and used in rules.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            IdKind::Issue => "issue",
-            IdKind::MergeRequest => "merge_request",
-        }
-    }
-
-    /// The kind a name stands for.
-    pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "issue" => Some(IdKind::Issue),
-            "merge_request" => Some(IdKind::MergeRequest),
-            _ => None,
-        }
     }
 }
 

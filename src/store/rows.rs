@@ -4,9 +4,9 @@
 //! Statements both databases accept are written once with `$n` placeholders: PostgreSQL numbers them, and SQLite
 //! reads `$1` as a named parameter, which rusqlite binds by position as long as the names first appear in order.
 
-use super::{
-    AlertQuery, AlertRecord, AlertSettings, IntegrationRecord, OAuthStateRecord, OutboxFailure, OutboxState,
-    PageSessionRecord, TouchedAlert, UsageDelta,
+use super::records::{
+    AlertQuery, AlertRecord, AlertSettings, IntegrationName, IntegrationRecord, OAuthStateRecord,
+    OutboxFailure, OutboxState, PageSessionRecord, TouchedAlert, UsageDelta,
 };
 
 /// The columns [`alert`] reads, in its order.
@@ -180,8 +180,8 @@ pub fn integration<R: Columns>(row: &R) -> Result<IntegrationRecord, R::Error> {
 }
 
 /// An integration's name from the columns of [`INTEGRATION_NAMED`].
-pub fn integration_name<R: Columns>(row: &R) -> Result<super::alerts::IntegrationName, R::Error> {
-    Ok(super::alerts::IntegrationName {
+pub fn integration_name<R: Columns>(row: &R) -> Result<IntegrationName, R::Error> {
+    Ok(IntegrationName {
         name: row.text(0)?,
         kind: row.text(1)?,
         deleted: row.flag(2)?,
@@ -285,7 +285,7 @@ pub fn alert_list(query: &AlertQuery, collate_binary: &str) -> AlertListStatemen
             .collect();
         format!("{base} AND status IN ({})", list.join(", "))
     };
-    let column = if super::alerts::SORTABLE.contains(&query.sort_by) {
+    let column = if super::records::SORTABLE.contains(&query.sort_by) {
         query.sort_by
     } else {
         "started_at"

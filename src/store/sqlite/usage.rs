@@ -5,32 +5,8 @@ use std::collections::BTreeSet;
 
 use rusqlite::{params, Connection};
 
-/// The client row that holds the folded least recent clients of a route.
-pub const OTHERS: &str = "others";
-
-/// Counts to add for one route, client and user agent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UsageDelta {
-    /// The route template.
-    pub route: String,
-    /// The release of the rule (empty for the prefix change).
-    pub since: String,
-    /// The caller's username (or `anonymous`, `unknown`).
-    pub client: String,
-    /// The `User-Agent`.
-    pub user_agent: String,
-    /// Calls.
-    pub calls: u64,
-    /// Error answers (status ≥ 400).
-    pub errors: u64,
-    /// First call in this batch.
-    pub first_seen: String,
-    /// Last call in this batch.
-    pub last_seen: String,
-}
-
-/// One stored row.
-pub type UsageRow = UsageDelta;
+use crate::store::records::OTHERS;
+use crate::store::{UsageDelta, UsageRow};
 
 /// Adds a batch of counts and folds routes over `max_clients` clients.
 pub fn add(connection: &Connection, deltas: &[UsageDelta], max_clients: usize) -> rusqlite::Result<()> {

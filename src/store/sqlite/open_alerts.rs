@@ -306,7 +306,7 @@ mod tests {
                     "INSERT INTO open_alert_set.open_alerts (project_id, fingerprint, alert_id) VALUES (1, 'f', 999)",
                     [],
                 )?;
-                crate::store::alerts::process_event(connection, &firing("f"))
+                crate::store::sqlite::alerts::process_event(connection, &firing("f"))
             })
             .await;
         assert!(refused.unwrap_err().is_conflict());
@@ -376,7 +376,7 @@ mod refill_tests {
     fn a_fill_rolled_back_with_its_batch_is_done_again_once_forgotten() {
         let dir = tempfile::tempdir().unwrap();
         let mut connection = Connection::open(dir.path().join("svcgate.db")).unwrap();
-        crate::store::migrations::apply(&mut connection).unwrap();
+        crate::store::schema::apply_sqlite(&mut connection).unwrap();
         connection
             .execute(
                 "INSERT INTO alerts (project_id, iid, fingerprint, status, title, severity, hosts, started_at,

@@ -31,7 +31,7 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{CertificateError, DigitallySignedStruct, SignatureScheme};
 
-use super::StoreError;
+use crate::store::StoreError;
 
 /// How svcgate waits on PostgreSQL: every bound has a default and an option of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,23 @@
+//! The gateway suite, one test binary: V3 translated to V4 (rules, procedures, answers, authentication, usage),
+//! passthrough, forwarded headers and git over HTTP, each over real sockets (client → svcgate → svc-sim or an
+//! origin). One module per former test file; the harness is `tests/common/`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod appendix_a;
+mod fidelity;
+mod forwarded;
+mod git_http;
+mod id_index;
+mod passthrough;
+mod procedures;
+mod rule_table;
+mod rules;
+mod v3_answers;
+mod v3_auth;
+mod v3_client;
+mod v3_flows;
+mod v3_specs;
+mod v3_usage;

@@ -13,7 +13,6 @@ mod git_http;
 mod id_index;
 mod passthrough;
 mod procedures;
-mod rule_table;
 mod rules;
 mod v3_answers;
 mod v3_auth;

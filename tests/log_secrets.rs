@@ -137,8 +137,7 @@ fn secrets_sent_to(sim: &SimHandle) -> BTreeSet<String> {
 async fn flows(
     tweak: impl FnOnce(&mut svcgate::config::RawConfig),
 ) -> (BTreeSet<String>, TestGateway, SimHandle) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sim = svc_sim::spawn(listener, common::alerts::ADMIN).await.unwrap();
+    let sim = common::sim::start().await;
     let demo = sim.seed_demo();
     let gateway = TestGateway::start_with(&sim.url(), |raw| {
         raw.oauth_client_id = Some(CLIENT_ID.to_owned());

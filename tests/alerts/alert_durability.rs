@@ -3,9 +3,10 @@
 //! one it was set up with.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use crate::common;
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -20,7 +21,7 @@ struct Started {
 
 /// Starts `svcgate serve --dev` on `data_dir` and reads its banner (the rest of its output is drained).
 fn start(data_dir: &std::path::Path) -> Started {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_svcgate"))
+    let mut child = common::process::command()
         .args(["serve", "--dev", "--listen", "127.0.0.1:0", "--data-dir"])
         .arg(data_dir)
         .stdout(Stdio::piped())
@@ -100,10 +101,7 @@ async fn every_acknowledged_alert_survives_a_kill_during_a_storm() {
     tokio::time::timeout(Duration::from_secs(60), enough.notified())
         .await
         .expect("the storm got too few alerts acknowledged");
-    Command::new("kill")
-        .args(["-KILL", &running.child.id().to_string()])
-        .status()
-        .unwrap();
+    common::process::signal(running.child.id(), "-KILL");
     running.child.wait().unwrap();
     for sender in senders {
         sender.await.unwrap();
@@ -124,10 +122,7 @@ async fn every_acknowledged_alert_survives_a_kill_during_a_storm() {
     )
     .await;
     assert_eq!(answer.status, http::StatusCode::OK);
-    Command::new("kill")
-        .args(["-TERM", &restarted.child.id().to_string()])
-        .status()
-        .unwrap();
+    common::process::signal(restarted.child.id(), "-TERM");
     restarted.child.wait().unwrap();
 
     let connection = rusqlite::Connection::open(data.path().join("svcgate.db")).unwrap();
@@ -153,15 +148,12 @@ async fn every_acknowledged_alert_survives_a_kill_during_a_storm() {
 async fn a_store_refuses_to_start_with_another_secret_key_and_starts_with_its_own() {
     let data = tempfile::tempdir().unwrap();
     let mut first = start(data.path());
-    Command::new("kill")
-        .args(["-TERM", &first.child.id().to_string()])
-        .status()
-        .unwrap();
+    common::process::signal(first.child.id(), "-TERM");
     first.child.wait().unwrap();
 
     // The store was set up with the key svcgate made in its data directory; another key would leave every sealed
     // integration key unreadable, so svcgate says so and does not start.
-    let refused = Command::new(env!("CARGO_BIN_EXE_svcgate"))
+    let refused = common::process::command()
         .args(["serve", "--dev", "--listen", "127.0.0.1:0", "--data-dir"])
         .arg(data.path())
         .env("SVCGATE_SECRET_KEY", "ab".repeat(32))
@@ -177,7 +169,7 @@ async fn a_store_refuses_to_start_with_another_secret_key_and_starts_with_its_ow
 
     // Given the store's own key explicitly, it starts, and the integration made before still takes alerts.
     let own_key = std::fs::read_to_string(data.path().join("secret.key")).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_svcgate"))
+    let mut child = common::process::command()
         .args(["serve", "--dev", "--listen", "127.0.0.1:0", "--data-dir"])
         .arg(data.path())
         .env("SVCGATE_SECRET_KEY", own_key.trim())
@@ -195,10 +187,7 @@ async fn a_store_refuses_to_start_with_another_secret_key_and_starts_with_its_ow
     let (url, key) = banner.split_once(", key: ").unwrap();
     assert_eq!(key.trim(), first.key, "the sealed integration key was opened");
     let answer = post_alert(url, key.trim(), &json!({"title": "same key"})).await;
-    Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
+    common::process::signal(child.id(), "-TERM");
     child.wait().unwrap();
     assert_eq!(answer.status, http::StatusCode::OK);
 }

@@ -3,6 +3,7 @@
 //! calls are removed once older than `outbox_keep_done`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use crate::common;
 use std::time::Duration;
 
 use crate::common::alerts::{post_alert, ADMIN};
@@ -22,8 +23,7 @@ async fn wait_for(what: &str, mut check: impl AsyncFnMut() -> bool) {
 
 #[tokio::test]
 async fn incidents_are_opened_and_closed_through_the_backend_and_survive_a_restart() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sim = svc_sim::spawn(listener, ADMIN).await.unwrap();
+    let sim = common::sim::start().await;
     let demo = sim.seed_demo();
     let data = tempfile::tempdir().unwrap();
     // First run: the service token is wrong, so the backend refuses the incident.

@@ -212,17 +212,12 @@ impl World {
         tweak: impl FnOnce(&mut svcgate::config::RawConfig) + Send + 'static,
         proxied: bool,
     ) -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let sim = svc_sim::spawn_with(
-            listener,
-            SimOptions {
-                root_token: "root-token".to_owned(),
-                oauth_token_lifetime_secs: lifetime,
-                ..SimOptions::default()
-            },
-        )
-        .await
-        .unwrap();
+        let sim = common::sim::start_with(SimOptions {
+            root_token: "root-token".to_owned(),
+            oauth_token_lifetime_secs: lifetime,
+            ..SimOptions::default()
+        })
+        .await;
         let demo = sim.seed_demo();
         let margin = margin.to_owned();
         let proxy = if proxied {
@@ -1119,23 +1114,18 @@ async fn on_postgresql_a_sign_in_started_on_one_replica_finishes_on_another_and_
         .await
         .unwrap();
     let database = cluster.database("svcgate").await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sim = svc_sim::spawn_with(
-        listener,
-        SimOptions {
-            oauth_token_lifetime_secs: 2,
-            oauth_application: Some(OAuthApplication {
-                name: "svcgate".to_owned(),
-                client_id: CLIENT_ID.to_owned(),
-                secret: CLIENT_SECRET.to_owned(),
-                redirect_uri: format!("{PUBLIC}/-/svcgate/oauth/callback"),
-                scopes: vec!["read_api".to_owned()],
-            }),
-            ..SimOptions::default()
-        },
-    )
-    .await
-    .unwrap();
+    let sim = common::sim::start_with(SimOptions {
+        oauth_token_lifetime_secs: 2,
+        oauth_application: Some(OAuthApplication {
+            name: "svcgate".to_owned(),
+            client_id: CLIENT_ID.to_owned(),
+            secret: CLIENT_SECRET.to_owned(),
+            redirect_uri: format!("{PUBLIC}/-/svcgate/oauth/callback"),
+            scopes: vec!["read_api".to_owned()],
+        }),
+        ..SimOptions::default()
+    })
+    .await;
     let demo = sim.seed_demo();
     let backend = sim.url();
     let replica = || {

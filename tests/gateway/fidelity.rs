@@ -3,6 +3,7 @@
 //! detailed status, labels read by name, multi-file snippets.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use crate::common;
 use crate::common::{get, send_json, TestGateway};
 use http::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -14,8 +15,7 @@ struct World {
 }
 
 async fn world() -> World {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sim = svc_sim::spawn(listener, "root-token").await.unwrap();
+    let sim = common::sim::start().await;
     let demo = sim.seed_demo();
     let gateway = TestGateway::start(&sim.url()).await;
     World {

@@ -2,16 +2,10 @@
 //! SQLite store across restarts, and an unknown id answered with V3's 404.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use crate::common;
 use crate::common::{get, send_json, TestGateway};
 use http::{Method, StatusCode};
 use serde_json::json;
-
-async fn simulator() -> (svc_sim::SimHandle, svc_sim::DemoSeed) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sim = svc_sim::spawn(listener, "root-token").await.unwrap();
-    let demo = sim.seed_demo();
-    (sim, demo)
-}
 
 /// Creates `count` issues in the demo project through V4 and returns their (global id, iid) pairs.
 async fn create_issues(sim: &svc_sim::SimHandle, demo: &svc_sim::DemoSeed, count: usize) -> Vec<(u64, u64)> {
@@ -33,7 +27,7 @@ async fn create_issues(sim: &svc_sim::SimHandle, demo: &svc_sim::DemoSeed, count
 
 #[tokio::test]
 async fn a_cold_miss_bisects_the_project_list_and_a_warm_hit_costs_no_lookup() {
-    let (sim, demo) = simulator().await;
+    let (sim, demo) = common::sim::with_demo().await;
     let issues = create_issues(&sim, &demo, 450).await;
     let gateway = TestGateway::start(&sim.url()).await;
     let (id, iid) = issues[330];
@@ -71,7 +65,7 @@ async fn a_cold_miss_bisects_the_project_list_and_a_warm_hit_costs_no_lookup() {
 
 #[tokio::test]
 async fn learned_ids_survive_a_gateway_restart() {
-    let (sim, demo) = simulator().await;
+    let (sim, demo) = common::sim::with_demo().await;
     let issues = create_issues(&sim, &demo, 3).await;
     let data = tempfile::tempdir().unwrap();
     let (id, iid) = issues[2];
@@ -108,7 +102,7 @@ async fn learned_ids_survive_a_gateway_restart() {
 /// `RecordNotFound` 404 `404 Not found`.
 #[tokio::test]
 async fn an_unknown_global_id_is_v3s_404() {
-    let (sim, demo) = simulator().await;
+    let (sim, demo) = common::sim::with_demo().await;
     let gateway = TestGateway::start(&sim.url()).await;
     for id in ["999999", "not-a-number"] {
         let answer = get(
@@ -128,7 +122,7 @@ async fn an_unknown_global_id_is_v3s_404() {
 
 #[tokio::test]
 async fn an_issue_of_another_project_is_not_found_under_this_one() {
-    let (sim, demo) = simulator().await;
+    let (sim, demo) = common::sim::with_demo().await;
     let issues = create_issues(&sim, &demo, 1).await;
     let gateway = TestGateway::start(&sim.url()).await;
     let (id, _) = issues[0];

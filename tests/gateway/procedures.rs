@@ -1,6 +1,7 @@
 //! The named procedures over real sockets (client → svcgate → svc-sim), each with the V4 calls it makes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use crate::common;
 use crate::common::{get, send, send_json, TestGateway};
 use http::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -14,8 +15,7 @@ struct World {
 
 impl World {
     async fn new() -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let sim = svc_sim::spawn(listener, "root-token").await.unwrap();
+        let sim = common::sim::start().await;
         let demo = sim.seed_demo();
         let gateway = TestGateway::start(&sim.url()).await;
         World { sim, demo, gateway }

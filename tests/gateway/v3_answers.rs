@@ -18,8 +18,7 @@ struct World {
 
 impl World {
     async fn new() -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let sim = svc_sim::spawn(listener, "root-token").await.unwrap();
+        let sim = common::sim::start().await;
         let demo = sim.seed_demo();
         let gateway = TestGateway::start(&sim.url()).await;
         World {
@@ -576,8 +575,7 @@ async fn failing_proxy(backend: String, fail_path: String) -> String {
 /// svcgate's read of it failing otherwise than 403/404 (here a 500) is the answer, and no vote is cast unchecked.
 #[tokio::test]
 async fn a_failed_read_of_the_awardable_is_the_answer_to_a_vote() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sim = svc_sim::spawn(listener, "root-token").await.unwrap();
+    let sim = common::sim::start().await;
     let demo = sim.seed_demo();
     let issues = common::get(
         &format!(

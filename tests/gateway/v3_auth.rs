@@ -20,8 +20,7 @@ struct World {
 
 impl World {
     async fn new() -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let sim = svc_sim::spawn(listener, ADMIN).await.unwrap();
+        let sim = common::sim::start().await;
         let demo = sim.seed_demo();
         let gateway = TestGateway::start(&sim.url()).await;
         let mut world = World {
@@ -583,8 +582,7 @@ async fn a_caller_whose_token_was_in_the_query_or_body_is_counted_as_signed_in()
 #[tokio::test]
 async fn a_stalled_body_read_for_its_token_is_answered_408() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sim = svc_sim::spawn(listener, ADMIN).await.unwrap();
+    let sim = common::sim::start().await;
     let gateway = TestGateway::start_with(&sim.url(), |raw| {
         raw.body_read_timeout = Some("1s".to_owned());
     })
@@ -607,8 +605,7 @@ async fn a_stalled_body_read_for_its_token_is_answered_408() {
 #[tokio::test]
 async fn a_body_on_a_route_that_needs_no_token_is_streamed_unread() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sim = svc_sim::spawn(listener, ADMIN).await.unwrap();
+    let sim = common::sim::start().await;
     let gateway = TestGateway::start_with(&sim.url(), |raw| {
         raw.body_read_timeout = Some("1s".to_owned());
     })

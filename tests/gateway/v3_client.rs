@@ -4,6 +4,7 @@
 //! the values created. `./test.sh` installs the library before running the tests.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use crate::common;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -61,7 +62,7 @@ struct Gateway {
 impl Gateway {
     /// Starts `svcgate serve --dev` on a free port and reads its banner.
     fn start() -> (Gateway, Banner) {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_svcgate"))
+        let mut child = common::process::command()
             .args(["serve", "--dev", "--listen", "127.0.0.1:0"])
             .env("SVCGATE_SHUTDOWN_GRACE", "5s")
             .stdin(Stdio::null())
@@ -101,10 +102,7 @@ impl Gateway {
 
     /// Stops the gateway with SIGTERM and checks it exits cleanly.
     fn stop(mut self) {
-        let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .unwrap();
+        let status = common::process::signal(self.child.id(), "-TERM");
         assert!(status.success(), "kill -TERM failed");
         let started = Instant::now();
         loop {

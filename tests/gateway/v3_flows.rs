@@ -3,6 +3,7 @@
 //! `visibility_level`, create an issue, read it by its global id, add a note, delete the issue.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use crate::common;
 use crate::common::{get, send, send_json, Answer, TestGateway};
 use http::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -18,8 +19,7 @@ struct Client {
 
 impl Client {
     async fn new() -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let sim = svc_sim::spawn(listener, ADMIN).await.unwrap();
+        let sim = common::sim::start().await;
         let demo = sim.seed_demo();
         let gateway = TestGateway::start(&sim.url()).await;
         Client { sim, demo, gateway }
@@ -67,8 +67,7 @@ impl Client {
 
 #[tokio::test]
 async fn a_legacy_client_creates_a_project_and_works_an_issue_through_v3() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sim = svc_sim::spawn(listener, "root-token").await.unwrap();
+    let sim = common::sim::start().await;
     let (_, token) = sim.create_user("legacy", false);
     let gateway = TestGateway::start(&sim.url()).await;
     let v3 = |path: &str| format!("{}/api/v3{path}", gateway.url());

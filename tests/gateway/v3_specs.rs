@@ -149,8 +149,7 @@ impl World {
 }
 
 async fn world() -> World {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sim = svc_sim::spawn(listener, ADMIN).await.unwrap();
+    let sim = common::sim::start().await;
     let demo = sim.seed_demo();
     let gateway = TestGateway::start(&sim.url()).await;
     let mut tokens = HashMap::new();

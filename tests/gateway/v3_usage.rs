@@ -10,8 +10,7 @@ use serde_json::{json, Value};
 async fn world(
     tweak: impl FnOnce(&mut svcgate::config::RawConfig),
 ) -> (svc_sim::SimHandle, svc_sim::DemoSeed, TestGateway) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sim = svc_sim::spawn(listener, "root-token").await.unwrap();
+    let sim = common::sim::start().await;
     let demo = sim.seed_demo();
     let gateway = TestGateway::start_with(&sim.url(), |raw| {
         raw.usage_flush_interval = Some("1h".to_owned());
@@ -151,8 +150,7 @@ async fn calls_are_counted_per_route_and_client_with_errors_and_never_a_token() 
 
 #[tokio::test]
 async fn concurrent_calls_are_all_counted_and_survive_a_restart() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sim = svc_sim::spawn(listener, "root-token").await.unwrap();
+    let sim = common::sim::start().await;
     let demo = sim.seed_demo();
     let (_, other) = sim.create_user("second", false);
     let data = tempfile::tempdir().unwrap();

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn svcgate() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_svcgate"))
+    common::process::command()
 }
 
 #[test]
@@ -230,10 +230,7 @@ async fn serve_dev_prints_a_working_curl_and_stops_on_sigterm() {
         "{text}"
     );
 
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
+    let status = common::process::signal(child.id(), "-TERM");
     assert!(status.success());
     let started = Instant::now();
     loop {
@@ -293,10 +290,7 @@ async fn serve_dev_with_a_public_url_says_where_it_listens_and_where_it_is_reach
     let health = common::get(&format!("{listening}/-/svcgate/health"), "").await;
     assert_eq!(health.status, http::StatusCode::OK);
 
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
+    let status = common::process::signal(child.id(), "-TERM");
     assert!(status.success());
     let started = Instant::now();
     while child.try_wait().unwrap().is_none() {
@@ -336,8 +330,7 @@ fn the_readme_documents_every_option() {
 
 #[tokio::test]
 async fn translate_explains_resolves_ids_on_a_backend_and_exits_2_without_a_rule() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sim = svc_sim::spawn(listener, "root-token").await.unwrap();
+    let sim = common::sim::start().await;
     let demo = sim.seed_demo();
     let issues = common::get(
         &format!(

@@ -7,8 +7,7 @@ use crate::common::{get, TestGateway};
 use http::StatusCode;
 
 async fn sim_and_gateway() -> (svc_sim::SimHandle, TestGateway, String) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sim = svc_sim::spawn(listener, "root-token").await.unwrap();
+    let sim = common::sim::start().await;
     let demo = sim.seed_demo();
     let gateway = TestGateway::start(&sim.url()).await;
     (sim, gateway, demo.token)
@@ -79,8 +78,7 @@ async fn a_labels_filter_past_the_call_budget_is_refused_before_any_backend_call
 
 #[tokio::test]
 async fn every_fan_out_counts_against_the_call_budget() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sim = svc_sim::spawn(listener, "root-token").await.unwrap();
+    let sim = common::sim::start().await;
     let demo = sim.seed_demo();
     let gateway =
         TestGateway::start_with(&sim.url(), |raw| raw.max_backend_calls_per_request = Some(3)).await;
@@ -151,8 +149,7 @@ async fn closed_by_server(stream: &mut tokio::net::TcpStream, within: std::time:
 async fn silent_connections_past_the_cap_cannot_lock_out_the_health_check_and_are_closed() {
     use std::time::Duration;
     use tokio::io::AsyncWriteExt;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sim = svc_sim::spawn(listener, "root-token").await.unwrap();
+    let sim = common::sim::start().await;
     let gateway = TestGateway::start_with(&sim.url(), |raw| {
         raw.max_connections = Some(40);
         raw.client_header_timeout = Some("2s".to_owned());
@@ -197,8 +194,7 @@ async fn silent_connections_past_the_cap_cannot_lock_out_the_health_check_and_ar
 #[tokio::test]
 async fn an_http2_connection_with_no_open_stream_is_closed_after_the_idle_timeout() {
     use std::time::{Duration, Instant};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sim = svc_sim::spawn(listener, "root-token").await.unwrap();
+    let sim = common::sim::start().await;
     let gateway = TestGateway::start_with(&sim.url(), |raw| {
         raw.client_idle_timeout = Some("1s".to_owned());
     })
@@ -472,8 +468,7 @@ async fn a_chunk_size_that_overflows_on_passthrough_is_the_clients_400() {
 
 #[tokio::test]
 async fn refusals_of_the_http_layer_carry_the_services_error_shape() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sim = svc_sim::spawn(listener, "root-token").await.unwrap();
+    let sim = common::sim::start().await;
     let gateway = TestGateway::start(&sim.url()).await;
     let huge_header = format!(
         "GET /api/v4/version HTTP/1.1\r\nhost: svcgate\r\nx-big: {}\r\n\r\n",
@@ -520,8 +515,7 @@ async fn alert_times_outside_1970_to_9999_or_a_days_offset_fall_back_with_a_warn
 #[tokio::test]
 async fn a_fresh_data_directory_and_its_store_files_are_private_to_svcgates_user() {
     use std::os::unix::fs::PermissionsExt;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sim = svc_sim::spawn(listener, "root-token").await.unwrap();
+    let sim = common::sim::start().await;
     let parent = tempfile::tempdir().unwrap();
     let data_dir = parent.path().join("fresh");
     let gateway = TestGateway::start_in(&sim.url(), &data_dir, |_| {}).await;
@@ -559,7 +553,7 @@ async fn response_head(read: &mut tokio::net::tcp::OwnedReadHalf) -> Option<Stri
 async fn stalled_bodies_on_one_key_lose_their_hold_within_seconds_and_a_new_alert_on_that_key_gets_through() {
     use std::time::{Duration, Instant};
     use tokio::io::AsyncWriteExt;
-    let (sim, demo) = common::replicas::simulator().await;
+    let (sim, demo) = common::sim::with_demo().await;
     let data_dir = tempfile::tempdir().unwrap();
     // svcgate as its own process, with the default settings, so that its memory is its own.
     let gateway =

@@ -8,24 +8,20 @@
 
 use crate::common;
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::BufRead;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::common::alerts::{post_alert, AlertWorld};
 use crate::common::postgres::Postgres;
+use crate::common::prometheus::{Prometheus, RULES};
+use crate::common::replicas::{Replica, KEY};
 use crate::common::{send, send_json, TestGateway};
 use http::{Method, StatusCode};
 use serde_json::{json, Value};
 
-const PROMETHEUS: &str = "/usr/bin/prometheus";
-const RULES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/prometheus/svcgate.rules.yml");
 const DASHBOARD: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/deploy/grafana/svcgate-dashboard.json"
 );
-const KEY: &str = "5f0c6a8e2d4b1f3a9c7e5d2b0a8f6e4c2a0b9d8c7e6f5a4b3c2d1e0f9a8b7c6d";
 
 /// One sample of a scrape: its name, labels and value.
 #[derive(Debug, Clone)]
@@ -461,190 +457,13 @@ async fn replicas_on_one_postgresql_report_the_same_whole_open_alert_counts() {
     assert!(value(&found, "process_resident_memory_bytes", &[]).is_some());
 }
 
-/// svcgate run as its own process, as deployed.
-struct SvcgateProcess {
-    child: Child,
-    address: std::net::SocketAddr,
-    log: Arc<Mutex<String>>,
-    _data_dir: tempfile::TempDir,
-}
-
-impl Drop for SvcgateProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl SvcgateProcess {
-    async fn start(backend: &str) -> SvcgateProcess {
-        let data_dir = tempfile::tempdir().unwrap();
-        let mut command = Command::new(env!("CARGO_BIN_EXE_svcgate"));
-        for (variable, _) in std::env::vars() {
-            if variable.starts_with("SVCGATE_") {
-                command.env_remove(variable);
-            }
-        }
-        let mut child = command
-            .args(["serve", "--backend", backend, "--listen", "127.0.0.1:0"])
-            .args(["--log-format", "json", "--data-dir"])
-            .arg(data_dir.path())
-            .env("SVCGATE_WORKER_THREADS", "2")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let log = Arc::new(Mutex::new(String::new()));
-        let (found, listening) = tokio::sync::oneshot::channel();
-        let kept = Arc::clone(&log);
-        std::thread::spawn(move || {
-            let mut found = Some(found);
-            for line in std::io::BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if let Ok(entry) = serde_json::from_str::<Value>(&line) {
-                    if entry["message"] == "listening" {
-                        if let (Some(found), Some(address)) = (found.take(), entry["address"].as_str()) {
-                            found.send(address.parse().unwrap()).ok();
-                        }
-                    }
-                }
-                let mut log = kept.lock().unwrap();
-                log.push_str(&line);
-                log.push('\n');
-            }
-        });
-        let address = match tokio::time::timeout(Duration::from_secs(60), listening).await {
-            Ok(Ok(address)) => address,
-            _ => panic!("svcgate did not listen: {}", log.lock().unwrap()),
-        };
-        SvcgateProcess {
-            child,
-            address,
-            log,
-            _data_dir: data_dir,
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}", self.address)
-    }
-}
-
-/// A Prometheus server of its own, in a temporary directory, on a free loopback port; killed by pid when dropped.
-struct Prometheus {
-    child: Child,
-    url: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Prometheus {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Prometheus {
-    /// Starts Prometheus scraping svcgate at `target` (`host:port`) every second as job `svcgate`, with svcgate's
-    /// alerting rules evaluated every second.
-    async fn start(target: &str) -> Prometheus {
-        assert!(
-            std::path::Path::new(PROMETHEUS).exists(),
-            "{PROMETHEUS} is missing: run ./test.sh, which installs Debian's prometheus"
-        );
-        let dir = tempfile::tempdir().unwrap();
-        let config = format!(
-            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n\
-             rule_files:\n  - '{RULES}'\n\
-             scrape_configs:\n  - job_name: svcgate\n    metrics_path: /-/svcgate/metrics\n\
-             \x20   static_configs:\n      - targets: ['{target}']\n"
-        );
-        let config_file = dir.path().join("prometheus.yml");
-        std::fs::write(&config_file, config).unwrap();
-        let log = dir.path().join("prometheus.log");
-        let mut child = Command::new(PROMETHEUS)
-            .arg(format!("--config.file={}", config_file.display()))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                dir.path().join("data").display()
-            ))
-            .arg("--web.listen-address=127.0.0.1:0")
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap();
-        let port = common::go_server::listening_port(&mut child, &log).await;
-        let prometheus = Prometheus {
-            child,
-            url: format!("http://127.0.0.1:{port}"),
-            _dir: dir,
-        };
-        let started = Instant::now();
-        loop {
-            // Not `send`, which fails the test on a refused connection: Prometheus takes a moment to listen.
-            let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-                .build_http::<http_body_util::Empty<bytes::Bytes>>();
-            let request = http::Request::get(format!("{}/-/ready", prometheus.url))
-                .body(http_body_util::Empty::new())
-                .unwrap();
-            let ready = tokio::time::timeout(Duration::from_secs(1), client.request(request)).await;
-            if matches!(ready, Ok(Ok(response)) if response.status() == StatusCode::OK) {
-                return prometheus;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(30),
-                "Prometheus did not become ready"
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-    }
-
-    /// Runs an instant query, answering the API's whole answer.
-    async fn query(&self, expression: &str) -> Value {
-        let query: String = form_urlencoded::Serializer::new(String::new())
-            .append_pair("query", expression)
-            .finish();
-        let answer = send(
-            Method::GET,
-            &format!("{}/api/v1/query?{query}", self.url),
-            &[],
-            None,
-        )
-        .await;
-        serde_json::from_slice(&answer.body).unwrap()
-    }
-
-    /// The single value `expression` answers, waiting (at most 30 s) until `wanted` accepts it; answers what it
-    /// last saw otherwise.
-    async fn value_when(&self, expression: &str, wanted: impl Fn(f64) -> bool) -> Option<f64> {
-        let started = Instant::now();
-        loop {
-            let answer = self.query(expression).await;
-            assert_eq!(answer["status"], "success", "{expression}: {answer}");
-            let seen = answer["data"]["result"][0]["value"][1]
-                .as_str()
-                .and_then(|text| text.parse::<f64>().ok());
-            if seen.is_some_and(&wanted) || started.elapsed() > Duration::from_secs(30) {
-                return seen;
-            }
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
-    }
-
-    /// The single value `expression` answers once it is `expected` (at most 30 s); what it last saw otherwise.
-    async fn value_until(&self, expression: &str, expected: f64) -> Option<f64> {
-        self.value_when(expression, |seen| seen == expected).await
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_real_prometheus_scrapes_svcgate_and_reads_back_the_alerts_it_was_sent() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sim = svc_sim::spawn(listener, common::alerts::ADMIN).await.unwrap();
+    let sim = common::sim::start().await;
     let demo = sim.seed_demo();
-    let svcgate = SvcgateProcess::start(&sim.url()).await;
+    let data_dir = tempfile::tempdir().unwrap();
+    let data = data_dir.path().display().to_string();
+    let svcgate = Replica::serve("svcgate", &["--backend", &sim.url(), "--data-dir", &data], &[]).await;
     let made = send_json(
         Method::POST,
         &format!(

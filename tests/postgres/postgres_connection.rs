@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::alerts::post_alert;
 use crate::common::postgres::Postgres;
-use crate::common::replicas::{database, integration, readiness, simulator, until, Replica};
+use crate::common::replicas::{database, integration, readiness, until, Replica};
 use http::StatusCode;
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -205,7 +205,7 @@ async fn timed_alert(url: &str, key: &str, title: &str) -> (StatusCode, Option<S
 }
 
 async fn svcgate_through_a_database_fault(fault: Fault) {
-    let (sim, demo) = simulator().await;
+    let (sim, demo) = common::sim::with_demo().await;
     let (cluster, direct_url) = database().await;
     let relay = Relay::start(format!("127.0.0.1:{}", cluster.port()).parse().unwrap()).await;
     let url = match fault {
@@ -365,7 +365,7 @@ fn certificates() -> (String, String, String) {
 
 /// Runs `svcgate serve` against `database_url`, which it must refuse: answers what it printed before it exited.
 async fn refused(backend: &str, database_url: &str) -> String {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_svcgate"))
+    let mut child = common::process::command()
         .args(["serve", "--backend", backend, "--database-url", database_url])
         .args(["--listen", "127.0.0.1:0"])
         .env("SVCGATE_SECRET_KEY", common::replicas::KEY)
@@ -410,7 +410,7 @@ async fn sessions_encrypted(cluster: &Postgres) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_without_tls_is_refused_at_start_unless_the_url_says_sslmode_disable() {
-    let (sim, _demo) = simulator().await;
+    let (sim, _demo) = common::sim::with_demo().await;
     let (cluster, _) = database().await;
     let plain = format!("postgres://svcgate@127.0.0.1:{}/svcgate", cluster.port());
     let stderr = refused(&sim.url(), &plain).await;
@@ -425,7 +425,7 @@ async fn a_server_without_tls_is_refused_at_start_unless_the_url_says_sslmode_di
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tls_to_the_database_checks_what_each_sslmode_asks() {
-    let (sim, _demo) = simulator().await;
+    let (sim, _demo) = common::sim::with_demo().await;
     let (ca, cert, key) = certificates();
     let cluster = tokio::task::spawn_blocking(move || Postgres::start_with_tls(&cert, &key))
         .await

@@ -4,7 +4,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
-use std::process::Command;
 
 use crate::common::alerts::{post_alert, AlertWorld};
 use crate::common::postgres::Postgres;
@@ -13,7 +12,7 @@ use http::StatusCode;
 use serde_json::json;
 
 fn copy(data_dir: &std::path::Path, url: &str) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_svcgate"))
+    common::process::command()
         .args(["store", "copy", "--data-dir"])
         .arg(data_dir)
         .args(["--database-url", url])
@@ -60,7 +59,7 @@ async fn a_sqlite_store_copied_into_postgresql_keeps_its_integrations_alerts_and
     let refused = tokio::task::spawn_blocking({
         let (data_dir, url) = (data_dir.clone(), url.clone());
         move || {
-            Command::new(env!("CARGO_BIN_EXE_svcgate"))
+            common::process::command()
                 .args(["store", "copy", "--data-dir"])
                 .arg(&data_dir)
                 .args(["--database-url", &url])

@@ -5,6 +5,7 @@
 //! Each test has its own PostgreSQL cluster.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use crate::common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -13,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::common::alerts::ADMIN;
-use crate::common::replicas::{database, integration, readiness, simulator, until, Replica};
+use crate::common::replicas::{database, integration, readiness, until, Replica};
 use crate::common::{get, send_json};
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode};
@@ -146,7 +147,7 @@ async fn load(
 async fn sigterm_under_load_fails_readiness_first_and_a_retrying_client_loses_nothing() {
     let started = Instant::now();
     let (cluster, url) = database().await;
-    let (sim, demo) = simulator().await;
+    let (sim, demo) = common::sim::with_demo().await;
     let env = [
         ("SVCGATE_SHUTDOWN_DELAY", "2s"),
         ("SVCGATE_SHUTDOWN_GRACE", "10s"),
@@ -260,7 +261,7 @@ async fn sigterm_under_load_fails_readiness_first_and_a_retrying_client_loses_no
 async fn sigkill_under_load_loses_no_acknowledged_alert() {
     let started = Instant::now();
     let (cluster, url) = database().await;
-    let (sim, demo) = simulator().await;
+    let (sim, demo) = common::sim::with_demo().await;
     let mut first = Replica::start("first", &sim.url(), &url, &[]).await;
     let second = Replica::start("second", &sim.url(), &url, &[]).await;
     let (path, key) = integration(&first, &demo).await;
@@ -410,7 +411,7 @@ impl HoldingProxy {
 async fn the_outbox_makes_one_incident_per_alert_when_the_replica_making_them_is_killed() {
     let started = Instant::now();
     let (cluster, url) = database().await;
-    let (sim, demo) = simulator().await;
+    let (sim, demo) = common::sim::with_demo().await;
     let hold = Duration::from_millis(150);
     let proxies = [
         HoldingProxy::start(sim.url(), hold).await,
@@ -539,7 +540,7 @@ async fn the_outbox_makes_one_incident_per_alert_when_the_replica_making_them_is
 async fn two_replicas_started_at_once_on_an_empty_database_both_become_ready() {
     let started = Instant::now();
     let (cluster, url) = database().await;
-    let (sim, demo) = simulator().await;
+    let (sim, demo) = common::sim::with_demo().await;
     let backend = sim.url();
     let (first, second) = tokio::join!(
         Replica::start("first", &backend, &url, &[]),

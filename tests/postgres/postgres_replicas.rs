@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crate::common::alerts::{post_alert, Members};
 use crate::common::postgres::Postgres;
-use crate::common::replicas::{database, simulator, until, Replica};
+use crate::common::replicas::{database, until, Replica};
 use crate::common::send_json;
 use http::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -35,7 +35,7 @@ impl Pair {
     /// Starts the cluster, the simulator and the two replicas (one after the other, as a rolling start would).
     async fn start() -> Pair {
         let (cluster, url) = database().await;
-        let (sim, demo) = simulator().await;
+        let (sim, demo) = common::sim::with_demo().await;
         let members = Members::add(&sim, &demo).await;
         let first = Replica::start("first", &sim.url(), &url, &[]).await;
         let second = Replica::start("second", &sim.url(), &url, &[]).await;

@@ -23,8 +23,7 @@ async fn wait_for(what: &str, mut check: impl AsyncFnMut() -> bool) {
 
 #[tokio::test]
 async fn incidents_are_opened_and_closed_through_the_backend_and_survive_a_restart() {
-    let sim = common::sim::start().await;
-    let demo = sim.seed_demo();
+    let (sim, demo) = common::sim::with_demo().await;
     let data = tempfile::tempdir().unwrap();
     // First run: the service token is wrong, so the backend refuses the incident.
     let first = TestGateway::start_in(&sim.url(), data.path(), |raw| {

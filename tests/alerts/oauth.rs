@@ -14,6 +14,7 @@ use bytes::Bytes;
 use http_body_util::{combinators::BoxBody, BodyExt, Full, StreamBody};
 use hyper::body::Frame;
 
+use crate::common::oauth::{self, location, query_of, text, Jar};
 use crate::common::{send, Answer, TestGateway};
 use http::{Method, StatusCode};
 use svc_sim::{DemoSeed, OAuthApplication, SimHandle, SimOptions};
@@ -291,81 +292,9 @@ impl World {
     }
 }
 
-/// A browser's cookies, from the `Set-Cookie` headers it was sent.
-#[derive(Default, Clone)]
-struct Jar(BTreeMap<String, String>);
-
-impl Jar {
-    fn take(&mut self, answer: &Answer) {
-        for value in answer.headers.get_all("set-cookie") {
-            let text = value.to_str().unwrap();
-            let pair = text.split(';').next().unwrap();
-            let (name, value) = pair.split_once('=').unwrap();
-            if text.contains("Max-Age=0") {
-                self.0.remove(name);
-            } else {
-                self.0.insert(name.to_owned(), value.to_owned());
-            }
-        }
-    }
-
-    fn header(&self) -> String {
-        self.0
-            .iter()
-            .map(|(name, value)| format!("{name}={value}"))
-            .collect::<Vec<_>>()
-            .join("; ")
-    }
-
-    async fn get(&mut self, url: &str) -> Answer {
-        let cookies = self.header();
-        let answer = send(Method::GET, url, &[("cookie", &cookies)], None).await;
-        self.take(&answer);
-        answer
-    }
-
-    async fn post(&mut self, url: &str, form: &str) -> Answer {
-        let cookies = self.header();
-        let answer = send(
-            Method::POST,
-            url,
-            &[("cookie", &cookies)],
-            Some(("application/x-www-form-urlencoded", form.as_bytes().to_vec())),
-        )
-        .await;
-        self.take(&answer);
-        answer
-    }
-}
-
-fn text(answer: &Answer) -> String {
-    String::from_utf8_lossy(&answer.body).into_owned()
-}
-
-fn location(answer: &Answer) -> String {
-    answer
-        .header("location")
-        .unwrap_or_else(|| panic!("no Location in a {} answer: {}", answer.status, text(answer)))
-        .to_owned()
-}
-
-fn query_of(url: &str) -> BTreeMap<String, String> {
-    let query = url.split_once('?').map_or("", |(_, query)| query);
-    form_urlencoded::parse(query.as_bytes()).into_owned().collect()
-}
-
-/// Starts a sign-in at the gateway and answers the authorize address it sends the browser to.
+/// Starts a sign-in at the world's gateway and answers the authorize address it sends the browser to.
 async fn start(world: &World, jar: &mut Jar, return_to: Option<&str>) -> String {
-    let mut url = format!("{}/-/svcgate/oauth/start", world.gateway.url());
-    if let Some(path) = return_to {
-        url.push_str(&format!(
-            "?return_to={}",
-            form_urlencoded::byte_serialize(path.as_bytes()).collect::<String>()
-        ));
-    }
-    let started = jar.get(&url).await;
-    assert_eq!(started.status, StatusCode::SEE_OTHER, "{}", text(&started));
-    let authorize = location(&started);
+    let authorize = oauth::start(jar, &world.gateway.url(), return_to).await;
     assert!(
         authorize.starts_with(&format!("{}/oauth/authorize?", world.gateway.url())),
         "{authorize}"
@@ -376,19 +305,9 @@ async fn start(world: &World, jar: &mut Jar, return_to: Option<&str>) -> String 
 /// Shows the authorize page (through the gateway) and presses one of its buttons as `username`; answers where
 /// the provider redirects.
 async fn decide(jar: &mut Jar, authorize: &str, username: &str, decision: &str) -> String {
-    let page = jar.get(authorize).await;
-    assert_eq!(page.status, StatusCode::OK, "{}", text(&page));
+    let (page, redirect) = oauth::decide(jar, authorize, username, decision).await;
     assert!(text(&page).contains("id=\"authorize\""), "{}", text(&page));
-    let mut form = query_of(authorize);
-    form.insert("username".to_owned(), username.to_owned());
-    form.insert("decision".to_owned(), decision.to_owned());
-    let body: String = form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(form.iter())
-        .finish();
-    let base = authorize.split("/oauth/authorize").next().unwrap();
-    let decided = jar.post(&format!("{base}/oauth/authorize"), &body).await;
-    assert_eq!(decided.status, StatusCode::FOUND, "{}", text(&decided));
-    location(&decided)
+    redirect
 }
 
 /// The whole sign-in: answers the callback's answer and the page it moves on to.

@@ -19,6 +19,7 @@ pub mod alertmanager;
 pub mod alerts;
 pub mod browser;
 pub mod go_server;
+pub mod oauth;
 pub mod origin;
 pub mod postgres;
 pub mod process;

@@ -24,3 +24,10 @@ pub async fn with_demo() -> (SimHandle, DemoSeed) {
     let demo = sim.seed_demo();
     (sim, demo)
 }
+
+/// Starts the simulator with its demo seed and a gateway in front of it, as most V3 tests need.
+pub async fn with_gateway() -> (SimHandle, DemoSeed, super::TestGateway) {
+    let (sim, demo) = with_demo().await;
+    let gateway = super::TestGateway::start(&sim.url()).await;
+    (sim, demo, gateway)
+}

@@ -15,9 +15,7 @@ struct World {
 }
 
 async fn world() -> World {
-    let sim = common::sim::start().await;
-    let demo = sim.seed_demo();
-    let gateway = TestGateway::start(&sim.url()).await;
+    let (sim, demo, gateway) = common::sim::with_gateway().await;
     World {
         _sim: sim,
         gateway,

@@ -1,6 +1,7 @@
 //! The gateway suite, one test binary: V3 translated to V4 (rules, procedures, answers, authentication, usage),
-//! passthrough, forwarded headers and git over HTTP, each over real sockets (client → svcgate → svc-sim or an
-//! origin). One module per former test file; the harness is `tests/common/`.
+//! forwarded headers and git over HTTP, each over real sockets (client → svcgate → svc-sim or a backend of the
+//! test's own). One module per former test file; the harness is `tests/common/`. Passthrough is a binary of its
+//! own (`tests/passthrough.rs`): it measures the process's memory.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../common/mod.rs"]
@@ -11,7 +12,6 @@ mod fidelity;
 mod forwarded;
 mod git_http;
 mod id_index;
-mod passthrough;
 mod procedures;
 mod rules;
 mod v3_answers;

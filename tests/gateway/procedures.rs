@@ -15,9 +15,7 @@ struct World {
 
 impl World {
     async fn new() -> Self {
-        let sim = common::sim::start().await;
-        let demo = sim.seed_demo();
-        let gateway = TestGateway::start(&sim.url()).await;
+        let (sim, demo, gateway) = common::sim::with_gateway().await;
         World { sim, demo, gateway }
     }
 

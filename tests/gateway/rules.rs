@@ -83,9 +83,7 @@ struct World {
 
 impl World {
     async fn new() -> Self {
-        let sim = common::sim::start().await;
-        let demo = sim.seed_demo();
-        let gateway = TestGateway::start(&sim.url()).await;
+        let (sim, demo, gateway) = common::sim::with_gateway().await;
         let issues = common::get(
             &format!(
                 "{}/api/v4/projects/{}/issues?sort=asc",
@@ -684,8 +682,7 @@ async fn sudo_in_the_body_reaches_the_backend() {
 
 #[tokio::test]
 async fn tolerant_mode_keeps_the_v4_fields_and_adds_the_v3_ones() {
-    let sim = common::sim::start().await;
-    let demo = sim.seed_demo();
+    let (sim, demo) = common::sim::with_demo().await;
     let gateway = TestGateway::start_with(&sim.url(), |raw| {
         raw.response_shapes = Some("tolerant".to_owned())
     })
@@ -1033,9 +1030,7 @@ impl TableWorld {
 }
 
 async fn table_world() -> TableWorld {
-    let sim = common::sim::start().await;
-    let demo = sim.seed_demo();
-    let gateway = TestGateway::start(&sim.url()).await;
+    let (sim, demo, gateway) = common::sim::with_gateway().await;
     let mut world = TableWorld {
         sim,
         gateway,

@@ -18,9 +18,7 @@ struct World {
 
 impl World {
     async fn new() -> Self {
-        let sim = common::sim::start().await;
-        let demo = sim.seed_demo();
-        let gateway = TestGateway::start(&sim.url()).await;
+        let (sim, demo, gateway) = common::sim::with_gateway().await;
         World {
             token: demo.token.clone(),
             project: demo.project_id,
@@ -575,8 +573,7 @@ async fn failing_proxy(backend: String, fail_path: String) -> String {
 /// svcgate's read of it failing otherwise than 403/404 (here a 500) is the answer, and no vote is cast unchecked.
 #[tokio::test]
 async fn a_failed_read_of_the_awardable_is_the_answer_to_a_vote() {
-    let sim = common::sim::start().await;
-    let demo = sim.seed_demo();
+    let (sim, demo) = common::sim::with_demo().await;
     let issues = common::get(
         &format!(
             "{}/api/v4/projects/{}/issues?sort=asc",

@@ -19,9 +19,7 @@ struct Client {
 
 impl Client {
     async fn new() -> Self {
-        let sim = common::sim::start().await;
-        let demo = sim.seed_demo();
-        let gateway = TestGateway::start(&sim.url()).await;
+        let (sim, demo, gateway) = common::sim::with_gateway().await;
         Client { sim, demo, gateway }
     }
 

@@ -149,9 +149,7 @@ impl World {
 }
 
 async fn world() -> World {
-    let sim = common::sim::start().await;
-    let demo = sim.seed_demo();
-    let gateway = TestGateway::start(&sim.url()).await;
+    let (sim, demo, gateway) = common::sim::with_gateway().await;
     let mut tokens = HashMap::new();
     tokens.insert("owner", demo.token.clone());
     let mut w = World {

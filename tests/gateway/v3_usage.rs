@@ -10,8 +10,7 @@ use serde_json::{json, Value};
 async fn world(
     tweak: impl FnOnce(&mut svcgate::config::RawConfig),
 ) -> (svc_sim::SimHandle, svc_sim::DemoSeed, TestGateway) {
-    let sim = common::sim::start().await;
-    let demo = sim.seed_demo();
+    let (sim, demo) = common::sim::with_demo().await;
     let gateway = TestGateway::start_with(&sim.url(), |raw| {
         raw.usage_flush_interval = Some("1h".to_owned());
         tweak(raw);
@@ -150,8 +149,7 @@ async fn calls_are_counted_per_route_and_client_with_errors_and_never_a_token() 
 
 #[tokio::test]
 async fn concurrent_calls_are_all_counted_and_survive_a_restart() {
-    let sim = common::sim::start().await;
-    let demo = sim.seed_demo();
+    let (sim, demo) = common::sim::with_demo().await;
     let (_, other) = sim.create_user("second", false);
     let data = tempfile::tempdir().unwrap();
     let gateway = TestGateway::start_in(&sim.url(), data.path(), |raw| {

@@ -330,8 +330,7 @@ fn the_readme_documents_every_option() {
 
 #[tokio::test]
 async fn translate_explains_resolves_ids_on_a_backend_and_exits_2_without_a_rule() {
-    let sim = common::sim::start().await;
-    let demo = sim.seed_demo();
+    let (sim, demo) = common::sim::with_demo().await;
     let issues = common::get(
         &format!(
             "{}/api/v4/projects/{}/issues?sort=asc",

@@ -7,9 +7,7 @@ use crate::common::{get, TestGateway};
 use http::StatusCode;
 
 async fn sim_and_gateway() -> (svc_sim::SimHandle, TestGateway, String) {
-    let sim = common::sim::start().await;
-    let demo = sim.seed_demo();
-    let gateway = TestGateway::start(&sim.url()).await;
+    let (sim, demo, gateway) = common::sim::with_gateway().await;
     (sim, gateway, demo.token)
 }
 
@@ -78,8 +76,7 @@ async fn a_labels_filter_past_the_call_budget_is_refused_before_any_backend_call
 
 #[tokio::test]
 async fn every_fan_out_counts_against_the_call_budget() {
-    let sim = common::sim::start().await;
-    let demo = sim.seed_demo();
+    let (sim, demo) = common::sim::with_demo().await;
     let gateway =
         TestGateway::start_with(&sim.url(), |raw| raw.max_backend_calls_per_request = Some(3)).await;
     for n in 0..5 {

@@ -459,8 +459,7 @@ async fn replicas_on_one_postgresql_report_the_same_whole_open_alert_counts() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_real_prometheus_scrapes_svcgate_and_reads_back_the_alerts_it_was_sent() {
-    let sim = common::sim::start().await;
-    let demo = sim.seed_demo();
+    let (sim, demo) = common::sim::with_demo().await;
     let data_dir = tempfile::tempdir().unwrap();
     let data = data_dir.path().display().to_string();
     let svcgate = Replica::serve("svcgate", &["--backend", &sim.url(), "--data-dir", &data], &[]).await;

@@ -1,11 +1,15 @@
-//! Passthrough over real sockets: client → svcgate → an origin that echoes what it received.
+//! Passthrough over real sockets: client → svcgate → an origin that echoes what it received. Its own test
+//! binary: the multi-gigabyte download bounds the growth of this process's resident memory, which the hundreds
+//! of tests of a suite running beside it would disturb.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use crate::common::origin::Origin;
-use crate::common::{send, within, TestGateway};
+use common::origin::Origin;
+use common::{send, within, TestGateway};
 use bytes::Bytes;
 use http::{Method, Request, StatusCode};
 use http_body_util::{BodyExt, StreamBody};

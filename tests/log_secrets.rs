@@ -118,7 +118,7 @@ async fn flows(
 
     // An OAuth sign-in: its cookies, and what the server was sent.
     let jar = oauth_sign_in(&base, &demo.username).await;
-    for (_, value) in &jar.0 {
+    for value in jar.0.values() {
         secrets.insert(value.clone());
     }
 

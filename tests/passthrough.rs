@@ -8,9 +8,9 @@ mod common;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use bytes::Bytes;
 use common::origin::Origin;
 use common::{send, within, TestGateway};
-use bytes::Bytes;
 use http::{Method, Request, StatusCode};
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;

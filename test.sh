@@ -5,7 +5,7 @@ cd "$(dirname "$0")"
 
 # Suites that need more than the Rust toolchain install their packages here.
 
-# The third-party V3 client (tests/v3_client.rs) runs on Node; its npm packages are pinned in
+# The third-party V3 client (tests/gateway/v3_client.rs) runs on Node; its npm packages are pinned in
 # tests/v3-client/package-lock.json.
 if ! command -v npm >/dev/null 2>&1; then
     if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
@@ -13,10 +13,10 @@ if ! command -v npm >/dev/null 2>&1; then
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs npm
 fi
 npm ci --prefix tests/v3-client --no-audit --no-fund
-# The browser suite's accessibility check (tests/browser.rs) injects axe-core, pinned in tests/axe/package-lock.json.
+# The browser suite's accessibility check (tests/alerts/browser.rs) injects axe-core, pinned in tests/axe/package-lock.json.
 npm ci --prefix tests/axe --no-audit --no-fund
 
-# A real alert sender (tests/alertmanager.rs): Debian's Prometheus Alertmanager.
+# A real alert sender (tests/alerts/alertmanager.rs): Debian's Prometheus Alertmanager.
 if [ ! -x /usr/bin/prometheus-alertmanager ]; then
     if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
     $sudo apt-get update
@@ -25,7 +25,7 @@ if [ ! -x /usr/bin/prometheus-alertmanager ]; then
     $sudo systemctl disable --now prometheus-alertmanager >/dev/null 2>&1 || true
 fi
 
-# svcgate's own monitoring (tests/metrics.rs scrapes svcgate with a real Prometheus; deploy/prometheus/check.sh
+# svcgate's own monitoring (tests/operations/metrics.rs scrapes svcgate with a real Prometheus; deploy/prometheus/check.sh
 # checks the alerting rules with promtool): Debian's Prometheus, which ships promtool.
 if [ ! -x /usr/bin/prometheus ] || [ ! -x /usr/bin/promtool ]; then
     if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
@@ -36,21 +36,21 @@ if [ ! -x /usr/bin/prometheus ] || [ ! -x /usr/bin/promtool ]; then
 fi
 deploy/prometheus/check.sh
 
-# git itself (tests/git_http.rs) clones and pushes through svcgate to `git http-backend`, which is part of git.
+# git itself (tests/gateway/git_http.rs) clones and pushes through svcgate to `git http-backend`, which is part of git.
 if ! command -v git >/dev/null 2>&1 || [ ! -x "$(git --exec-path)/git-http-backend" ]; then
     if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
     $sudo apt-get update
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends git
 fi
 
-# The browser tests (tests/browser.rs): Debian's headless Chromium and its WebDriver.
+# The browser tests (tests/alerts/browser.rs): Debian's headless Chromium and its WebDriver.
 if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
     if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
     $sudo apt-get update
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium chromium-driver
 fi
 
-# PostgreSQL (tests/postgres_*.rs): Debian's server binaries; each test runs its own throwaway cluster on
+# PostgreSQL (tests/postgres/): Debian's server binaries; each test runs its own throwaway cluster on
 # loopback (initdb + postgres in a temporary directory, as the `postgres` user when run as root), stopped by pid.
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
     if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi

@@ -11,16 +11,11 @@ use serde_json::json;
 
 #[tokio::test]
 async fn the_identifier_word_names_template_routes_and_the_environment_field() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sim = svc_sim::spawn_with(
-        listener,
-        svc_sim::SimOptions {
-            identifier_word: "acme".to_owned(),
-            ..svc_sim::SimOptions::default()
-        },
-    )
-    .await
-    .unwrap();
+    let sim = common::sim::start_with(svc_sim::SimOptions {
+        identifier_word: "acme".to_owned(),
+        ..svc_sim::SimOptions::default()
+    })
+    .await;
     let demo = sim.seed_demo();
     let gateway =
         TestGateway::start_with(&sim.url(), |raw| raw.identifier_word = Some("acme".to_owned())).await;

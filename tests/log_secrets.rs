@@ -4,7 +4,8 @@
 //! alert sent, and a V3 call with `private_token` in its query. Then every secret of those flows is looked for in
 //! what was written: tokens, session cookies, CSRF tokens, integration keys, sealed values read back from the
 //! stores, OAuth tokens, codes and verifiers as the server saw them, and the database password. An alert payload
-//! may appear at `trace` at most.
+//! may appear at `trace` at most. Its own test binary: it installs the process's global tracing subscriber and
+//! reads all it writes, which other tests' gateways in the same process would write to.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -13,8 +14,9 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use common::alerts::post_alert;
+use common::oauth::{self, Jar};
 use common::postgres::Postgres;
-use common::{send, send_json, sign_in, Answer, TestGateway};
+use common::{send, send_json, sign_in, TestGateway};
 use http::{Method, StatusCode};
 use serde_json::{json, Value};
 use svc_sim::{OAuthApplication, SimHandle};
@@ -47,67 +49,13 @@ impl<'w> tracing_subscriber::fmt::MakeWriter<'w> for Captured {
     }
 }
 
-/// A cookie jar of one browser: the `name=value` pairs the gateway set.
-#[derive(Default)]
-struct Jar(Vec<(String, String)>);
-
-impl Jar {
-    fn take(&mut self, answer: &Answer) {
-        for set in answer.headers.get_all("set-cookie") {
-            let pair = set.to_str().unwrap().split(';').next().unwrap();
-            let (name, value) = pair.split_once('=').unwrap();
-            self.0.retain(|(kept, _)| kept != name);
-            if !value.is_empty() {
-                self.0.push((name.to_owned(), value.to_owned()));
-            }
-        }
-    }
-
-    fn header(&self) -> String {
-        self.0
-            .iter()
-            .map(|(name, value)| format!("{name}={value}"))
-            .collect::<Vec<_>>()
-            .join("; ")
-    }
-
-    async fn send(&mut self, method: Method, url: &str, form: Option<String>) -> Answer {
-        let cookies = self.header();
-        let answer = send(
-            method,
-            url,
-            &[("cookie", cookies.as_str())],
-            form.map(|body| ("application/x-www-form-urlencoded", body.into_bytes())),
-        )
-        .await;
-        self.take(&answer);
-        answer
-    }
-}
-
-fn location(answer: &Answer) -> String {
-    answer.header("location").unwrap().to_owned()
-}
-
 /// Signs in through the server's OAuth provider (its authorize page reached through the gateway); answers the
 /// browser's cookies.
 async fn oauth_sign_in(gateway: &str, username: &str) -> Jar {
     let mut jar = Jar::default();
-    let started = jar
-        .send(Method::GET, &format!("{gateway}/-/svcgate/oauth/start"), None)
-        .await;
-    assert_eq!(started.status, StatusCode::SEE_OTHER);
-    let authorize = location(&started);
-    let page = jar.send(Method::GET, &authorize, None).await;
-    assert_eq!(page.status, StatusCode::OK);
-    let query = authorize.split_once('?').unwrap().1;
-    let form = format!("{query}&username={username}&decision=approve");
-    let base = authorize.split("/oauth/authorize").next().unwrap();
-    let decided = jar
-        .send(Method::POST, &format!("{base}/oauth/authorize"), Some(form))
-        .await;
-    assert_eq!(decided.status, StatusCode::FOUND);
-    let signed_in = jar.send(Method::GET, &location(&decided), None).await;
+    let authorize = oauth::start(&mut jar, gateway, None).await;
+    let (_, callback) = oauth::decide(&mut jar, &authorize, username, "approve").await;
+    let signed_in = jar.send(Method::GET, &callback, None).await;
     assert_eq!(signed_in.status, StatusCode::OK, "{:?}", signed_in.body);
     jar
 }
@@ -137,9 +85,7 @@ fn secrets_sent_to(sim: &SimHandle) -> BTreeSet<String> {
 async fn flows(
     tweak: impl FnOnce(&mut svcgate::config::RawConfig),
 ) -> (BTreeSet<String>, TestGateway, SimHandle) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sim = svc_sim::spawn(listener, common::alerts::ADMIN).await.unwrap();
-    let demo = sim.seed_demo();
+    let (sim, demo) = common::sim::with_demo().await;
     let gateway = TestGateway::start_with(&sim.url(), |raw| {
         raw.oauth_client_id = Some(CLIENT_ID.to_owned());
         raw.oauth_client_secret = Some(CLIENT_SECRET.to_owned());
@@ -172,7 +118,7 @@ async fn flows(
 
     // An OAuth sign-in: its cookies, and what the server was sent.
     let jar = oauth_sign_in(&base, &demo.username).await;
-    for (_, value) in &jar.0 {
+    for value in jar.0.values() {
         secrets.insert(value.clone());
     }
 

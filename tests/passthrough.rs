@@ -1,4 +1,6 @@
-//! Passthrough over real sockets: client → svcgate → an origin that echoes what it received.
+//! Passthrough over real sockets: client → svcgate → an origin that echoes what it received. Its own test
+//! binary: the multi-gigabyte download bounds the growth of this process's resident memory, which the hundreds
+//! of tests of a suite running beside it would disturb.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

@@ -2,7 +2,7 @@
 //!
 //! Each takes the translated [`Exchange`] and the client's request, and returns an [`Outcome`] that goes through
 //! the same answer building as every other rule (status remap, shapes, pagination headers). Each has its own
-//! tests in `tests/procedures.rs`.
+//! tests in `tests/gateway/procedures.rs`.
 
 use std::collections::HashMap;
 

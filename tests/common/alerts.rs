@@ -28,9 +28,7 @@ pub struct AlertWorld {
 impl AlertWorld {
     /// A world whose gateway configuration `tweak` may change.
     pub async fn with(tweak: impl FnOnce(&mut svcgate::config::RawConfig)) -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let sim = svc_sim::spawn(listener, ADMIN).await.unwrap();
-        let demo = sim.seed_demo();
+        let (sim, demo) = super::sim::with_demo().await;
         let gateway = TestGateway::start_with(&sim.url(), |raw| {
             raw.oauth_client_id = Some(OAUTH_CLIENT_ID.to_owned());
             raw.oauth_client_secret = Some(OAUTH_CLIENT_SECRET.to_owned());

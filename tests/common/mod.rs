@@ -1,11 +1,31 @@
-//! Shared test support: start a gateway on a real socket in front of any backend, and a small HTTP client.
+//! The one test harness of every integration suite (`tests/*/main.rs` and the binaries of their own). Each thing a
+//! test starts has one way to start it here, and no test file copies it:
+//!
+//! - svcgate in this process, on a real socket in front of any backend: [`TestGateway`];
+//! - svcgate as a process: [`process::command`] for the binary, [`replicas::Replica`] for `serve` waited on
+//!   until it listens, [`process::signal`] to stop it as an orchestrator does;
+//! - svc-sim in this process: [`sim`]; with the alert API's users and an integration: [`alerts::AlertWorld`];
+//! - the programmable origin for passthrough: [`origin::Origin`];
+//! - PostgreSQL, a throwaway cluster: [`postgres::Postgres`];
+//! - Prometheus and Alertmanager: [`prometheus`], [`alertmanager`] (both through [`go_server`]);
+//! - a headless Chromium over WebDriver: [`browser`];
+//! - a small HTTP client ([`send`], [`get`], [`send_json`], [`sign_in`]) and a deadline ([`within`]).
+//!
+//! Servers a single test fakes for itself (a stalling backend, a WebSocket echo, git's CGI, proxies that hold or
+//! fail calls) stay in that test.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod alertmanager;
 pub mod alerts;
+pub mod browser;
 pub mod go_server;
+pub mod oauth;
 pub mod origin;
 pub mod postgres;
+pub mod process;
+pub mod prometheus;
 pub mod replicas;
+pub mod sim;
 
 use std::future::Future;
 use std::net::SocketAddr;

@@ -1,12 +1,13 @@
-//! Replicas as real processes: `svcgate serve` spawned from the test binary on a free loopback port, against one
-//! PostgreSQL database and one `secret_key`, in front of svc-sim; ready when it logs that it listens, stopped by
-//! process id (the end of its log printed when the test fails meanwhile). Also the simulator, a database on a
-//! cluster of the test's own, readiness and a polling wait, which every replica test needs.
+//! svcgate served as a real process, the one way tests run it so: `svcgate serve` spawned from the test binary on
+//! a free loopback port (as a replica, against one PostgreSQL database and one `secret_key`, in front of
+//! svc-sim); ready when it logs that it listens, stopped by process id (the end of its log printed when the test
+//! fails meanwhile). Also a database on a cluster of the test's own, readiness and a polling wait, which every
+//! replica test needs.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::BufRead;
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -15,9 +16,8 @@ use http::{Request, StatusCode};
 use http_body_util::Empty;
 use hyper_util::rt::TokioIo;
 use serde_json::Value;
-use svc_sim::{DemoSeed, SimHandle};
+use svc_sim::DemoSeed;
 
-use super::alerts::ADMIN;
 use super::postgres::Postgres;
 
 /// The `secret_key` every replica of a test shares.
@@ -40,7 +40,13 @@ impl Replica {
         database_url: &str,
         env: &[(&str, &str)],
     ) -> Replica {
-        Self::spawn(name, &["--backend", backend, "--database-url", database_url], env).await
+        let env = [&[("SVCGATE_SECRET_KEY", KEY)], env].concat();
+        Self::serve(
+            name,
+            &["--backend", backend, "--database-url", database_url],
+            &env,
+        )
+        .await
     }
 
     /// Starts `svcgate serve` on a free loopback port against `backend`, keeping its store (SQLite) in
@@ -52,11 +58,14 @@ impl Replica {
         env: &[(&str, &str)],
     ) -> Replica {
         let data_dir = data_dir.display().to_string();
-        Self::spawn(name, &["--backend", backend, "--data-dir", &data_dir], env).await
+        let env = [&[("SVCGATE_SECRET_KEY", KEY)], env].concat();
+        Self::serve(name, &["--backend", backend, "--data-dir", &data_dir], &env).await
     }
 
-    async fn spawn(name: &'static str, args: &[&str], env: &[(&str, &str)]) -> Replica {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_svcgate"));
+    /// Starts `svcgate serve` with `args` on a free loopback port, logging JSON to a pipe this test reads, with
+    /// `SVCGATE_*` variables from `env` only (none inherited); waits until it listens.
+    pub async fn serve(name: &'static str, args: &[&str], env: &[(&str, &str)]) -> Replica {
+        let mut command = super::process::command();
         for (variable, _) in std::env::vars() {
             if variable.starts_with("SVCGATE_") {
                 command.env_remove(variable);
@@ -66,7 +75,6 @@ impl Replica {
             .arg("serve")
             .args(args)
             .args(["--listen", "127.0.0.1:0", "--log-format", "json"])
-            .env("SVCGATE_SECRET_KEY", KEY)
             .env("SVCGATE_WORKER_THREADS", "2")
             .envs(env.iter().copied())
             .stdin(Stdio::null())
@@ -113,10 +121,7 @@ impl Replica {
 
     /// Sends `signal` (as `kill` spells it, e.g. `-TERM`) to the process.
     pub fn signal(&self, signal: &str) {
-        let status = Command::new("kill")
-            .args([signal, &self.child.id().to_string()])
-            .status()
-            .unwrap();
+        let status = super::process::signal(self.child.id(), signal);
         assert!(status.success(), "kill {signal} {}", self.name);
     }
 
@@ -187,14 +192,6 @@ pub async fn integration(replica: &Replica, demo: &DemoSeed) -> (String, String)
     let made = made.json();
     let url: http::Uri = made["url"].as_str().unwrap().parse().unwrap();
     (url.path().to_owned(), made["token"].as_str().unwrap().to_owned())
-}
-
-/// The simulator with its demo project, in this process.
-pub async fn simulator() -> (SimHandle, DemoSeed) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sim = svc_sim::spawn(listener, ADMIN).await.unwrap();
-    let demo = sim.seed_demo();
-    (sim, demo)
 }
 
 /// A cluster of its own and an empty database on it.

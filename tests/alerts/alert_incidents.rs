@@ -1,0 +1,184 @@
+//! Incidents through the outbox: a new alert opens an issue on the backend with svcgate's service token, its
+//! resolution closes it, calls the backend refused are retried across a restart until accepted, and finished
+//! calls are removed once older than `outbox_keep_done`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::common;
+use std::time::Duration;
+
+use crate::common::alerts::{post_alert, ADMIN};
+use crate::common::{get, send_json, TestGateway};
+use http::{Method, StatusCode};
+use serde_json::{json, Value};
+
+async fn wait_for(what: &str, mut check: impl AsyncFnMut() -> bool) {
+    for _ in 0..100 {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+#[tokio::test]
+async fn incidents_are_opened_and_closed_through_the_backend_and_survive_a_restart() {
+    let (sim, demo) = common::sim::with_demo().await;
+    let data = tempfile::tempdir().unwrap();
+    // First run: the service token is wrong, so the backend refuses the incident.
+    let first = TestGateway::start_in(&sim.url(), data.path(), |raw| {
+        raw.service_token = Some("wrong".to_owned())
+    })
+    .await;
+    let api = |gateway: &TestGateway, rest: &str| {
+        format!(
+            "{}/-/svcgate/api/projects/{}{rest}",
+            gateway.url(),
+            demo.project_id
+        )
+    };
+    let made = send_json(
+        Method::POST,
+        &api(&first, "/integrations"),
+        &demo.token,
+        json!({"type": "generic", "active": true}),
+    )
+    .await
+    .json();
+    let settings = send_json(
+        Method::PUT,
+        &api(&first, "/alert_settings"),
+        &demo.token,
+        json!({"create_incident": true}),
+    )
+    .await;
+    assert_eq!(
+        settings.json(),
+        json!({"create_incident": true, "auto_close_incident": true})
+    );
+    let (url, key) = (
+        made["url"].as_str().unwrap().to_owned(),
+        made["token"].as_str().unwrap().to_owned(),
+    );
+    let alert = post_alert(
+        &url,
+        &key,
+        &json!({"title": "Database down", "severity": "critical", "fingerprint": "db"}),
+    )
+    .await
+    .json();
+    let iid = alert[0]["iid"].as_u64().unwrap();
+    wait_for("a failed attempt", async || {
+        let detail = get(&api(&first, &format!("/alerts/{iid}")), &demo.token)
+            .await
+            .json();
+        detail["incident"]["calls"][0]["attempts"].as_u64().unwrap_or(0) >= 1
+    })
+    .await;
+    let detail = get(&api(&first, &format!("/alerts/{iid}")), &demo.token)
+        .await
+        .json();
+    assert_eq!(detail["incident"]["calls"][0]["state"], json!("pending"));
+    assert!(detail["incident"]["calls"][0]["last_error"]
+        .as_str()
+        .unwrap()
+        .contains("401"));
+    let first_url = first.url();
+    first.stop().await;
+
+    // Second run, with the right token: the pending call goes through.
+    let second = TestGateway::start_in(&sim.url(), data.path(), |raw| {
+        raw.service_token = Some(ADMIN.to_owned())
+    })
+    .await;
+    let mut incident = 0;
+    wait_for("the incident", async || {
+        let detail = get(&api(&second, &format!("/alerts/{iid}")), &demo.token)
+            .await
+            .json();
+        incident = detail["incident_iid"].as_u64().unwrap_or(0);
+        incident > 0
+    })
+    .await;
+    let issue = get(
+        &format!(
+            "{}/api/v4/projects/{}/issues/{incident}",
+            sim.url(),
+            demo.project_id
+        ),
+        &demo.token,
+    )
+    .await
+    .json();
+    assert_eq!(issue["title"], json!("Incident: Database down"));
+    assert_eq!(issue["state"], json!("opened"));
+    assert!(issue["description"]
+        .as_str()
+        .unwrap()
+        .contains(&format!("/-/svcgate/projects/{}/alerts/{iid}", demo.project_id)));
+
+    // The restarted gateway listens elsewhere; the integration's path is the same.
+    let url = url.replace(&first_url, &second.url());
+    post_alert(
+        &url,
+        &key,
+        &json!({"title": "Database down", "fingerprint": "db", "end_time": "2026-01-01T00:00:00Z"}),
+    )
+    .await;
+    wait_for("the incident to close", async || {
+        let issue: Value = get(
+            &format!(
+                "{}/api/v4/projects/{}/issues/{incident}",
+                sim.url(),
+                demo.project_id
+            ),
+            &demo.token,
+        )
+        .await
+        .json();
+        issue["state"] == json!("closed")
+    })
+    .await;
+    let detail = get(&api(&second, &format!("/alerts/{iid}")), &demo.token)
+        .await
+        .json();
+    let states: Vec<&str> = detail["incident"]["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|call| call["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["done", "done"]);
+    assert!(detail["incident"]["url"]
+        .as_str()
+        .unwrap()
+        .ends_with(&format!("/-/issues/{incident}")));
+    assert_eq!(
+        get(&api(&second, "/alerts"), &demo.token).await.status,
+        StatusCode::OK
+    );
+    second.stop().await;
+
+    // Third run, keeping finished calls for a second (and claims as long, which must exceed backend_timeout):
+    // they are removed at start, the incident stays linked.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let third = TestGateway::start_in(&sim.url(), data.path(), |raw| {
+        raw.service_token = Some(ADMIN.to_owned());
+        raw.backend_timeout = Some("500ms".to_owned());
+        raw.outbox_lease = Some("1s".to_owned());
+        raw.outbox_keep_done = Some("1s".to_owned());
+    })
+    .await;
+    wait_for("the finished calls to be removed", async || {
+        let detail = get(&api(&third, &format!("/alerts/{iid}")), &demo.token)
+            .await
+            .json();
+        detail["incident"]["calls"].as_array().is_some_and(Vec::is_empty)
+    })
+    .await;
+    let detail = get(&api(&third, &format!("/alerts/{iid}")), &demo.token)
+        .await
+        .json();
+    assert_eq!(detail["incident_iid"], json!(incident));
+    third.stop().await;
+}

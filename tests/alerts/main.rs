@@ -1,0 +1,16 @@
+//! The alert suite, one test binary: intake, incidents, durability, management, a real Alertmanager, the pages
+//! over HTTP and in a browser, and signing in through OAuth. One module per former test file; the harness is
+//! `tests/common/`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod alert_durability;
+mod alert_incidents;
+mod alert_intake;
+mod alert_management;
+mod alertmanager;
+mod browser;
+mod oauth;
+mod pages;

@@ -1,0 +1,171 @@
+//! A third-party V3 client against `svcgate serve --dev`: the npm library pinned in `tests/v3-client` (the last
+//! release of it that speaks V3) is driven by `tests/v3-client/run.js` through projects, issues, notes, files,
+//! branches, merge requests, users and members. Every request must succeed and every parsed result must hold
+//! the values created. `./test.sh` installs the library before running the tests.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::common;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// What `serve --dev` prints before its example `curl`.
+struct Banner {
+    url: String,
+    token: String,
+    admin_token: String,
+    demo_project: String,
+}
+
+impl Banner {
+    fn parse(text: &str) -> Banner {
+        let find = |prefix: &str| {
+            text.lines()
+                .find_map(|line| line.trim().strip_prefix(prefix).map(str::to_owned))
+                .unwrap_or_else(|| panic!("no line starting {prefix:?} in the banner:\n{text}"))
+        };
+        let url = find("svcgate is listening on ").trim().to_owned();
+        let token = find("demo user: ")
+            .split("token: ")
+            .nth(1)
+            .unwrap_or_else(|| panic!("no demo token in the banner:\n{text}"))
+            .trim()
+            .to_owned();
+        let admin_token = find("backend: ")
+            .split("(admin token ")
+            .nth(1)
+            .and_then(|rest| rest.split(')').next())
+            .unwrap_or_else(|| panic!("no admin token in the banner:\n{text}"))
+            .trim()
+            .to_owned();
+        let demo_project = find("demo project: ")
+            .split_whitespace()
+            .next()
+            .unwrap_or_else(|| panic!("no demo project in the banner:\n{text}"))
+            .to_owned();
+        Banner {
+            url,
+            token,
+            admin_token,
+            demo_project,
+        }
+    }
+}
+
+/// The gateway child process; killed if the test ends without stopping it.
+struct Gateway {
+    child: Child,
+}
+
+impl Gateway {
+    /// Starts `svcgate serve --dev` on a free port and reads its banner.
+    fn start() -> (Gateway, Banner) {
+        let mut child = common::process::command()
+            .args(["serve", "--dev", "--listen", "127.0.0.1:0"])
+            .env("SVCGATE_SHUTDOWN_GRACE", "5s")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("svcgate starts");
+        let stdout = child.stdout.take().unwrap();
+        let gateway = Gateway { child };
+
+        // The banner ends with the example `curl`; whatever follows is drained so the gateway never blocks on
+        // a full pipe.
+        let (send, receive) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut banner = String::new();
+            let mut lines = BufReader::new(stdout).lines().map_while(Result::ok);
+            for line in lines.by_ref() {
+                let last = line.trim_start().starts_with("curl ");
+                banner.push_str(&line);
+                banner.push('\n');
+                if last {
+                    break;
+                }
+            }
+            let _ = send.send(banner);
+            for _ in lines {}
+        });
+        let banner = receive
+            .recv_timeout(Duration::from_secs(60))
+            .expect("svcgate printed its banner within 60 s");
+        assert!(
+            banner.contains("svcgate is listening on http://127.0.0.1:"),
+            "svcgate did not start; its stdout was:\n{banner}"
+        );
+        (gateway, Banner::parse(&banner))
+    }
+
+    /// Stops the gateway with SIGTERM and checks it exits cleanly.
+    fn stop(mut self) {
+        let status = common::process::signal(self.child.id(), "-TERM");
+        assert!(status.success(), "kill -TERM failed");
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(status.success(), "svcgate exit status {status}");
+                return;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(15),
+                "svcgate still running 15 s after SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn client_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/v3-client")
+}
+
+#[test]
+fn a_third_party_v3_client_works_through_the_gateway() {
+    let dir = client_dir();
+    assert!(
+        dir.join("node_modules/gitlab/package.json").is_file(),
+        "the V3 client library is not installed in {}: run ./test.sh, which installs it \
+         (npm ci --prefix tests/v3-client)",
+        dir.display()
+    );
+
+    let (gateway, banner) = Gateway::start();
+    let output = Command::new("node")
+        .arg(dir.join("run.js"))
+        .arg(&banner.url)
+        .arg(&banner.token)
+        .arg(&banner.admin_token)
+        .env("SVCGATE_DEMO_PROJECT", &banner.demo_project)
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|error| {
+            panic!("cannot run node ({error}): run ./test.sh, which installs node and the V3 client")
+        });
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the V3 client failed ({}):\n{stdout}\n{stderr}",
+        output.status
+    );
+    let summary = stdout.lines().last().unwrap_or_default();
+    assert!(
+        summary.ends_with(" passed, 0 failed"),
+        "the V3 client's last line is not a clean summary:\n{stdout}\n{stderr}"
+    );
+    gateway.stop();
+}

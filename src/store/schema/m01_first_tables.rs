@@ -2,7 +2,7 @@
 //!
 //! SQLite took four releases to reach them (1 to 4); PostgreSQL, added later, creates them at once in its step 1,
 //! together with what only several replicas need (the per-project iid counter `alert_iids`) and the store's own
-//! facts (`svcgate_meta`, SQLite's step 10).
+//! facts (`svcgate_meta`, SQLite's migration 10, in step m07).
 
 use super::Step;
 

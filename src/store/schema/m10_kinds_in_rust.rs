@@ -40,6 +40,7 @@ pub const STEP: Step = Step {
     postgres: &[(
         8,
         "-- Integration kinds are checked by svcgate, not by the schema: the type column loses its CHECK list.
-    ALTER TABLE integrations DROP CONSTRAINT IF EXISTS integrations_type_check;",
+    -- The name is the one PostgreSQL gave step 1's inline CHECK on `type`; no IF EXISTS, so a wrong one fails.
+    ALTER TABLE integrations DROP CONSTRAINT integrations_type_check;",
     )],
 };

@@ -88,7 +88,6 @@ fn apply_through(connection: &mut Connection, last: i64) -> rusqlite::Result<()>
     Ok(())
 }
 
-/// The highest migration number this build knows.
 /// The highest SQLite migration number this build knows.
 #[cfg(test)]
 pub fn latest() -> i64 {

@@ -36,15 +36,24 @@ pub struct Running {
 
 /// Prepares everything `serve` needs, binding the listener, without serving yet.
 pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
-    crate::util::identifier::set(&config.identifier_word).context("identifier_word")?;
-    let table = RuleTable::load(config.rules_dir.as_deref(), &config.identifier_word).context("rules")?;
+    crate::util::identifier::set(&config.rewrite.identifier_word).context("identifier_word")?;
+    let table = RuleTable::load(
+        config.rewrite.rules_dir.as_deref(),
+        &config.rewrite.identifier_word,
+    )
+    .context("rules")?;
     // The gateway's listener first: in dev mode the simulator names the gateway's address in its answers.
-    let listener = TcpListener::bind(config.listen)
+    let listener = TcpListener::bind(config.server.listen)
         .await
-        .with_context(|| format!("listening on {}", config.listen))?;
+        .with_context(|| format!("listening on {}", config.server.listen))?;
     let address = listener.local_addr()?;
-    let scheme = if config.tls.is_some() { "https" } else { "http" };
+    let scheme = if config.server.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
     let public_url = config
+        .server
         .public_url
         .clone()
         .unwrap_or_else(|| format!("{scheme}://{address}"));
@@ -60,7 +69,7 @@ pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
             // page chooses the demo user at first.
             let options = svc_sim::SimOptions {
                 root_token: DEV_ROOT_TOKEN.to_owned(),
-                identifier_word: config.identifier_word.clone(),
+                identifier_word: config.rewrite.identifier_word.clone(),
                 oauth_preselect: Some(svc_sim::DEMO_USERNAME.to_owned()),
                 external_url: Some(public_url.trim_end_matches('/').to_owned()),
                 ..svc_sim::SimOptions::default()
@@ -73,7 +82,7 @@ pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
             (url, Some(simulator), Some(demo))
         }
     };
-    let (data_dir, temporary_data_dir) = match &config.data_dir {
+    let (data_dir, temporary_data_dir) = match &config.store.data_dir {
         Some(dir) => (dir.clone(), None),
         None => {
             let dir = tempfile::Builder::new()
@@ -96,14 +105,12 @@ pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
     let outbox = Outbox {
         store: Arc::clone(&gateway.store),
         upstream: Arc::clone(&gateway.upstream),
-        service_token: config.service_token.clone(),
         public_url: public_url.clone(),
-        lease: config.outbox_lease,
-        keep_done: config.outbox_keep_done,
+        settings: config.outbox.clone(),
         metrics: Arc::clone(&gateway.metrics),
     };
     let outbox_task = tokio::spawn(outbox.run());
-    let usage_task = tokio::spawn(Arc::clone(&gateway.usage).run(config.usage_flush_interval));
+    let usage_task = tokio::spawn(Arc::clone(&gateway.usage).run(config.usage.flush_interval));
     let demo_alerts = match &demo {
         Some(demo) => Some(
             gateway
@@ -133,7 +140,7 @@ pub async fn prepare(config: &Config) -> anyhow::Result<Running> {
 /// `service_token` is configured.
 fn dev_setup(config: &Config, simulator: &svc_sim::SimHandle, public_url: &str) -> anyhow::Result<Config> {
     let mut config = config.clone();
-    if config.oauth.is_none() {
+    if config.pages.oauth.is_none() {
         let settings = crate::pages::oauth::OAuthSettings {
             client_id: "svcgate-dev".to_owned(),
             client_secret: crate::util::secret::random_hex(24).context("making the dev OAuth secret")?,
@@ -146,10 +153,10 @@ fn dev_setup(config: &Config, simulator: &svc_sim::SimHandle, public_url: &str) 
             redirect_uri: crate::pages::oauth::OAuthClient::redirect_uri(public_url),
             scopes: vec!["api".to_owned(), "read_api".to_owned(), "read_user".to_owned()],
         });
-        config.oauth = Some(settings);
+        config.pages.oauth = Some(settings);
     }
-    if config.service_token.is_none() {
-        config.service_token = Some(DEV_ROOT_TOKEN.to_owned());
+    if config.outbox.service_token.is_none() {
+        config.outbox.service_token = Some(DEV_ROOT_TOKEN.to_owned());
         config.alerts.service_token_set = true;
     }
     Ok(config)
@@ -168,7 +175,7 @@ impl Running {
         config: &Config,
         shutdown: impl std::future::Future<Output = ()>,
     ) -> anyhow::Result<()> {
-        let tls = match &config.tls {
+        let tls = match &config.server.tls {
             Some(tls) => Some(server::tls_acceptor(tls).context("TLS")?),
             None => None,
         };
@@ -179,10 +186,10 @@ impl Running {
             self.gateway,
             shutdown,
             server::Shutdown {
-                delay: config.shutdown_delay,
-                grace: config.shutdown_grace,
+                delay: config.server.shutdown_delay,
+                grace: config.server.shutdown_grace,
             },
-            config.connection_limits,
+            config.server.connection_limits,
         )
         .await;
         self.outbox_task.abort();
@@ -199,10 +206,14 @@ impl Running {
     /// The lines `serve --dev` prints so a newcomer can try the gateway at once.
     pub fn dev_banner(&self, config: &Config) -> Option<String> {
         let demo = self.demo.as_ref()?;
-        let scheme = if config.tls.is_some() { "https" } else { "http" };
+        let scheme = if config.server.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
         let listening = format!("{scheme}://{}", self.address);
         // Where it listens and where people reach it differ behind a proxy: both are said, each for what it is.
-        let (base, where_line) = match &config.public_url {
+        let (base, where_line) = match &config.server.public_url {
             Some(public) => {
                 let public = public.trim_end_matches('/').to_owned();
                 let line = format!("svcgate is listening on {listening}, reached at {public}");
@@ -299,10 +310,10 @@ pub async fn resolve_ids(
 /// (`secret_key`, or SQLite's `secret.key` file) that is not the one the store was set up with is refused here,
 /// before svcgate serves anything.
 async fn open_store(config: &Config, data_dir: &std::path::Path) -> anyhow::Result<Arc<dyn Store>> {
-    let Some(database) = &config.database else {
+    let Some(database) = &config.store.database else {
         let store = SqliteStore::open(data_dir)
             .with_context(|| format!("opening the store in {}", data_dir.display()))?
-            .with_min_free_bytes(config.ready_min_free_bytes);
+            .with_min_free_bytes(config.store.min_free_bytes);
         let key = crate::util::secret::load_key(config.alerts.secret_key, data_dir)
             .context("loading the secret key")?;
         store

@@ -335,7 +335,7 @@ fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let logging = match telemetry::init_logging(config.log_format, &config.log_level) {
+    let logging = match telemetry::init_logging(config.log.format, &config.log.level) {
         Ok(logging) => logging,
         Err(error) => return complain("svcgate", &format!("starting the log writer: {error}")),
     };

@@ -32,20 +32,27 @@ const SWEEP_EVERY: Duration = Duration::from_secs(3600);
 /// which alerts are written.
 const SWEEP_BATCH: u32 = 1000;
 
+/// The outbox's options: whose token it calls with, and how long claims and finished calls last.
+#[derive(Debug, Clone)]
+pub struct OutboxSettings {
+    /// svcgate's own backend token (`service_token`); without it no incident call can be made.
+    pub service_token: Option<String>,
+    /// How long a claimed call stays this process's before another replica may take it over (`outbox_lease`).
+    pub lease: Duration,
+    /// How long finished calls are kept (`outbox_keep_done`).
+    pub keep_done: Duration,
+}
+
 /// What the worker needs.
 pub struct Outbox {
     /// The store holding the outbox.
     pub store: Arc<dyn Store>,
     /// The backend.
     pub upstream: Arc<Upstream>,
-    /// svcgate's own backend token.
-    pub service_token: Option<String>,
     /// The gateway's public base URL, for links to alert pages.
     pub public_url: String,
-    /// How long a claimed call stays this process's (`outbox_lease`).
-    pub lease: Duration,
-    /// How long finished calls are kept (`outbox_keep_done`).
-    pub keep_done: Duration,
+    /// The token, lease and keeping time.
+    pub settings: OutboxSettings,
     /// Where accepted and failed calls are counted.
     pub metrics: Arc<Metrics>,
 }
@@ -67,7 +74,7 @@ impl Outbox {
     /// Removes the calls that finished more than `keep_done` ago: the incident stays linked from its alert, and
     /// calls still pending are kept however old. Every replica sweeps; removing twice removes nothing more.
     pub async fn sweep(&self) {
-        let keep = time::Duration::try_from(self.keep_done).unwrap_or(time::Duration::MAX);
+        let keep = time::Duration::try_from(self.settings.keep_done).unwrap_or(time::Duration::MAX);
         let Some(before) = time::OffsetDateTime::now_utc().checked_sub(keep) else {
             return;
         };
@@ -96,7 +103,11 @@ impl Outbox {
     pub async fn drain(&self) {
         let now = time::OffsetDateTime::now_utc();
         let claimed = Instant::now();
-        let due = match self.store.outbox_due(format_time(now), self.lease, 50).await {
+        let due = match self
+            .store
+            .outbox_due(format_time(now), self.settings.lease, 50)
+            .await
+        {
             Ok(due) => due,
             Err(error) => {
                 tracing::warn!(%error, "outbox: could not read due calls");
@@ -105,7 +116,7 @@ impl Outbox {
         };
         for item in due {
             // Past half the lease, another replica may soon take the rest over: leave them to the next claim.
-            if claimed.elapsed() > self.lease / 2 {
+            if claimed.elapsed() > self.settings.lease / 2 {
                 break;
             }
             let result = self.attempt(&item).await;
@@ -135,6 +146,7 @@ impl Outbox {
 
     async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Result<Value, String> {
         let token = self
+            .settings
             .service_token
             .as_deref()
             .ok_or("no service_token is configured, so svcgate cannot call the backend")?;

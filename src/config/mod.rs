@@ -6,11 +6,19 @@
 //! process environment directly, so tests touch neither disk nor the environment.
 //!
 //! This folder owns the options and nothing of what they configure: the `options!` table below (each option's
-//! name, kind, default and description), reading the layers, and validating them into [`Config`], whose parts are
-//! the components' own settings types ([`BackendConfig`], [`AlertConfig`], [`Limits`](crate::http::connections::Limits),
-//! [`PostgresOptions`](crate::store::PostgresOptions), [`OAuthSettings`](crate::pages::oauth::OAuthSettings), …).
-//! A new option is its line in `options!`, its field in its component's settings (or in [`Config`]), the line
-//! here that reads it into that field, and its row in the configuration reference.
+//! name, kind, default and description), reading the layers, and validating them into [`Config`], which is made
+//! of the components' own settings types: [`ServerSettings`] (here, as `server` sits above `config`),
+//! [`BackendConfig`], [`StoreSettings`], [`RewriteSettings`], [`UsageSettings`], [`AlertConfig`],
+//! [`OutboxSettings`], [`PageSettings`] and [`LogSettings`]; only `dev` and `worker_threads`, the wiring's own, are
+//! fields of [`Config`] itself.
+//!
+//! Adding an option takes three steps:
+//!
+//! 1. its line in `options!`: name, kind, default and description (it is then read from the file and from its
+//!    `SVCGATE_*` variable; a command-line flag is added in `main.rs` only for the few options that have one);
+//! 2. its field in its component's settings type, set from `options.<name>` where [`Config::from_raw`] builds that
+//!    type (each is built there once, in full, so the compiler points at the line to write);
+//! 3. its row in `docs/configuration.md`, showing its default (`tests/operations/cli.rs` fails until it has one).
 //!
 //! Files: `macros.rs` (what `options!` expands to), `kind.rs` (how each kind of option is written and checked),
 //! `tests.rs`. May use every layer below it (see `lib.rs`); no component uses `config` except the wiring above
@@ -23,13 +31,16 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::alerts::outbox::OutboxSettings;
 use crate::alerts::settings::{AlertConfig, Edition};
 use crate::backend::upstream::BackendConfig;
-use crate::http::connections::ServerTls;
-use crate::pages::SignInLimits;
+use crate::http::connections::{Limits, ServerTls};
+use crate::pages::{PageSettings, SignInLimits};
 use crate::rewrite::shape::ShapeMode;
+use crate::rewrite::usage::UsageSettings;
 use crate::rewrite::RewriteSettings;
-use crate::telemetry::LogFormat;
+use crate::store::StoreSettings;
+use crate::telemetry::{LogFormat, LogSettings};
 
 /// A configuration error: always one line that names the option or file at fault.
 #[derive(Debug, thiserror::Error)]
@@ -405,69 +416,54 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The validated configuration the gateway runs with.
+/// The validated configuration the gateway runs with: each component's settings, and the wiring's own options.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// Listening address.
-    pub listen: SocketAddr,
+    /// The front door's settings: where it listens, TLS, client connections, shutdown, readiness and metrics.
+    pub server: ServerSettings,
     /// Backend connection settings; `url` is `None` only with `dev`, where the simulator provides it.
     pub backend: BackendConfig,
-    /// Store directory; `None` means a temporary one (only allowed with `dev` or `database`).
-    pub data_dir: Option<PathBuf>,
-    /// PostgreSQL, when state is shared by replicas there instead of the embedded store.
-    pub database: Option<crate::store::PostgresOptions>,
+    /// Which store to open: SQLite in a directory, or PostgreSQL shared by replicas.
+    pub store: StoreSettings,
+    /// V3 translation settings, the rule table's included.
+    pub rewrite: RewriteSettings,
+    /// V3 usage counts.
+    pub usage: UsageSettings,
+    /// Alert settings.
+    pub alerts: AlertConfig,
+    /// The incident outbox.
+    pub outbox: OutboxSettings,
+    /// The browser pages: sessions and signing in.
+    pub pages: PageSettings,
+    /// Logging.
+    pub log: LogSettings,
+    /// Run with the in-process simulator (the wiring's own option).
+    pub dev: bool,
+    /// Runtime threads; `None` means one per core (the wiring's own option).
+    pub worker_threads: Option<usize>,
+}
+
+/// The settings of the front door ([`crate::server`]), which sits above `config` and so has its type here.
+#[derive(Debug, Clone)]
+pub struct ServerSettings {
+    /// Listening address.
+    pub listen: SocketAddr,
+    /// TLS for clients, if configured.
+    pub tls: Option<ServerTls>,
     /// Public base URL, if configured.
     pub public_url: Option<String>,
     /// Peers whose `X-Forwarded-Proto` says how the client reached them (empty: nobody's).
     pub trusted_proxies: Vec<ipnet::IpNet>,
-    /// Run with the in-process simulator.
-    pub dev: bool,
-    /// TLS for clients, if configured.
-    pub tls: Option<ServerTls>,
+    /// Bounds on client connections: how many, and how long one may send nothing.
+    pub connection_limits: Limits,
     /// Grace period for in-flight requests at shutdown.
     pub shutdown_grace: Duration,
     /// Pause between the shutdown signal and closing the listener, readiness failing meanwhile.
     pub shutdown_delay: Duration,
-    /// Bounds on client connections: how many, and how long one may send nothing.
-    pub connection_limits: crate::http::connections::Limits,
-    /// Log format.
-    pub log_format: LogFormat,
-    /// Log filter.
-    pub log_level: String,
-    /// Rule directory replacing the built-in table.
-    pub rules_dir: Option<PathBuf>,
-    /// The server's brand word in route and field names (`svc` in `svc_ci_ymls`).
-    pub identifier_word: String,
-    /// Time a client body read whole may take to arrive.
-    pub body_read_timeout: Duration,
-    /// Token for the gateway's own backend calls.
-    pub service_token: Option<String>,
-    /// How long a claimed incident call is owned before another replica may take it over.
-    pub outbox_lease: Duration,
-    /// How long finished incident calls are kept.
-    pub outbox_keep_done: Duration,
-    /// V3 translation settings.
-    pub rewrite: RewriteSettings,
-    /// Alert settings.
-    pub alerts: AlertConfig,
-    /// How long a page session lasts.
-    pub session_ttl: Duration,
-    /// svcgate's OAuth application on the server, when people sign in through it.
-    pub oauth: Option<crate::pages::oauth::OAuthSettings>,
-    /// The limits of signing in through the server\'s OAuth.
-    pub sign_in: SignInLimits,
-    /// Runtime threads; `None` means one per core.
-    pub worker_threads: Option<usize>,
-    /// How often V3 usage counts are written.
-    pub usage_flush_interval: Duration,
-    /// Clients kept per V3 route.
-    pub usage_max_clients_per_route: usize,
-    /// Longest a metrics scrape waits for the store's counts.
-    pub metrics_store_timeout: Duration,
     /// Longest a readiness check waits for the store.
     pub ready_timeout: Duration,
-    /// Free space readiness asks of the SQLite data directory's file system.
-    pub ready_min_free_bytes: u64,
+    /// Longest a metrics scrape waits for the store's counts.
+    pub metrics_store_timeout: Duration,
 }
 
 impl Config {
@@ -567,14 +563,24 @@ impl Config {
                 ))
             }
         };
-        let connection_limits = crate::http::connections::Limits {
+        let connection_limits = Limits {
             max_connections: max_connections(options.max_connections)?,
             header_timeout: options.client_header_timeout,
             idle_timeout: options.client_idle_timeout,
             write_timeout: options.client_write_timeout,
         };
         Ok(Config {
-            listen: options.listen,
+            server: ServerSettings {
+                listen: options.listen,
+                tls,
+                public_url: options.public_url.clone(),
+                trusted_proxies: options.trusted_proxies.unwrap_or_default(),
+                connection_limits,
+                shutdown_grace: options.shutdown_grace,
+                shutdown_delay: options.shutdown_delay,
+                ready_timeout: options.ready_timeout,
+                metrics_store_timeout: options.metrics_store_timeout,
+            },
             backend: BackendConfig {
                 url,
                 ca_bundle: options.backend_ca_bundle,
@@ -586,21 +592,14 @@ impl Config {
                 memory_budget_bytes: options.rewrite_memory_budget_bytes,
                 upgrade_idle_timeout: options.upgrade_idle_timeout,
             },
-            data_dir: options.data_dir,
-            database,
-            public_url: options.public_url.clone(),
-            trusted_proxies: options.trusted_proxies.unwrap_or_default(),
-            dev,
-            tls,
-            shutdown_grace: options.shutdown_grace,
-            shutdown_delay: options.shutdown_delay,
-            connection_limits,
-            log_format: options.log_format,
-            log_level: options.log_level,
-            rules_dir: options.rules_dir,
-            identifier_word: options.identifier_word,
-            body_read_timeout: options.body_read_timeout,
+            store: StoreSettings {
+                data_dir: options.data_dir,
+                database,
+                min_free_bytes: options.ready_min_free_bytes as u64,
+            },
             rewrite: RewriteSettings {
+                rules_dir: options.rules_dir,
+                identifier_word: options.identifier_word,
                 shapes: options.response_shapes,
                 max_body: options.max_rewrite_body_bytes,
                 max_collected: options.max_collected_items,
@@ -608,9 +607,13 @@ impl Config {
                 item_fetch_cache_ttl: options.item_fetch_cache_ttl,
                 id_cache_entries: options.id_cache_entries,
                 id_lookup_max_pages: options.id_lookup_max_pages,
-                public_url: options.public_url.clone(),
+                public_url: options.public_url,
                 max_backend_calls: options.max_backend_calls_per_request,
                 body_read_timeout: options.body_read_timeout,
+            },
+            usage: UsageSettings {
+                flush_interval: options.usage_flush_interval,
+                max_clients_per_route: options.usage_max_clients_per_route,
             },
             alerts: AlertConfig {
                 service_token_set: options.service_token.is_some(),
@@ -628,25 +631,29 @@ impl Config {
                 body_stall_timeout: options.alert_body_stall_timeout,
                 body_read_timeout: options.body_read_timeout,
             },
-            service_token: options.service_token,
-            outbox_lease: options.outbox_lease,
-            outbox_keep_done: options.outbox_keep_done,
-            session_ttl: options.session_ttl,
-            oauth,
-            sign_in: SignInLimits {
-                refresh_margin: options.oauth_refresh_margin,
-                refresh_retry: options.oauth_refresh_retry,
-                // A refresh is one call to the backend: a response head and a body, each within the backend
-                // timeout. The whole call is cut there, and the claim on it (derived in session.rs) outlasts it.
-                refresh_timeout: options.backend_timeout.saturating_mul(2),
-                pending_sign_ins: u64::try_from(options.oauth_pending_sign_ins).unwrap_or(u64::MAX),
+            outbox: OutboxSettings {
+                service_token: options.service_token,
+                lease: options.outbox_lease,
+                keep_done: options.outbox_keep_done,
             },
+            pages: PageSettings {
+                session_ttl: options.session_ttl,
+                oauth,
+                sign_in: SignInLimits {
+                    refresh_margin: options.oauth_refresh_margin,
+                    refresh_retry: options.oauth_refresh_retry,
+                    // A refresh is one call to the backend: a response head and a body, each within the backend
+                    // timeout. The whole call is cut there, and the claim on it (derived in session.rs) outlasts it.
+                    refresh_timeout: options.backend_timeout.saturating_mul(2),
+                    pending_sign_ins: u64::try_from(options.oauth_pending_sign_ins).unwrap_or(u64::MAX),
+                },
+            },
+            log: LogSettings {
+                format: options.log_format,
+                level: options.log_level,
+            },
+            dev,
             worker_threads: options.worker_threads,
-            usage_flush_interval: options.usage_flush_interval,
-            usage_max_clients_per_route: options.usage_max_clients_per_route,
-            metrics_store_timeout: options.metrics_store_timeout,
-            ready_timeout: options.ready_timeout,
-            ready_min_free_bytes: options.ready_min_free_bytes as u64,
         })
     }
 

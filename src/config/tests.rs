@@ -28,9 +28,9 @@ fn file_then_environment_then_flags_in_rising_precedence() {
         ..RawConfig::default()
     };
     let config = Config::from_raw(file.overlay(environment).overlay(flags)).unwrap();
-    assert_eq!(config.listen.port(), 3);
+    assert_eq!(config.server.listen.port(), 3);
     assert_eq!(config.backend.url.unwrap().host(), Some("env"));
-    assert_eq!(config.log_format, LogFormat::Json);
+    assert_eq!(config.log.format, LogFormat::Json);
 }
 
 #[test]
@@ -106,14 +106,14 @@ fn oauth_sign_in_needs_both_the_client_id_and_its_secret_and_never_shows_the_sec
         ..RawConfig::default()
     };
     let config = Config::from_raw(raw(Some("app"), Some("s3cret"))).unwrap();
-    let oauth = config.oauth.clone().unwrap();
+    let oauth = config.pages.oauth.clone().unwrap();
     assert_eq!(
         (oauth.client_id.as_str(), oauth.scopes.as_str()),
         ("app", "read_api")
     );
-    assert_eq!(config.sign_in.refresh_margin, Duration::from_secs(60));
+    assert_eq!(config.pages.sign_in.refresh_margin, Duration::from_secs(60));
     assert!(!format!("{config:?}").contains("s3cret"));
-    assert!(Config::from_raw(raw(None, None)).unwrap().oauth.is_none());
+    assert!(Config::from_raw(raw(None, None)).unwrap().pages.oauth.is_none());
     let error = Config::from_raw(raw(Some("app"), None)).unwrap_err();
     assert!(error.to_string().contains("oauth_client_secret"), "{error}");
     let error = Config::from_raw(raw(None, Some("s3cret"))).unwrap_err();
@@ -127,7 +127,7 @@ fn trusted_proxies_take_addresses_and_ranges_and_name_a_bad_one() {
         "t.toml",
     )
     .unwrap();
-    let proxies = Config::from_raw(raw).unwrap().trusted_proxies;
+    let proxies = Config::from_raw(raw).unwrap().server.trusted_proxies;
     let covers = |address: &str| {
         proxies
             .iter()
@@ -142,7 +142,7 @@ fn trusted_proxies_take_addresses_and_ranges_and_name_a_bad_one() {
         "{error}"
     );
     let none = Config::from_raw(RawConfig::from_toml("dev = true", "t.toml").unwrap()).unwrap();
-    assert!(none.trusted_proxies.is_empty());
+    assert!(none.server.trusted_proxies.is_empty());
 }
 
 #[test]
@@ -223,7 +223,7 @@ fn postgresql_needs_a_postgres_url_and_a_shared_secret_key() {
     };
     let key = "00".repeat(32);
     let config = Config::from_raw(raw("postgres://svcgate@db/svcgate", Some(&key))).unwrap();
-    assert_eq!(config.database.map(|database| database.pool_size), Some(16));
+    assert_eq!(config.store.database.map(|database| database.pool_size), Some(16));
     let error = Config::from_raw(raw("postgres://svcgate@db/svcgate", None)).unwrap_err();
     assert!(error.to_string().contains("secret_key"), "{error}");
     let error = Config::from_raw(raw("mysql://db", Some(&key))).unwrap_err();
@@ -299,7 +299,7 @@ fn declared_defaults_are_shown_as_written_and_apply() {
     assert_eq!(config.backend.timeout, Duration::from_secs(60));
     assert_eq!(config.alerts.edition, Edition::Premium);
     assert_eq!(config.alerts.rate_limit, None);
-    assert_eq!(config.listen, "127.0.0.1:8080".parse().unwrap());
+    assert_eq!(config.server.listen, "127.0.0.1:8080".parse().unwrap());
     assert!(options().iter().all(|option| !option.doc().is_empty()));
 }
 

@@ -73,6 +73,17 @@ pub struct SignInLimits {
     pub pending_sign_ins: u64,
 }
 
+/// The pages' options: how long a session lasts and how people sign in through the svc server.
+#[derive(Debug, Clone)]
+pub struct PageSettings {
+    /// How long a page session lasts after sign-in (`session_ttl`).
+    pub session_ttl: Duration,
+    /// svcgate's OAuth application on the server, when people sign in through it (`oauth_client_id`, …).
+    pub oauth: Option<oauth::OAuthSettings>,
+    /// The limits of signing in through the server's OAuth.
+    pub sign_in: SignInLimits,
+}
+
 impl Pages {
     /// Pages with sessions lasting `session_ttl`, signing in through `oauth` when it is set up (OAuth tokens
     /// refreshed `refresh_margin` before they expire, one replica at a time for at most `refresh_lease`) and by

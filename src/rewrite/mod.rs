@@ -79,6 +79,10 @@ pub(crate) fn is_github_compat(path: &str) -> bool {
 /// Settings of the translator.
 #[derive(Debug, Clone)]
 pub struct RewriteSettings {
+    /// Directory of rule files replacing the built-in table (`rules_dir`).
+    pub rules_dir: Option<std::path::PathBuf>,
+    /// The server's brand word in route and field names (`identifier_word`, `svc` in `svc_ci_ymls`).
+    pub identifier_word: String,
     /// Strict or tolerant V3 shapes.
     pub shapes: ShapeMode,
     /// Largest body read into memory for reshaping.

@@ -77,6 +77,15 @@ pub fn route_of_path(method: &str, path: &str) -> String {
     format!("{method} {} (no rule)", folded.join("/"))
 }
 
+/// The usage counts' options.
+#[derive(Debug, Clone, Copy)]
+pub struct UsageSettings {
+    /// How often gathered counts are written to the store (`usage_flush_interval`).
+    pub flush_interval: Duration,
+    /// Clients kept per route; the least recent are folded into `others` (`usage_max_clients_per_route`).
+    pub max_clients_per_route: usize,
+}
+
 impl UsageRecorder {
     /// A recorder writing to `store`, asking `access` who callers are, keeping `max_clients` clients a route and
     /// at most `max_callers` callers' names in memory.

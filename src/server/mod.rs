@@ -118,15 +118,16 @@ impl Gateway {
             Arc::clone(&secret),
         );
         let oauth = config
+            .pages
             .oauth
             .clone()
             .map(|settings| crate::pages::oauth::OAuthClient::new(settings, Arc::clone(&upstream)));
         let pages = Pages::new(
-            config.session_ttl,
+            config.pages.session_ttl,
             Arc::clone(&store),
             secret,
             oauth,
-            config.sign_in,
+            config.pages.sign_in,
         );
         Ok(Arc::new(Gateway {
             upstream,
@@ -134,12 +135,12 @@ impl Gateway {
             metrics,
             store,
             alerts,
-            public_url: config.public_url.clone(),
-            trusted_proxies: config.trusted_proxies.clone(),
+            public_url: config.server.public_url.clone(),
+            trusted_proxies: config.server.trusted_proxies.clone(),
             pages,
             health: internal::Health::new(),
-            metrics_store_timeout: config.metrics_store_timeout,
-            ready_timeout: config.ready_timeout,
+            metrics_store_timeout: config.server.metrics_store_timeout,
+            ready_timeout: config.server.ready_timeout,
             answers_favicon: config.dev && config.backend.url.is_none(),
             usage: Arc::new(UsageRecorder::new(
                 Arc::clone(&store_for_usage),
@@ -148,7 +149,7 @@ impl Gateway {
                     config.alerts.access_cache_ttl,
                     config.alerts.access_cache_entries,
                 ),
-                config.usage_max_clients_per_route,
+                config.usage.max_clients_per_route,
                 config.alerts.access_cache_entries,
             )),
         }))

@@ -63,6 +63,17 @@ pub use records::{
 };
 pub use sqlite::SqliteStore;
 
+/// Which store to open and what readiness asks of it.
+#[derive(Debug, Clone)]
+pub struct StoreSettings {
+    /// The SQLite store's directory (`data_dir`); `None` means a temporary one (only with `dev` or `database`).
+    pub data_dir: Option<std::path::PathBuf>,
+    /// PostgreSQL, when replicas share state there instead of the embedded store (`database_url`, …).
+    pub database: Option<PostgresOptions>,
+    /// Free space readiness asks of the SQLite data directory's file system (`ready_min_free_bytes`).
+    pub min_free_bytes: u64,
+}
+
 /// A boxed future returned by the store's methods.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
 

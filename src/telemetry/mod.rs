@@ -43,6 +43,15 @@ pub enum LogFormat {
     Json,
 }
 
+/// How the gateway logs.
+#[derive(Debug, Clone)]
+pub struct LogSettings {
+    /// Text or JSON lines (`log_format`).
+    pub format: LogFormat,
+    /// The filter, in `tracing` syntax (`log_level`).
+    pub level: String,
+}
+
 /// Label values of the alert intake counter: every `outcome` it may carry.
 pub mod outcomes {
     /// A new alert was opened.

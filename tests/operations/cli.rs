@@ -591,7 +591,7 @@ fn every_relation_the_readme_states_between_options_is_checked_at_start() -> any
         ("SVCGATE_MAX_REWRITE_BODY_BYTES", "1000"),
         ("SVCGATE_REWRITE_MEMORY_BUDGET_BYTES", "1000"),
     ])?;
-    assert_eq!(config.outbox_lease, Duration::from_secs(61));
+    assert_eq!(config.outbox.lease, Duration::from_secs(61));
     Ok(())
 }
 

@@ -28,6 +28,12 @@ pub async fn start() -> SimHandle {
     svc_sim::spawn(listener, ROOT).await.unwrap()
 }
 
+/// Starts a simulator with `options` on a free loopback port.
+pub async fn start_with(options: svc_sim::SimOptions) -> SimHandle {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    svc_sim::spawn_with(listener, options).await.unwrap()
+}
+
 /// Sends `body` with an optional token and content type.
 pub async fn send(
     sim: &SimHandle,

@@ -495,12 +495,11 @@ async fn the_identifier_word_names_the_ci_template_routes() {
     )
     .await;
     assert_eq!(r.status, StatusCode::OK);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let options = svc_sim::SimOptions {
         identifier_word: "acme".into(),
         ..svc_sim::SimOptions::default()
     };
-    let acme = svc_sim::spawn_with(listener, options).await.unwrap();
+    let acme = start_with(options).await;
     let r = call(
         &acme,
         Method::GET,

@@ -14,18 +14,6 @@ async fn ok(sim: &svc_sim::SimHandle, method: Method, path: &str, body: Option<V
     r.body
 }
 
-/// Creates a project with a README on `main` and returns its id.
-async fn project(sim: &svc_sim::SimHandle, name: &str) -> u64 {
-    let p = ok(
-        sim,
-        Method::POST,
-        "/api/v4/projects",
-        Some(json!({"name": name, "initialize_with_readme": true})),
-    )
-    .await;
-    p["id"].as_u64().unwrap()
-}
-
 fn iids(list: &Value) -> Vec<u64> {
     let mut found: Vec<u64> = list
         .as_array()
@@ -42,7 +30,7 @@ fn iids(list: &Value) -> Vec<u64> {
 #[tokio::test]
 async fn issue_and_merge_request_lists_take_no_milestone_and_any_milestone() {
     let sim = start().await;
-    let pid = project(&sim, "ms").await;
+    let pid = project_id(&sim, ROOT, "ms", None).await;
     let m = ok(
         &sim,
         Method::POST,
@@ -104,7 +92,7 @@ async fn issue_and_merge_request_lists_take_no_milestone_and_any_milestone() {
 #[tokio::test]
 async fn boolean_parameters_take_grapes_words_exactly() {
     let sim = start().await;
-    let pid = project(&sim, "bools").await;
+    let pid = project_id(&sim, ROOT, "bools", None).await;
     let issues = format!("/api/v4/projects/{pid}/issues");
     let r = send(
         &sim,
@@ -158,7 +146,7 @@ async fn boolean_parameters_take_grapes_words_exactly() {
 #[tokio::test]
 async fn issue_and_merge_request_titles_over_255_characters_are_refused() {
     let sim = start().await;
-    let pid = project(&sim, "titles").await;
+    let pid = project_id(&sim, ROOT, "titles", None).await;
     let too_long = "é".repeat(256);
     let just_right = format!("  {}  ", "é".repeat(255));
     let message = json!({"message": {"title": ["is too long (maximum is 255 characters)"]}});
@@ -214,7 +202,7 @@ async fn issue_and_merge_request_titles_over_255_characters_are_refused() {
 #[tokio::test]
 async fn a_commit_answers_without_stats_when_stats_is_false() {
     let sim = start().await;
-    let pid = project(&sim, "stats").await;
+    let pid = project_id(&sim, ROOT, "stats", None).await;
     let commit = format!("/api/v4/projects/{pid}/repository/commits/main");
     let with = ok(&sim, Method::GET, &commit, None).await;
     assert!(with["stats"]["total"].as_u64().is_some(), "{with}");
@@ -305,7 +293,7 @@ async fn group_project_lists_filter_by_visibility_and_archived() {
 #[tokio::test]
 async fn a_project_without_issues_has_no_open_issues_count() {
     let sim = start().await;
-    let pid = project(&sim, "quiet").await;
+    let pid = project_id(&sim, ROOT, "quiet", None).await;
     let path = format!("/api/v4/projects/{pid}");
     let p = ok(&sim, Method::GET, &path, None).await;
     assert_eq!(p["open_issues_count"], 0);
@@ -329,7 +317,7 @@ async fn a_project_without_issues_has_no_open_issues_count() {
 #[tokio::test]
 async fn award_emoji_aliases_are_stored_under_their_canonical_names() {
     let sim = start().await;
-    let pid = project(&sim, "awards").await;
+    let pid = project_id(&sim, ROOT, "awards", None).await;
     let issues = format!("/api/v4/projects/{pid}/issues");
     ok(&sim, Method::POST, &issues, Some(json!({"title": "vote"}))).await;
     let awards = format!("{issues}/1/award_emoji");
@@ -367,7 +355,7 @@ async fn award_emoji_aliases_are_stored_under_their_canonical_names() {
 #[tokio::test]
 async fn contributors_report_zero_additions_and_deletions() {
     let sim = start().await;
-    let pid = project(&sim, "contrib").await;
+    let pid = project_id(&sim, ROOT, "contrib", None).await;
     ok(
         &sim,
         Method::POST,

@@ -10,43 +10,6 @@ use serde_json::{json, Value};
 mod common;
 use common::*;
 
-/// Creates a group as root and returns its id.
-async fn group(sim: &svc_sim::SimHandle, path: &str, visibility: &str) -> u64 {
-    let g = ok(
-        sim,
-        Method::POST,
-        "/api/v4/groups",
-        ROOT,
-        Some(json!({"name": path, "path": path, "visibility": visibility})),
-    )
-    .await;
-    g["id"].as_u64().unwrap()
-}
-
-/// Adds `user` to group `gid` at `level`.
-async fn group_member(sim: &svc_sim::SimHandle, gid: u64, user: u64, level: u64) {
-    ok(
-        sim,
-        Method::POST,
-        &format!("/api/v4/groups/{gid}/members"),
-        ROOT,
-        Some(json!({"user_id": user, "access_level": level})),
-    )
-    .await;
-}
-
-/// Creates a project with a README as the token's user and returns it.
-async fn project(sim: &svc_sim::SimHandle, token: &str, name: &str, visibility: &str) -> Value {
-    ok(
-        sim,
-        Method::POST,
-        "/api/v4/projects",
-        token,
-        Some(json!({"name": name, "visibility": visibility, "initialize_with_readme": true})),
-    )
-    .await
-}
-
 fn ids(list: &Value) -> Vec<u64> {
     list.as_array()
         .unwrap()
@@ -70,11 +33,11 @@ async fn group_details_list_the_projects_shared_with_the_group() {
         Some(json!({"name": "inside", "namespace_id": gid, "visibility": "public"})),
     )
     .await;
-    let shared = project(&sim, ROOT, "lent", "private").await;
+    let shared = project(&sim, ROOT, "lent", Some("private")).await;
     let spid = shared["id"].as_u64().unwrap();
     let (member, member_token) = sim.create_user("member", false);
     let (_, outsider_token) = sim.create_user("outsider", false);
-    group_member(&sim, gid, member, 30).await;
+    add_member(&sim, "groups", gid, member, 30).await;
 
     let detail = ok(&sim, Method::GET, &format!("/api/v4/groups/{gid}"), ROOT, None).await;
     assert_eq!(detail["shared_projects"], json!([]));
@@ -147,9 +110,9 @@ async fn transferring_to_a_namespace_takes_an_id_or_a_path_and_answers_v4_refusa
     let maintained = group(&sim, "maintained", "private").await;
     let developed = group(&sim, "developed", "private").await;
     let foreign = group(&sim, "foreign", "private").await;
-    group_member(&sim, maintained, alice, 40).await;
-    group_member(&sim, developed, alice, 30).await;
-    let p = project(&sim, &alice_token, "mover", "private").await;
+    add_member(&sim, "groups", maintained, alice, 40).await;
+    add_member(&sim, "groups", developed, alice, 30).await;
+    let p = project(&sim, &alice_token, "mover", Some("private")).await;
     let path = format!("/api/v4/projects/{}/transfer", p["id"]);
     let refused = |reason: &str| json!({"message": format!("Failed to transfer project {{:new_namespace=>[\"{reason}\"]}}")});
 
@@ -268,7 +231,7 @@ async fn posting_a_project_to_a_group_takes_its_id_or_url_encoded_path() {
     let sim = start().await;
     let gid = group(&sim, "target", "private").await;
     let (_, bob_token) = sim.create_user("bob", false);
-    let p = project(&sim, &bob_token, "given", "private").await;
+    let p = project(&sim, &bob_token, "given", Some("private")).await;
     let pid = p["id"].as_u64().unwrap();
 
     let r = call(
@@ -358,7 +321,7 @@ async fn posting_a_project_to_a_group_takes_its_id_or_url_encoded_path() {
 #[tokio::test]
 async fn a_project_hook_put_without_url_is_refused() {
     let sim = start().await;
-    let p = project(&sim, ROOT, "hooked", "private").await;
+    let p = project(&sim, ROOT, "hooked", Some("private")).await;
     let pid = p["id"].as_u64().unwrap();
     let (dev, dev_token) = sim.create_user("dev", false);
     ok(
@@ -433,7 +396,7 @@ async fn a_project_hook_put_without_url_is_refused() {
 #[tokio::test]
 async fn trigger_variables_and_refs_are_refused_with_v4_texts() {
     let sim = start().await;
-    let p = project(&sim, ROOT, "triggered", "private").await;
+    let p = project(&sim, ROOT, "triggered", Some("private")).await;
     let pid = p["id"].as_u64().unwrap();
     let branch = p["default_branch"].as_str().unwrap().to_string();
     let trigger = ok(
@@ -496,7 +459,7 @@ async fn trigger_variables_and_refs_are_refused_with_v4_texts() {
 #[tokio::test]
 async fn an_environment_slug_is_refused_as_a_parameter_error() {
     let sim = start().await;
-    let p = project(&sim, ROOT, "deployed", "private").await;
+    let p = project(&sim, ROOT, "deployed", Some("private")).await;
     let pid = p["id"].as_u64().unwrap();
     let refused = (
         StatusCode::BAD_REQUEST,
@@ -539,7 +502,7 @@ async fn an_environment_slug_is_refused_as_a_parameter_error() {
 #[tokio::test]
 async fn an_unknown_ref_is_named_as_v4_names_it() {
     let sim = start().await;
-    let p = project(&sim, ROOT, "refs", "private").await;
+    let p = project(&sim, ROOT, "refs", Some("private")).await;
     let pid = p["id"].as_u64().unwrap();
     let branch = p["default_branch"].as_str().unwrap().to_string();
     let r = call(
@@ -596,7 +559,7 @@ async fn an_unknown_ref_is_named_as_v4_names_it() {
 #[tokio::test]
 async fn issue_and_merge_request_votes_count_thumbs_awards() {
     let sim = start().await;
-    let p = project(&sim, ROOT, "voted", "public").await;
+    let p = project(&sim, ROOT, "voted", Some("public")).await;
     let pid = p["id"].as_u64().unwrap();
     let branch = p["default_branch"].as_str().unwrap().to_string();
     let (_, voter) = sim.create_user("voter", false);
@@ -688,8 +651,8 @@ async fn only_an_owner_renames_a_project_while_a_maintainer_may_change_its_path(
     let (owner, owner_token) = sim.create_user("owner", false);
     let (maintainer, maintainer_token) = sim.create_user("keeper", false);
     let gid = group(&sim, "crew", "private").await;
-    group_member(&sim, gid, owner, 50).await;
-    group_member(&sim, gid, maintainer, 40).await;
+    add_member(&sim, "groups", gid, owner, 50).await;
+    add_member(&sim, "groups", gid, maintainer, 40).await;
     let p = ok(
         &sim,
         Method::POST,
@@ -752,7 +715,7 @@ async fn a_group_project_list_includes_shared_projects_unless_with_shared_is_fal
         Some(json!({"name": "home", "namespace_id": gid})),
     )
     .await;
-    let lent = project(&sim, ROOT, "guest-project", "private").await;
+    let lent = project(&sim, ROOT, "guest-project", Some("private")).await;
     ok(
         &sim,
         Method::POST,

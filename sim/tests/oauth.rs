@@ -12,23 +12,18 @@ use common::*;
 const REDIRECT: &str = "https://svcgate.example/-/svcgate/oauth/callback";
 
 async fn provider(sign_in_as: Option<&str>) -> svc_sim::SimHandle {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    svc_sim::spawn_with(
-        listener,
-        SimOptions {
-            oauth_application: Some(OAuthApplication {
-                name: "svcgate".into(),
-                client_id: "app".into(),
-                secret: "secret".into(),
-                redirect_uri: REDIRECT.into(),
-                scopes: vec!["read_api".into()],
-            }),
-            oauth_sign_in_as: sign_in_as.map(str::to_owned),
-            ..SimOptions::default()
-        },
-    )
+    start_with(SimOptions {
+        oauth_application: Some(OAuthApplication {
+            name: "svcgate".into(),
+            client_id: "app".into(),
+            secret: "secret".into(),
+            redirect_uri: REDIRECT.into(),
+            scopes: vec!["read_api".into()],
+        }),
+        oauth_sign_in_as: sign_in_as.map(str::to_owned),
+        ..SimOptions::default()
+    })
     .await
-    .unwrap()
 }
 
 fn form(pairs: &[(&str, &str)]) -> Vec<u8> {

@@ -9,19 +9,6 @@ use serde_json::{json, Value};
 mod common;
 use common::*;
 
-/// Creates a project as root and returns its id.
-async fn project(sim: &svc_sim::SimHandle, name: &str) -> u64 {
-    let p = ok(
-        sim,
-        Method::POST,
-        "/api/v4/projects",
-        ROOT,
-        Some(json!({"name": name, "visibility": "public", "initialize_with_readme": true})),
-    )
-    .await;
-    p["id"].as_u64().unwrap()
-}
-
 /// The notes of an issue or merge request, oldest first: (body, system, author username).
 async fn notes(sim: &svc_sim::SimHandle, path: &str) -> Vec<(String, bool, String)> {
     let list = ok(sim, Method::GET, &format!("{path}/notes?sort=asc"), ROOT, None).await;
@@ -73,7 +60,7 @@ fn names(events: &[Value]) -> Vec<String> {
 #[tokio::test]
 async fn closing_and_reopening_an_issue_adds_system_notes_the_notes_api_lists() {
     let sim = start().await;
-    let pid = project(&sim, "notes").await;
+    let pid = project_id(&sim, ROOT, "notes", Some("public")).await;
     let p = format!("/api/v4/projects/{pid}");
     ok(
         &sim,
@@ -147,7 +134,7 @@ async fn closing_and_reopening_an_issue_adds_system_notes_the_notes_api_lists() 
 #[tokio::test]
 async fn closing_reopening_and_merging_a_merge_request_add_system_notes() {
     let sim = start().await;
-    let pid = project(&sim, "mr-notes").await;
+    let pid = project_id(&sim, ROOT, "mr-notes", Some("public")).await;
     let p = format!("/api/v4/projects/{pid}");
     ok(
         &sim,
@@ -229,7 +216,7 @@ async fn closing_reopening_and_merging_a_merge_request_add_system_notes() {
 #[tokio::test]
 async fn project_events_record_creation_members_issue_and_merge_request_states_and_pushes() {
     let sim = start().await;
-    let pid = project(&sim, "events").await;
+    let pid = project_id(&sim, ROOT, "events", Some("public")).await;
     let p = format!("/api/v4/projects/{pid}");
     let (dev, dev_token) = sim.create_user("dev", false);
     ok(
@@ -427,7 +414,7 @@ async fn project_events_record_creation_members_issue_and_merge_request_states_a
 #[tokio::test]
 async fn adding_a_requester_as_a_member_removes_their_access_request() {
     let sim = start().await;
-    let pid = project(&sim, "asked").await;
+    let pid = project_id(&sim, ROOT, "asked", Some("public")).await;
     let group = ok(
         &sim,
         Method::POST,
@@ -491,7 +478,7 @@ async fn adding_a_requester_as_a_member_removes_their_access_request() {
 #[tokio::test]
 async fn updating_fields_writes_the_system_notes_v4_writes() {
     let sim = start().await;
-    let pid = project(&sim, "changes").await;
+    let pid = project_id(&sim, ROOT, "changes", Some("public")).await;
     let p = format!("/api/v4/projects/{pid}");
     let (dev, _) = sim.create_user("dev", false);
     ok(
@@ -628,8 +615,8 @@ async fn updating_fields_writes_the_system_notes_v4_writes() {
 #[tokio::test]
 async fn moving_an_issue_copies_its_notes_and_writes_moved_notes_with_relative_references() {
     let sim = start().await;
-    let from = project(&sim, "from").await;
-    let to = project(&sim, "to").await;
+    let from = project_id(&sim, ROOT, "from", Some("public")).await;
+    let to = project_id(&sim, ROOT, "to", Some("public")).await;
     let (mover, mover_token) = sim.create_user("mover", false);
     for pid in [from, to] {
         ok(

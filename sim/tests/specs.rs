@@ -10,31 +10,6 @@ use serde_json::{json, Value};
 mod common;
 use common::*;
 
-/// Creates a project with a README (default branch `main`) as root and returns its id.
-async fn project(sim: &svc_sim::SimHandle, name: &str, visibility: &str) -> u64 {
-    let p = ok(
-        sim,
-        Method::POST,
-        "/api/v4/projects",
-        ROOT,
-        Some(json!({"name": name, "visibility": visibility, "initialize_with_readme": true})),
-    )
-    .await;
-    p["id"].as_u64().unwrap()
-}
-
-/// Adds `user` to project `pid` at `level`.
-async fn member(sim: &svc_sim::SimHandle, pid: u64, user: u64, level: u64) {
-    ok(
-        sim,
-        Method::POST,
-        &format!("/api/v4/projects/{pid}/members"),
-        ROOT,
-        Some(json!({"user_id": user, "access_level": level})),
-    )
-    .await;
-}
-
 /// The ids of a list answer, in order.
 fn ids(list: &Value) -> Vec<u64> {
     list.as_array()
@@ -54,9 +29,9 @@ fn ids(list: &Value) -> Vec<u64> {
 #[tokio::test]
 async fn pipeline_lists_validate_status_and_order_by_and_filter_by_user() {
     let sim = start().await;
-    let pid = project(&sim, "pipes", "private").await;
+    let pid = project_id(&sim, ROOT, "pipes", Some("private")).await;
     let (dev, dev_token) = sim.create_user("pipeline-dev", false);
-    member(&sim, pid, dev, 30).await;
+    add_member(&sim, "projects", pid, dev, 30).await;
     let base = format!("/api/v4/projects/{pid}");
     let by_root = ok(
         &sim,
@@ -154,7 +129,7 @@ async fn pipeline_lists_validate_status_and_order_by_and_filter_by_user() {
 #[tokio::test]
 async fn an_unknown_pipeline_is_the_generic_404_not_found() {
     let sim = start().await;
-    let pid = project(&sim, "pipes404", "private").await;
+    let pid = project_id(&sim, ROOT, "pipes404", Some("private")).await;
     let base = format!("/api/v4/projects/{pid}");
     for (method, path) in [
         (Method::GET, format!("{base}/pipelines/123456")),
@@ -185,7 +160,7 @@ async fn an_unknown_pipeline_is_the_generic_404_not_found() {
 #[tokio::test]
 async fn creating_a_pipeline_for_an_unknown_ref_answers_the_base_model_error() {
     let sim = start().await;
-    let pid = project(&sim, "pipesref", "private").await;
+    let pid = project_id(&sim, ROOT, "pipesref", Some("private")).await;
     let r = call(
         &sim,
         Method::POST,
@@ -204,7 +179,7 @@ async fn creating_a_pipeline_for_an_unknown_ref_answers_the_base_model_error() {
 #[tokio::test]
 async fn an_archive_of_an_unknown_sha_is_404_file_not_found() {
     let sim = start().await;
-    let pid = project(&sim, "archive", "public").await;
+    let pid = project_id(&sim, ROOT, "archive", Some("public")).await;
     let r = call(
         &sim,
         Method::GET,
@@ -247,7 +222,7 @@ async fn feature_branch(sim: &svc_sim::SimHandle, pid: u64) {
 #[tokio::test]
 async fn a_second_open_merge_request_for_the_same_branches_is_a_409_with_a_message_list() {
     let sim = start().await;
-    let pid = project(&sim, "mrdup", "private").await;
+    let pid = project_id(&sim, ROOT, "mrdup", Some("private")).await;
     feature_branch(&sim, pid).await;
     let path = format!("/api/v4/projects/{pid}/merge_requests");
     let body = |title: &str| Some(json!({"title": title, "source_branch": "feat", "target_branch": "main"}));
@@ -266,11 +241,11 @@ async fn a_second_open_merge_request_for_the_same_branches_is_a_409_with_a_messa
 #[tokio::test]
 async fn a_guest_of_a_private_project_cannot_read_its_branches() {
     let sim = start().await;
-    let pid = project(&sim, "branches", "private").await;
+    let pid = project_id(&sim, ROOT, "branches", Some("private")).await;
     let (guest, guest_token) = sim.create_user("guest", false);
     let (reporter, reporter_token) = sim.create_user("reporter", false);
-    member(&sim, pid, guest, 10).await;
-    member(&sim, pid, reporter, 20).await;
+    add_member(&sim, "projects", pid, guest, 10).await;
+    add_member(&sim, "projects", pid, reporter, 20).await;
     let base = format!("/api/v4/projects/{pid}/repository/branches");
     for path in [base.clone(), format!("{base}/main")] {
         let r = call(&sim, Method::GET, &path, Some(&guest_token), None).await;
@@ -280,8 +255,8 @@ async fn a_guest_of_a_private_project_cannot_read_its_branches() {
         assert_eq!(r.status, StatusCode::OK, "{path}: {}", r.body);
     }
     // A guest of a public project reads them, as anyone may.
-    let public = project(&sim, "public-branches", "public").await;
-    member(&sim, public, guest, 10).await;
+    let public = project_id(&sim, ROOT, "public-branches", Some("public")).await;
+    add_member(&sim, "projects", public, guest, 10).await;
     let r = call(
         &sim,
         Method::GET,
@@ -300,10 +275,10 @@ async fn a_guest_of_a_private_project_cannot_read_its_branches() {
 #[tokio::test]
 async fn an_issue_opened_by_a_non_reporter_drops_its_labels_assignees_and_due_date() {
     let sim = start().await;
-    let pid = project(&sim, "readonly", "public").await;
+    let pid = project_id(&sim, ROOT, "readonly", Some("public")).await;
     let (_, outsider) = sim.create_user("outsider", false);
     let (reporter, reporter_token) = sim.create_user("reporter", false);
-    member(&sim, pid, reporter, 20).await;
+    add_member(&sim, "projects", pid, reporter, 20).await;
     let path = format!("/api/v4/projects/{pid}/issues");
     let fields = json!({
         "title": "new issue", "labels": "label, label2", "assignee_ids": [reporter], "due_date": "2030-01-02"
@@ -336,11 +311,11 @@ async fn an_issue_opened_by_a_non_reporter_drops_its_labels_assignees_and_due_da
 #[tokio::test]
 async fn an_empty_assignee_id_is_no_assignee_and_an_issue_keeps_one_assignee() {
     let sim = start().await;
-    let pid = project(&sim, "assignees", "private").await;
+    let pid = project_id(&sim, ROOT, "assignees", Some("private")).await;
     let (a, _) = sim.create_user("first", false);
     let (b, _) = sim.create_user("second", false);
-    member(&sim, pid, a, 30).await;
-    member(&sim, pid, b, 30).await;
+    add_member(&sim, "projects", pid, a, 30).await;
+    add_member(&sim, "projects", pid, b, 30).await;
     let issues = format!("/api/v4/projects/{pid}/issues");
     let issue = ok(
         &sim,
@@ -380,7 +355,7 @@ async fn an_empty_assignee_id_is_no_assignee_and_an_issue_keeps_one_assignee() {
 #[tokio::test]
 async fn a_put_with_no_parameters_is_400_at_least_one_parameter() {
     let sim = start().await;
-    let pid = project(&sim, "nothing", "private").await;
+    let pid = project_id(&sim, ROOT, "nothing", Some("private")).await;
     feature_branch(&sim, pid).await;
     let base = format!("/api/v4/projects/{pid}");
     ok(

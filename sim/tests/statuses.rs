@@ -10,31 +10,6 @@ use serde_json::json;
 mod common;
 use common::*;
 
-/// Creates a project as root and returns its id.
-async fn project(sim: &svc_sim::SimHandle, name: &str, visibility: &str) -> u64 {
-    let p = ok(
-        sim,
-        Method::POST,
-        "/api/v4/projects",
-        ROOT,
-        Some(json!({"name": name, "visibility": visibility, "initialize_with_readme": true})),
-    )
-    .await;
-    p["id"].as_u64().unwrap()
-}
-
-/// Adds `user` to project `pid` at `level`.
-async fn member(sim: &svc_sim::SimHandle, pid: u64, user: u64, level: u64) {
-    ok(
-        sim,
-        Method::POST,
-        &format!("/api/v4/projects/{pid}/members"),
-        ROOT,
-        Some(json!({"user_id": user, "access_level": level})),
-    )
-    .await;
-}
-
 /// V4 `lib/api/issues.rb` (PUT `:id/issues/:issue_iid`) finds the issue with `user_project.issues.find_by!` and
 /// then `authorize! :update_issue`; `spec/requests/api/issues/put_projects_issues_spec.rb`, "confidential issues":
 /// "returns 403 for non project members" and "returns 403 for project members with guest role", while the author
@@ -42,14 +17,14 @@ async fn member(sim: &svc_sim::SimHandle, pid: u64, user: u64, level: u64) {
 #[tokio::test]
 async fn a_guest_or_outsider_updating_a_confidential_issue_is_forbidden_not_told_it_is_missing() {
     let sim = start().await;
-    let pid = project(&sim, "conf", "public").await;
+    let pid = project_id(&sim, ROOT, "conf", Some("public")).await;
     let (guest, guest_token) = sim.create_user("guest", false);
     let (_, outsider_token) = sim.create_user("outsider", false);
     let (reporter, reporter_token) = sim.create_user("reporter", false);
     let (assignee, assignee_token) = sim.create_user("assignee", false);
-    member(&sim, pid, guest, 10).await;
-    member(&sim, pid, reporter, 20).await;
-    member(&sim, pid, assignee, 10).await;
+    add_member(&sim, "projects", pid, guest, 10).await;
+    add_member(&sim, "projects", pid, reporter, 20).await;
+    add_member(&sim, "projects", pid, assignee, 10).await;
     let issue = ok(
         &sim,
         Method::POST,
@@ -91,7 +66,7 @@ async fn a_guest_or_outsider_updating_a_confidential_issue_is_forbidden_not_told
 #[tokio::test]
 async fn a_merge_request_from_a_branch_into_itself_is_a_422_branch_conflict() {
     let sim = start().await;
-    let pid = project(&sim, "same", "private").await;
+    let pid = project_id(&sim, ROOT, "same", Some("private")).await;
     let base = format!("/api/v4/projects/{pid}/merge_requests");
     let conflict = json!({"message": ["You can't use same project/branch for source and target"]});
     for branch in ["main", "no-such-branch"] {
@@ -140,7 +115,7 @@ async fn a_merge_request_from_a_branch_into_itself_is_a_422_branch_conflict() {
 #[tokio::test]
 async fn a_draft_merge_request_cannot_be_merged() {
     let sim = start().await;
-    let pid = project(&sim, "drafts", "private").await;
+    let pid = project_id(&sim, ROOT, "drafts", Some("private")).await;
     let p = format!("/api/v4/projects/{pid}");
     ok(
         &sim,
@@ -178,13 +153,13 @@ async fn a_draft_merge_request_cannot_be_merged() {
 #[tokio::test]
 async fn a_guest_of_a_private_project_cannot_read_its_merge_requests() {
     let sim = start().await;
-    let private = project(&sim, "hidden", "private").await;
-    let public = project(&sim, "open", "public").await;
+    let private = project_id(&sim, ROOT, "hidden", Some("private")).await;
+    let public = project_id(&sim, ROOT, "open", Some("public")).await;
     let (guest, guest_token) = sim.create_user("guest", false);
     let (reporter, reporter_token) = sim.create_user("reporter", false);
     for pid in [private, public] {
-        member(&sim, pid, guest, 10).await;
-        member(&sim, pid, reporter, 20).await;
+        add_member(&sim, "projects", pid, guest, 10).await;
+        add_member(&sim, "projects", pid, reporter, 20).await;
         ok(
             &sim,
             Method::POST,
@@ -325,7 +300,7 @@ async fn moving_an_issue_without_permission_is_a_400_even_to_a_project_the_calle
     .await["id"]
         .as_u64()
         .unwrap();
-    let hidden = project(&sim, "hidden", "private").await;
+    let hidden = project_id(&sim, ROOT, "hidden", Some("private")).await;
     let issue = ok(
         &sim,
         Method::POST,
@@ -380,7 +355,7 @@ async fn a_maintainer_may_not_send_a_visibility_on_a_project_update() {
         .as_u64()
         .unwrap();
     let (maintainer, maintainer_token) = sim.create_user("maintainer", false);
-    member(&sim, pid, maintainer, 40).await;
+    add_member(&sim, "projects", pid, maintainer, 40).await;
     let path = format!("/api/v4/projects/{pid}");
     for visibility in ["public", "private"] {
         let r = call(
@@ -430,8 +405,8 @@ async fn a_maintainer_may_not_send_a_visibility_on_a_project_update() {
 #[tokio::test]
 async fn a_duplicate_project_name_in_a_namespace_is_a_400_on_create_and_update() {
     let sim = start().await;
-    project(&sim, "Taken", "private").await;
-    let other = project(&sim, "Other", "private").await;
+    project_id(&sim, ROOT, "Taken", Some("private")).await;
+    let other = project_id(&sim, ROOT, "Other", Some("private")).await;
     let taken = json!({"message": {"name": ["has already been taken"]}});
     let r = call(
         &sim,
@@ -473,7 +448,7 @@ async fn a_duplicate_project_name_in_a_namespace_is_a_400_on_create_and_update()
 #[tokio::test]
 async fn a_snippet_put_with_no_parameters_is_a_400_before_the_snippet_is_looked_up() {
     let sim = start().await;
-    let pid = project(&sim, "snips", "private").await;
+    let pid = project_id(&sim, ROOT, "snips", Some("private")).await;
     let made = ok(
         &sim,
         Method::POST,
@@ -518,7 +493,7 @@ async fn a_snippet_put_with_no_parameters_is_a_400_before_the_snippet_is_looked_
 #[tokio::test]
 async fn an_unknown_environment_is_the_generic_404_not_found() {
     let sim = start().await;
-    let pid = project(&sim, "envs", "private").await;
+    let pid = project_id(&sim, ROOT, "envs", Some("private")).await;
     for method in [Method::PUT, Method::DELETE] {
         let r = call(
             &sim,
@@ -595,7 +570,7 @@ async fn a_form_variable_given_as_an_array_is_refused_as_not_a_string() {
 #[tokio::test]
 async fn labels_milestones_and_boards_answer_anonymous_callers_401_even_on_a_public_project() {
     let sim = start().await;
-    let pid = project(&sim, "anon-reads", "public").await;
+    let pid = project_id(&sim, ROOT, "anon-reads", Some("public")).await;
     ok(
         &sim,
         Method::POST,

@@ -14,6 +14,7 @@ use bytes::Bytes;
 use http_body_util::{combinators::BoxBody, BodyExt, Full, StreamBody};
 use hyper::body::Frame;
 
+use crate::common::dev::DevGateway;
 use crate::common::oauth::{self, location, query_of, text, Jar};
 use crate::common::{send, Answer, TestGateway};
 use http::{Method, StatusCode};
@@ -987,23 +988,8 @@ async fn a_return_to_with_dot_segments_never_leaves_the_pages() {
 
 #[tokio::test]
 async fn serve_dev_signs_in_through_the_embedded_simulator_out_of_the_box() {
-    let config = svcgate::config::Config::from_raw(svcgate::config::RawConfig {
-        listen: Some("127.0.0.1:0".to_owned()),
-        dev: Some(true),
-        ..svcgate::config::RawConfig::default()
-    })
-    .unwrap();
-    let running = svcgate::app::prepare(&config).await.unwrap();
-    let base = format!("http://{}", running.address);
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let served = tokio::spawn(async move {
-        running
-            .serve_until(&config, async {
-                let _ = stopped.await;
-            })
-            .await
-            .unwrap();
-    });
+    let dev = DevGateway::start().await;
+    let base = dev.base.clone();
     let mut jar = Jar::default();
     let started = jar.get(&format!("{base}/-/svcgate/oauth/start")).await;
     assert_eq!(started.status, StatusCode::SEE_OTHER, "{}", text(&started));
@@ -1016,8 +1002,7 @@ async fn serve_dev_signs_in_through_the_embedded_simulator_out_of_the_box() {
         "{}",
         text(&projects)
     );
-    let _ = stop.send(());
-    served.await.unwrap();
+    dev.stop().await;
 }
 
 /// `url` with its scheme and authority replaced by `base` (a load balancer sending it to one replica).

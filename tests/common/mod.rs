@@ -2,6 +2,7 @@
 //! test starts has one way to start it here, and no test file copies it:
 //!
 //! - svcgate in this process, on a real socket in front of any backend: [`TestGateway`];
+//! - `svcgate serve --dev` in this process: [`dev::DevGateway`];
 //! - svcgate as a process: [`process::command`] for the binary, [`replicas::Replica`] for `serve` waited on
 //!   until it listens, [`process::signal`] to stop it as an orchestrator does;
 //! - svc-sim in this process: [`sim`]; with the alert API's users and an integration: [`alerts::AlertWorld`];
@@ -18,6 +19,7 @@
 pub mod alertmanager;
 pub mod alerts;
 pub mod browser;
+pub mod dev;
 pub mod go_server;
 pub mod oauth;
 pub mod origin;

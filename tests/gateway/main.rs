@@ -20,3 +20,4 @@ mod v3_client;
 mod v3_flows;
 mod v3_specs;
 mod v3_usage;
+mod world;

@@ -9,10 +9,10 @@
 //! After the table has run, the gateway's own metrics must show every rule of the table used at least once.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::HashMap;
-
 use crate::common;
+use crate::common::sim::ADMIN;
 use crate::common::{get, send, send_json, TestGateway};
+use crate::world::World as TableWorld;
 use http::{Method, StatusCode};
 use serde_json::{json, Value};
 use svc_sim::SimHandle;
@@ -988,117 +988,43 @@ async fn denying_an_access_request_answers_200_with_the_request_as_v3_servers_of
 /// One case: V3 request line, body (JSON if it starts with `{`, else form-encoded), V4 request lines, V3 status.
 type Case = (&'static str, Option<&'static str>, &'static [&'static str], u16);
 
-const ADMIN: &str = "root-token";
-
-struct TableWorld {
-    sim: SimHandle,
-    gateway: TestGateway,
-    token: String,
-    vars: HashMap<&'static str, String>,
+/// The table's placeholders filled from `world`; a placeholder left unfilled is a mistake in the table.
+fn filled(world: &TableWorld, text: &str) -> String {
+    let out = world.fill(text);
+    assert!(
+        !out.contains('{') || out.starts_with('{'),
+        "unfilled placeholder in {out}"
+    );
+    out
 }
 
-impl TableWorld {
-    fn fill(&self, text: &str) -> String {
-        let mut out = text.to_owned();
-        for (name, value) in &self.vars {
-            out = out.replace(&format!("{{{name}}}"), value);
-        }
-        assert!(
-            !out.contains('{') || out.starts_with('{'),
-            "unfilled placeholder in {out}"
-        );
-        out
-    }
-
-    async fn v4(&self, method: Method, path: &str, token: &str, body: Value) -> Value {
-        let answer = common::send_json(
-            method.clone(),
-            &format!("{}/api/v4{path}", self.sim.url()),
-            token,
-            body,
-        )
-        .await;
-        assert!(
-            answer.status.is_success(),
-            "setup {method} {path}: {} {:?}",
-            answer.status,
-            answer.body
-        );
-        if answer.body.is_empty() {
-            Value::Null
-        } else {
-            answer.json()
-        }
-    }
-
-    fn set(&mut self, name: &'static str, value: &Value) {
-        let text = match value {
-            Value::String(text) => text.clone(),
-            other => other.to_string(),
-        };
-        self.vars.insert(name, text);
-    }
-}
-
+/// The shared world with every object the table's rows name.
 async fn table_world() -> TableWorld {
-    let (sim, demo, gateway) = common::sim::with_gateway().await;
-    let mut world = TableWorld {
-        sim,
-        gateway,
-        token: demo.token.clone(),
-        vars: HashMap::new(),
-    };
-    let t = demo.token.clone();
-    let p = demo.project_id;
-    world.set("p", &json!(p));
+    let mut world = TableWorld::new().await;
+    let t = world.token.clone();
+    let p = world.var("p");
+    let g = world.var("g");
+    let demo_user = world.var("demo");
     // The demo project named by its namespaced path, as V3 clients may (`demo-group%2Fdemo-project`).
-    world.set("pp", &json!(demo.project_path.replace('/', "%2F")));
-    world.set("g", &json!(demo.group_id));
-    world.set("demo", &json!(demo.user_id));
+    let pp = world.demo.project_path.replace('/', "%2F");
+    world.keep("pp", &json!(pp));
 
-    let other = world
-        .v4(Method::POST, "/projects", &t, json!({"name": "other"}))
-        .await;
-    world.set("q", &other["id"]);
-    let doomed = world
-        .v4(Method::POST, "/projects", &t, json!({"name": "doomed"}))
-        .await;
-    world.set("doomed", &doomed["id"]);
+    world.project("q", &t, json!({"name": "other"})).await;
+    world.project("doomed", &t, json!({"name": "doomed"})).await;
 
     for (name, title) in [("issue", "first"), ("issue2", "to delete"), ("issue3", "to move")] {
-        let issue = world
-            .v4(
-                Method::POST,
-                &format!("/projects/{p}/issues"),
-                &t,
-                json!({"title": title}),
-            )
-            .await;
-        world.set(name, &issue["id"]);
-        world.vars.insert(
-            match name {
-                "issue" => "issue_iid",
-                "issue2" => "issue2_iid",
-                _ => "issue3_iid",
-            },
-            issue["iid"].to_string(),
-        );
+        let issue = world.issue(name, &p, &t, title).await;
+        world.keep(format!("{name}_iid"), &issue["iid"]);
     }
-    let iid = world.vars["issue_iid"].clone();
+    let iid = world.var("issue_iid");
     for name in ["note", "note2"] {
-        let note = world
-            .v4(
-                Method::POST,
-                &format!("/projects/{p}/issues/{iid}/notes"),
-                &t,
-                json!({"body": name}),
-            )
+        world
+            .note(name, &format!("/projects/{p}/issues/{iid}"), &t, name)
             .await;
-        world.set(name, &note["id"]);
     }
     for branch in ["feature", "feature2"] {
         world
-            .v4(
+            .setup(
                 Method::POST,
                 &format!("/projects/{p}/repository/branches"),
                 &t,
@@ -1106,7 +1032,7 @@ async fn table_world() -> TableWorld {
             )
             .await;
         world
-            .v4(
+            .setup(
                 Method::POST,
                 &format!("/projects/{p}/repository/commits"),
                 &t,
@@ -1116,57 +1042,55 @@ async fn table_world() -> TableWorld {
     }
     for (name, iid_name, branch) in [("mr", "mr_iid", "feature"), ("mr2", "mr2_iid", "feature2")] {
         let mr = world
-            .v4(
-                Method::POST,
+            .made(
+                name,
+                "id",
                 &format!("/projects/{p}/merge_requests"),
                 &t,
                 json!({"title": name, "source_branch": branch, "target_branch": "main", "description": "Closes #1"}),
             )
             .await;
-        world.set(name, &mr["id"]);
-        world.vars.insert(iid_name, mr["iid"].to_string());
+        world.keep(iid_name, &mr["iid"]);
     }
-    let mr_iid = world.vars["mr_iid"].clone();
-    let mr_note = world
-        .v4(
-            Method::POST,
-            &format!("/projects/{p}/merge_requests/{mr_iid}/notes"),
+    let mr_iid = world.var("mr_iid");
+    world
+        .note(
+            "mr_note",
+            &format!("/projects/{p}/merge_requests/{mr_iid}"),
             &t,
-            json!({"body": "mr note"}),
+            "mr note",
         )
         .await;
-    world.set("mr_note", &mr_note["id"]);
     for name in ["snippet", "snippet2"] {
-        let snippet = world
-            .v4(
-                Method::POST,
+        world
+            .made(
+                name,
+                "id",
                 &format!("/projects/{p}/snippets"),
                 &t,
                 json!({"title": name, "file_name": "a.txt", "code": "hello", "visibility": "private"}),
             )
             .await;
-        world.set(name, &snippet["id"]);
     }
-    let snippet = world.vars["snippet"].clone();
-    let snippet_note = world
-        .v4(
-            Method::POST,
-            &format!("/projects/{p}/snippets/{snippet}/notes"),
+    let snippet = world.var("snippet");
+    world
+        .note(
+            "snippet_note",
+            &format!("/projects/{p}/snippets/{snippet}"),
             &t,
-            json!({"body": "snippet note"}),
+            "snippet note",
         )
         .await;
-    world.set("snippet_note", &snippet_note["id"]);
-    let personal = world
-        .v4(
-            Method::POST,
+    world
+        .made(
+            "personal",
+            "id",
             "/snippets",
             &t,
             json!({"title": "mine", "file_name": "m.txt", "content": "x", "visibility": "private"}),
         )
         .await;
-    world.set("personal", &personal["id"]);
-    let note = world.vars["note"].clone();
+    let note = world.var("note");
     let awardables = [
         ("award_issue", format!("/projects/{p}/issues/{iid}")),
         (
@@ -1178,7 +1102,7 @@ async fn table_world() -> TableWorld {
             "award_mr_note",
             format!(
                 "/projects/{p}/merge_requests/{mr_iid}/notes/{}",
-                world.vars["mr_note"]
+                world.var("mr_note")
             ),
         ),
         ("award_snippet", format!("/projects/{p}/snippets/{snippet}")),
@@ -1186,53 +1110,45 @@ async fn table_world() -> TableWorld {
             "award_snippet_note",
             format!(
                 "/projects/{p}/snippets/{snippet}/notes/{}",
-                world.vars["snippet_note"]
+                world.var("snippet_note")
             ),
         ),
     ];
     for (name, path) in awardables {
-        let award = world
-            .v4(
-                Method::POST,
-                &format!("{path}/award_emoji"),
-                &t,
-                json!({"name": "thumbsup"}),
-            )
-            .await;
-        world.set(name, &award["id"]);
+        world.award(name, &path, "thumbsup").await;
     }
-    let label = world
-        .v4(
-            Method::POST,
+    world
+        .made(
+            "label",
+            "id",
             &format!("/projects/{p}/labels"),
             &t,
             json!({"name": "triage", "color": "#FF0000"}),
         )
         .await;
-    world.set("label", &label["id"]);
     world
-        .v4(
+        .setup(
             Method::POST,
             &format!("/projects/{p}/labels"),
             &t,
             json!({"name": "doomed-label", "color": "#00FF00"}),
         )
         .await;
-    let milestone = world
-        .v4(
-            Method::POST,
+    world
+        .made(
+            "milestone",
+            "id",
             &format!("/projects/{p}/milestones"),
             &t,
             json!({"title": "v1"}),
         )
         .await;
-    world.set("milestone", &milestone["id"]);
     let pipelines = world
-        .v4(Method::GET, &format!("/projects/{p}/pipelines"), &t, json!({}))
+        .setup(Method::GET, &format!("/projects/{p}/pipelines"), &t, json!({}))
         .await;
-    world.set("pipeline", &pipelines[0]["id"]);
+    world.keep("pipeline", &pipelines[0]["id"]);
     let jobs = world
-        .v4(Method::GET, &format!("/projects/{p}/jobs"), &t, json!({}))
+        .setup(Method::GET, &format!("/projects/{p}/jobs"), &t, json!({}))
         .await;
     let job_named = |name: &str| {
         jobs.as_array()
@@ -1243,79 +1159,57 @@ async fn table_world() -> TableWorld {
             .unwrap_or_else(|| panic!("a {name} job in {jobs}"))
     };
     let (build, manual) = (job_named("build"), job_named("deploy"));
-    world.set("job", &build);
-    world.set("manual_job", &manual);
-    let todo_target = world.vars["issue2_iid"].clone();
+    world.keep("job", &build);
+    world.keep("manual_job", &manual);
+    let todo_target = world.var("issue2_iid");
     world
-        .v4(
+        .setup(
             Method::POST,
             &format!("/projects/{p}/issues/{todo_target}/todo"),
             &t,
             json!({}),
         )
         .await;
-    let todos = world.v4(Method::GET, "/todos", &t, json!({})).await;
-    world.set("todo", &todos[0]["id"]);
+    let todos = world.setup(Method::GET, "/todos", &t, json!({})).await;
+    world.keep("todo", &todos[0]["id"]);
     let commits = world
-        .v4(
+        .setup(
             Method::GET,
             &format!("/projects/{p}/repository/commits"),
             &t,
             json!({}),
         )
         .await;
-    world.set("sha", &commits[0]["id"]);
+    world.keep("sha", &commits[0]["id"]);
     for name in ["trigger", "trigger2"] {
-        let trigger = world
-            .v4(
-                Method::POST,
-                &format!("/projects/{p}/triggers"),
-                &t,
-                json!({"description": name}),
-            )
-            .await;
-        world.set(name, &trigger["token"]);
+        world.trigger(name, &p).await;
     }
-    let variable = world
-        .v4(
-            Method::POST,
-            &format!("/projects/{p}/variables"),
-            &t,
-            json!({"key": "DOOMED", "value": "x"}),
-        )
-        .await;
-    world.set("variable", &variable["key"]);
+    world.variable("variable", &p, "DOOMED", "x").await;
     for name in ["env", "env2"] {
-        let env = world
-            .v4(
-                Method::POST,
+        world
+            .made(
+                name,
+                "id",
                 &format!("/projects/{p}/environments"),
                 &t,
                 json!({"name": name}),
             )
             .await;
-        world.set(name, &env["id"]);
     }
     let deployments = world
-        .v4(Method::GET, &format!("/projects/{p}/deployments"), &t, json!({}))
+        .setup(Method::GET, &format!("/projects/{p}/deployments"), &t, json!({}))
         .await;
-    world.set("deployment", &deployments[0]["id"]);
-    world
-        .v4(
-            Method::POST,
-            &format!("/projects/{p}/repository/tags"),
-            &t,
-            json!({"tag_name": "v1.0", "ref": "main"}),
-        )
-        .await;
-    world
-        .v4(
-            Method::POST,
-            &format!("/projects/{p}/repository/tags"),
-            &t,
-            json!({"tag_name": "old/tag", "ref": "main"}),
-        )
-        .await;
+    world.keep("deployment", &deployments[0]["id"]);
+    for tag in ["v1.0", "old/tag"] {
+        world
+            .setup(
+                Method::POST,
+                &format!("/projects/{p}/repository/tags"),
+                &t,
+                json!({"tag_name": tag, "ref": "main"}),
+            )
+            .await;
+    }
     let key = |n: u8| {
         format!(
             "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC{}{n} v3@example.com",
@@ -1323,70 +1217,56 @@ async fn table_world() -> TableWorld {
         )
     };
     for (name, n) in [("key", 1u8), ("key2", 2), ("key3", 3), ("key4", 4)] {
-        let made = world
-            .v4(
-                Method::POST,
+        world
+            .made(
+                name,
+                "id",
                 &format!("/projects/{p}/deploy_keys"),
                 &t,
                 json!({"title": name, "key": key(n)}),
             )
             .await;
-        world.set(name, &made["id"]);
     }
     for name in ["hook", "hook2"] {
-        let hook = world
-            .v4(
-                Method::POST,
+        world
+            .made(
+                name,
+                "id",
                 &format!("/projects/{p}/hooks"),
                 &t,
                 json!({"url": "https://hooks.example/in", "job_events": true}),
             )
             .await;
-        world.set(name, &hook["id"]);
     }
-    let system_hook = world
-        .v4(
-            Method::POST,
-            "/hooks",
-            ADMIN,
-            json!({"url": "https://hooks.example/system"}),
-        )
-        .await;
-    world.set("system_hook", &system_hook["id"]);
-    let system_hook2 = world
-        .v4(
-            Method::POST,
-            "/hooks",
-            ADMIN,
-            json!({"url": "https://hooks.example/doomed"}),
-        )
-        .await;
-    world.set("system_hook2", &system_hook2["id"]);
-    let email = world
-        .v4(
-            Method::POST,
-            &format!("/users/{}/emails", demo.user_id),
+    for (name, url) in [
+        ("system_hook", "https://hooks.example/system"),
+        ("system_hook2", "https://hooks.example/doomed"),
+    ] {
+        world.made(name, "id", "/hooks", ADMIN, json!({"url": url})).await;
+    }
+    world
+        .made(
+            "email",
+            "id",
+            &format!("/users/{demo_user}/emails"),
             ADMIN,
             json!({"email": "second@example.com"}),
         )
         .await;
-    world.set("email", &email["id"]);
-    let email2 = world
-        .v4(
-            Method::POST,
+    world
+        .made(
+            "email2",
+            "id",
             "/user/emails",
             &t,
             json!({"email": "third@example.com"}),
         )
         .await;
-    world.set("email2", &email2["id"]);
-    let (goner, _) = world.sim.create_user("goner", false);
-    world.set("goner", &json!(goner));
-    let (asker, asker_token) = world.sim.create_user("asker", false);
-    world.set("asker", &json!(asker));
-    for source in [format!("/projects/{p}"), format!("/groups/{}", demo.group_id)] {
+    world.user("goner", "goner");
+    let (_, asker_token) = world.user("asker", "asker");
+    for source in [format!("/projects/{p}"), format!("/groups/{g}")] {
         world
-            .v4(
+            .setup(
                 Method::POST,
                 &format!("{source}/access_requests"),
                 &asker_token,
@@ -1395,73 +1275,64 @@ async fn table_world() -> TableWorld {
             .await;
     }
     for name in ["user_key", "user_key2"] {
-        let made = world
-            .v4(
-                Method::POST,
+        world
+            .made(
+                name,
+                "id",
                 "/user/keys",
                 &t,
                 json!({"title": name, "key": key(if name == "user_key" { 5 } else { 6 })}),
             )
             .await;
-        world.set(name, &made["id"]);
     }
-    let runners = world.v4(Method::GET, "/runners/all", ADMIN, json!({})).await;
+    let runners = world.setup(Method::GET, "/runners/all", ADMIN, json!({})).await;
     let specific = runners
         .as_array()
         .unwrap()
         .iter()
         .find(|runner| runner["is_shared"] == json!(false))
         .expect("a specific runner");
-    world.set("runner", &specific["id"]);
+    world.keep("runner", &specific["id"]);
     let shared = runners
         .as_array()
         .unwrap()
         .iter()
         .find(|runner| runner["is_shared"] == json!(true))
         .unwrap();
-    world.set("shared_runner", &shared["id"]);
-    let message = world
-        .v4(
-            Method::POST,
+    world.keep("shared_runner", &shared["id"]);
+    world
+        .made(
+            "message",
+            "id",
             "/broadcast_messages",
             ADMIN,
             json!({"message": "maintenance"}),
         )
         .await;
-    world.set("message", &message["id"]);
     let boards = world
-        .v4(Method::GET, &format!("/projects/{p}/boards"), &t, json!({}))
+        .setup(Method::GET, &format!("/projects/{p}/boards"), &t, json!({}))
         .await;
-    world.set("board", &boards[0]["id"]);
+    world.keep("board", &boards[0]["id"]);
     let board_label = world
-        .v4(
+        .setup(
             Method::POST,
             &format!("/projects/{p}/labels"),
             &t,
             json!({"name": "on-board", "color": "#00ff00"}),
         )
         .await;
-    let board_list = world
-        .v4(
-            Method::POST,
+    world
+        .made(
+            "board_list",
+            "id",
             &format!("/projects/{p}/boards/{}/lists", boards[0]["id"]),
             &t,
             json!({"label_id": board_label["id"]}),
         )
         .await;
-    world.set("board_list", &board_list["id"]);
-    let (member, _) = world.sim.create_user("member", false);
-    world.set("user", &json!(member));
-    let (leaver, _) = world.sim.create_user("leaver", false);
-    world.set("leaver", &json!(leaver));
-    world
-        .v4(
-            Method::POST,
-            &format!("/groups/{}/members", demo.group_id),
-            &t,
-            json!({"user_id": leaver, "access_level": 30}),
-        )
-        .await;
+    world.user("user", "member");
+    let (leaver, _) = world.user("leaver", "leaver");
+    world.member(&format!("/groups/{g}"), leaver, 30).await;
     world
 }
 
@@ -1868,11 +1739,11 @@ async fn every_rule_sends_the_v4_requests_of_its_row_and_answers_the_v3_status()
     let mut failures = Vec::new();
     let mut plan_failures = Vec::new();
     for (request, body, v4, status) in cases() {
-        let line = world.fill(request);
+        let line = filled(&world, request);
         let (method, path) = line.split_once(' ').unwrap();
         let method: Method = method.parse().unwrap();
         let body = body.map(|body| {
-            let body = world.fill(body);
+            let body = filled(&world, body);
             if body == "MULTIPART" {
                 (
                     "multipart/form-data; boundary=XyZ",
@@ -1929,8 +1800,8 @@ async fn every_rule_sends_the_v4_requests_of_its_row_and_answers_the_v3_status()
             .map(|line| {
                 let (method, path) = line.split_once(' ').unwrap();
                 match path.strip_prefix('!') {
-                    Some(absolute) => format!("{method} {}", world.fill(absolute)),
-                    None => format!("{method} /api/v4{}", world.fill(path)),
+                    Some(absolute) => format!("{method} {}", filled(&world, absolute)),
+                    None => format!("{method} /api/v4{}", filled(&world, path)),
                 }
             })
             .collect();

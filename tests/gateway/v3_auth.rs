@@ -63,6 +63,48 @@ impl World {
     async fn anonymous(&self, method: Method, path: &str) -> Answer {
         send(method, &self.url(path), &[], None).await
     }
+
+    /// Sends each call without credentials and asserts that its answer is what `expect` says.
+    async fn expect_anonymous(&self, expect: Expect, calls: impl IntoIterator<Item = (Method, String)>) {
+        for (method, path) in calls {
+            let answer = self.anonymous(method.clone(), &path).await;
+            let what = format!("{method} {path}");
+            match expect {
+                Expect::Refused => assert_unauthorized(&answer, &what),
+                Expect::Served => assert_ne!(
+                    answer.status,
+                    StatusCode::UNAUTHORIZED,
+                    "{what}: {:?}",
+                    answer.body
+                ),
+                Expect::List => {
+                    assert_eq!(answer.status, StatusCode::OK, "{what}: {:?}", answer.body);
+                    assert!(answer.json().is_array(), "{what}");
+                }
+                Expect::Status(status) => {
+                    assert_eq!(answer.status, status, "{what}: {:?}", answer.body);
+                }
+            }
+        }
+    }
+}
+
+/// What an anonymous call must be answered.
+#[derive(Clone, Copy)]
+enum Expect {
+    /// V3's 401, `{"message": "401 Unauthorized"}`.
+    Refused,
+    /// Anything but 401: the backend's own answer.
+    Served,
+    /// 200 with a JSON array.
+    List,
+    /// Exactly this status.
+    Status(StatusCode),
+}
+
+/// `GET` calls of `paths`.
+fn gets(paths: impl IntoIterator<Item = String>) -> impl Iterator<Item = (Method, String)> {
+    paths.into_iter().map(|path| (Method::GET, path))
 }
 
 fn assert_unauthorized(answer: &Answer, what: &str) {
@@ -83,22 +125,24 @@ fn assert_unauthorized(answer: &Answer, what: &str) {
 async fn an_anonymous_call_to_an_authenticated_v3_module_is_401_even_on_a_public_project() {
     let world = World::new().await;
     let public = world.public;
-    for path in [
-        format!("/projects/{public}/merge_requests"),
-        format!("/projects/{public}/milestones"),
-        format!("/projects/{public}/repository/commits"),
-        format!("/projects/{public}/triggers"),
-        format!("/projects/{public}/boards"),
-        format!("/projects/{public}/builds"),
-        format!("/projects/{public}/issues"),
-        format!("/projects/{public}/labels"),
-        "/groups".to_owned(),
-        "/issues".to_owned(),
-        "/projects".to_owned(),
-    ] {
-        let answer = world.anonymous(Method::GET, &path).await;
-        assert_unauthorized(&answer, &path);
-    }
+    world
+        .expect_anonymous(
+            Expect::Refused,
+            gets([
+                format!("/projects/{public}/merge_requests"),
+                format!("/projects/{public}/milestones"),
+                format!("/projects/{public}/repository/commits"),
+                format!("/projects/{public}/triggers"),
+                format!("/projects/{public}/boards"),
+                format!("/projects/{public}/builds"),
+                format!("/projects/{public}/issues"),
+                format!("/projects/{public}/labels"),
+                "/groups".to_owned(),
+                "/issues".to_owned(),
+                "/projects".to_owned(),
+            ]),
+        )
+        .await;
     // The same calls with a token are served.
     let listed = world
         .as_demo(Method::GET, &format!("/projects/{public}/milestones"), None)
@@ -112,14 +156,16 @@ async fn an_anonymous_call_to_an_authenticated_v3_module_is_401_even_on_a_public
 async fn an_anonymous_call_on_a_private_project_is_401_where_v3_authenticated() {
     let world = World::new().await;
     let private = world.private;
-    for path in [
-        format!("/projects/{private}/issues"),
-        format!("/projects/{private}/merge_requests"),
-        format!("/projects/{private}/milestones"),
-    ] {
-        let answer = world.anonymous(Method::GET, &path).await;
-        assert_unauthorized(&answer, &path);
-    }
+    world
+        .expect_anonymous(
+            Expect::Refused,
+            gets([
+                format!("/projects/{private}/issues"),
+                format!("/projects/{private}/merge_requests"),
+                format!("/projects/{private}/milestones"),
+            ]),
+        )
+        .await;
     let delete = world
         .anonymous(Method::DELETE, &format!("/projects/{private}"))
         .await;
@@ -139,14 +185,16 @@ async fn routes_that_served_anonymous_callers_keep_their_answers() {
         .anonymous(Method::GET, &format!("/projects/{public}/events"))
         .await;
     assert_eq!(events.status, StatusCode::OK, "{:?}", events.body);
-    for path in [
-        format!("/projects/{private}"),
-        format!("/projects/{private}/events"),
-        format!("/projects/{private}/repository/tree"),
-    ] {
-        let answer = world.anonymous(Method::GET, &path).await;
-        assert_eq!(answer.status, StatusCode::NOT_FOUND, "{path}: {:?}", answer.body);
-    }
+    world
+        .expect_anonymous(
+            Expect::Status(StatusCode::NOT_FOUND),
+            gets([
+                format!("/projects/{private}"),
+                format!("/projects/{private}/events"),
+                format!("/projects/{private}/repository/tree"),
+            ]),
+        )
+        .await;
     let tree = world
         .anonymous(Method::GET, &format!("/projects/{public}/repository/tree"))
         .await;
@@ -502,27 +550,26 @@ async fn shared_v4_routes_under_an_authenticating_v3_module_serve_anonymous_call
         .await;
     assert_eq!(group.status, StatusCode::CREATED, "{:?}", group.body);
     let group = group.json()["id"].as_u64().unwrap();
-    for path in [
-        format!("/projects/{public}/repository/commits/master/refs"),
-        format!("/projects/{public}/repository/commits/master/merge_requests"),
-        format!("/groups/{group}/subgroups"),
-    ] {
-        let answer = world.anonymous(Method::GET, &path).await;
-        assert_ne!(
-            answer.status,
-            StatusCode::UNAUTHORIZED,
-            "{path}: {:?}",
-            answer.body
-        );
-    }
-    for path in [
-        format!("/projects/{public}/repository/commits/master"),
-        format!("/groups/{group}"),
-        format!("/groups/{group}/projects"),
-    ] {
-        let answer = world.anonymous(Method::GET, &path).await;
-        assert_unauthorized(&answer, &path);
-    }
+    world
+        .expect_anonymous(
+            Expect::Served,
+            gets([
+                format!("/projects/{public}/repository/commits/master/refs"),
+                format!("/projects/{public}/repository/commits/master/merge_requests"),
+                format!("/groups/{group}/subgroups"),
+            ]),
+        )
+        .await;
+    world
+        .expect_anonymous(
+            Expect::Refused,
+            gets([
+                format!("/projects/{public}/repository/commits/master"),
+                format!("/groups/{group}"),
+                format!("/groups/{group}/projects"),
+            ]),
+        )
+        .await;
 }
 
 /// The usage report names the caller whose token svcgate lifted from the query (`access_token`) or from a JSON
@@ -671,48 +718,53 @@ async fn shared_v4_issue_and_merge_request_reads_serve_anonymous_callers_but_v3s
     assert_eq!(mr.status, StatusCode::CREATED, "{:?}", mr.body);
     let (mr_id, mr_iid) = (mr.json()["id"].clone(), mr.json()["iid"].clone());
 
-    for path in [
-        format!("/projects/{p}/issues/{issue_iid}/participants"),
-        format!("/projects/{p}/issues/{issue_iid}/closed_by"),
-        format!("/projects/{p}/merge_requests/{mr_iid}/participants"),
-    ] {
-        let answer = world.anonymous(Method::GET, &path).await;
-        assert_eq!(answer.status, StatusCode::OK, "{path}: {:?}", answer.body);
-        assert!(answer.json().is_array(), "{path}");
-    }
-    for path in [
-        format!("/projects/{p}/issues/{issue_id}"),
-        format!("/projects/{p}/issues/{issue_id}/notes"),
-        format!("/projects/{p}/issues/{issue_id}/time_stats"),
-        format!("/projects/{p}/issues/{issue_id}/award_emoji"),
-        format!("/projects/{p}/merge_requests/{mr_id}"),
-        format!("/projects/{p}/merge_requests/{mr_id}/changes"),
-        format!("/projects/{p}/merge_requests/{mr_id}/versions"),
-        format!("/projects/{p}/merge_requests/{mr_id}/closes_issues"),
-        format!("/projects/{p}/merge_request/{mr_id}/commits"),
-    ] {
-        let answer = world.anonymous(Method::GET, &path).await;
-        assert_unauthorized(&answer, &path);
-    }
-    for (method, path) in [
-        (
-            Method::POST,
-            format!("/projects/{p}/issues/{issue_id}/subscription"),
-        ),
-        (Method::PUT, format!("/projects/{p}/merge_requests/{mr_id}/merge")),
-        (
-            Method::POST,
-            format!("/projects/{p}/issues/{issue_id}/add_spent_time"),
-        ),
-        (Method::POST, format!("/projects/{p}/issues/{issue_iid}/todo")),
-        (
-            Method::POST,
-            format!("/projects/{p}/merge_requests/{mr_iid}/subscribe"),
-        ),
-    ] {
-        let answer = world.anonymous(method.clone(), &path).await;
-        assert_unauthorized(&answer, &format!("{method} {path}"));
-    }
+    world
+        .expect_anonymous(
+            Expect::List,
+            gets([
+                format!("/projects/{p}/issues/{issue_iid}/participants"),
+                format!("/projects/{p}/issues/{issue_iid}/closed_by"),
+                format!("/projects/{p}/merge_requests/{mr_iid}/participants"),
+            ]),
+        )
+        .await;
+    world
+        .expect_anonymous(
+            Expect::Refused,
+            gets([
+                format!("/projects/{p}/issues/{issue_id}"),
+                format!("/projects/{p}/issues/{issue_id}/notes"),
+                format!("/projects/{p}/issues/{issue_id}/time_stats"),
+                format!("/projects/{p}/issues/{issue_id}/award_emoji"),
+                format!("/projects/{p}/merge_requests/{mr_id}"),
+                format!("/projects/{p}/merge_requests/{mr_id}/changes"),
+                format!("/projects/{p}/merge_requests/{mr_id}/versions"),
+                format!("/projects/{p}/merge_requests/{mr_id}/closes_issues"),
+                format!("/projects/{p}/merge_request/{mr_id}/commits"),
+            ]),
+        )
+        .await;
+    world
+        .expect_anonymous(
+            Expect::Refused,
+            [
+                (
+                    Method::POST,
+                    format!("/projects/{p}/issues/{issue_id}/subscription"),
+                ),
+                (Method::PUT, format!("/projects/{p}/merge_requests/{mr_id}/merge")),
+                (
+                    Method::POST,
+                    format!("/projects/{p}/issues/{issue_id}/add_spent_time"),
+                ),
+                (Method::POST, format!("/projects/{p}/issues/{issue_iid}/todo")),
+                (
+                    Method::POST,
+                    format!("/projects/{p}/merge_requests/{mr_iid}/subscribe"),
+                ),
+            ],
+        )
+        .await;
 }
 
 /// Each authenticating V3 module's own routes, now listed one by one in rules/v3-auth.toml (ahead of the shared V4
@@ -726,39 +778,41 @@ async fn the_listed_routes_of_each_authenticating_v3_module_answer_401_to_anonym
     let world = World::new().await;
     let p = world.demo.project_id;
     let g = world.demo.group_id;
-    for (method, path) in [
-        (Method::GET, format!("/projects/{p}/milestones/1/issues")),
-        (Method::GET, format!("/projects/{p}/labels")),
-        (Method::DELETE, format!("/projects/{p}/labels?name=bug")),
-        (Method::POST, format!("/projects/{p}/labels/1/subscription")),
-        (Method::GET, format!("/projects/{p}/boards/1/lists")),
-        (Method::GET, format!("/projects/{p}/builds/1/trace")),
-        (
-            Method::GET,
-            format!("/projects/{p}/builds/artifacts/feature/x/download?job=test"),
-        ),
-        (Method::GET, format!("/projects/{p}/snippets/1/raw")),
-        (Method::GET, format!("/projects/{p}/snippets/1/notes")),
-        (Method::GET, format!("/projects/{p}/environments")),
-        (Method::DELETE, format!("/projects/{p}/environments/1")),
-        (Method::GET, format!("/projects/{p}/members/1")),
-        (Method::GET, format!("/groups/{g}/members")),
-        (Method::GET, format!("/projects/{p}/hooks/1")),
-        (Method::GET, format!("/projects/{p}/keys")),
-        (Method::DELETE, format!("/projects/{p}/deploy_keys/1/disable")),
-        (Method::DELETE, format!("/projects/{p}/variables/KEY")),
-        (Method::DELETE, format!("/projects/{p}/runners/1")),
-        (Method::GET, format!("/projects/{p}/triggers/sometoken")),
-        (Method::GET, format!("/projects/{p}/services/slack")),
-        (Method::GET, "/snippets/public".to_owned()),
-        (Method::GET, "/snippets/1/raw".to_owned()),
-        (Method::DELETE, "/todos".to_owned()),
-        (Method::DELETE, "/todos/1".to_owned()),
-        (Method::GET, "/user/keys".to_owned()),
-        (Method::GET, "/users/1/keys".to_owned()),
-        (Method::GET, "/hooks".to_owned()),
-    ] {
-        let answer = world.anonymous(method.clone(), &path).await;
-        assert_unauthorized(&answer, &format!("{method} {path}"));
-    }
+    world
+        .expect_anonymous(
+            Expect::Refused,
+            [
+                (Method::GET, format!("/projects/{p}/milestones/1/issues")),
+                (Method::GET, format!("/projects/{p}/labels")),
+                (Method::DELETE, format!("/projects/{p}/labels?name=bug")),
+                (Method::POST, format!("/projects/{p}/labels/1/subscription")),
+                (Method::GET, format!("/projects/{p}/boards/1/lists")),
+                (Method::GET, format!("/projects/{p}/builds/1/trace")),
+                (
+                    Method::GET,
+                    format!("/projects/{p}/builds/artifacts/feature/x/download?job=test"),
+                ),
+                (Method::GET, format!("/projects/{p}/snippets/1/raw")),
+                (Method::GET, format!("/projects/{p}/snippets/1/notes")),
+                (Method::GET, format!("/projects/{p}/environments")),
+                (Method::DELETE, format!("/projects/{p}/environments/1")),
+                (Method::GET, format!("/projects/{p}/members/1")),
+                (Method::GET, format!("/groups/{g}/members")),
+                (Method::GET, format!("/projects/{p}/hooks/1")),
+                (Method::GET, format!("/projects/{p}/keys")),
+                (Method::DELETE, format!("/projects/{p}/deploy_keys/1/disable")),
+                (Method::DELETE, format!("/projects/{p}/variables/KEY")),
+                (Method::DELETE, format!("/projects/{p}/runners/1")),
+                (Method::GET, format!("/projects/{p}/triggers/sometoken")),
+                (Method::GET, format!("/projects/{p}/services/slack")),
+                (Method::GET, "/snippets/public".to_owned()),
+                (Method::GET, "/snippets/1/raw".to_owned()),
+                (Method::DELETE, "/todos".to_owned()),
+                (Method::DELETE, "/todos/1".to_owned()),
+                (Method::GET, "/user/keys".to_owned()),
+                (Method::GET, "/users/1/keys".to_owned()),
+                (Method::GET, "/hooks".to_owned()),
+            ],
+        )
+        .await;
 }

@@ -9,15 +9,11 @@
 //! and `known_limits_still_behave_as_documented` checks that svcgate still answers as that list says.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use crate::common;
-use std::collections::HashMap;
-
-use crate::common::{send, Answer, TestGateway};
+use crate::common::sim::ADMIN;
+use crate::common::{send, Answer};
+use crate::world::World;
 use http::Method;
 use serde_json::{json, Value};
-use svc_sim::SimHandle;
-
-const ADMIN: &str = "root-token";
 
 /// Who sends a row's request.
 #[derive(Clone, Copy, Debug)]
@@ -72,164 +68,61 @@ const fn case(
     }
 }
 
-struct World {
-    sim: SimHandle,
-    sim_url: String,
-    gateway: TestGateway,
-    tokens: HashMap<&'static str, String>,
-    vars: HashMap<&'static str, String>,
-}
-
-impl World {
-    fn fill(&self, text: &str) -> String {
-        let mut out = text.to_owned();
-        for (name, value) in &self.vars {
-            out = out.replace(&format!("{{{name}}}"), value);
-        }
-        out
-    }
-
-    fn token(&self, who: Who) -> Option<&str> {
-        let name = match who {
-            Who::Admin => return Some(ADMIN),
-            Who::Anon => return None,
-            Who::Owner => "owner",
-            Who::Dev => "dev",
-            Who::Guest => "guest",
-            Who::Stranger => "stranger",
-        };
-        Some(self.tokens[name].as_str())
-    }
-
-    /// A setup call straight to the backend's V4 API, which must succeed.
-    async fn setup(&self, method: Method, path: &str, token: &str, body: Value) -> Value {
-        let path = self.fill(path);
-        let answer = common::send_json(
-            method.clone(),
-            &format!("{}/api/v4{path}", self.sim_url),
-            token,
-            body,
-        )
-        .await;
-        assert!(
-            answer.status.is_success(),
-            "setup {method} {path}: {} {}",
-            answer.status,
-            String::from_utf8_lossy(&answer.body)
-        );
-        serde_json::from_slice(&answer.body).unwrap_or(Value::Null)
-    }
-
-    fn keep(&mut self, name: &'static str, value: &Value) {
-        let text = match value {
-            Value::String(text) => text.clone(),
-            other => other.to_string(),
-        };
-        assert!(!text.is_empty() && text != "null", "{name} is {value}");
-        self.vars.insert(name, text);
-    }
-
-    /// Sends a row's request to the gateway's V3 API.
-    async fn call(&self, method: &str, path: &str, who: Who, body: Option<&str>) -> Answer {
-        let url = format!("{}/api/v3{}", self.gateway.url(), self.fill(path));
-        let mut headers = Vec::new();
-        if let Some(token) = self.token(who) {
-            headers.push(("private-token", token));
-        }
-        let body = body.map(|body| {
-            let body = self.fill(body);
-            if body.starts_with('{') {
-                ("application/json", body.into_bytes())
-            } else {
-                ("application/x-www-form-urlencoded", body.into_bytes())
-            }
-        });
-        send(method.parse().unwrap(), &url, &headers, body).await
-    }
-}
-
-async fn world() -> World {
-    let (sim, demo, gateway) = common::sim::with_gateway().await;
-    let mut tokens = HashMap::new();
-    tokens.insert("owner", demo.token.clone());
-    let mut w = World {
-        sim_url: sim.url(),
-        sim,
-        gateway,
-        tokens,
-        vars: HashMap::new(),
+/// The token `who` sends, if any.
+fn token(w: &World, who: Who) -> Option<&str> {
+    let name = match who {
+        Who::Admin => return Some(ADMIN),
+        Who::Anon => return None,
+        Who::Owner => "owner",
+        Who::Dev => "dev",
+        Who::Guest => "guest",
+        Who::Stranger => "stranger",
     };
-    let t = demo.token.clone();
-    w.keep("p", &json!(demo.project_id));
-    w.keep("g", &json!(demo.group_id));
-    w.keep("demo", &json!(demo.user_id));
-    for name in ["dev", "guest", "stranger", "asker", "goner"] {
-        let (id, token) = w.sim.create_user(name, false);
-        w.tokens.insert(name, token);
-        w.keep(name, &json!(id));
+    Some(w.tokens[name].as_str())
+}
+
+/// Sends a row's request to the gateway's V3 API.
+async fn call(w: &World, method: &str, path: &str, who: Who, body: Option<&str>) -> Answer {
+    let url = format!("{}/api/v3{}", w.gateway.url(), w.fill(path));
+    let mut headers = Vec::new();
+    if let Some(token) = token(w, who) {
+        headers.push(("private-token", token));
     }
-    let private = w
-        .setup(
-            Method::POST,
-            "/projects",
-            &t,
-            json!({"name": "secret", "visibility": "private"}),
-        )
+    let body = body.map(|body| {
+        let body = w.fill(body);
+        if body.starts_with('{') {
+            ("application/json", body.into_bytes())
+        } else {
+            ("application/x-www-form-urlencoded", body.into_bytes())
+        }
+    });
+    send(method.parse().unwrap(), &url, &headers, body).await
+}
+
+/// The shared world with the users, projects and objects the spec rows name.
+async fn world() -> World {
+    let mut w = World::new().await;
+    let t = w.token.clone();
+    for name in ["dev", "guest", "stranger", "asker", "goner"] {
+        w.user(name, name);
+    }
+    w.project("priv", &t, json!({"name": "secret", "visibility": "private"}))
         .await;
-    w.keep("priv", &private["id"]);
-    let other = w
-        .setup(Method::POST, "/projects", &t, json!({"name": "other"}))
-        .await;
-    w.keep("q", &other["id"]);
-    let strangers = w
-        .setup(
-            Method::POST,
-            "/projects",
-            &w.tokens["stranger"].clone(),
-            json!({"name": "strangers"}),
-        )
-        .await;
-    w.keep("sq", &strangers["id"]);
-    for (project, user, level) in [
-        ("{p}", "{dev}", 30),
-        ("{p}", "{guest}", 10),
-        ("{priv}", "{guest}", 10),
-    ] {
-        w.setup(
-            Method::POST,
-            &format!("/projects/{project}/members"),
-            &t,
-            json!({"user_id": w.fill(user).parse::<u64>().unwrap(), "access_level": level}),
-        )
-        .await;
+    w.project("q", &t, json!({"name": "other"})).await;
+    let stranger = w.tokens["stranger"].clone();
+    w.project("sq", &stranger, json!({"name": "strangers"})).await;
+    for (project, user, level) in [("{p}", "dev", 30), ("{p}", "guest", 10), ("{priv}", "guest", 10)] {
+        let user = w.var(user).parse::<u64>().unwrap();
+        w.member(&format!("/projects/{project}"), user, level).await;
     }
 
     // Issues, notes, a merge request and their award emoji.
     for name in ["issue", "issue_own"] {
-        let issue = w
-            .setup(Method::POST, "/projects/{p}/issues", &t, json!({"title": name}))
-            .await;
-        w.keep(name, &issue["id"]);
+        w.issue(name, "{p}", &t, name).await;
     }
     let dev_token = w.tokens["dev"].clone();
-    let issue = w
-        .setup(
-            Method::POST,
-            "/projects/{p}/issues",
-            &dev_token,
-            json!({"title": "by dev"}),
-        )
-        .await;
-    w.keep("issue_dev", &issue["id"]);
-    let secret = w
-        .setup(
-            Method::POST,
-            "/projects/{priv}/issues",
-            &t,
-            json!({"title": "secret"}),
-        )
-        .await;
-    w.keep("priv_issue", &secret["id"]);
+    w.issue("issue_dev", "{p}", &dev_token, "by dev").await;
+    w.issue("priv_issue", "{priv}", &t, "secret").await;
     let issues = w
         .setup(Method::GET, "/projects/{p}/issues?per_page=100", &t, json!({}))
         .await;
@@ -246,34 +139,18 @@ async fn world() -> World {
     w.keep("issue_iid", &json!(issue_iid.parse::<u64>().unwrap()));
     let dev_iid = iid_of(&w.vars["issue_dev"]);
     for name in ["note", "note_del", "note_own"] {
-        let note = w
-            .setup(
-                Method::POST,
-                &format!("/projects/{{p}}/issues/{issue_iid}/notes"),
-                if name == "note_own" { &dev_token } else { &t },
-                json!({"body": name}),
-            )
+        let by = if name == "note_own" { &dev_token } else { &t };
+        w.note(name, &format!("/projects/{{p}}/issues/{issue_iid}"), by, name)
             .await;
-        w.keep(name, &note["id"]);
     }
-    let award = w
-        .setup(
-            Method::POST,
-            &format!("/projects/{{p}}/issues/{issue_iid}/award_emoji"),
-            &t,
-            json!({"name": "thumbsup"}),
-        )
+    w.award(
+        "award",
+        &format!("/projects/{{p}}/issues/{issue_iid}"),
+        "thumbsup",
+    )
+    .await;
+    w.award("award_del", &format!("/projects/{{p}}/issues/{dev_iid}"), "tada")
         .await;
-    w.keep("award", &award["id"]);
-    let award = w
-        .setup(
-            Method::POST,
-            &format!("/projects/{{p}}/issues/{dev_iid}/award_emoji"),
-            &t,
-            json!({"name": "tada"}),
-        )
-        .await;
-    w.keep("award_del", &award["id"]);
     w.setup(
         Method::POST,
         "/projects/{p}/repository/commits",
@@ -283,14 +160,14 @@ async fn world() -> World {
     )
     .await;
     let mr = w
-        .setup(
-            Method::POST,
+        .made(
+            "mr",
+            "id",
             "/projects/{p}/merge_requests",
             &t,
             json!({"title": "mr", "source_branch": "feature", "target_branch": "main"}),
         )
         .await;
-    w.keep("mr", &mr["id"]);
     let mr_iid = mr["iid"].to_string();
     w.keep("mr_iid", &mr["iid"]);
     w.setup(
@@ -302,61 +179,53 @@ async fn world() -> World {
     )
     .await;
     for name in ["mr_note", "mr_note_del"] {
-        let note = w
-            .setup(
-                Method::POST,
-                &format!("/projects/{{p}}/merge_requests/{mr_iid}/notes"),
-                &t,
-                json!({"body": name}),
-            )
-            .await;
-        w.keep(name, &note["id"]);
-    }
-    let award = w
-        .setup(
-            Method::POST,
-            &format!("/projects/{{p}}/merge_requests/{mr_iid}/award_emoji"),
+        w.note(
+            name,
+            &format!("/projects/{{p}}/merge_requests/{mr_iid}"),
             &t,
-            json!({"name": "thumbsdown"}),
+            name,
         )
         .await;
-    w.keep("mr_award", &award["id"]);
+    }
+    w.award(
+        "mr_award",
+        &format!("/projects/{{p}}/merge_requests/{mr_iid}"),
+        "thumbsdown",
+    )
+    .await;
 
     // Snippets.
     for name in ["psnippet", "psnippet_del", "psnippet_put"] {
-        let snippet = w
-            .setup(
-                Method::POST,
-                "/projects/{p}/snippets",
-                &t,
-                json!({"title": name, "file_name": "a.txt", "code": "hello", "visibility": "private"}),
-            )
-            .await;
-        w.keep(name, &snippet["id"]);
-    }
-    let note = w
-        .setup(
-            Method::POST,
-            &format!("/projects/{{p}}/snippets/{}/notes", w.vars["psnippet"]),
+        w.made(
+            name,
+            "id",
+            "/projects/{p}/snippets",
             &t,
-            json!({"body": "snippet note"}),
+            json!({"title": name, "file_name": "a.txt", "code": "hello", "visibility": "private"}),
         )
         .await;
-    w.keep("snippet_note", &note["id"]);
+    }
+    let psnippet = w.var("psnippet");
+    w.note(
+        "snippet_note",
+        &format!("/projects/{{p}}/snippets/{psnippet}"),
+        &t,
+        "snippet note",
+    )
+    .await;
     for (name, visibility) in [
         ("personal", "private"),
         ("personal_del", "private"),
         ("personal_pub", "public"),
     ] {
-        let snippet = w
-            .setup(
-                Method::POST,
-                "/snippets",
-                &t,
-                json!({"title": name, "file_name": "m.txt", "content": "mine", "visibility": visibility}),
-            )
-            .await;
-        w.keep(name, &snippet["id"]);
+        w.made(
+            name,
+            "id",
+            "/snippets",
+            &t,
+            json!({"title": name, "file_name": "m.txt", "content": "mine", "visibility": visibility}),
+        )
+        .await;
     }
 
     // Labels, milestones, board lists.
@@ -365,26 +234,19 @@ async fn world() -> World {
         ("label2", "regression"),
         ("label3", "Testing"),
     ] {
-        let label = w
-            .setup(
-                Method::POST,
-                "/projects/{p}/labels",
-                &t,
-                json!({"name": title, "color": "#FF0000"}),
-            )
-            .await;
-        w.keep(name, &label["id"]);
+        w.made(
+            name,
+            "id",
+            "/projects/{p}/labels",
+            &t,
+            json!({"name": title, "color": "#FF0000"}),
+        )
+        .await;
     }
     for name in ["milestone", "closed_milestone", "milestone2", "milestone3"] {
         let milestone = w
-            .setup(
-                Method::POST,
-                "/projects/{p}/milestones",
-                &t,
-                json!({"title": name}),
-            )
+            .made(name, "id", "/projects/{p}/milestones", &t, json!({"title": name}))
             .await;
-        w.keep(name, &milestone["id"]);
         if name == "closed_milestone" {
             w.keep("closed_iid", &milestone["iid"]);
         }
@@ -405,61 +267,50 @@ async fn world() -> World {
     .await;
     let boards = w.setup(Method::GET, "/projects/{p}/boards", &t, json!({})).await;
     w.keep("board", &boards[0]["id"]);
-    let list = w
-        .setup(
-            Method::POST,
-            "/projects/{p}/boards/{board}/lists",
-            &t,
-            json!({"label_id": w.vars["label3"].parse::<u64>().unwrap()}),
-        )
-        .await;
-    w.keep("list", &list["id"]);
+    let label3 = w.vars["label3"].parse::<u64>().unwrap();
+    w.made(
+        "list",
+        "id",
+        "/projects/{p}/boards/{board}/lists",
+        &t,
+        json!({"label_id": label3}),
+    )
+    .await;
 
     // Hooks, deploy keys, triggers, environments, todos, a release, a broadcast message.
     for name in ["hook", "hook2", "hook3"] {
-        let hook = w
-            .setup(
-                Method::POST,
-                "/projects/{p}/hooks",
-                &t,
-                json!({"url": "http://example.com", "push_events": true, "issues_events": true,
-                       "job_events": true, "enable_ssl_verification": true}),
-            )
-            .await;
-        w.keep(name, &hook["id"]);
+        w.made(
+            name,
+            "id",
+            "/projects/{p}/hooks",
+            &t,
+            json!({"url": "http://example.com", "push_events": true, "issues_events": true,
+                   "job_events": true, "enable_ssl_verification": true}),
+        )
+        .await;
     }
     for (name, n) in [("key", 1u8), ("key2", 2)] {
-        let key = w
-            .setup(
-                Method::POST,
-                "/projects/{p}/deploy_keys",
-                &t,
-                json!({"title": name, "key": format!("ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC{}{n} spec@example.com", "y".repeat(40))}),
-            )
-            .await;
-        w.keep(name, &key["id"]);
+        w.made(
+            name,
+            "id",
+            "/projects/{p}/deploy_keys",
+            &t,
+            json!({"title": name, "key": format!("ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC{}{n} spec@example.com", "y".repeat(40))}),
+        )
+        .await;
     }
     for name in ["trigger", "trigger2"] {
-        let trigger = w
-            .setup(
-                Method::POST,
-                "/projects/{p}/triggers",
-                &t,
-                json!({"description": name}),
-            )
-            .await;
-        w.keep(name, &trigger["token"]);
+        w.trigger(name, "{p}").await;
     }
     for name in ["env", "env2"] {
-        let env = w
-            .setup(
-                Method::POST,
-                "/projects/{priv}/environments",
-                &t,
-                json!({"name": name, "external_url": "https://env.example"}),
-            )
-            .await;
-        w.keep(name, &env["id"]);
+        w.made(
+            name,
+            "id",
+            "/projects/{priv}/environments",
+            &t,
+            json!({"name": name, "external_url": "https://env.example"}),
+        )
+        .await;
     }
     let deployments = w
         .setup(Method::GET, "/projects/{p}/deployments", &t, json!({}))
@@ -483,24 +334,22 @@ async fn world() -> World {
         json!({"tag_name": "v1.0", "ref": "main", "message": "Version 1.0", "release_description": "Awesome release!"}),
     )
     .await;
-    let fork = w
-        .setup(
-            Method::POST,
-            "/projects/{p}/fork",
-            &w.tokens["stranger"].clone(),
-            json!({"path": "forked", "name": "forked"}),
-        )
-        .await;
-    w.keep("fork", &fork["id"]);
-    let hidden = w
-        .setup(
-            Method::POST,
-            "/groups",
-            ADMIN,
-            json!({"name": "hidden", "path": "hidden", "visibility": "private"}),
-        )
-        .await;
-    w.keep("g2", &hidden["id"]);
+    w.made(
+        "fork",
+        "id",
+        "/projects/{p}/fork",
+        &stranger,
+        json!({"path": "forked", "name": "forked"}),
+    )
+    .await;
+    w.made(
+        "g2",
+        "id",
+        "/groups",
+        ADMIN,
+        json!({"name": "hidden", "path": "hidden", "visibility": "private"}),
+    )
+    .await;
     let runners = w.setup(Method::GET, "/runners/all", ADMIN, json!({})).await;
     for runner in runners.as_array().unwrap() {
         match runner["description"].as_str() {
@@ -544,15 +393,14 @@ async fn world() -> World {
         json!({"note": "a comment on a commit"}),
     )
     .await;
-    let message = w
-        .setup(
-            Method::POST,
-            "/broadcast_messages",
-            ADMIN,
-            json!({"message": "maintenance"}),
-        )
-        .await;
-    w.keep("broadcast", &message["id"]);
+    w.made(
+        "broadcast",
+        "id",
+        "/broadcast_messages",
+        ADMIN,
+        json!({"message": "maintenance"}),
+    )
+    .await;
     w
 }
 
@@ -613,7 +461,7 @@ async fn run(cases: &[Case]) -> Vec<String> {
     let w = world().await;
     let mut failures = Vec::new();
     for case in cases {
-        let answer = w.call(case.method, case.path, case.who, case.body).await;
+        let answer = call(&w, case.method, case.path, case.who, case.body).await;
         let diffs = differences(case.source, case.status, case.expect, &answer, &w);
         if !diffs.is_empty() {
             failures.push(format!(
@@ -713,14 +561,14 @@ async fn known_limits_still_behave_as_documented() {
             })
             .unwrap_or_default();
         let expect: Vec<(&str, &str)> = pairs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-        let answer = w
-            .call(
-                check["method"].as_str().unwrap(),
-                check["path"].as_str().unwrap(),
-                who,
-                check.get("body").and_then(toml::Value::as_str),
-            )
-            .await;
+        let answer = call(
+            &w,
+            check["method"].as_str().unwrap(),
+            check["path"].as_str().unwrap(),
+            who,
+            check.get("body").and_then(toml::Value::as_str),
+        )
+        .await;
         let status = u16::try_from(check["status"].as_integer().unwrap()).unwrap();
         let diffs = differences(id, status, &expect, &answer, &w);
         if !diffs.is_empty() {

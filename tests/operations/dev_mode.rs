@@ -7,6 +7,7 @@ use crate::common;
 use std::time::{Duration, Instant};
 
 use crate::common::alerts::{post_alert, AlertWorld};
+use crate::common::dev::DevGateway;
 use crate::common::{get, send, send_json};
 use http::{Method, StatusCode};
 use serde_json::json;
@@ -18,38 +19,20 @@ struct Dev {
     token: String,
     project_id: u64,
     alerts: (String, String),
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    served: Option<tokio::task::JoinHandle<()>>,
+    gateway: DevGateway,
 }
 
 impl Dev {
     async fn start() -> Self {
-        let config = svcgate::config::Config::from_raw(svcgate::config::RawConfig {
-            listen: Some("127.0.0.1:0".to_owned()),
-            dev: Some(true),
-            ..svcgate::config::RawConfig::default()
-        })
-        .unwrap();
-        let running = svcgate::app::prepare(&config).await.unwrap();
-        let base = format!("http://{}", running.address);
-        let demo = running.demo.clone().unwrap();
-        let (path, key) = running.demo_alerts.clone().unwrap();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let served = tokio::spawn(async move {
-            running
-                .serve_until(&config, async {
-                    let _ = stopped.await;
-                })
-                .await
-                .unwrap();
-        });
+        let gateway = DevGateway::start().await;
+        let base = gateway.base.clone();
+        let (path, key) = gateway.demo_alerts.clone();
         Dev {
             alerts: (format!("{base}{path}"), key),
             base,
-            token: demo.token,
-            project_id: demo.project_id,
-            stop: Some(stop),
-            served: Some(served),
+            token: gateway.demo.token.clone(),
+            project_id: gateway.demo.project_id,
+            gateway,
         }
     }
 
@@ -57,13 +40,8 @@ impl Dev {
         format!("{}/-/svcgate/api/projects/{}{rest}", self.base, self.project_id)
     }
 
-    async fn stop(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(served) = self.served.take() {
-            served.await.unwrap();
-        }
+    async fn stop(self) {
+        self.gateway.stop().await;
     }
 }
 

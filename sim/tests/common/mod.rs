@@ -1,5 +1,6 @@
-//! Helpers shared by the simulator's end-to-end tests: start a simulator on 127.0.0.1:0 and call it with a hyper
-//! client.
+//! Helpers shared by the simulator's end-to-end tests: start a simulator on 127.0.0.1:0, call it with a hyper
+//! client, and make the projects, groups and members a test starts from (what differed between tests, such as the
+//! owner or the visibility, is a parameter).
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use bytes::Bytes;
@@ -25,6 +26,12 @@ pub struct Resp {
 pub async fn start() -> SimHandle {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     svc_sim::spawn(listener, ROOT).await.unwrap()
+}
+
+/// Starts a simulator with `options` on a free loopback port.
+pub async fn start_with(options: svc_sim::SimOptions) -> SimHandle {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    svc_sim::spawn_with(listener, options).await.unwrap()
 }
 
 /// Sends `body` with an optional token and content type.
@@ -124,4 +131,40 @@ pub async fn ok(
     let r = call(sim, method.clone(), path, Some(token), body).await;
     assert!(r.status.is_success(), "{method} {path}: {} {}", r.status, r.body);
     r.body
+}
+
+/// Creates a project named `name` as the user of `token`, with a README on `main`, at `visibility` (the
+/// simulator's default when `None`); returns it.
+pub async fn project(sim: &svc_sim::SimHandle, token: &str, name: &str, visibility: Option<&str>) -> Value {
+    let mut body = serde_json::json!({"name": name, "initialize_with_readme": true});
+    if let Some(visibility) = visibility {
+        body["visibility"] = Value::from(visibility);
+    }
+    ok(sim, Method::POST, "/api/v4/projects", token, Some(body)).await
+}
+
+/// Creates a project as [`project`] does and returns its id.
+pub async fn project_id(sim: &svc_sim::SimHandle, token: &str, name: &str, visibility: Option<&str>) -> u64 {
+    project(sim, token, name, visibility).await["id"]
+        .as_u64()
+        .unwrap()
+}
+
+/// Creates a group whose name and path are `path` as root, at `visibility`; returns its id.
+pub async fn group(sim: &svc_sim::SimHandle, path: &str, visibility: &str) -> u64 {
+    let body = serde_json::json!({"name": path, "path": path, "visibility": visibility});
+    let g = ok(sim, Method::POST, "/api/v4/groups", ROOT, Some(body)).await;
+    g["id"].as_u64().unwrap()
+}
+
+/// As root, adds `user` at `level` to the project or group (`source` is `projects` or `groups`) `id`.
+pub async fn add_member(sim: &svc_sim::SimHandle, source: &str, id: u64, user: u64, level: u64) {
+    ok(
+        sim,
+        Method::POST,
+        &format!("/api/v4/{source}/{id}/members"),
+        ROOT,
+        Some(serde_json::json!({"user_id": user, "access_level": level})),
+    )
+    .await;
 }

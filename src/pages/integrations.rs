@@ -91,7 +91,7 @@ impl Pages {
             .collect();
         let receiving = listed
             .iter()
-            .filter(|integration| integration.kind != Kind::Opsgenie && integration.record.active)
+            .filter(|integration| integration.kind.receives() && integration.record.active)
             .map(|integration| IntegrationRow {
                 id: integration.record.id,
                 name: integration.record.name.clone(),
@@ -181,12 +181,12 @@ impl Pages {
             }
         };
         // Fields of the other types may still hold text typed before the type was changed: they are not sent.
-        let sample = if kind == Kind::Http {
+        let sample = if kind.fields().custom_payload {
             form.payload_example.clone()
         } else {
             String::new()
         };
-        let api_url = if kind == Kind::Opsgenie {
+        let api_url = if kind.fields().api_url {
             form.api_url.clone()
         } else {
             String::new()
@@ -351,10 +351,10 @@ impl Pages {
                     String::new()
                 },
                 url: address.map(|path| format!("{}{path}", call.origin)),
-                receives: integration.kind != Kind::Opsgenie,
+                receives: integration.kind.receives(),
                 active: record.active,
-                is_http: integration.kind == Kind::Http,
-                is_opsgenie: integration.kind == Kind::Opsgenie,
+                is_http: integration.kind.fields().custom_payload,
+                is_opsgenie: integration.kind.fields().api_url,
                 payload_example: record
                     .payload_example
                     .as_deref()
@@ -506,8 +506,11 @@ impl Pages {
                 Ok(integration) => integration,
                 Err(error) => return error_page(Some(session), &error),
             };
-        let text = if integration.kind == Kind::Opsgenie {
-            "The link to Opsgenie goes away. Alerts already received stay.".to_owned()
+        let text = if !integration.kind.receives() {
+            format!(
+                "The link to {} goes away. Alerts already received stay.",
+                integration.kind.label()
+            )
         } else {
             "Its address and key stop working at once, and cannot be brought back: a new integration \
              gets a new address and key. Alerts already received stay."

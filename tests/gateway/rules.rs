@@ -19,8 +19,7 @@ use svc_sim::SimHandle;
 
 /// Fields the last V3 release's code (10.8, `lib/api/v3/entities.rb`) exposes beyond the 9.2 fixture bodies: the
 /// code wins: `Project` exposes `resolve_outdated_diff_discussions`.
-const ADDED_AFTER_FIXTURES: &[(&str, &[&str])] =
-    &[("project", &["resolve_outdated_diff_discussions"])];
+const ADDED_AFTER_FIXTURES: &[(&str, &[&str])] = &[("project", &["resolve_outdated_diff_discussions"])];
 
 /// The V3 field names of a fixture body (tests/fixtures/v3-responses, real bodies of a 9.2 server), with the
 /// fields 10.8's V3 code added, sorted.

@@ -11,7 +11,7 @@ use super::format::{plural, time_view};
 use super::render::{done, error_page, notice_text, project_view, redirect, render, user_view, Page};
 use super::session::Session;
 use super::views::{
-    Confirm, FailureRow, IntegrationForm, IntegrationPage, IntegrationRow, Section, Settings,
+    Confirm, FailureRow, FormFields, IntegrationForm, IntegrationPage, IntegrationRow, Section, Settings,
 };
 use super::Pages;
 use crate::alerts::kinds::Kind;
@@ -129,6 +129,7 @@ impl Pages {
                     .map(|kind| (kind.as_str().to_owned(), kind.label().to_owned()))
                     .collect(),
                 invalid,
+                fields: form_fields(&form.kind),
                 form,
                 test_payload: if test_payload.is_empty() {
                     "{\n  \"title\": \"Test alert\",\n  \"severity\": \"low\"\n}".to_owned()
@@ -570,5 +571,31 @@ impl Pages {
             Err(error) => Err(error),
         };
         done(session, deleted, &format!("{settings}?notice=deleted"))
+    }
+}
+/// Which types show which fields of the add form, from each kind's line in [`crate::alerts::kinds::KINDS`];
+/// `drawn` is the type the form is drawn with.
+fn form_fields(drawn: &str) -> FormFields {
+    let kinds = crate::alerts::kinds::in_form_order();
+    let names = |shows: fn(Kind) -> bool| {
+        kinds
+            .iter()
+            .filter(|kind| shows(**kind))
+            .map(|kind| kind.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    // A type not listed (none may be added) shows no payload or API URL, and the test button, as before.
+    let drawn_shows = |shows: fn(Kind) -> bool| Kind::parse(drawn).is_some_and(shows);
+    let payload: fn(Kind) -> bool = |kind| kind.fields().custom_payload;
+    let api_url: fn(Kind) -> bool = |kind| kind.fields().api_url;
+    FormFields {
+        all: names(|_| true),
+        payload: names(payload),
+        api_url: names(api_url),
+        receiving: names(Kind::receives),
+        payload_shown: drawn_shows(payload),
+        api_url_shown: drawn_shows(api_url),
+        receiving_shown: Kind::parse(drawn).map_or(true, Kind::receives),
     }
 }

@@ -66,6 +66,18 @@ pub fn read_generic(
     normalize_generic(&value, text, received_at, edition, mapping)
 }
 
+/// The payload reader of Generic and HTTP Endpoint integrations (their line in [`super::kinds::KINDS`]): one alert
+/// per body, by [`read_generic`].
+pub fn read(
+    bytes: &[u8],
+    max_depth: usize,
+    received_at: OffsetDateTime,
+    edition: Edition,
+    mapping: Option<&AttributeMapping>,
+) -> Result<Vec<NormalizedAlert>, PayloadError> {
+    read_generic(bytes, max_depth, received_at, edition, mapping).map(|alert| vec![alert])
+}
+
 fn normalize_source(
     source: &Source<'_>,
     payload_text: &str,

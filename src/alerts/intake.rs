@@ -14,12 +14,10 @@ use hyper::body::Incoming;
 use serde_json::json;
 
 use super::apply::{self, AnswerEntry};
-use super::generic;
 use super::integrations::{Address, Integration, Registry};
-use super::kinds::Kind;
+use super::kinds;
 use super::normalized::Edition as PayloadEdition;
-use super::payload::{self, PayloadError};
-use super::prometheus;
+use super::payload::PayloadError;
 use super::ratelimit::RateLimiter;
 use super::store_failures::StoreFailures;
 use crate::alerts::settings::{AlertConfig, Edition};
@@ -374,21 +372,20 @@ impl Intake {
     ) -> Result<Vec<AnswerEntry>, IntakeError> {
         let now = time::OffsetDateTime::now_utc();
         let max_depth = self.config.max_depth;
-        let alerts = match integration.kind {
-            Kind::Prometheus => payload::parse_json(bytes, max_depth)
-                .and_then(|(value, _)| prometheus::normalize_prometheus(&value, now, self.edition()))?,
-            _ => vec![generic::read_generic(
-                bytes,
-                max_depth,
-                now,
-                self.edition(),
-                integration.mapping.as_ref(),
-            )?],
-        };
+        let spec = kinds::spec(integration.kind);
+        // A kind that receives nothing has no address, so no sender reaches it; a test alert is refused before.
+        let read = spec.read.ok_or(IntakeError::NotFound)?;
+        let alerts = read(
+            bytes,
+            max_depth,
+            now,
+            self.edition(),
+            integration.mapping.as_ref(),
+        )?;
         if let Err(wait) = self.limiter.take(integration.record.id, alerts.len()) {
             return Err(IntakeError::RateLimited {
                 wait,
-                prometheus: integration.kind == Kind::Prometheus,
+                prometheus: spec.alertmanager_answers,
             });
         }
         match apply::process(self.store.as_ref(), integration, alerts, now).await {
@@ -417,9 +414,10 @@ fn store_failure_message(error: &crate::store::StoreError) -> &'static str {
 
 /// The answer to alerts taken in: 201 for Prometheus (as Alertmanager's receivers answer), else 200.
 fn answer(integration: &Integration, entries: &[AnswerEntry]) -> Response<Body> {
-    let status = match integration.kind {
-        Kind::Prometheus => StatusCode::CREATED,
-        _ => StatusCode::OK,
+    let status = if kinds::spec(integration.kind).alertmanager_answers {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
     };
     json_response(status, &entries)
 }

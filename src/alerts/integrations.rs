@@ -10,7 +10,7 @@ use std::sync::{Arc, RwLock};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use super::kinds::Kind;
+use super::kinds::{self, Kind, Receiving};
 use super::mapping::AttributeMapping;
 use crate::store::IntegrationRecord;
 
@@ -50,15 +50,14 @@ impl Integration {
     /// The receiving path of this integration (relative to the gateway's base URL), if it receives alerts.
     pub fn path(&self) -> Option<String> {
         let project = &self.record.project_path;
-        match self.kind {
-            Kind::Generic => Some(format!("/{project}/alerts/notify.json")),
-            Kind::Prometheus => Some(format!("/{project}/prometheus/alerts/notify.json")),
-            Kind::Http => Some(format!(
-                "/{project}/alerts/notify/{}/{}.json",
+        match kinds::spec(self.kind).receiving {
+            Receiving::At(path) => Some(format!("/{project}/{path}.json")),
+            Receiving::Named => Some(format!(
+                "/{project}/{NAMED_PREFIX}{}/{}.json",
                 slug(&self.record.name),
                 self.record.endpoint_identifier.as_deref().unwrap_or("")
             )),
-            Kind::Opsgenie => None,
+            Receiving::Nowhere => None,
         }
     }
 
@@ -98,19 +97,41 @@ pub fn slug(name: &str) -> String {
 pub struct Address {
     /// The project's full path, lower-cased.
     pub project_path: String,
-    /// The integration within the project: `generic`, `prometheus`, or an http endpoint identifier.
+    /// The integration within the project: the name of a kind with a fixed address (`generic`, `prometheus`), or
+    /// a named endpoint's identifier.
     pub endpoint: String,
 }
+
+/// Where named endpoints' addresses start after the project: `alerts/notify/{slug}/{identifier}`.
+const NAMED_PREFIX: &str = "alerts/notify/";
 
 impl Address {
     /// The kind of integration this address can reach, known from the address alone (before any lookup).
     pub fn kind(&self) -> Kind {
-        match self.endpoint.as_str() {
-            "generic" => Kind::Generic,
-            "prometheus" => Kind::Prometheus,
-            _ => Kind::Http,
-        }
+        let fixed = kinds::KINDS
+            .iter()
+            .find(|spec| matches!(spec.receiving, Receiving::At(_)) && spec.name == self.endpoint);
+        let named = || {
+            kinds::KINDS
+                .iter()
+                .find(|spec| spec.receiving == Receiving::Named)
+        };
+        fixed.or_else(named).map_or(Kind::Http, |spec| spec.kind)
     }
+}
+
+/// The kinds with a fixed address and their paths, longest first, so that none is taken for another whose path
+/// ends it (`prometheus/alerts/notify` before `alerts/notify`).
+fn fixed_paths() -> Vec<(&'static str, &'static str)> {
+    let mut paths: Vec<(&'static str, &'static str)> = kinds::KINDS
+        .iter()
+        .filter_map(|spec| match spec.receiving {
+            Receiving::At(path) => Some((path, spec.name)),
+            _ => None,
+        })
+        .collect();
+    paths.sort_by_key(|(path, _)| std::cmp::Reverse(path.len()));
+    paths
 }
 
 /// Parses a request path as a receiving address: `/{project}/alerts/notify[.json]`,
@@ -125,13 +146,15 @@ pub fn parse_address(path: &str) -> Option<Address> {
             endpoint: endpoint.to_owned(),
         })
     };
-    if let Some(project) = trimmed.strip_suffix("/prometheus/alerts/notify") {
-        return address(project, "prometheus");
+    for (fixed, name) in fixed_paths() {
+        let project = trimmed
+            .strip_suffix(fixed)
+            .and_then(|project| project.strip_suffix('/'));
+        if let Some(project) = project {
+            return address(project, name);
+        }
     }
-    if let Some(project) = trimmed.strip_suffix("/alerts/notify") {
-        return address(project, "generic");
-    }
-    let (project, rest) = trimmed.rsplit_once("/alerts/notify/")?;
+    let (project, rest) = trimmed.rsplit_once(&format!("/{NAMED_PREFIX}"))?;
     let (_slug, identifier) = rest.split_once('/')?;
     if identifier.len() != 16 || !identifier.bytes().all(|b| b.is_ascii_hexdigit()) || project.is_empty() {
         return None;
@@ -147,11 +170,11 @@ pub struct Registry {
 }
 
 fn address_of(integration: &Integration) -> Option<Address> {
-    let endpoint = match integration.kind {
-        Kind::Generic => "generic".to_owned(),
-        Kind::Prometheus => "prometheus".to_owned(),
-        Kind::Http => integration.record.endpoint_identifier.clone()?,
-        Kind::Opsgenie => return None,
+    let spec = kinds::spec(integration.kind);
+    let endpoint = match spec.receiving {
+        Receiving::At(_) => spec.name.to_owned(),
+        Receiving::Named => integration.record.endpoint_identifier.clone()?,
+        Receiving::Nowhere => return None,
     };
     Some(Address {
         project_path: integration.record.project_path.to_lowercase(),

@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::apply::AnswerEntry;
 use super::intake::IntakeError;
 use super::integrations::Integration;
-use super::kinds::Kind;
+use super::kinds::{self, Kind, Receiving, Refusal};
 use super::mapping::AttributeMapping;
 use super::normalized::Severity;
 use super::AlertService;
@@ -277,24 +277,20 @@ pub async fn create_integration(
 ) -> Result<Arc<Integration>, ManageError> {
     require(access, Role::Maintainer)?;
     let kind = new.kind;
-    if service.config.edition == Edition::Free {
-        let existing_http = service
-            .registry
-            .of_project(access.project_id)
-            .iter()
-            .filter(|integration| integration.kind == Kind::Http)
-            .count();
-        if kind == Kind::Opsgenie {
-            return Err(ManageError::NeedsPremium("an Opsgenie integration"));
-        }
-        if kind == Kind::Http && existing_http >= 1 {
-            return Err(ManageError::NeedsPremium("a second HTTP Endpoint"));
-        }
+    let existing: Vec<Kind> = service
+        .registry
+        .of_project(access.project_id)
+        .iter()
+        .map(|integration| integration.kind)
+        .collect();
+    // A second one of a kind that is one per project is refused by the store, after the fields are checked.
+    if let Err(Refusal::NeedsPremium(what)) = kinds::may_add(kind, &existing, service.config.edition) {
+        return Err(ManageError::NeedsPremium(what));
     }
     let (token, nonce, ciphertext) = new_sealed_token(service)?;
     let now = format_time(time::OffsetDateTime::now_utc());
-    let endpoint_identifier = match kind {
-        Kind::Http => Some(random_hex(8).map_err(|error| ManageError::Internal(error.to_string()))?),
+    let endpoint_identifier = match kinds::spec(kind).receiving {
+        Receiving::Named => Some(random_hex(8).map_err(|error| ManageError::Internal(error.to_string()))?),
         _ => None,
     };
     let mut record = IntegrationRecord {
@@ -312,6 +308,7 @@ pub async fn create_integration(
         payload_attribute_mapping: None,
         created_at: now.clone(),
         updated_at: now,
+        one_per_project: kind.one_per_project(),
     };
     apply_fields(&mut record, kind, new.fields, true)?;
     check_exclusivity(service, &record, kind)?;
@@ -331,16 +328,12 @@ pub async fn create_integration(
 }
 
 /// The kinds of integration a project that has integrations of `existing` kinds may add under `edition`, in the
-/// order the add form offers them: any number of HTTP Endpoints (one on Free), one Generic, one Prometheus and one
-/// Opsgenie (Premium only), as [`create_integration`] allows.
+/// order the add form offers them, as [`kinds::may_add`] says (today: any number of HTTP Endpoints, one on Free;
+/// one Generic, one Prometheus, and one Opsgenie on Premium only), as [`create_integration`] allows.
 pub fn addable_kinds(existing: &[Kind], edition: Edition) -> Vec<Kind> {
-    super::kinds::in_form_order()
+    kinds::in_form_order()
         .into_iter()
-        .filter(|kind| match kind {
-            Kind::Http => edition == Edition::Premium || !existing.contains(&Kind::Http),
-            Kind::Opsgenie => edition == Edition::Premium && !existing.contains(kind),
-            Kind::Generic | Kind::Prometheus => !existing.contains(kind),
-        })
+        .filter(|kind| kinds::may_add(*kind, existing, edition).is_ok())
         .collect()
 }
 
@@ -405,8 +398,11 @@ pub async fn test_alert(
 ) -> Result<Vec<AnswerEntry>, ManageError> {
     require(access, Role::Developer)?;
     let integration = find(service, access, id)?;
-    if integration.kind == Kind::Opsgenie {
-        return Err(ManageError::invalid("Opsgenie integrations receive no alerts"));
+    if !integration.kind.receives() {
+        return Err(ManageError::invalid(format!(
+            "{} integrations receive no alerts",
+            integration.kind.label()
+        )));
     }
     // A switched-off integration refuses its senders (404), so a test alert accepted here would mislead.
     if !integration.record.active {
@@ -458,33 +454,44 @@ fn apply_fields(
     fields: IntegrationFields,
     creating: bool,
 ) -> Result<(), ManageError> {
+    let fields_of_kind = kind.fields();
     if let Some(name) = fields.name.map(|name| name.trim().to_owned()) {
         if name.is_empty() || name.chars().count() > 255 {
             return Err(ManageError::invalid("\"name\" must be 1 to 255 characters"));
         }
         record.name = name;
-    } else if creating && kind == Kind::Http {
-        return Err(ManageError::invalid("\"name\" is required for an HTTP Endpoint"));
+    } else if creating && fields_of_kind.name_required {
+        return Err(ManageError::invalid(format!(
+            "\"name\" is required for an {}",
+            kind.label()
+        )));
     }
     if let Some(active) = fields.active {
         record.active = active;
     }
     if let Some(url) = fields.api_url.map(|url| url.trim().to_owned()) {
-        if kind != Kind::Opsgenie {
-            return Err(ManageError::invalid("\"api_url\" is only for Opsgenie"));
+        if !fields_of_kind.api_url {
+            return Err(ManageError::invalid(format!(
+                "\"api_url\" is only for {}",
+                only_for(|fields| fields.api_url, "")
+            )));
         }
         if !(url.starts_with("https://") || url.starts_with("http://")) {
             return Err(ManageError::invalid("\"api_url\" must be an http(s) address"));
         }
         record.api_url = Some(url);
-    } else if creating && kind == Kind::Opsgenie {
-        return Err(ManageError::invalid("\"api_url\" is required for Opsgenie"));
+    } else if creating && fields_of_kind.api_url {
+        return Err(ManageError::invalid(format!(
+            "\"api_url\" is required for {}",
+            kind.label()
+        )));
     }
     if let Some(example) = fields.payload_example {
-        if kind != Kind::Http {
-            return Err(ManageError::invalid(
-                "\"payload_example\" is only for HTTP Endpoints",
-            ));
+        if !fields_of_kind.custom_payload {
+            return Err(ManageError::invalid(format!(
+                "\"payload_example\" is only for {}",
+                only_for(|fields| fields.custom_payload, "s")
+            )));
         }
         serde_json::from_str::<serde::de::IgnoredAny>(&example).map_err(|error| {
             ManageError::invalid(format!("\"payload_example\" is not valid JSON: {error}"))
@@ -492,16 +499,28 @@ fn apply_fields(
         record.payload_example = Some(example);
     }
     if let Some(mapping) = fields.payload_attribute_mapping {
-        if kind != Kind::Http {
-            return Err(ManageError::invalid(
-                "\"payload_attribute_mapping\" is only for HTTP Endpoints",
-            ));
+        if !fields_of_kind.custom_payload {
+            return Err(ManageError::invalid(format!(
+                "\"payload_attribute_mapping\" is only for {}",
+                only_for(|fields| fields.custom_payload, "s")
+            )));
         }
         AttributeMapping::from_json(&mapping)
             .map_err(|error| ManageError::invalid(format!("\"payload_attribute_mapping\": {error}")))?;
         record.payload_attribute_mapping = Some(mapping.to_string());
     }
     Ok(())
+}
+
+/// The labels of the kinds whose integrations have a field (`has`), each with `plural` appended, joined by "or":
+/// "Opsgenie", "HTTP Endpoints".
+fn only_for(has: fn(&kinds::Fields) -> bool, plural: &str) -> String {
+    let labels: Vec<String> = kinds::KINDS
+        .iter()
+        .filter(|spec| has(&spec.fields))
+        .map(|spec| format!("{}{plural}", spec.label))
+        .collect();
+    labels.join(" or ")
 }
 
 /// Opsgenie excludes every other active integration of the project, and the other way round.
@@ -517,12 +536,18 @@ fn check_exclusivity(
     let clash = others.iter().find(|other| {
         other.record.id != record.id
             && other.record.active
-            && ((kind == Kind::Opsgenie) || other.kind == Kind::Opsgenie)
+            && (kinds::spec(kind).exclusive || kinds::spec(other.kind).exclusive)
     });
     match clash {
         Some(other) => Err(ManageError::Conflict(format!(
-            "while an Opsgenie integration is active no other alert integration may be; \
+            "while an {} integration is active no other alert integration may be; \
              disable the {} integration \"{}\" first",
+            if kinds::spec(kind).exclusive {
+                kind
+            } else {
+                other.kind
+            }
+            .label(),
             other.kind.label(),
             other.record.name
         ))),
@@ -712,12 +737,12 @@ pub fn intake_summary(service: &AlertService, access: &ProjectAccess) -> Result<
     Ok(IntakeSummary {
         receiving: integrations
             .iter()
-            .filter(|integration| integration.kind != Kind::Opsgenie && integration.record.active)
+            .filter(|integration| integration.kind.receives() && integration.record.active)
             .map(|integration| integration.record.name.clone())
             .collect(),
         opsgenie: integrations
             .iter()
-            .find(|integration| integration.kind == Kind::Opsgenie && integration.record.active)
+            .find(|integration| integration.kind.fields().api_url && integration.record.active)
             .and_then(|integration| integration.record.api_url.clone()),
         any: !integrations.is_empty(),
     })

@@ -219,8 +219,8 @@ impl AlertService {
             id: 0,
             project_id,
             project_path: project_path.to_owned(),
-            kind: "generic".to_owned(),
-            name: "Generic".to_owned(),
+            kind: Kind::Generic.as_str().to_owned(),
+            name: Kind::Generic.label().to_owned(),
             active: true,
             endpoint_identifier: None,
             token_nonce: nonce,
@@ -230,6 +230,7 @@ impl AlertService {
             payload_attribute_mapping: None,
             created_at: now.clone(),
             updated_at: now,
+            one_per_project: Kind::Generic.one_per_project(),
         };
         let stored = self.store.integration_insert(record).await?;
         let integration = self.to_integration(stored, token.clone());

@@ -6,15 +6,28 @@ use serde_json::{Map, Value};
 use time::OffsetDateTime;
 
 use super::fingerprint::fingerprint_of;
+use super::mapping::AttributeMapping;
 use super::normalized::{
     hosts, present, severity, start_time, text, type_name, Attribute, Edition, NormalizedAlert, Severity,
     DEFAULT_TITLE, DESCRIPTION_MAX_CHARS, IGNORED, TITLE_MAX_CHARS,
 };
-use super::payload::PayloadError;
+use super::payload::{parse_json, PayloadError};
 use crate::util::time_format::parse_time;
 
 /// `monitoring_tool` of every Alertmanager alert.
 pub const PROMETHEUS_MONITORING_TOOL: &str = "Prometheus";
+
+/// The payload reader of Prometheus integrations (their line in [`super::kinds::KINDS`]): the body as JSON, then
+/// [`normalize_prometheus`]. Custom mappings are not offered for them: `_mapping` is always `None`.
+pub fn read(
+    bytes: &[u8],
+    max_depth: usize,
+    received_at: OffsetDateTime,
+    edition: Edition,
+    _mapping: Option<&AttributeMapping>,
+) -> Result<Vec<NormalizedAlert>, PayloadError> {
+    parse_json(bytes, max_depth).and_then(|(value, _)| normalize_prometheus(&value, received_at, edition))
+}
 
 /// Normalizes an Alertmanager webhook (version 4): one [`NormalizedAlert`] per element of `alerts`, in order, none
 /// dropped. Refused ([`PayloadError::NotAnEnvelope`], 422) when the body is not an object with an `alerts` array

@@ -11,7 +11,7 @@ use super::format::{plural, time_view};
 use super::render::{done, error_page, notice_text, project_view, redirect, render, user_view, Page};
 use super::session::Session;
 use super::views::{
-    Confirm, FailureRow, IntegrationForm, IntegrationPage, IntegrationRow, Section, Settings,
+    Confirm, FailureRow, FormFields, IntegrationForm, IntegrationPage, IntegrationRow, Section, Settings,
 };
 use super::Pages;
 use crate::alerts::kinds::Kind;
@@ -91,7 +91,7 @@ impl Pages {
             .collect();
         let receiving = listed
             .iter()
-            .filter(|integration| integration.kind != Kind::Opsgenie && integration.record.active)
+            .filter(|integration| integration.kind.receives() && integration.record.active)
             .map(|integration| IntegrationRow {
                 id: integration.record.id,
                 name: integration.record.name.clone(),
@@ -129,6 +129,7 @@ impl Pages {
                     .map(|kind| (kind.as_str().to_owned(), kind.label().to_owned()))
                     .collect(),
                 invalid,
+                fields: form_fields(&form.kind),
                 form,
                 test_payload: if test_payload.is_empty() {
                     "{\n  \"title\": \"Test alert\",\n  \"severity\": \"low\"\n}".to_owned()
@@ -181,12 +182,12 @@ impl Pages {
             }
         };
         // Fields of the other types may still hold text typed before the type was changed: they are not sent.
-        let sample = if kind == Kind::Http {
+        let sample = if kind.fields().custom_payload {
             form.payload_example.clone()
         } else {
             String::new()
         };
-        let api_url = if kind == Kind::Opsgenie {
+        let api_url = if kind.fields().api_url {
             form.api_url.clone()
         } else {
             String::new()
@@ -351,10 +352,10 @@ impl Pages {
                     String::new()
                 },
                 url: address.map(|path| format!("{}{path}", call.origin)),
-                receives: integration.kind != Kind::Opsgenie,
+                receives: integration.kind.receives(),
                 active: record.active,
-                is_http: integration.kind == Kind::Http,
-                is_opsgenie: integration.kind == Kind::Opsgenie,
+                is_http: integration.kind.fields().custom_payload,
+                is_opsgenie: integration.kind.fields().api_url,
                 payload_example: record
                     .payload_example
                     .as_deref()
@@ -506,8 +507,11 @@ impl Pages {
                 Ok(integration) => integration,
                 Err(error) => return error_page(Some(session), &error),
             };
-        let text = if integration.kind == Kind::Opsgenie {
-            "The link to Opsgenie goes away. Alerts already received stay.".to_owned()
+        let text = if !integration.kind.receives() {
+            format!(
+                "The link to {} goes away. Alerts already received stay.",
+                integration.kind.label()
+            )
         } else {
             "Its address and key stop working at once, and cannot be brought back: a new integration \
              gets a new address and key. Alerts already received stay."
@@ -567,5 +571,31 @@ impl Pages {
             Err(error) => Err(error),
         };
         done(session, deleted, &format!("{settings}?notice=deleted"))
+    }
+}
+/// Which types show which fields of the add form, from each kind's line in [`crate::alerts::kinds::KINDS`];
+/// `drawn` is the type the form is drawn with.
+fn form_fields(drawn: &str) -> FormFields {
+    let kinds = crate::alerts::kinds::in_form_order();
+    let names = |shows: fn(Kind) -> bool| {
+        kinds
+            .iter()
+            .filter(|kind| shows(**kind))
+            .map(|kind| kind.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    // A type not listed (none may be added) shows no payload or API URL, and the test button, as before.
+    let drawn_shows = |shows: fn(Kind) -> bool| Kind::parse(drawn).is_some_and(shows);
+    let payload: fn(Kind) -> bool = |kind| kind.fields().custom_payload;
+    let api_url: fn(Kind) -> bool = |kind| kind.fields().api_url;
+    FormFields {
+        all: names(|_| true),
+        payload: names(payload),
+        api_url: names(api_url),
+        receiving: names(Kind::receives),
+        payload_shown: drawn_shows(payload),
+        api_url_shown: drawn_shows(api_url),
+        receiving_shown: Kind::parse(drawn).map_or(true, Kind::receives),
     }
 }

@@ -330,6 +330,26 @@ pub struct IntegrationForm {
     pub api_url: String,
 }
 
+/// Which integration types show each field of the add form: type names separated by spaces (the form's
+/// `data-types`, which its script reads), and whether the type the form is drawn with shows it.
+#[derive(Debug, Clone, Default)]
+pub struct FormFields {
+    /// Every type (the name).
+    pub all: String,
+    /// The types with a sample payload.
+    pub payload: String,
+    /// The types with an API URL.
+    pub api_url: String,
+    /// The types that receive alerts (the test button).
+    pub receiving: String,
+    /// The drawn type has a sample payload.
+    pub payload_shown: bool,
+    /// The drawn type has an API URL.
+    pub api_url_shown: bool,
+    /// The drawn type receives alerts.
+    pub receiving_shown: bool,
+}
+
 /// Settings › Operations › Alerts.
 #[derive(Template)]
 #[template(path = "settings.html")]
@@ -354,6 +374,8 @@ pub struct Settings {
     pub types: Vec<(String, String)>,
     /// The create form's values.
     pub form: IntegrationForm,
+    /// Which types show which fields of the create form.
+    pub fields: FormFields,
     /// The test box's payload.
     pub test_payload: String,
     /// The id of the field the error is about (`aria-invalid`, described by the error), or `""`.

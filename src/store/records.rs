@@ -35,6 +35,9 @@ pub struct IntegrationRecord {
     pub created_at: String,
     /// Last change.
     pub updated_at: String,
+    /// Whether a project may have only one live integration of this kind (the kind's line says; the store refuses a
+    /// second one).
+    pub one_per_project: bool,
 }
 
 /// What names an integration to the people reading its alerts: kept after it is deleted.

@@ -176,6 +176,7 @@ pub fn integration<R: Columns>(row: &R) -> Result<IntegrationRecord, R::Error> {
         payload_attribute_mapping: row.opt_text(11)?,
         created_at: row.text(12)?,
         updated_at: row.text(13)?,
+        one_per_project: row.flag(14)?,
     })
 }
 
@@ -328,8 +329,8 @@ pub fn sqlite(statement: &str) -> String {
 
 /// Every integration not deleted, by id.
 pub const INTEGRATIONS_ALL: &str = "SELECT id, project_id, project_path, type, name, active, endpoint_identifier, \
-    token_nonce, token_ciphertext, api_url, payload_example, payload_attribute_mapping, created_at, updated_at \
-    FROM integrations WHERE deleted_at IS NULL ORDER BY id";
+    token_nonce, token_ciphertext, api_url, payload_example, payload_attribute_mapping, created_at, updated_at, \
+    one_per_project FROM integrations WHERE deleted_at IS NULL ORDER BY id";
 
 /// One integration's name and type by id, deleted or not, and whether it is deleted.
 pub const INTEGRATION_NAMED: &str =
@@ -339,7 +340,8 @@ pub const INTEGRATION_NAMED: &str =
 pub const INTEGRATION_INSERT: &str =
     "INSERT INTO integrations (project_id, project_path, type, name, active, \
     endpoint_identifier, token_nonce, token_ciphertext, api_url, payload_example, payload_attribute_mapping, \
-    created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id";
+    created_at, updated_at, one_per_project) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+    RETURNING id";
 
 /// Replaces an integration's mutable fields: `$1` is its id.
 pub const INTEGRATION_UPDATE: &str = "UPDATE integrations SET name = $2, active = $3, token_nonce = $4, \

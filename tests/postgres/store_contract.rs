@@ -104,6 +104,7 @@ fn integration(project_id: u64, kind: &str) -> IntegrationRecord {
         payload_attribute_mapping: None,
         created_at: NOW.to_owned(),
         updated_at: NOW.to_owned(),
+        one_per_project: kind != "http",
     }
 }
 

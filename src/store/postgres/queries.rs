@@ -413,6 +413,7 @@ impl Store for PostgresStore {
                             &record.payload_attribute_mapping,
                             &record.created_at,
                             &record.updated_at,
+                            &record.one_per_project,
                         ],
                     )
                     .await?;

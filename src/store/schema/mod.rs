@@ -21,6 +21,7 @@ mod m07_store_facts;
 mod m08_outbox_done;
 mod m09_deleted_integrations;
 mod m10_kinds_in_rust;
+mod m11_one_per_project_in_rust;
 
 use rusqlite::Connection;
 use tokio_postgres::Client;
@@ -46,6 +47,7 @@ const STEPS: &[Step] = &[
     m08_outbox_done::STEP,
     m09_deleted_integrations::STEP,
     m10_kinds_in_rust::STEP,
+    m11_one_per_project_in_rust::STEP,
 ];
 
 /// SQLite's migrations, in order.
@@ -264,7 +266,7 @@ mod tests {
             .execute(insert, ("http", Some("0123456789abcdef")))
             .unwrap();
         assert!(connection.execute(insert, ("pagerduty", None::<String>)).is_err());
-        apply(&mut connection).unwrap();
+        apply_through(&mut connection, 13).unwrap();
 
         let kinds: Vec<(i64, String)> = connection
             .prepare("SELECT id, type FROM integrations ORDER BY id")
@@ -285,6 +287,70 @@ mod tests {
             "an endpoint identifier is given once"
         );
         connection.execute(insert, ("pagerduty", None::<String>)).unwrap();
+    }
+
+    #[test]
+    fn one_per_project_is_carried_by_each_row_and_backfilled() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut connection = Connection::open(dir.path().join("svcgate.db")).unwrap();
+        apply_through(&mut connection, 13).unwrap();
+        let old = "INSERT INTO integrations (project_id, project_path, type, name, active, endpoint_identifier,
+            token_nonce, token_ciphertext, created_at, updated_at) VALUES (?1, 'g/p', ?2, 'I', 1, ?3, x'00', x'00',
+            'then', 'then')";
+        for (kind, endpoint) in [
+            ("generic", None),
+            ("prometheus", None),
+            ("opsgenie", None),
+            ("http", Some("0123456789abcdef")),
+        ] {
+            connection.execute(old, (1, kind, endpoint)).unwrap();
+        }
+        apply(&mut connection).unwrap();
+
+        let flags: Vec<(String, bool)> = connection
+            .prepare("SELECT type, one_per_project FROM integrations ORDER BY id")
+            .unwrap()
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            flags,
+            [
+                ("generic".to_owned(), true),
+                ("prometheus".to_owned(), true),
+                ("opsgenie".to_owned(), true),
+                ("http".to_owned(), false)
+            ]
+        );
+        let new = "INSERT INTO integrations (project_id, project_path, type, name, active, endpoint_identifier,
+            token_nonce, token_ciphertext, created_at, updated_at, one_per_project) VALUES (?1, 'g/p', ?2, 'I', 1,
+            ?3, x'00', x'00', 'then', 'then', ?4)";
+        for kind in ["generic", "prometheus", "opsgenie"] {
+            assert!(
+                connection.execute(new, (1, kind, None::<String>, true)).is_err(),
+                "a second {kind} in the project"
+            );
+            connection.execute(new, (2, kind, None::<String>, true)).unwrap();
+        }
+        connection
+            .execute(new, (1, "http", Some("fedcba9876543210"), false))
+            .unwrap();
+        connection
+            .execute(new, (1, "pagerduty", None::<String>, false))
+            .unwrap();
+        connection
+            .execute(new, (1, "pagerduty", None::<String>, false))
+            .unwrap();
+        connection
+            .execute(
+                "UPDATE integrations SET deleted_at = 'now' WHERE project_id = 2",
+                [],
+            )
+            .unwrap();
+        connection
+            .execute(new, (2, "generic", None::<String>, true))
+            .unwrap();
     }
 
     #[test]

@@ -52,6 +52,7 @@ pub fn integration_insert(
             record.payload_attribute_mapping,
             record.created_at,
             record.updated_at,
+            record.one_per_project,
         ],
         |row| row.get(0),
     )?;

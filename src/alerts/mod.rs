@@ -151,6 +151,16 @@ impl AlertService {
     fn load_integrations(&self, records: Vec<IntegrationRecord>) {
         let kept: std::collections::HashSet<u64> = records.iter().map(|record| record.id).collect();
         for record in records {
+            // A kind this build does not know (written by a newer replica, or kept after a rollback) receives
+            // nothing here; read as another kind, it would take that kind's address from the real integration.
+            if Kind::parse(&record.kind).is_none() {
+                tracing::warn!(
+                    integration = record.id,
+                    kind = %record.kind,
+                    "integration of a kind this build does not know; it stays inactive"
+                );
+                continue;
+            }
             if self
                 .registry
                 .get(record.id)

@@ -191,3 +191,52 @@ async fn a_store_refuses_to_start_with_another_secret_key_and_starts_with_its_ow
     child.wait().unwrap();
     assert_eq!(answer.status, http::StatusCode::OK);
 }
+
+/// An integration row of a kind this build does not know (a newer replica's, or one kept after a rollback) stays
+/// inactive: it must not be read as Generic and take the project's Generic address from the real integration.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_integration_of_an_unknown_kind_does_not_take_another_kinds_address() {
+    let data = tempfile::tempdir().unwrap();
+    let mut first = start(data.path());
+    common::process::signal(first.child.id(), "-TERM");
+    first.child.wait().unwrap();
+
+    let connection = rusqlite::Connection::open(data.path().join("svcgate.db")).unwrap();
+    let generic: i64 = connection
+        .query_row("SELECT id FROM integrations WHERE type = 'generic'", [], |row| {
+            row.get(0)
+        })
+        .unwrap();
+    connection
+        .execute(
+            "INSERT INTO integrations (id, project_id, project_path, type, name, active, endpoint_identifier, \
+             token_nonce, token_ciphertext, api_url, payload_example, payload_attribute_mapping, created_at, \
+             updated_at, one_per_project) \
+             SELECT id + 1000, project_id, project_path, 'pagerduty', 'PagerDuty', 1, NULL, token_nonce, \
+             token_ciphertext, NULL, NULL, NULL, created_at, updated_at, 1 FROM integrations WHERE id = ?1",
+            [generic],
+        )
+        .unwrap();
+    drop(connection);
+
+    let mut restarted = start(data.path());
+    let answer = post_alert(
+        &restarted.alert_url,
+        &restarted.key,
+        &json!({"title": "to the real generic integration"}),
+    )
+    .await;
+    assert_eq!(answer.status, http::StatusCode::OK);
+    common::process::signal(restarted.child.id(), "-TERM");
+    restarted.child.wait().unwrap();
+
+    let connection = rusqlite::Connection::open(data.path().join("svcgate.db")).unwrap();
+    let received_by: i64 = connection
+        .query_row(
+            "SELECT integration_id FROM alerts WHERE title = 'to the real generic integration'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(received_by, generic, "the alert went to the unknown kind's row");
+}

@@ -35,6 +35,8 @@ pub(crate) struct Shared {
     pub(crate) requests: Mutex<Vec<RecordedRequest>>,
     /// The compiled route table.
     pub(crate) router: Router,
+    /// The GraphQL schema; `None` when GraphQL is off.
+    pub(crate) graphql: Option<crate::graphql::schema::SimSchema>,
 }
 
 impl Shared {
@@ -55,6 +57,9 @@ impl Shared {
             store: Mutex::new(store),
             requests: Mutex::new(Vec::new()),
             router: Router::new(crate::api::all()),
+            graphql: options
+                .graphql
+                .then(|| crate::graphql::build(options.graphql_max_complexity)),
         }
     }
 

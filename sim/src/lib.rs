@@ -12,6 +12,7 @@ mod context;
 mod dispatch;
 mod entities;
 mod error;
+mod graphql;
 mod handle;
 mod multipart;
 mod pagination;
@@ -52,6 +53,12 @@ pub struct SimOptions {
     /// The address people and clients reach the server at, named in `web_url`, `http_url_to_repo` and the other
     /// addresses of its answers; when `None`, the listening address (`http://127.0.0.1:PORT`).
     pub external_url: Option<String>,
+    /// Whether `/api/graphql` answers GraphQL (default true); when false it answers V4's 404, as a server
+    /// without GraphQL does.
+    pub graphql: bool,
+    /// Refuse GraphQL queries whose complexity (as the service counts it) exceeds this, with the service's message;
+    /// `None` (the default) is no limit. The service's own limit is 250 for a signed-in caller.
+    pub graphql_max_complexity: Option<usize>,
 }
 
 impl Default for SimOptions {
@@ -64,6 +71,8 @@ impl Default for SimOptions {
             oauth_sign_in_as: None,
             oauth_preselect: None,
             external_url: None,
+            graphql: true,
+            graphql_max_complexity: None,
         }
     }
 }

@@ -40,6 +40,12 @@ struct Args {
     /// the listening address).
     #[arg(long)]
     external_url: Option<String>,
+    /// Answer `/api/graphql` with V4's 404, as a server without GraphQL does.
+    #[arg(long)]
+    no_graphql: bool,
+    /// Refuse GraphQL queries whose complexity exceeds N, as the service does (its own limit is 250).
+    #[arg(long, value_name = "N")]
+    graphql_max_complexity: Option<usize>,
 }
 
 #[tokio::main]
@@ -73,6 +79,8 @@ async fn main() -> std::io::Result<()> {
         oauth_sign_in_as: args.oauth_sign_in_as,
         oauth_preselect: args.oauth_preselect,
         external_url: args.external_url,
+        graphql: !args.no_graphql,
+        graphql_max_complexity: args.graphql_max_complexity,
     };
     let sim = svc_sim::spawn_with(listener, options).await?;
     println!("svc-sim listening on {}", sim.url());

@@ -102,7 +102,7 @@ async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, mut rx: watch:
     }
 }
 
-async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>> {
+async fn handle(shared: &Arc<Shared>, req: Request<Incoming>) -> Response<Full<Bytes>> {
     let (parts, body) = req.into_parts();
     let body = match Limited::new(body, MAX_BODY).collect().await {
         Ok(collected) => collected.to_bytes().to_vec(),
@@ -131,7 +131,14 @@ async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>
     };
     shared.record(&raw);
     let authority = parts.uri.authority().map(|a| a.to_string());
-    let result = dispatch(&shared.store, &shared.router, &raw, authority.as_deref());
+    let result = if raw.path == crate::graphql::PATH {
+        match &shared.graphql {
+            Some(schema) => crate::graphql::serve(shared, schema, &raw).await,
+            None => Err(ApiError::NoRoute),
+        }
+    } else {
+        dispatch(&shared.store, &shared.router, &raw, authority.as_deref())
+    };
     let status = match &result {
         Ok(reply) => reply.status,
         Err(err) => err.status(),

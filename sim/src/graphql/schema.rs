@@ -1,0 +1,783 @@
+//! The GraphQL schema svc-sim answers: the service's names (`Query.project`, `projects`, `issue`, `mergeRequest`,
+//! `currentUser`, `metadata`; `Project`, `Issue`, `MergeRequest` and their connections) and their resolvers.
+//! Resolvers lock the store briefly, apply V4's visibility rules (`api::issues::visible`,
+//! `api::merge_requests::readable`, `Store::can_read_project`) and copy what they answer into plain nodes.
+
+use std::sync::Arc;
+
+use async_graphql::parser::types::{Field, Selection};
+use async_graphql::{Context, Enum, Object, Result as GqlResult, Scalar, ScalarType, Value};
+
+use super::gid::{self, Model};
+use crate::api::{issues, merge_requests};
+use crate::handle::{lock, Shared};
+use crate::store::{Issue, MergeRequest, Project, Store};
+
+/// GitLab's `default_max_page_size`: a connection never answers more nodes than this.
+pub const MAX_PAGE: usize = 100;
+
+/// What every resolver needs: the simulator and the authenticated caller.
+pub struct Viewer {
+    /// The simulator's state.
+    pub shared: Arc<Shared>,
+    /// The caller (None when anonymous).
+    pub caller: Option<u64>,
+}
+
+fn viewer<'a>(ctx: &Context<'a>) -> GqlResult<&'a Viewer> {
+    ctx.data::<Viewer>()
+}
+
+/// The schema type.
+pub type SimSchema =
+    async_graphql::Schema<Query, async_graphql::EmptyMutation, async_graphql::EmptySubscription>;
+
+/// Complexity as graphql-ruby counts a connection field: 1 for itself, its metadata fields (`count`, `pageInfo`)
+/// once, 1 for each of `nodes` and `edges`, and what lies under them once per possible node (`first`, or 100).
+/// `field` is the connection field as written in the query (named by async-graphql's complexity attribute).
+pub fn connection_complexity(first: Option<i32>, field: &Field, child: usize) -> usize {
+    let page = first.map_or(MAX_PAGE, |n| usize::try_from(n).unwrap_or(0).min(MAX_PAGE));
+    let mut nodes_edges = 0;
+    let mut metadata = 0;
+    for item in &field.selection_set.node.items {
+        if let Selection::Field(f) = &item.node {
+            match f.node.name.node.as_str() {
+                "nodes" | "edges" => nodes_edges += 1,
+                _ => metadata += count_fields(&f.node),
+            }
+        }
+    }
+    let items = child.saturating_sub(metadata + nodes_edges);
+    1 + page.saturating_mul(items) + metadata + nodes_edges
+}
+
+/// A field and the fields under it, each counted 1.
+fn count_fields(field: &Field) -> usize {
+    1 + field
+        .selection_set
+        .node
+        .items
+        .iter()
+        .map(|item| match &item.node {
+            Selection::Field(f) => count_fields(&f.node),
+            _ => 0,
+        })
+        .sum::<usize>()
+}
+
+macro_rules! gid_scalar {
+    ($ty:ident, $name:literal, $doc:literal) => {
+        #[doc = $doc]
+        #[derive(Debug, Clone)]
+        pub struct $ty(pub String);
+
+        #[Scalar(name = $name)]
+        impl ScalarType for $ty {
+            fn parse(value: Value) -> async_graphql::InputValueResult<Self> {
+                match value {
+                    Value::String(s) => Ok($ty(s)),
+                    other => Err(async_graphql::InputValueError::expected_type(other)),
+                }
+            }
+
+            fn to_value(&self) -> Value {
+                Value::String(self.0.clone())
+            }
+        }
+    };
+}
+
+gid_scalar!(
+    IssueId,
+    "IssueID",
+    "A global id of an issue, `gid://svc/Issue/1000`."
+);
+gid_scalar!(
+    MergeRequestId,
+    "MergeRequestID",
+    "A global id of a merge request."
+);
+gid_scalar!(ProjectId, "ProjectID", "A global id of a project.");
+gid_scalar!(UserId, "UserID", "A global id of a user.");
+
+/// `IssuableState`, `IssueState` and `MergeRequestState` share their values; `merged` is a merge request's only.
+#[derive(Enum, Copy, Clone, Debug, PartialEq, Eq)]
+#[graphql(rename_items = "lowercase")]
+pub enum IssuableState {
+    /// Open.
+    Opened,
+    /// Closed.
+    Closed,
+    /// Locked.
+    Locked,
+    /// Any state (filters only).
+    All,
+}
+
+/// A merge request's state.
+#[derive(Enum, Copy, Clone, Debug, PartialEq, Eq)]
+#[graphql(rename_items = "lowercase")]
+pub enum MergeRequestState {
+    /// Open.
+    Opened,
+    /// Closed without merging.
+    Closed,
+    /// Locked.
+    Locked,
+    /// Merged.
+    Merged,
+    /// Any state (filters only).
+    All,
+}
+
+impl IssuableState {
+    fn of(state: &str) -> IssuableState {
+        match state {
+            "closed" => IssuableState::Closed,
+            "locked" => IssuableState::Locked,
+            _ => IssuableState::Opened,
+        }
+    }
+
+    fn admits(self, state: &str) -> bool {
+        self == IssuableState::All || self == IssuableState::of(state)
+    }
+}
+
+impl MergeRequestState {
+    fn of(state: &str) -> MergeRequestState {
+        match state {
+            "closed" => MergeRequestState::Closed,
+            "locked" => MergeRequestState::Locked,
+            "merged" => MergeRequestState::Merged,
+            _ => MergeRequestState::Opened,
+        }
+    }
+
+    fn admits(self, state: &str) -> bool {
+        self == MergeRequestState::All || self == MergeRequestState::of(state)
+    }
+}
+
+/// The root query type.
+pub struct Query;
+
+#[Object]
+impl Query {
+    /// The signed-in user; null when anonymous.
+    async fn current_user(&self, ctx: &Context<'_>) -> GqlResult<Option<CurrentUser>> {
+        let v = viewer(ctx)?;
+        let store = lock(&v.shared.store);
+        Ok(v.caller
+            .and_then(|uid| store.users.get(&uid))
+            .map(|u| CurrentUser {
+                id: UserId(gid::format(&store.identifier_word, Model::User, u.id)),
+                username: u.username.clone(),
+                name: u.name.clone(),
+            }))
+    }
+
+    /// The server's version (as `GET /version`).
+    async fn metadata(&self) -> Metadata {
+        Metadata
+    }
+
+    /// A project by full path; null when absent or not readable by the caller.
+    async fn project(
+        &self,
+        ctx: &Context<'_>,
+        full_path: async_graphql::ID,
+    ) -> GqlResult<Option<ProjectNode>> {
+        let v = viewer(ctx)?;
+        let store = lock(&v.shared.store);
+        Ok(store
+            .project_by_full_path(&full_path)
+            .and_then(|id| store.projects.get(&id))
+            .filter(|p| store.can_read_project(p, v.caller))
+            .map(|p| ProjectNode::of(&store, p)))
+    }
+
+    /// Projects by global id (those the caller cannot read are left out), newest first.
+    #[graphql(complexity = "connection_complexity(first, __field, child_complexity)")]
+    async fn projects(
+        &self,
+        ctx: &Context<'_>,
+        ids: Option<Vec<async_graphql::ID>>,
+        first: Option<i32>,
+        after: Option<String>,
+    ) -> GqlResult<Option<ProjectConnection>> {
+        let v = viewer(ctx)?;
+        let store = lock(&v.shared.store);
+        let wanted = match ids {
+            None => None,
+            Some(ids) => Some(
+                ids.iter()
+                    .map(|raw| gid::parse_argument(&store.identifier_word, raw, Model::Project))
+                    .collect::<Result<Vec<Option<u64>>, String>>()?,
+            ),
+        };
+        let found: Vec<ProjectNode> = store
+            .projects
+            .values()
+            .rev()
+            .filter(|p| wanted.as_ref().map_or(true, |ids| ids.contains(&Some(p.id))))
+            .filter(|p| store.can_read_project(p, v.caller))
+            .map(|p| ProjectNode::of(&store, p))
+            .collect();
+        Ok(Some(ProjectConnection(Page::new(
+            found,
+            first,
+            after.as_deref(),
+        )?)))
+    }
+
+    /// An issue by global id; null when absent or not visible to the caller.
+    async fn issue(&self, ctx: &Context<'_>, id: IssueId) -> GqlResult<Option<IssueNode>> {
+        let v = viewer(ctx)?;
+        let store = lock(&v.shared.store);
+        let Some(id) = gid::parse_id(&store.identifier_word, &id.0, Model::Issue)? else {
+            return Ok(None);
+        };
+        Ok(store
+            .issues
+            .get(&id)
+            .filter(|i| issues::visible(&store, v.caller, i))
+            .map(|i| IssueNode::of(&store, i, v.caller)))
+    }
+
+    /// A merge request by global id; null when absent or not readable by the caller.
+    async fn merge_request(
+        &self,
+        ctx: &Context<'_>,
+        id: MergeRequestId,
+    ) -> GqlResult<Option<MergeRequestNode>> {
+        let v = viewer(ctx)?;
+        let store = lock(&v.shared.store);
+        let Some(id) = gid::parse_id(&store.identifier_word, &id.0, Model::MergeRequest)? else {
+            return Ok(None);
+        };
+        Ok(store
+            .merge_requests
+            .get(&id)
+            .filter(|m| mr_visible(&store, v.caller, m))
+            .map(|m| MergeRequestNode::of(&store, m, v.caller)))
+    }
+}
+
+fn mr_visible(store: &Store, caller: Option<u64>, m: &MergeRequest) -> bool {
+    store
+        .projects
+        .get(&m.project_id)
+        .is_some_and(|p| merge_requests::readable(store, caller, p))
+}
+
+/// `CurrentUser`.
+#[derive(async_graphql::SimpleObject)]
+pub struct CurrentUser {
+    /// Global id.
+    id: UserId,
+    /// Username.
+    username: String,
+    /// Display name.
+    name: String,
+}
+
+/// `Metadata`: what clients probe to learn the server's version.
+pub struct Metadata;
+
+#[Object]
+impl Metadata {
+    /// The version, as `GET /version` reports it.
+    async fn version(&self) -> &'static str {
+        crate::api::version::VERSION
+    }
+
+    /// The revision, as `GET /version` reports it.
+    async fn revision(&self) -> &'static str {
+        crate::api::version::REVISION
+    }
+}
+
+/// A project as GraphQL answers it.
+#[derive(Debug, Clone)]
+pub struct ProjectNode {
+    id: u64,
+    gid: String,
+    full_path: String,
+    path: String,
+    name: String,
+    web_url: String,
+}
+
+impl ProjectNode {
+    fn of(store: &Store, p: &Project) -> ProjectNode {
+        let full_path = store.project_full_path(p);
+        ProjectNode {
+            id: p.id,
+            gid: gid::format(&store.identifier_word, Model::Project, p.id),
+            web_url: format!("{}/{full_path}", store.base_url),
+            full_path,
+            path: p.path.clone(),
+            name: p.name.clone(),
+        }
+    }
+}
+
+#[Object(name = "Project")]
+impl ProjectNode {
+    /// Global id.
+    async fn id(&self) -> ProjectId {
+        ProjectId(self.gid.clone())
+    }
+
+    /// `namespace/path`.
+    async fn full_path(&self) -> async_graphql::ID {
+        async_graphql::ID(self.full_path.clone())
+    }
+
+    /// The last path segment.
+    async fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Display name.
+    async fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The project's page.
+    async fn web_url(&self) -> Option<&str> {
+        Some(&self.web_url)
+    }
+
+    /// The project's issues the caller can see, newest first; `iids: []` answers none.
+    #[graphql(complexity = "connection_complexity(first, __field, child_complexity)")]
+    async fn issues(
+        &self,
+        ctx: &Context<'_>,
+        iids: Option<Vec<String>>,
+        iid: Option<String>,
+        state: Option<IssuableState>,
+        first: Option<i32>,
+        after: Option<String>,
+    ) -> GqlResult<Option<IssueConnection>> {
+        let v = viewer(ctx)?;
+        let store = lock(&v.shared.store);
+        let wanted = wanted_iids(iids, iid);
+        let state = state.unwrap_or(IssuableState::All);
+        let mut found: Vec<&Issue> = store
+            .issues
+            .values()
+            .filter(|i| i.project_id == self.id)
+            .filter(|i| wanted.as_ref().map_or(true, |w| w.contains(&i.iid)))
+            .filter(|i| state.admits(&i.state))
+            .filter(|i| issues::visible(&store, v.caller, i))
+            .collect();
+        found.sort_by_key(|i| std::cmp::Reverse((i.created_at, i.id)));
+        let nodes = found
+            .into_iter()
+            .map(|i| IssueNode::of(&store, i, v.caller))
+            .collect();
+        Ok(Some(IssueConnection(Page::new(nodes, first, after.as_deref())?)))
+    }
+
+    /// The project's merge requests, newest first, when the caller may read them; `iids: []` answers none.
+    #[graphql(complexity = "connection_complexity(first, __field, child_complexity)")]
+    async fn merge_requests(
+        &self,
+        ctx: &Context<'_>,
+        iids: Option<Vec<String>>,
+        state: Option<MergeRequestState>,
+        first: Option<i32>,
+        after: Option<String>,
+    ) -> GqlResult<Option<MergeRequestConnection>> {
+        let v = viewer(ctx)?;
+        let store = lock(&v.shared.store);
+        let readable = store
+            .projects
+            .get(&self.id)
+            .is_some_and(|p| merge_requests::readable(&store, v.caller, p));
+        let wanted = wanted_iids(iids, None);
+        let state = state.unwrap_or(MergeRequestState::All);
+        let mut found: Vec<&MergeRequest> = store
+            .merge_requests
+            .values()
+            .filter(|_| readable)
+            .filter(|m| m.project_id == self.id)
+            .filter(|m| wanted.as_ref().map_or(true, |w| w.contains(&m.iid)))
+            .filter(|m| state.admits(&m.state))
+            .collect();
+        found.sort_by_key(|m| std::cmp::Reverse((m.created_at, m.id)));
+        let nodes = found
+            .into_iter()
+            .map(|m| MergeRequestNode::of(&store, m, v.caller))
+            .collect();
+        Ok(Some(MergeRequestConnection(Page::new(
+            nodes,
+            first,
+            after.as_deref(),
+        )?)))
+    }
+
+    /// One issue by iid; null when absent or not visible.
+    async fn issue(&self, ctx: &Context<'_>, iid: String) -> GqlResult<Option<IssueNode>> {
+        let v = viewer(ctx)?;
+        let store = lock(&v.shared.store);
+        let Ok(iid) = iid.trim().parse::<u64>() else {
+            return Ok(None);
+        };
+        Ok(store
+            .issue_by_iid(self.id, iid)
+            .and_then(|id| store.issues.get(&id))
+            .filter(|i| issues::visible(&store, v.caller, i))
+            .map(|i| IssueNode::of(&store, i, v.caller)))
+    }
+
+    /// One merge request by iid; null when absent or not readable.
+    async fn merge_request(&self, ctx: &Context<'_>, iid: String) -> GqlResult<Option<MergeRequestNode>> {
+        let v = viewer(ctx)?;
+        let store = lock(&v.shared.store);
+        let Ok(iid) = iid.trim().parse::<u64>() else {
+            return Ok(None);
+        };
+        Ok(store
+            .merge_request_by_iid(self.id, iid)
+            .and_then(|id| store.merge_requests.get(&id))
+            .filter(|m| mr_visible(&store, v.caller, m))
+            .map(|m| MergeRequestNode::of(&store, m, v.caller)))
+    }
+}
+
+/// The iids a filter names: `iids` (unparsable ones match nothing) and `iid`; None when neither is given.
+fn wanted_iids(iids: Option<Vec<String>>, iid: Option<String>) -> Option<Vec<u64>> {
+    if iids.is_none() && iid.is_none() {
+        return None;
+    }
+    let parsed = iids
+        .into_iter()
+        .flatten()
+        .chain(iid)
+        .filter_map(|s| s.trim().parse::<u64>().ok());
+    Some(parsed.collect())
+}
+
+/// An issue as GraphQL answers it, copied under the store lock.
+#[derive(Debug, Clone)]
+pub struct IssueNode {
+    gid: String,
+    iid: u64,
+    project_id: u64,
+    project_path: String,
+    title: String,
+    state: IssuableState,
+    confidential: bool,
+    subscribed: bool,
+    web_url: String,
+}
+
+impl IssueNode {
+    fn of(store: &Store, i: &Issue, caller: Option<u64>) -> IssueNode {
+        let project_path = store
+            .projects
+            .get(&i.project_id)
+            .map(|p| store.project_full_path(p))
+            .unwrap_or_default();
+        IssueNode {
+            gid: gid::format(&store.identifier_word, Model::Issue, i.id),
+            iid: i.iid,
+            project_id: i.project_id,
+            web_url: format!("{}/{project_path}/issues/{}", store.base_url, i.iid),
+            project_path,
+            title: i.title.clone(),
+            state: IssuableState::of(&i.state),
+            confidential: i.confidential,
+            subscribed: caller.is_some_and(|uid| i.subscribers.contains(&uid)),
+        }
+    }
+}
+
+#[Object(name = "Issue")]
+impl IssueNode {
+    /// Global id.
+    async fn id(&self) -> IssueId {
+        IssueId(self.gid.clone())
+    }
+
+    /// The id within its project.
+    async fn iid(&self) -> async_graphql::ID {
+        async_graphql::ID(self.iid.to_string())
+    }
+
+    /// Title.
+    async fn title(&self) -> &str {
+        &self.title
+    }
+
+    /// State.
+    async fn state(&self) -> IssuableState {
+        self.state
+    }
+
+    /// The project's id.
+    async fn project_id(&self) -> u64 {
+        self.project_id
+    }
+
+    /// Whether the caller is subscribed (false when anonymous).
+    #[graphql(complexity = 5)]
+    async fn subscribed(&self) -> bool {
+        self.subscribed
+    }
+
+    /// Whether the issue is confidential.
+    async fn confidential(&self) -> bool {
+        self.confidential
+    }
+
+    /// The issue's page.
+    async fn web_url(&self) -> &str {
+        &self.web_url
+    }
+
+    /// `#iid`, or with `full` `namespace/path#iid`.
+    async fn reference(&self, #[graphql(default = false)] full: bool) -> String {
+        if full {
+            format!("{}#{}", self.project_path, self.iid)
+        } else {
+            format!("#{}", self.iid)
+        }
+    }
+}
+
+/// A merge request as GraphQL answers it, copied under the store lock.
+#[derive(Debug, Clone)]
+pub struct MergeRequestNode {
+    gid: String,
+    iid: u64,
+    project_id: u64,
+    project_path: String,
+    title: String,
+    state: MergeRequestState,
+    subscribed: bool,
+    web_url: String,
+}
+
+impl MergeRequestNode {
+    fn of(store: &Store, m: &MergeRequest, caller: Option<u64>) -> MergeRequestNode {
+        let project_path = store
+            .projects
+            .get(&m.project_id)
+            .map(|p| store.project_full_path(p))
+            .unwrap_or_default();
+        MergeRequestNode {
+            gid: gid::format(&store.identifier_word, Model::MergeRequest, m.id),
+            iid: m.iid,
+            project_id: m.project_id,
+            web_url: format!("{}/{project_path}/merge_requests/{}", store.base_url, m.iid),
+            project_path,
+            title: m.title.clone(),
+            state: MergeRequestState::of(&m.state),
+            subscribed: caller.is_some_and(|uid| m.subscribers.contains(&uid)),
+        }
+    }
+}
+
+#[Object(name = "MergeRequest")]
+impl MergeRequestNode {
+    /// Global id.
+    async fn id(&self) -> MergeRequestId {
+        MergeRequestId(self.gid.clone())
+    }
+
+    /// The id within its project.
+    async fn iid(&self) -> String {
+        self.iid.to_string()
+    }
+
+    /// Title.
+    async fn title(&self) -> &str {
+        &self.title
+    }
+
+    /// State.
+    async fn state(&self) -> MergeRequestState {
+        self.state
+    }
+
+    /// The target project's id.
+    async fn project_id(&self) -> u64 {
+        self.project_id
+    }
+
+    /// The target project.
+    async fn project(&self, ctx: &Context<'_>) -> GqlResult<ProjectNode> {
+        let v = viewer(ctx)?;
+        let store = lock(&v.shared.store);
+        store
+            .projects
+            .get(&self.project_id)
+            .map(|p| ProjectNode::of(&store, p))
+            .ok_or_else(|| "The project is gone".into())
+    }
+
+    /// Whether the caller is subscribed (false when anonymous).
+    #[graphql(complexity = 5)]
+    async fn subscribed(&self) -> bool {
+        self.subscribed
+    }
+
+    /// The merge request's page.
+    async fn web_url(&self) -> Option<&str> {
+        Some(&self.web_url)
+    }
+
+    /// `!iid`, or with `full` `namespace/path!iid`.
+    async fn reference(&self, #[graphql(default = false)] full: bool) -> String {
+        if full {
+            format!("{}!{}", self.project_path, self.iid)
+        } else {
+            format!("!{}", self.iid)
+        }
+    }
+}
+
+/// One page of a connection: the nodes from `after` on, at most `first` (capped at 100) of them.
+#[derive(Debug, Clone)]
+pub struct Page<T> {
+    nodes: Vec<T>,
+    start: usize,
+    total: usize,
+}
+
+impl<T: Clone> Page<T> {
+    fn new(mut all: Vec<T>, first: Option<i32>, after: Option<&str>) -> GqlResult<Page<T>> {
+        let total = all.len();
+        let start = match after {
+            None => 0,
+            Some(cursor) => cursor
+                .parse::<usize>()
+                .map_err(|_| async_graphql::Error::new("Please provide a valid cursor"))?,
+        }
+        .min(total);
+        let first = match first {
+            None => MAX_PAGE,
+            Some(n) if n < 0 => {
+                return Err("first must be greater than or equal to 0".into());
+            }
+            Some(n) => usize::try_from(n).unwrap_or(MAX_PAGE).min(MAX_PAGE),
+        };
+        let end = start.saturating_add(first).min(total);
+        all.truncate(end);
+        let nodes = all.split_off(start);
+        Ok(Page { nodes, start, total })
+    }
+
+    fn edges(&self) -> Vec<Edge<T>> {
+        self.nodes
+            .iter()
+            .enumerate()
+            .map(|(n, node)| Edge {
+                node: node.clone(),
+                cursor: (self.start + n + 1).to_string(),
+            })
+            .collect()
+    }
+
+    fn page_info(&self) -> PageInfo {
+        let end = self.start + self.nodes.len();
+        PageInfo {
+            has_next_page: end < self.total,
+            has_previous_page: self.start > 0,
+            start_cursor: (!self.nodes.is_empty()).then(|| (self.start + 1).to_string()),
+            end_cursor: (!self.nodes.is_empty()).then(|| end.to_string()),
+        }
+    }
+}
+
+/// One edge: a node and the cursor that pages after it.
+#[derive(Debug, Clone)]
+pub struct Edge<T> {
+    node: T,
+    cursor: String,
+}
+
+/// `PageInfo`.
+#[derive(async_graphql::SimpleObject)]
+pub struct PageInfo {
+    /// Whether more nodes follow this page.
+    has_next_page: bool,
+    /// Whether nodes precede this page.
+    has_previous_page: bool,
+    /// The first node's cursor.
+    start_cursor: Option<String>,
+    /// The last node's cursor.
+    end_cursor: Option<String>,
+}
+
+macro_rules! connection {
+    ($conn:ident, $conn_name:literal, $edge:ident, $edge_name:literal, $node:ty) => {
+        /// A connection of the service's shape: `count`, `nodes`, `edges`, `pageInfo`.
+        pub struct $conn(Page<$node>);
+
+        #[Object(name = $conn_name)]
+        impl $conn {
+            /// How many nodes all pages hold.
+            async fn count(&self) -> usize {
+                self.0.total
+            }
+
+            /// This page's nodes.
+            async fn nodes(&self) -> Vec<Option<$node>> {
+                self.0.nodes.iter().cloned().map(Some).collect()
+            }
+
+            /// This page's edges.
+            async fn edges(&self) -> Vec<Option<$edge>> {
+                self.0.edges().into_iter().map(|e| Some($edge(e))).collect()
+            }
+
+            /// Where this page lies.
+            async fn page_info(&self) -> PageInfo {
+                self.0.page_info()
+            }
+        }
+
+        /// An edge of the connection.
+        pub struct $edge(Edge<$node>);
+
+        #[Object(name = $edge_name)]
+        impl $edge {
+            /// The node.
+            async fn node(&self) -> Option<$node> {
+                Some(self.0.node.clone())
+            }
+
+            /// The cursor that pages after this node.
+            async fn cursor(&self) -> &str {
+                &self.0.cursor
+            }
+        }
+    };
+}
+
+connection!(
+    IssueConnection,
+    "IssueConnection",
+    IssueEdge,
+    "IssueEdge",
+    IssueNode
+);
+connection!(
+    MergeRequestConnection,
+    "MergeRequestConnection",
+    MergeRequestEdge,
+    "MergeRequestEdge",
+    MergeRequestNode
+);
+connection!(
+    ProjectConnection,
+    "ProjectConnection",
+    ProjectEdge,
+    "ProjectEdge",
+    ProjectNode
+);

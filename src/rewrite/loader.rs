@@ -685,6 +685,22 @@ mod tests {
                 "ids = { id = \"issue\" }\nunseen = { status = 200, message = \"x\" }",
                 "not a 4xx status",
             ),
+            (
+                "item_fetch = { path = \"/p/{project_id}/issues/{iid}\", fields = [\"subscribed\"], graphql = \"epics\" }",
+                "graphql must be",
+            ),
+            (
+                "item_fetch = { path = \"/p/{project_id}/issues/{iid}\", graphql = \"issues\" }",
+                "list them in `fields`",
+            ),
+            (
+                "item_fetch = { path = \"/p/{project_id}/issues/{iid}\", fields = [\"labels\"], graphql = \"issues\" }",
+                "cannot complete the field \"labels\"",
+            ),
+            (
+                "item_fetch = { path = \"/p/:id/issues/{id}\", fields = [\"subscribed\"], graphql = \"issues\" }",
+                "{project_id} and {iid}",
+            ),
             ("requires = [\"a b\"]", "requires: parameter name"),
             ("requires = [\"body\", \"body\"]", "listed twice"),
             (

@@ -500,3 +500,34 @@ async fn without_graphql_a_global_id_is_still_found_by_bisection() {
     );
     gateway.stop().await;
 }
+
+/// GraphQL answers as the token's own user, never the one `sudo` names: a list read with `sudo` completes its
+/// items one by one, as the named user.
+#[tokio::test]
+async fn a_list_read_with_sudo_completes_its_items_one_by_one_as_the_named_user() {
+    let (sim, demo) = common::sim::with_demo().await;
+    issues(&sim, &demo.token, demo.project_id, 2).await;
+    let gateway = TestGateway::start(&sim.url()).await;
+    sim.clear_requests();
+    let answer = common::send(
+        Method::GET,
+        &format!("{}/api/v3/projects/{}/issues", gateway.url(), demo.project_id),
+        &[("private-token", common::sim::ADMIN), ("sudo", &demo.username)],
+        None,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    let list = answer.json();
+    assert_eq!(
+        subscribed(&list),
+        all_true(&list),
+        "the demo user's subscriptions"
+    );
+    let received = calls(&sim);
+    assert!(
+        !received.iter().any(|call| call.contains("graphql")),
+        "{received:?}"
+    );
+    assert_eq!(received.len(), 1 + list.as_array().unwrap().len(), "{received:?}");
+    gateway.stop().await;
+}

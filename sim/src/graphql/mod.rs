@@ -29,7 +29,7 @@ pub const PATH: &str = "/api/graphql";
 
 /// Builds the schema; `max_complexity` refuses costlier queries with the service's message.
 pub fn build(max_complexity: Option<usize>) -> SimSchema {
-    let builder = async_graphql::Schema::build(Query, EmptyMutation, EmptySubscription);
+    let builder = async_graphql::Schema::build(Query, EmptyMutation, EmptySubscription).disable_suggestions();
     match max_complexity {
         Some(max) => builder.extension(ComplexityLimit(max)).finish(),
         None => builder.finish(),
@@ -175,9 +175,35 @@ async fn execute(
             null_failed_fields(map);
         } else if map.get("data").is_some_and(Value::is_null) && map.contains_key("errors") {
             map.remove("data");
+            if let Some(Value::Array(errors)) = map.get_mut("errors") {
+                for error in errors {
+                    let message = error
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .and_then(ruby_message);
+                    if let Some(message) = message {
+                        error["message"] = Value::String(message);
+                    }
+                }
+            }
         }
     }
     value
+}
+
+/// The service's (graphql-ruby's) wording of the validation errors clients meet most, where async-graphql words
+/// them otherwise: an unknown field or argument.
+fn ruby_message(message: &str) -> Option<String> {
+    let parts: Vec<&str> = message.split('"').collect();
+    match parts.as_slice() {
+        ["Unknown field ", field, " on type ", ty, ..] => {
+            Some(format!("Field '{field}' doesn't exist on type '{ty}'"))
+        }
+        ["Unknown argument ", arg, " on field ", field, " of type ", ..] => {
+            Some(format!("Field '{field}' doesn't accept argument '{arg}'"))
+        }
+        _ => None,
+    }
 }
 
 /// Puts `null` where a field failed, as the GraphQL spec has it (async-graphql leaves the field out, and `data`

@@ -159,6 +159,53 @@ impl MergeRequestState {
     }
 }
 
+macro_rules! sort_enum {
+    ($ty:ident, $name:literal) => {
+        /// Orders of a list, as the service names them; newest created first by default.
+        #[derive(Enum, Copy, Clone, Debug, PartialEq, Eq)]
+        #[graphql(name = $name, rename_items = "SCREAMING_SNAKE_CASE")]
+        pub enum $ty {
+            /// Newest created first.
+            CreatedDesc,
+            /// Oldest created first.
+            CreatedAsc,
+            /// Latest updated first.
+            UpdatedDesc,
+            /// Least recently updated first.
+            UpdatedAsc,
+        }
+
+        impl $ty {
+            /// The sort key of an item created and updated at these times (with its id to break ties).
+            fn key(self, created: i64, updated: i64, id: u64) -> (bool, i64, u64) {
+                match self {
+                    $ty::CreatedDesc => (true, created, id),
+                    $ty::CreatedAsc => (false, created, id),
+                    $ty::UpdatedDesc => (true, updated, id),
+                    $ty::UpdatedAsc => (false, updated, id),
+                }
+            }
+        }
+    };
+}
+
+sort_enum!(IssueSort, "IssueSort");
+sort_enum!(MergeRequestSort, "MergeRequestSort");
+
+/// Sorts by `key`'s time and id, descending when it says so.
+fn sort_items<T>(items: &mut [T], key: impl Fn(&T) -> (bool, i64, u64)) {
+    items.sort_by(|a, b| {
+        let (desc, ta, ia) = key(a);
+        let (_, tb, ib) = key(b);
+        let order = (ta, ia).cmp(&(tb, ib));
+        if desc {
+            order.reverse()
+        } else {
+            order
+        }
+    });
+}
+
 /// The root query type.
 pub struct Query;
 
@@ -350,7 +397,7 @@ impl ProjectNode {
         Some(&self.web_url)
     }
 
-    /// The project's issues the caller can see, newest first; `iids: []` answers none.
+    /// The project's issues the caller can see, newest first unless `sort` says otherwise; `iids: []` answers none.
     #[graphql(complexity = "connection_complexity(first, __field, child_complexity)")]
     async fn issues(
         &self,
@@ -358,6 +405,7 @@ impl ProjectNode {
         iids: Option<Vec<String>>,
         iid: Option<String>,
         state: Option<IssuableState>,
+        sort: Option<IssueSort>,
         first: Option<i32>,
         after: Option<String>,
     ) -> GqlResult<Option<IssueConnection>> {
@@ -373,7 +421,8 @@ impl ProjectNode {
             .filter(|i| state.admits(&i.state))
             .filter(|i| issues::visible(&store, v.caller, i))
             .collect();
-        found.sort_by_key(|i| std::cmp::Reverse((i.created_at, i.id)));
+        let sort = sort.unwrap_or(IssueSort::CreatedDesc);
+        sort_items(&mut found, |i| sort.key(i.created_at, i.updated_at, i.id));
         let nodes = found
             .into_iter()
             .map(|i| IssueNode::of(&store, i, v.caller))
@@ -381,13 +430,14 @@ impl ProjectNode {
         Ok(Some(IssueConnection(Page::new(nodes, first, after.as_deref())?)))
     }
 
-    /// The project's merge requests, newest first, when the caller may read them; `iids: []` answers none.
+    /// The project's merge requests, newest first unless `sort` says otherwise, when the caller may read them; `iids: []` answers none.
     #[graphql(complexity = "connection_complexity(first, __field, child_complexity)")]
     async fn merge_requests(
         &self,
         ctx: &Context<'_>,
         iids: Option<Vec<String>>,
         state: Option<MergeRequestState>,
+        sort: Option<MergeRequestSort>,
         first: Option<i32>,
         after: Option<String>,
     ) -> GqlResult<Option<MergeRequestConnection>> {
@@ -407,7 +457,8 @@ impl ProjectNode {
             .filter(|m| wanted.as_ref().map_or(true, |w| w.contains(&m.iid)))
             .filter(|m| state.admits(&m.state))
             .collect();
-        found.sort_by_key(|m| std::cmp::Reverse((m.created_at, m.id)));
+        let sort = sort.unwrap_or(MergeRequestSort::CreatedDesc);
+        sort_items(&mut found, |m| sort.key(m.created_at, m.updated_at, m.id));
         let nodes = found
             .into_iter()
             .map(|m| MergeRequestNode::of(&store, m, v.caller))

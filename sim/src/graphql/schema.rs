@@ -61,8 +61,6 @@ gid_scalar!(
     "MergeRequestID",
     "A global id of a merge request."
 );
-gid_scalar!(ProjectId, "ProjectID", "A global id of a project.");
-gid_scalar!(UserId, "UserID", "A global id of a user.");
 
 /// `IssuableState`, `IssueState` and `MergeRequestState` share their values; `merged` is a merge request's only.
 #[derive(Enum, Copy, Clone, Debug, PartialEq, Eq)]
@@ -182,7 +180,7 @@ impl Query {
         Ok(v.caller
             .and_then(|uid| store.users.get(&uid))
             .map(|u| CurrentUser {
-                id: UserId(gid::format(&store.identifier_word, Model::User, u.id)),
+                id: async_graphql::ID(gid::format(&store.identifier_word, Model::User, u.id)),
                 username: u.username.clone(),
                 name: u.name.clone(),
             }))
@@ -286,7 +284,7 @@ fn mr_visible(store: &Store, caller: Option<u64>, m: &MergeRequest) -> bool {
 #[derive(async_graphql::SimpleObject)]
 pub struct CurrentUser {
     /// Global id.
-    id: UserId,
+    id: async_graphql::ID,
     /// Username.
     username: String,
     /// Display name.
@@ -337,8 +335,8 @@ impl ProjectNode {
 #[Object(name = "Project")]
 impl ProjectNode {
     /// Global id.
-    async fn id(&self) -> ProjectId {
-        ProjectId(self.gid.clone())
+    async fn id(&self) -> async_graphql::ID {
+        async_graphql::ID(self.gid.clone())
     }
 
     /// `namespace/path`.
@@ -515,8 +513,8 @@ impl IssueNode {
 #[Object(name = "Issue")]
 impl IssueNode {
     /// Global id.
-    async fn id(&self) -> IssueId {
-        IssueId(self.gid.clone())
+    async fn id(&self) -> async_graphql::ID {
+        async_graphql::ID(self.gid.clone())
     }
 
     /// The id within its project.
@@ -601,8 +599,8 @@ impl MergeRequestNode {
 #[Object(name = "MergeRequest")]
 impl MergeRequestNode {
     /// Global id.
-    async fn id(&self) -> MergeRequestId {
-        MergeRequestId(self.gid.clone())
+    async fn id(&self) -> async_graphql::ID {
+        async_graphql::ID(self.gid.clone())
     }
 
     /// The id within its project.

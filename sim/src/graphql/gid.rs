@@ -34,13 +34,11 @@ impl Model {
         }
     }
 
-    /// The model whose `…ID` scalar is named `scalar`.
+    /// The model whose `…ID` input scalar is named `scalar` (the schema has `IssueID` and `MergeRequestID`).
     fn of_scalar(scalar: &str) -> Option<Model> {
         match scalar {
             "IssueID" => Some(Model::Issue),
             "MergeRequestID" => Some(Model::MergeRequest),
-            "ProjectID" => Some(Model::Project),
-            "UserID" => Some(Model::User),
             _ => None,
         }
     }

@@ -3,6 +3,7 @@
 //! error shapes), the complexity limit with the service's message, and the schema (`schema`) and global ids
 //! (`gid`) under it. Parsing, validation and execution are async-graphql's.
 
+pub mod connection;
 pub mod gid;
 pub mod schema;
 

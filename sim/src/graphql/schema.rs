@@ -5,16 +5,13 @@
 
 use std::sync::Arc;
 
-use async_graphql::parser::types::{Field, Selection};
 use async_graphql::{Context, Enum, Object, Result as GqlResult, Scalar, ScalarType, Value};
 
+use super::connection::{connection, connection_complexity, Page};
 use super::gid::{self, Model};
 use crate::api::{issues, merge_requests};
 use crate::handle::{lock, Shared};
 use crate::store::{Issue, MergeRequest, Project, Store};
-
-/// GitLab's `default_max_page_size`: a connection never answers more nodes than this.
-pub const MAX_PAGE: usize = 100;
 
 /// What every resolver needs: the simulator and the authenticated caller.
 pub struct Viewer {
@@ -31,39 +28,6 @@ fn viewer<'a>(ctx: &Context<'a>) -> GqlResult<&'a Viewer> {
 /// The schema type.
 pub type SimSchema =
     async_graphql::Schema<Query, async_graphql::EmptyMutation, async_graphql::EmptySubscription>;
-
-/// Complexity as graphql-ruby counts a connection field: 1 for itself, its metadata fields (`count`, `pageInfo`)
-/// once, 1 for each of `nodes` and `edges`, and what lies under them once per possible node (`first`, or 100).
-/// `field` is the connection field as written in the query (named by async-graphql's complexity attribute).
-pub fn connection_complexity(first: Option<i32>, field: &Field, child: usize) -> usize {
-    let page = first.map_or(MAX_PAGE, |n| usize::try_from(n).unwrap_or(0).min(MAX_PAGE));
-    let mut nodes_edges = 0;
-    let mut metadata = 0;
-    for item in &field.selection_set.node.items {
-        if let Selection::Field(f) = &item.node {
-            match f.node.name.node.as_str() {
-                "nodes" | "edges" => nodes_edges += 1,
-                _ => metadata += count_fields(&f.node),
-            }
-        }
-    }
-    let items = child.saturating_sub(metadata + nodes_edges);
-    1 + page.saturating_mul(items) + metadata + nodes_edges
-}
-
-/// A field and the fields under it, each counted 1.
-fn count_fields(field: &Field) -> usize {
-    1 + field
-        .selection_set
-        .node
-        .items
-        .iter()
-        .map(|item| match &item.node {
-            Selection::Field(f) => count_fields(&f.node),
-            _ => 0,
-        })
-        .sum::<usize>()
-}
 
 macro_rules! gid_scalar {
     ($ty:ident, $name:literal, $doc:literal) => {
@@ -97,8 +61,6 @@ gid_scalar!(
     "MergeRequestID",
     "A global id of a merge request."
 );
-gid_scalar!(ProjectId, "ProjectID", "A global id of a project.");
-gid_scalar!(UserId, "UserID", "A global id of a user.");
 
 /// `IssuableState`, `IssueState` and `MergeRequestState` share their values; `merged` is a merge request's only.
 #[derive(Enum, Copy, Clone, Debug, PartialEq, Eq)]
@@ -218,7 +180,7 @@ impl Query {
         Ok(v.caller
             .and_then(|uid| store.users.get(&uid))
             .map(|u| CurrentUser {
-                id: UserId(gid::format(&store.identifier_word, Model::User, u.id)),
+                id: async_graphql::ID(gid::format(&store.identifier_word, Model::User, u.id)),
                 username: u.username.clone(),
                 name: u.name.clone(),
             }))
@@ -322,7 +284,7 @@ fn mr_visible(store: &Store, caller: Option<u64>, m: &MergeRequest) -> bool {
 #[derive(async_graphql::SimpleObject)]
 pub struct CurrentUser {
     /// Global id.
-    id: UserId,
+    id: async_graphql::ID,
     /// Username.
     username: String,
     /// Display name.
@@ -373,8 +335,8 @@ impl ProjectNode {
 #[Object(name = "Project")]
 impl ProjectNode {
     /// Global id.
-    async fn id(&self) -> ProjectId {
-        ProjectId(self.gid.clone())
+    async fn id(&self) -> async_graphql::ID {
+        async_graphql::ID(self.gid.clone())
     }
 
     /// `namespace/path`.
@@ -399,6 +361,7 @@ impl ProjectNode {
 
     /// The project's issues the caller can see, newest first unless `sort` says otherwise; `iids: []` answers none.
     #[graphql(complexity = "connection_complexity(first, __field, child_complexity)")]
+    #[allow(clippy::too_many_arguments)] // one per argument of the service's field
     async fn issues(
         &self,
         ctx: &Context<'_>,
@@ -550,8 +513,8 @@ impl IssueNode {
 #[Object(name = "Issue")]
 impl IssueNode {
     /// Global id.
-    async fn id(&self) -> IssueId {
-        IssueId(self.gid.clone())
+    async fn id(&self) -> async_graphql::ID {
+        async_graphql::ID(self.gid.clone())
     }
 
     /// The id within its project.
@@ -636,8 +599,8 @@ impl MergeRequestNode {
 #[Object(name = "MergeRequest")]
 impl MergeRequestNode {
     /// Global id.
-    async fn id(&self) -> MergeRequestId {
-        MergeRequestId(self.gid.clone())
+    async fn id(&self) -> async_graphql::ID {
+        async_graphql::ID(self.gid.clone())
     }
 
     /// The id within its project.
@@ -690,125 +653,6 @@ impl MergeRequestNode {
             format!("!{}", self.iid)
         }
     }
-}
-
-/// One page of a connection: the nodes from `after` on, at most `first` (capped at 100) of them.
-#[derive(Debug, Clone)]
-pub struct Page<T> {
-    nodes: Vec<T>,
-    start: usize,
-    total: usize,
-}
-
-impl<T: Clone> Page<T> {
-    fn new(mut all: Vec<T>, first: Option<i32>, after: Option<&str>) -> GqlResult<Page<T>> {
-        let total = all.len();
-        let start = match after {
-            None => 0,
-            Some(cursor) => cursor
-                .parse::<usize>()
-                .map_err(|_| async_graphql::Error::new("Please provide a valid cursor"))?,
-        }
-        .min(total);
-        let first = match first {
-            None => MAX_PAGE,
-            Some(n) if n < 0 => {
-                return Err("first must be greater than or equal to 0".into());
-            }
-            Some(n) => usize::try_from(n).unwrap_or(MAX_PAGE).min(MAX_PAGE),
-        };
-        let end = start.saturating_add(first).min(total);
-        all.truncate(end);
-        let nodes = all.split_off(start);
-        Ok(Page { nodes, start, total })
-    }
-
-    fn edges(&self) -> Vec<Edge<T>> {
-        self.nodes
-            .iter()
-            .enumerate()
-            .map(|(n, node)| Edge {
-                node: node.clone(),
-                cursor: (self.start + n + 1).to_string(),
-            })
-            .collect()
-    }
-
-    fn page_info(&self) -> PageInfo {
-        let end = self.start + self.nodes.len();
-        PageInfo {
-            has_next_page: end < self.total,
-            has_previous_page: self.start > 0,
-            start_cursor: (!self.nodes.is_empty()).then(|| (self.start + 1).to_string()),
-            end_cursor: (!self.nodes.is_empty()).then(|| end.to_string()),
-        }
-    }
-}
-
-/// One edge: a node and the cursor that pages after it.
-#[derive(Debug, Clone)]
-pub struct Edge<T> {
-    node: T,
-    cursor: String,
-}
-
-/// `PageInfo`.
-#[derive(async_graphql::SimpleObject)]
-pub struct PageInfo {
-    /// Whether more nodes follow this page.
-    has_next_page: bool,
-    /// Whether nodes precede this page.
-    has_previous_page: bool,
-    /// The first node's cursor.
-    start_cursor: Option<String>,
-    /// The last node's cursor.
-    end_cursor: Option<String>,
-}
-
-macro_rules! connection {
-    ($conn:ident, $conn_name:literal, $edge:ident, $edge_name:literal, $node:ty) => {
-        /// A connection of the service's shape: `count`, `nodes`, `edges`, `pageInfo`.
-        pub struct $conn(Page<$node>);
-
-        #[Object(name = $conn_name)]
-        impl $conn {
-            /// How many nodes all pages hold.
-            async fn count(&self) -> usize {
-                self.0.total
-            }
-
-            /// This page's nodes.
-            async fn nodes(&self) -> Vec<Option<$node>> {
-                self.0.nodes.iter().cloned().map(Some).collect()
-            }
-
-            /// This page's edges.
-            async fn edges(&self) -> Vec<Option<$edge>> {
-                self.0.edges().into_iter().map(|e| Some($edge(e))).collect()
-            }
-
-            /// Where this page lies.
-            async fn page_info(&self) -> PageInfo {
-                self.0.page_info()
-            }
-        }
-
-        /// An edge of the connection.
-        pub struct $edge(Edge<$node>);
-
-        #[Object(name = $edge_name)]
-        impl $edge {
-            /// The node.
-            async fn node(&self) -> Option<$node> {
-                Some(self.0.node.clone())
-            }
-
-            /// The cursor that pages after this node.
-            async fn cursor(&self) -> &str {
-                &self.0.cursor
-            }
-        }
-    };
 }
 
 connection!(

@@ -278,7 +278,12 @@ pub async fn resolve_ids(
     // A throw-away store: translate must leave no state behind.
     let scratch = tempfile::tempdir()?;
     let store = Arc::new(SqliteStore::open(scratch.path())?);
-    let index = IdIndex::new(store, metrics, 1000, config.rewrite.id_lookup_max_pages);
+    let graphql = Arc::new(crate::rewrite::graphql::GraphqlState::new(
+        &crate::util::identifier::names().word,
+        config.rewrite.graphql_retry_after,
+        Arc::clone(&metrics),
+    ));
+    let index = IdIndex::new(store, metrics, graphql, 1000, config.rewrite.id_lookup_max_pages);
     let context = RequestContext::new(
         "translate".to_owned(),
         ClientInfo::new(std::net::IpAddr::from([127, 0, 0, 1]), "http"),

@@ -2,7 +2,9 @@
 //! demo data directly in the store, and shutdown.
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use tokio::sync::watch;
 
@@ -27,6 +29,15 @@ pub struct RecordedRequest {
     pub body: Vec<u8>,
 }
 
+/// How many requests the simulator has received (`GET /-/sim/stats`, [`SimHandle::stats`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct SimStats {
+    /// Every request received, the stats route's own excepted.
+    pub requests: u64,
+    /// Those to `/api/graphql`.
+    pub graphql: u64,
+}
+
 /// State shared by the server task and every handle.
 pub(crate) struct Shared {
     /// The simulated service state.
@@ -35,6 +46,16 @@ pub(crate) struct Shared {
     pub(crate) requests: Mutex<Vec<RecordedRequest>>,
     /// The compiled route table.
     pub(crate) router: Router,
+    /// The GraphQL schema; `None` when GraphQL is off.
+    pub(crate) graphql: Option<crate::graphql::schema::SimSchema>,
+    /// What each API request waits before it is answered.
+    pub(crate) delay: Duration,
+    /// Whether `requests` keeps the requests or they are only counted.
+    pub(crate) record: crate::RecordRequests,
+    /// Requests received.
+    pub(crate) count: AtomicU64,
+    /// Requests to `/api/graphql` received.
+    pub(crate) graphql_count: AtomicU64,
 }
 
 impl Shared {
@@ -55,11 +76,33 @@ impl Shared {
             store: Mutex::new(store),
             requests: Mutex::new(Vec::new()),
             router: Router::new(crate::api::all()),
+            graphql: options
+                .graphql
+                .then(|| crate::graphql::build(options.graphql_max_complexity)),
+            delay: options.delay,
+            record: options.record_requests,
+            count: AtomicU64::new(0),
+            graphql_count: AtomicU64::new(0),
         }
     }
 
-    /// Appends a request to the log.
+    /// The request counts.
+    pub(crate) fn stats(&self) -> SimStats {
+        SimStats {
+            requests: self.count.load(Ordering::Relaxed),
+            graphql: self.graphql_count.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Counts a request and, unless only counting, appends it to the log.
     pub(crate) fn record(&self, req: &RawRequest) {
+        self.count.fetch_add(1, Ordering::Relaxed);
+        if req.path == crate::graphql::PATH {
+            self.graphql_count.fetch_add(1, Ordering::Relaxed);
+        }
+        if self.record == crate::RecordRequests::Count {
+            return;
+        }
         lock(&self.requests).push(RecordedRequest {
             method: req.method.to_string(),
             path: req.path.clone(),
@@ -106,6 +149,16 @@ impl SimHandle {
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         lock(&self.shared.requests).clone()
+    }
+
+    /// How many requests were received so far (all of them, and those to `/api/graphql`).
+    pub fn stats(&self) -> SimStats {
+        self.shared.stats()
+    }
+
+    /// Inserts the benchmark data (see [`crate::SimOptions::bench_seed`]) unless it is there.
+    pub fn seed_bench(&self) {
+        crate::bench::seed_bench(&mut lock(&self.shared.store));
     }
 
     /// Forgets the recorded requests.

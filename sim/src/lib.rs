@@ -8,10 +8,12 @@
 mod api;
 mod archive;
 mod auth;
+mod bench;
 mod context;
 mod dispatch;
 mod entities;
 mod error;
+mod graphql;
 mod handle;
 mod multipart;
 mod pagination;
@@ -24,7 +26,8 @@ mod sha;
 mod store;
 mod time;
 
-pub use handle::{RecordedRequest, SimHandle};
+pub use bench::{TOKEN as BENCH_TOKEN, USERNAME as BENCH_USERNAME};
+pub use handle::{RecordedRequest, SimHandle, SimStats};
 pub use seed::{DemoSeed, USERNAME as DEMO_USERNAME};
 pub use server::{spawn, spawn_with};
 pub use store::oauth::Application as OAuthApplication;
@@ -52,6 +55,30 @@ pub struct SimOptions {
     /// The address people and clients reach the server at, named in `web_url`, `http_url_to_repo` and the other
     /// addresses of its answers; when `None`, the listening address (`http://127.0.0.1:PORT`).
     pub external_url: Option<String>,
+    /// Whether `/api/graphql` answers GraphQL (default true); when false it answers V4's 404, as a server
+    /// without GraphQL does.
+    pub graphql: bool,
+    /// Refuse GraphQL queries whose complexity (as the service counts it) exceeds this, with the service's message;
+    /// `None` (the default) is no limit. The service's own limit is 250 for a signed-in caller.
+    pub graphql_max_complexity: Option<usize>,
+    /// How long every API request (V4 and GraphQL) waits before it is answered, without holding the store, so
+    /// that concurrent requests overlap: a backend that takes this long per request. Default zero.
+    pub delay: std::time::Duration,
+    /// Whether the request log keeps every request or only counts them (see [`RecordRequests`]).
+    pub record_requests: RecordRequests,
+    /// Insert the benchmark data before listening: user `bench` (token [`BENCH_TOKEN`]) and projects
+    /// `bench/i1k`, `bench/i100k` and `bench/mr`.
+    pub bench_seed: bool,
+}
+
+/// What the simulator keeps of the requests it receives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RecordRequests {
+    /// Every request, for [`SimHandle::requests`] (the default).
+    #[default]
+    All,
+    /// Only the counts of [`SimHandle::stats`] and `GET /-/sim/stats`: no growth under load.
+    Count,
 }
 
 impl Default for SimOptions {
@@ -64,6 +91,11 @@ impl Default for SimOptions {
             oauth_sign_in_as: None,
             oauth_preselect: None,
             external_url: None,
+            graphql: true,
+            graphql_max_complexity: None,
+            delay: std::time::Duration::ZERO,
+            record_requests: RecordRequests::All,
+            bench_seed: false,
         }
     }
 }

@@ -40,6 +40,22 @@ struct Args {
     /// the listening address).
     #[arg(long)]
     external_url: Option<String>,
+    /// Answer `/api/graphql` with V4's 404, as a server without GraphQL does.
+    #[arg(long)]
+    no_graphql: bool,
+    /// Refuse GraphQL queries whose complexity exceeds N, as the service does (its own limit is 250).
+    #[arg(long, value_name = "N")]
+    graphql_max_complexity: Option<usize>,
+    /// Milliseconds every API request (V4 and GraphQL) waits before it is answered, as a slower backend would.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    delay_ms: u64,
+    /// What the request log keeps: `all` requests, or only their `count` (no growth under load).
+    #[arg(long, value_name = "all|count", default_value = "all", value_parser = ["all", "count"])]
+    record_requests: String,
+    /// Insert the benchmark data before listening: user `bench` (token `bench-token`), projects `bench/i1k`,
+    /// `bench/i100k` and `bench/mr`.
+    #[arg(long)]
+    bench_seed: bool,
 }
 
 #[tokio::main]
@@ -73,6 +89,15 @@ async fn main() -> std::io::Result<()> {
         oauth_sign_in_as: args.oauth_sign_in_as,
         oauth_preselect: args.oauth_preselect,
         external_url: args.external_url,
+        graphql: !args.no_graphql,
+        graphql_max_complexity: args.graphql_max_complexity,
+        delay: std::time::Duration::from_millis(args.delay_ms),
+        record_requests: if args.record_requests == "count" {
+            svc_sim::RecordRequests::Count
+        } else {
+            svc_sim::RecordRequests::All
+        },
+        bench_seed: args.bench_seed,
     };
     let sim = svc_sim::spawn_with(listener, options).await?;
     println!("svc-sim listening on {}", sim.url());

@@ -22,6 +22,9 @@ use crate::handle::{Shared, SimHandle};
 use crate::reply::{Reply, ReplyBody};
 use crate::SimOptions;
 
+/// The request counts, `{"requests": N, "graphql": M}`: not counted itself, not delayed.
+const STATS_PATH: &str = "/-/sim/stats";
+
 /// Request bodies above this size are refused with 413; the simulator buffers whole bodies.
 const MAX_BODY: usize = 64 * 1024 * 1024;
 
@@ -46,6 +49,9 @@ pub async fn spawn_with(listener: TcpListener, options: SimOptions) -> std::io::
         .clone()
         .unwrap_or_else(|| format!("http://{addr}"));
     let shared = Arc::new(Shared::new(&base_url, &options));
+    if options.bench_seed {
+        crate::bench::seed_bench(&mut crate::handle::lock(&shared.store));
+    }
     let (tx, rx) = watch::channel(false);
     tokio::spawn(accept_loop(listener, shared.clone(), rx));
     tracing::info!(%addr, "svc-sim listening");
@@ -102,7 +108,7 @@ async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, mut rx: watch:
     }
 }
 
-async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>> {
+async fn handle(shared: &Arc<Shared>, req: Request<Incoming>) -> Response<Full<Bytes>> {
     let (parts, body) = req.into_parts();
     let body = match Limited::new(body, MAX_BODY).collect().await {
         Ok(collected) => collected.to_bytes().to_vec(),
@@ -129,9 +135,25 @@ async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>
             .collect(),
         body,
     };
+    if raw.path == STATS_PATH && raw.method == http::Method::GET {
+        return respond(Ok(Reply::ok(
+            serde_json::to_value(shared.stats()).unwrap_or_default(),
+        )));
+    }
     shared.record(&raw);
+    if !shared.delay.is_zero() && raw.path.starts_with("/api/") {
+        // Before the store lock, so that concurrent requests wait side by side, as on a slow backend.
+        tokio::time::sleep(shared.delay).await;
+    }
     let authority = parts.uri.authority().map(|a| a.to_string());
-    let result = dispatch(&shared.store, &shared.router, &raw, authority.as_deref());
+    let result = if raw.path == crate::graphql::PATH {
+        match &shared.graphql {
+            Some(schema) => crate::graphql::serve(shared, schema, &raw).await,
+            None => Err(ApiError::NoRoute),
+        }
+    } else {
+        dispatch(&shared.store, &shared.router, &raw, authority.as_deref())
+    };
     let status = match &result {
         Ok(reply) => reply.status,
         Err(err) => err.status(),

@@ -188,8 +188,9 @@ options! {
     id_lookup_max_pages: Count32 = 50,
     /// Per-item backend fetches a list may run at once.
     item_fetch_concurrency: Count = 8,
-    /// How long per-item completions (`subscribed` in lists) are reused (0s: never).
-    item_fetch_cache_ttl: Duration = "30s",
+    /// How long svcgate uses per-item requests and bisection, without asking again, once the backend refused
+    /// GraphQL (no `/api/graphql`, a query it cannot run).
+    graphql_retry_after: NonzeroDuration = "10m",
     /// Token the gateway uses for its own backend calls.
     service_token: Text,
     /// How long a replica owns an incident call it claimed before another may take it over.
@@ -384,10 +385,16 @@ fn closest_option(written: &str) -> Option<&'static str> {
 }
 
 /// Options of earlier releases that are gone, each with what replaced it.
-const REMOVED_OPTIONS: &[(&str, &str)] = &[(
-    "alert_max_concurrent_per_integration",
-    "each integration's senders are bounded by alert_integration_budget_bytes and half of alert_max_concurrent",
-)];
+const REMOVED_OPTIONS: &[(&str, &str)] = &[
+    (
+        "alert_max_concurrent_per_integration",
+        "each integration's senders are bounded by alert_integration_budget_bytes and half of alert_max_concurrent",
+    ),
+    (
+        "item_fetch_cache_ttl",
+        "V3 lists complete `subscribed` in one GraphQL request and always show current values; nothing is cached",
+    ),
+];
 
 /// For an option of an earlier release, `; it was removed: <what replaced it>`; else [`did_you_mean`].
 fn removed_or_closest(written: &str, before: &str, suggestion: Option<&str>, after: &str) -> String {
@@ -604,7 +611,7 @@ impl Config {
                 max_body: options.max_rewrite_body_bytes,
                 max_collected: options.max_collected_items,
                 item_fetch_concurrency: options.item_fetch_concurrency,
-                item_fetch_cache_ttl: options.item_fetch_cache_ttl,
+                graphql_retry_after: options.graphql_retry_after,
                 id_cache_entries: options.id_cache_entries,
                 id_lookup_max_pages: options.id_lookup_max_pages,
                 public_url: options.public_url,

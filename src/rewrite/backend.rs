@@ -107,6 +107,24 @@ impl Caller<'_> {
         }
         self.read_json(response).await
     }
+
+    /// `POST` a JSON body to a path and read the answer whole, whatever its status (the caller judges it).
+    pub async fn post_json(
+        &self,
+        path: &str,
+        payload: &Value,
+    ) -> Result<(http::response::Parts, Bytes), GatewayError> {
+        let text = serde_json::to_vec(payload)
+            .map_err(|error| GatewayError::BadBackendAnswer(format!("JSON: {error}")))?;
+        let response = self
+            .send(
+                Method::POST,
+                path,
+                Some((HeaderValue::from_static("application/json"), body::full(text))),
+            )
+            .await?;
+        self.read_bytes(response).await
+    }
 }
 
 /// A backend answer's body as JSON; an empty body is `null`.

@@ -201,10 +201,18 @@ fn answer_lines(
         } else {
             fetch.fields.join(", ")
         };
-        lines.push(format!(
-            "  each item completed with GET /api/v4{} ({what})",
-            fetch.path
-        ));
+        match fetch.graphql {
+            Some(collection) => lines.push(format!(
+                "  items completed ({what}) by one POST /api/graphql over the projects' {} (items it lacks, or \
+                 all when the backend refuses GraphQL, with GET /api/v4{} each)",
+                collection.field(),
+                fetch.path
+            )),
+            None => lines.push(format!(
+                "  each item completed with GET /api/v4{} ({what})",
+                fetch.path
+            )),
+        }
     }
     if let Some(embed) = &rule.embed {
         lines.push(format!(

@@ -9,8 +9,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::exchange::{Exchange, Outcome};
+use super::graphql::{GraphqlState, ItemKey};
 use super::ids::IdIndex;
-use super::item_cache::{Fields, ItemCache};
 use super::pagination;
 use super::param_names::rename_in_error;
 use super::raw::RawObject;
@@ -36,12 +36,19 @@ pub struct Finisher<'a> {
     pub origin: &'a str,
     /// The V3 path for `Link` headers.
     pub v3_path: &'a str,
-    /// Recent per-item completions.
-    pub item_cache: &'a ItemCache,
-    /// A hash of the caller's credentials (empty when anonymous).
-    pub caller: &'a str,
+    /// The backend's GraphQL, for list completions in one request.
+    pub graphql: &'a GraphqlState,
     /// Whether the caller sent no credential at all (no token, `Authorization` or session cookie).
     pub anonymous: bool,
+}
+
+/// The fields one completion gave an item, shared when several items get the same (none, in the raw path).
+pub type Fields = Arc<Map<String, Value>>;
+
+/// One list item to complete: the V4 path of its own fetch, and its project id and iid where the item has them.
+struct ItemRef {
+    path: String,
+    key: Option<ItemKey>,
 }
 
 /// Bodies computed before the call: a pre-fetched resource or a synthesised answer.
@@ -264,11 +271,18 @@ impl Finisher<'_> {
         let Value::Array(items) = body else {
             return Ok(());
         };
-        let paths = items
+        let refs = items
             .iter()
-            .map(|item| item_path(exchange, &fetch.path, &|field| item.get(field).map(segment_of)))
+            .map(|item| {
+                let path = item_path(exchange, &fetch.path, &|field| item.get(field).map(segment_of))?;
+                let key = item
+                    .get("project_id")
+                    .and_then(Value::as_u64)
+                    .zip(item.get("iid").and_then(iid_text));
+                Some(ItemRef { path, key })
+            })
             .collect();
-        let fetched = self.fetch_items(exchange, fetch, paths).await?;
+        let fetched = self.fetch_items(exchange, fetch, refs).await?;
         for (item, fetched) in items.iter_mut().zip(fetched) {
             match (fetched, item) {
                 (Some(Fetched::Whole(full)), item) => *item = full,
@@ -281,63 +295,67 @@ impl Finisher<'_> {
         Ok(())
     }
 
-    /// Fetches the item at each path (`None`: no fetch), a bounded number at a time: the fields the fetch
-    /// completes (from the cache when it has them), or the whole item when it replaces the listed one. An item
+    /// Completes each item (`None`: no completion): the fields the fetch completes, or the whole item when it
+    /// replaces the listed one. Fields come from one batched GraphQL request where the rule names a collection
+    /// and the backend answers it; the other items are fetched one by one, a bounded number at a time. An item
     /// gone since the list was read yields `None`.
     async fn fetch_items(
         &self,
         exchange: &Exchange<'_>,
         fetch: &ItemFetch,
-        paths: Vec<Option<String>>,
+        items: Vec<Option<ItemRef>>,
     ) -> Result<Vec<Option<Fetched>>, GatewayError> {
-        // Only field completions are cached: a whole item (a pipeline) changes too often to reuse.
         let whole = fetch.fields.is_empty();
-        let cached = if whole {
-            vec![None; paths.len()]
-        } else {
-            self.item_cache.get_many(self.caller, &paths)
+        let mut batched = match (fetch.graphql, whole) {
+            (Some(collection), false) => {
+                let mut keys: Vec<ItemKey> = Vec::with_capacity(items.len());
+                for key in items.iter().flatten().filter_map(|item| item.key.as_ref()) {
+                    if !keys.contains(key) {
+                        keys.push(key.clone());
+                    }
+                }
+                self.graphql
+                    .complete(
+                        &exchange.caller,
+                        collection,
+                        &fetch.fields,
+                        &keys,
+                        self.concurrency,
+                    )
+                    .await?
+            }
+            _ => Default::default(),
         };
-        // Every item completed from the cache (or needing no fetch): nothing to wait for.
-        if !whole
-            && paths
-                .iter()
-                .zip(&cached)
-                .all(|(path, cached)| cached.is_some() || path.is_none())
-        {
-            return Ok(cached
-                .into_iter()
-                .map(|fields| fields.map(Fetched::Fields))
-                .collect());
+        let mut results: Vec<Option<Fetched>> = Vec::with_capacity(items.len());
+        let mut unanswered = Vec::new();
+        for (index, item) in items.iter().enumerate() {
+            let completed = item
+                .as_ref()
+                .and_then(|item| item.key.as_ref())
+                .and_then(|key| batched.remove(key));
+            match (item, completed) {
+                (_, Some(fields)) => results.push(Some(Fetched::Fields(Arc::new(fields)))),
+                (Some(item), None) => {
+                    results.push(None);
+                    unanswered.push((index, item.path.as_str()));
+                }
+                (None, None) => results.push(None),
+            }
         }
-        let mut results = Vec::with_capacity(paths.len());
-        let mut pending = paths.iter().zip(cached).peekable();
-        while pending.peek().is_some() {
-            let fetches = pending
-                .by_ref()
-                .take(self.concurrency.max(1))
-                .map(|(path, cached)| async move {
-                    if let Some(fields) = cached {
-                        return Ok(Some(Fetched::Fields(fields)));
-                    }
-                    let Some(path) = path else {
-                        return Ok(None);
-                    };
-                    match exchange.caller.get_json(path).await {
-                        Ok(answer) if whole => Ok(Some(Fetched::Whole(answer.body))),
-                        Ok(answer) => {
-                            let fields = Arc::new(fetch.completion(&answer.body));
-                            self.item_cache.put(self.caller, path, Arc::clone(&fields));
-                            Ok(Some(Fetched::Fields(fields)))
-                        }
-                        // Gone between the list and the fetch: keep the listed item as it is.
-                        Err(GatewayError::Relay { status, .. }) if status == StatusCode::NOT_FOUND => {
-                            Ok(None)
-                        }
-                        Err(error) => Err(error),
-                    }
-                });
+        for wave in unanswered.chunks(self.concurrency.max(1)) {
+            let fetches = wave.iter().map(|(index, path)| async move {
+                let fetched = match exchange.caller.get_json(path).await {
+                    Ok(answer) if whole => Some(Fetched::Whole(answer.body)),
+                    Ok(answer) => Some(Fetched::Fields(Arc::new(fetch.completion(&answer.body)))),
+                    // Gone between the list and the fetch: keep the listed item as it is.
+                    Err(GatewayError::Relay { status, .. }) if status == StatusCode::NOT_FOUND => None,
+                    Err(error) => return Err(error),
+                };
+                Ok((*index, fetched))
+            });
             for fetched in futures_util::future::join_all(fetches).await {
-                results.push(fetched?);
+                let (index, fetched) = fetched?;
+                results[index] = fetched;
             }
         }
         Ok(results)
@@ -393,15 +411,19 @@ impl Finisher<'_> {
         let none: Fields = Arc::new(Map::new());
         let mut given = vec![none; objects.len()];
         if let (Some(fetch), false) = (&rule.item_fetch, single) {
-            let paths = objects
+            let refs = objects
                 .iter()
                 .map(|object| {
-                    item_path(exchange, &fetch.path, &|field| {
+                    let path = item_path(exchange, &fetch.path, &|field| {
                         object.get(field).map(raw_segment_of)
-                    })
+                    })?;
+                    let key = object
+                        .number("project_id")
+                        .zip(object.number("iid").map(|iid| iid.to_string()));
+                    Some(ItemRef { path, key })
                 })
                 .collect();
-            let fetched = self.fetch_items(exchange, fetch, paths).await?;
+            let fetched = self.fetch_items(exchange, fetch, refs).await?;
             for (fields, fetched) in given.iter_mut().zip(fetched) {
                 if let Some(Fetched::Fields(completed)) = fetched {
                     *fields = completed;
@@ -515,9 +537,18 @@ fn raw_segment_of(raw: &RawValue) -> String {
     segment_of(&serde_json::from_str(text).unwrap_or(Value::Null))
 }
 
-/// What one per-item fetch gives a list item.
+/// An item's iid as GraphQL writes it (text), from V4's number (or text).
+fn iid_text(value: &Value) -> Option<String> {
+    match value {
+        Value::Number(number) => number.as_u64().map(|iid| iid.to_string()),
+        Value::String(text) => Some(text.clone()),
+        _ => None,
+    }
+}
+
+/// What one completion gives a list item.
 enum Fetched {
-    /// The fields the rule completes (`item_fetch.fields`), shared with the item cache.
+    /// The fields the rule completes (`item_fetch.fields`).
     Fields(Fields),
     /// The whole fetched item, which replaces the listed one.
     Whole(Value),

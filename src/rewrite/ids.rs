@@ -2,9 +2,10 @@
 //!
 //! Every V4 issue and merge request the gateway reshapes carries `id`, `iid` and `project_id`; [`IdIndex::learn`]
 //! records them in a bounded memory cache and in the store, so an id a client got through the gateway is known
-//! without a backend call, also after a restart. A miss is resolved by searching the project's list on the
-//! backend: lists sorted by `created_at` ascending follow id order, so the search bisects pages instead of reading
-//! them all, and reads at most `id_lookup_max_pages` pages.
+//! without a backend call, also after a restart. A miss is asked of the backend's GraphQL in one request
+//! (`issue(id:)`, `mergeRequest(id:)`), with the caller's credentials; where the backend has no GraphQL or refuses,
+//! it is resolved by searching the project's list on the backend: lists sorted by `created_at` ascending follow id
+//! order, so the search bisects pages instead of reading them all, and reads at most `id_lookup_max_pages` pages.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -12,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 use super::backend::{header_number, Caller};
+use super::graphql::{GraphqlState, Located};
 use crate::http::error::GatewayError;
 use crate::store::{IdKind, IdRecord, Store};
 use crate::telemetry::Metrics;
@@ -23,6 +25,7 @@ pub struct IdIndex {
     max_pages: u32,
     store: Arc<dyn Store>,
     metrics: Arc<Metrics>,
+    graphql: Arc<GraphqlState>,
 }
 
 fn number(value: &Value, key: &str) -> Option<u64> {
@@ -53,15 +56,30 @@ fn record_not_found() -> GatewayError {
     )
 }
 
+/// Whether the V3 path's project (a percent-encoded full path) is the project `full_path` (paths compare
+/// without regard to case, as the service finds them).
+fn same_path(project: &str, full_path: &str) -> bool {
+    percent_encoding::percent_decode_str(project)
+        .decode_utf8_lossy()
+        .eq_ignore_ascii_case(full_path)
+}
+
 impl IdIndex {
-    /// An index with a memory cache of `capacity` entries over `store`.
-    pub fn new(store: Arc<dyn Store>, metrics: Arc<Metrics>, capacity: usize, max_pages: u32) -> Self {
+    /// An index with a memory cache of `capacity` entries over `store`, asking misses of `graphql` first.
+    pub fn new(
+        store: Arc<dyn Store>,
+        metrics: Arc<Metrics>,
+        graphql: Arc<GraphqlState>,
+        capacity: usize,
+        max_pages: u32,
+    ) -> Self {
         IdIndex {
             cache: Mutex::new(HashMap::new()),
             capacity,
             max_pages,
             store,
             metrics,
+            graphql,
         }
     }
 
@@ -154,6 +172,33 @@ impl IdIndex {
             Err(error) => {
                 tracing::warn!(%error, "id index: store lookup failed; asking the backend")
             }
+        }
+        match self.graphql.locate(caller, kind, id).await? {
+            Located::Found {
+                project_id,
+                iid,
+                project_path,
+            } => {
+                self.metrics.id_lookup("graphql");
+                let record = IdRecord {
+                    kind,
+                    id,
+                    project_id,
+                    iid,
+                };
+                self.learn_records(vec![record]);
+                return match project.parse::<u64>() {
+                    Ok(_) => in_project(record),
+                    Err(_) if project_path.is_some_and(|path| same_path(project, &path)) => Ok(record),
+                    Err(_) => Err(record_not_found()),
+                };
+            }
+            Located::NotFound => {
+                // Not there for this caller, anywhere: the bisection would find nothing either.
+                self.metrics.id_lookup("not_found");
+                return Err(record_not_found());
+            }
+            Located::Unanswered => {}
         }
         match self.search(kind, id, project, caller).await? {
             Some(record) => {

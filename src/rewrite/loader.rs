@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::rule::{Conversion, Converter, Embed, ItemFetch, Procedure, Route, Rule};
+use super::rule::{Conversion, Converter, Embed, GraphqlCollection, ItemFetch, Procedure, Route, Rule};
 use super::shape::{Field, FieldConverter, Shape, Shapes, Source};
 use crate::store::IdKind;
 
@@ -108,6 +108,29 @@ struct RawItemFetch {
     path: String,
     #[serde(default)]
     fields: Vec<String>,
+    graphql: Option<String>,
+}
+
+/// The `graphql` key of an `item_fetch`: a known collection, completing fields its nodes carry, items named by
+/// `{project_id}` and `{iid}`.
+fn graphql_collection(name: &str, fetch: &RawItemFetch) -> Result<GraphqlCollection, String> {
+    let collection = GraphqlCollection::parse(name).ok_or_else(|| {
+        format!("item_fetch: graphql must be \"issues\" or \"merge_requests\", not {name:?}")
+    })?;
+    if fetch.fields.is_empty() {
+        return Err("item_fetch: graphql completes fields; list them in `fields`".to_owned());
+    }
+    if let Some(field) = fetch
+        .fields
+        .iter()
+        .find(|field| GraphqlCollection::node_field(field).is_none())
+    {
+        return Err(format!("item_fetch: graphql cannot complete the field {field:?}"));
+    }
+    if !(fetch.path.contains("{project_id}") && fetch.path.contains("{iid}")) {
+        return Err("item_fetch: graphql needs items named by {project_id} and {iid} in the path".to_owned());
+    }
+    Ok(collection)
 }
 
 #[derive(Deserialize)]
@@ -415,9 +438,14 @@ fn compile_rule(
     let item_fetch = match &raw.item_fetch {
         Some(fetch) => {
             path_params(&fetch.path).map_err(|message| format!("item_fetch: {message}"))?;
+            let graphql = match &fetch.graphql {
+                Some(name) => Some(graphql_collection(name, fetch)?),
+                None => None,
+            };
             Some(ItemFetch {
                 path: fetch.path.clone(),
                 fields: fetch.fields.clone(),
+                graphql,
             })
         }
         None => None,
@@ -656,6 +684,22 @@ mod tests {
             (
                 "ids = { id = \"issue\" }\nunseen = { status = 200, message = \"x\" }",
                 "not a 4xx status",
+            ),
+            (
+                "item_fetch = { path = \"/p/{project_id}/issues/{iid}\", fields = [\"subscribed\"], graphql = \"epics\" }",
+                "graphql must be",
+            ),
+            (
+                "item_fetch = { path = \"/p/{project_id}/issues/{iid}\", graphql = \"issues\" }",
+                "list them in `fields`",
+            ),
+            (
+                "item_fetch = { path = \"/p/{project_id}/issues/{iid}\", fields = [\"labels\"], graphql = \"issues\" }",
+                "cannot complete the field \"labels\"",
+            ),
+            (
+                "item_fetch = { path = \"/p/:id/issues/{id}\", fields = [\"subscribed\"], graphql = \"issues\" }",
+                "{project_id} and {iid}",
             ),
             ("requires = [\"a b\"]", "requires: parameter name"),
             ("requires = [\"body\", \"body\"]", "listed twice"),

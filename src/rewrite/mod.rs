@@ -4,12 +4,13 @@
 //! 1. [`auth`]: a token in the query or a form or JSON body becomes a header; a route V3 authenticated answers an
 //!    anonymous caller 401. [`sessions`]: a token issued by `POST /session` becomes the backend's bearer token.
 //! 2. [`table`]: find the rule for the method and path; none → pass through with the prefix change.
-//! 3. [`ids`]: translate global issue and merge request ids to iids.
+//! 3. [`ids`]: translate global issue and merge request ids to iids (asking the backend's [`graphql`] on a miss).
 //! 4. [`request`] and [`params`]: read what the rule must rewrite; [`plan`]: decide the V4 path, query and body
 //!    (the same plan `svcgate translate` prints, [`explain`]).
 //! 5. carry the plan out: pre-fetch when it says so; then send, gather every page, or run a named [`procedures`]
 //!    entry ([`exchange`] holds the translated request and the calls).
-//! 6. [`finish`]: remap the status, complete and reshape the body with [`shape`], rewrite [`pagination`].
+//! 6. [`finish`]: remap the status, complete list items (in one [`graphql`] request where the backend answers
+//!    it), reshape the body with [`shape`], rewrite [`pagination`].
 //!
 //! Beside the pipeline: [`usage`] (which legacy clients still call which V3 routes). May use: [`crate::util`],
 //! [`crate::http`], [`crate::store`], [`crate::telemetry`], [`crate::backend`]; not [`crate::alerts`], which shares
@@ -20,8 +21,8 @@ pub mod backend;
 pub mod exchange;
 pub mod explain;
 pub mod finish;
+pub mod graphql;
 pub mod ids;
-pub mod item_cache;
 pub mod loader;
 pub mod pagination;
 pub mod param_names;
@@ -91,8 +92,8 @@ pub struct RewriteSettings {
     pub max_collected: usize,
     /// Per-item fetches run at once at most.
     pub item_fetch_concurrency: usize,
-    /// How long per-item completions are reused.
-    pub item_fetch_cache_ttl: std::time::Duration,
+    /// How long a backend's refusal of GraphQL is remembered (`graphql_retry_after`).
+    pub graphql_retry_after: std::time::Duration,
     /// Entries of the in-memory id ↔ iid cache.
     pub id_cache_entries: usize,
     /// Pages an unknown id's lookup may read.
@@ -110,7 +111,7 @@ pub struct Rewriter {
     table: RuleTable,
     ids: IdIndex,
     sessions: Sessions,
-    item_cache: item_cache::ItemCache,
+    graphql: Arc<graphql::GraphqlState>,
     upstream: Arc<Upstream>,
     /// The backend side's body budget, with the client body read timeout, for V3 request bodies.
     client_bodies: crate::http::budget::BodyBudget,
@@ -149,16 +150,22 @@ impl Rewriter {
         settings: RewriteSettings,
         secret: Arc<crate::util::secret::SecretBox>,
     ) -> Self {
+        let graphql = Arc::new(graphql::GraphqlState::new(
+            &settings.identifier_word,
+            settings.graphql_retry_after,
+            Arc::clone(&metrics),
+        ));
         Rewriter {
             table,
             ids: IdIndex::new(
                 Arc::clone(&store),
                 metrics,
+                Arc::clone(&graphql),
                 settings.id_cache_entries,
                 settings.id_lookup_max_pages,
             ),
             sessions: Sessions::new(store, secret),
-            item_cache: item_cache::ItemCache::new(settings.item_fetch_cache_ttl),
+            graphql,
             client_bodies: upstream
                 .body_budget()
                 .with_read_timeout(settings.body_read_timeout),
@@ -411,9 +418,6 @@ impl Rewriter {
                 .map_err(|error| finish::unseen_error(rule, error))?,
             None => outcome,
         };
-        let caller = crate::backend::access::Credentials::from_headers(&exchange.caller.headers)
-            .map(|credentials| credentials.key().to_owned())
-            .unwrap_or_default();
         let finisher = Finisher {
             shapes: self.table.shapes(),
             ids: &self.ids,
@@ -421,18 +425,12 @@ impl Rewriter {
             concurrency: self.settings.item_fetch_concurrency,
             origin: &origin,
             v3_path,
-            item_cache: &self.item_cache,
-            caller: &caller,
+            graphql: &self.graphql,
             anonymous: !auth::has_credentials(&exchange.caller.headers),
         };
-        let answer = finisher
+        finisher
             .finish(&exchange, outcome, Prepared { prefetched, answer })
-            .await;
-        // A caller's own changes show in their next list at once.
-        if rule.v3.method != http::Method::GET && !caller.is_empty() {
-            self.item_cache.forget(&caller);
-        }
-        answer
+            .await
     }
 }
 

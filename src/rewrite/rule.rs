@@ -160,6 +160,55 @@ pub struct ItemFetch {
     pub path: String,
     /// Fields copied from the fetched item; empty means the fetched item replaces the listed one.
     pub fields: Vec<String>,
+    /// The GraphQL collection that completes every item in one request (`graphql = "issues"`), if any.
+    pub graphql: Option<GraphqlCollection>,
+}
+
+/// A project's GraphQL collection that can complete list items in one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GraphqlCollection {
+    /// `Project.issues(iids:)`.
+    Issues,
+    /// `Project.mergeRequests(iids:)`.
+    MergeRequests,
+}
+
+impl GraphqlCollection {
+    /// The collection as a rule file names it.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "issues" => Some(GraphqlCollection::Issues),
+            "merge_requests" => Some(GraphqlCollection::MergeRequests),
+            _ => None,
+        }
+    }
+
+    /// The name a rule file gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            GraphqlCollection::Issues => "issues",
+            GraphqlCollection::MergeRequests => "merge_requests",
+        }
+    }
+
+    /// The `Project` field that lists it.
+    pub fn field(self) -> &'static str {
+        match self {
+            GraphqlCollection::Issues => "issues",
+            GraphqlCollection::MergeRequests => "mergeRequests",
+        }
+    }
+
+    /// The GraphQL name of a V4 field this collection's nodes carry, for the fields a completion may ask.
+    pub fn node_field(v4_field: &str) -> Option<&'static str> {
+        match v4_field {
+            "subscribed" => Some("subscribed"),
+            "title" => Some("title"),
+            "confidential" => Some("confidential"),
+            "web_url" => Some("webUrl"),
+            _ => None,
+        }
+    }
 }
 
 impl ItemFetch {

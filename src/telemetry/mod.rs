@@ -138,6 +138,15 @@ pub struct LookupLabels {
     pub result: &'static str,
 }
 
+/// Labels of the GraphQL counter.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct GraphqlLabels {
+    /// `completion` (a list's per-item fields) or `id` (a global id's project and iid).
+    pub kind: &'static str,
+    /// `ok`, `split`, `refused`, `error`, `denied` or `skipped` (see docs/metrics.md).
+    pub outcome: &'static str,
+}
+
 type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
 
 fn latency_histogram() -> Histogram {
@@ -155,6 +164,8 @@ pub struct Metrics {
     pub backend_duration: Histogram,
     /// Id index lookups by result.
     pub id_lookups: Family<LookupLabels, Counter>,
+    /// GraphQL requests by kind and outcome.
+    pub graphql: Family<GraphqlLabels, Counter>,
     /// V3 requests.
     pub v3_requests: Family<V3Labels, Counter>,
     /// Client connections closed or refused by the limits.
@@ -198,6 +209,12 @@ impl Metrics {
             names::ID_INDEX_LOOKUPS,
             "Global id to iid lookups by where they were answered",
             id_lookups.clone(),
+        );
+        let graphql = Family::<GraphqlLabels, Counter>::default();
+        registry.register(
+            names::GRAPHQL,
+            "GraphQL requests made for V3 answers (list completions, id lookups), by kind and outcome",
+            graphql.clone(),
         );
         let v3_requests = Family::<V3Labels, Counter>::default();
         registry.register(
@@ -283,6 +300,7 @@ impl Metrics {
             request_duration,
             backend_duration,
             id_lookups,
+            graphql,
             v3_requests,
         })
     }
@@ -292,6 +310,11 @@ impl Metrics {
         self.connections_closed
             .get_or_create(&ClosedLabels { reason })
             .inc();
+    }
+
+    /// Counts one GraphQL outcome of `kind` (`completion` or `id`).
+    pub fn graphql(&self, kind: &'static str, outcome: &'static str) {
+        self.graphql.get_or_create(&GraphqlLabels { kind, outcome }).inc();
     }
 
     /// Counts one id lookup.

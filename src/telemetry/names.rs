@@ -8,6 +8,9 @@ pub const REQUEST_DURATION: &str = "svcgate_request_duration_seconds";
 pub const BACKEND_DURATION: &str = "svcgate_backend_request_duration_seconds";
 /// Id ↔ iid lookups by where they were answered.
 pub const ID_INDEX_LOOKUPS: &str = "svcgate_id_index_lookups";
+/// GraphQL requests svcgate made for V3 answers (list completions, id lookups), by kind and outcome; exposed with
+/// `_total`.
+pub const GRAPHQL: &str = "svcgate_graphql";
 /// V3 requests by route template, the rule's release and status class.
 pub const V3_REQUESTS: &str = "svcgate_v3_requests";
 /// Client connections closed or refused by the connection limits, by reason.

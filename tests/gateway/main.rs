@@ -11,6 +11,7 @@ mod appendix_a;
 mod fidelity;
 mod forwarded;
 mod git_http;
+mod graphql;
 mod id_index;
 mod procedures;
 mod rules;

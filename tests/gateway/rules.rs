@@ -319,9 +319,9 @@ async fn merge_request_iid_filter_is_renamed_to_iids() {
                 "GET /api/v4/projects/{}/merge_requests?iids%5B%5D={iid}",
                 world.project
             ),
-            format!("GET /api/v4/projects/{}/merge_requests/{iid}", world.project),
+            "POST /api/graphql".to_owned(),
         ],
-        "the list, then each item for `subscribed`"
+        "the list, then every item's `subscribed` in one GraphQL request"
     );
     let list = answer.json();
     assert_eq!(list.as_array().unwrap().len(), 1);
@@ -1384,7 +1384,7 @@ fn cases() -> Vec<Case> {
         ("POST /projects/{p}/merge_requests/{mr}/reset_spent_time", None, &["POST /projects/{p}/merge_requests/{mr_iid}/reset_spent_time"], 200),
         ("GET /projects/{p}/merge_requests/{mr}/time_stats", None, &["GET /projects/{p}/merge_requests/{mr_iid}/time_stats"], 200),
         // Merge requests (2.3), both the plural and the removed singular form
-        ("GET /projects/{p}/merge_requests?iid[]={mr_iid}", None, &["GET /projects/{p}/merge_requests?iids%5B%5D={mr_iid}", "GET /projects/{p}/merge_requests/{mr_iid}"], 200),
+        ("GET /projects/{p}/merge_requests?iid[]={mr_iid}", None, &["GET /projects/{p}/merge_requests?iids%5B%5D={mr_iid}", "POST !/api/graphql"], 200),
         ("POST /projects/{p}/merge_requests", Some(r#"{"title": "x", "source_branch": "feature", "target_branch": "main"}"#), &["POST /projects/{p}/merge_requests"], 409),
         ("GET /projects/{p}/merge_requests/{mr}", None, &["GET /projects/{p}/merge_requests/{mr_iid}"], 200),
         ("GET /projects/{p}/merge_request/{mr}", None, &["GET /projects/{p}/merge_requests/{mr_iid}"], 200),

@@ -489,7 +489,6 @@ fn accepted(env: &[(&str, &str)]) -> anyhow::Result<svcgate::config::Config> {
 const ZERO_MEANS_SOMETHING: &[&str] = &[
     "shutdown_delay",
     "shutdown_grace",
-    "item_fetch_cache_ttl",
     "access_cache_ttl",
     "oauth_refresh_margin",
 ];

@@ -9,7 +9,7 @@ use crate::entities::issue::issue as render_issue;
 use crate::error::ApiError;
 use crate::reply::Reply;
 use crate::router::{api, Route};
-use crate::store::{access, Issue, NoteableKind};
+use crate::store::{access, Issue, NoteableKind, Store};
 
 /// Routes of this module.
 pub fn routes() -> Vec<Route> {
@@ -36,19 +36,25 @@ pub fn routes() -> Vec<Route> {
 
 /// Whether the caller may see an issue (confidential ones need Reporter+, authorship or assignment).
 pub fn can_see(ctx: &Ctx<'_>, issue: &Issue) -> bool {
-    let Some(project) = ctx.store.projects.get(&issue.project_id) else {
+    visible(ctx.store, ctx.caller, issue)
+}
+
+/// Whether `caller` (None for anonymous) may see an issue: the rule of [`can_see`], for callers without a `Ctx`
+/// (GraphQL).
+pub fn visible(store: &Store, caller: Option<u64>, issue: &Issue) -> bool {
+    let Some(project) = store.projects.get(&issue.project_id) else {
         return false;
     };
-    if !ctx.store.can_read_project(project, ctx.caller) {
+    if !store.can_read_project(project, caller) {
         return false;
     }
     if !issue.confidential {
         return true;
     }
-    ctx.caller.is_some_and(|uid| {
+    caller.is_some_and(|uid| {
         issue.author_id == uid
             || issue.assignee_ids.contains(&uid)
-            || ctx.store.effective_level(project, uid) >= access::REPORTER
+            || store.effective_level(project, uid) >= access::REPORTER
     })
 }
 

@@ -10,7 +10,7 @@ use crate::error::ApiError;
 use crate::reply::Reply;
 use crate::router::{api, Route};
 use crate::store::merge_requests::NewMergeRequest;
-use crate::store::{access, MergeRequest, NoteableKind};
+use crate::store::{access, MergeRequest, NoteableKind, Project, Store};
 
 /// Routes of this module.
 pub fn routes() -> Vec<Route> {
@@ -44,13 +44,21 @@ pub fn find_mr(ctx: &Ctx<'_>) -> Result<(u64, u64), ApiError> {
 /// below Reporter in a private project (a Guest there reads issues, not merge requests).
 pub fn require_read(ctx: &Ctx<'_>, pid: u64) -> Result<(), ApiError> {
     let project = ctx.project(pid)?;
-    if !project.flag("merge_requests_enabled") {
-        return Err(ApiError::Forbidden);
+    if readable(ctx.store, ctx.caller, project) {
+        Ok(())
+    } else {
+        Err(ApiError::Forbidden)
     }
-    if project.visibility == crate::store::Visibility::Private && ctx.level(pid) < access::REPORTER {
-        return Err(ApiError::Forbidden);
+}
+
+/// Whether `caller` may read a project's merge requests: the project is readable to them (see
+/// `Store::can_read_project`) and [`require_read`] lets them through. For callers without a `Ctx` (GraphQL).
+pub fn readable(store: &Store, caller: Option<u64>, project: &Project) -> bool {
+    if !store.can_read_project(project, caller) || !project.flag("merge_requests_enabled") {
+        return false;
     }
-    Ok(())
+    let level = caller.map_or(0, |uid| store.effective_level(project, uid));
+    project.visibility != crate::store::Visibility::Private || level >= access::REPORTER
 }
 
 fn list(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {

@@ -14,10 +14,10 @@ mod groups;
 mod hooks;
 mod instance;
 mod issuables;
-mod issues;
+pub(crate) mod issues;
 mod labels;
 mod members;
-mod merge_requests;
+pub(crate) mod merge_requests;
 mod mr_extras;
 mod notes;
 mod notification_settings;
@@ -38,7 +38,7 @@ mod templates;
 mod todos;
 mod user_keys;
 mod users;
-mod version;
+pub(crate) mod version;
 
 use crate::router::Route;
 

@@ -11,6 +11,9 @@ use crate::router::{api, Route};
 /// The version the simulator reports.
 pub const VERSION: &str = "10.8.7";
 
+/// The revision the simulator reports.
+pub const REVISION: &str = "5f9c7a1e";
+
 /// Routes of this module.
 pub fn routes() -> Vec<Route> {
     vec![api(Method::GET, "/version", version)]
@@ -18,5 +21,5 @@ pub fn routes() -> Vec<Route> {
 
 fn version(ctx: &mut Ctx<'_>) -> Result<Reply, ApiError> {
     ctx.user_id()?;
-    Ok(Reply::ok(json!({"version": VERSION, "revision": "5f9c7a1e"})))
+    Ok(Reply::ok(json!({"version": VERSION, "revision": REVISION})))
 }

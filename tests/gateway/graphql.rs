@@ -1,0 +1,533 @@
+//! V3 answers built with the backend's GraphQL, over real sockets (client → svcgate → svc-sim): a list's
+//! `subscribed` in one batched request (first and repeated call alike, current after a change, across projects,
+//! split under a complexity limit), per-item requests when the backend has no GraphQL (remembered: not asked again),
+//! and a global id resolved in one request, with bisection when GraphQL is off.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::common;
+use crate::common::{get, send_json, TestGateway};
+use http::{Method, StatusCode};
+use serde_json::{json, Value};
+use svc_sim::{DemoSeed, SimHandle, SimOptions};
+
+/// The backend calls the sim received since it was last cleared, as `METHOD path`.
+fn calls(sim: &SimHandle) -> Vec<String> {
+    sim.requests()
+        .iter()
+        .map(|request| format!("{} {}", request.method, request.path))
+        .collect()
+}
+
+/// The GraphQL requests among them, by their bodies.
+fn graphql_bodies(sim: &SimHandle) -> Vec<Value> {
+    sim.requests()
+        .iter()
+        .filter(|request| request.path == "/api/graphql")
+        .map(|request| serde_json::from_slice(&request.body).unwrap())
+        .collect()
+}
+
+/// A sim with `options` (its admin token the harness's), seeded with the demo user, group and project.
+async fn sim_with(options: SimOptions) -> (SimHandle, DemoSeed) {
+    let sim = common::sim::start_with(options).await;
+    let demo = sim.seed_demo();
+    (sim, demo)
+}
+
+/// Creates `count` issues in `project` as the token's user (who is then subscribed to each); their (id, iid).
+async fn issues(sim: &SimHandle, token: &str, project: u64, count: usize) -> Vec<(u64, u64)> {
+    let mut made = Vec::new();
+    for n in 0..count {
+        let answer = send_json(
+            Method::POST,
+            &format!("{}/api/v4/projects/{project}/issues", sim.url()),
+            token,
+            json!({"title": format!("issue {n}")}),
+        )
+        .await;
+        assert_eq!(answer.status, StatusCode::CREATED, "{:?}", answer.body);
+        let issue = answer.json();
+        made.push((issue["id"].as_u64().unwrap(), issue["iid"].as_u64().unwrap()));
+    }
+    made
+}
+
+/// Creates `count` merge requests in the demo project, each from a branch of its own.
+async fn merge_requests(sim: &SimHandle, demo: &DemoSeed, count: usize) -> Vec<u64> {
+    let mut made = Vec::new();
+    for n in 0..count {
+        let v4 = |path: &str| format!("{}/api/v4/projects/{}{path}", sim.url(), demo.project_id);
+        let branch = send_json(
+            Method::POST,
+            &v4("/repository/branches"),
+            &demo.token,
+            json!({"branch": format!("feature-{n}"), "ref": "main"}),
+        )
+        .await;
+        assert_eq!(branch.status, StatusCode::CREATED, "{:?}", branch.body);
+        let created = send_json(
+            Method::POST,
+            &v4("/merge_requests"),
+            &demo.token,
+            json!({"title": format!("Feature {n}"), "source_branch": format!("feature-{n}"), "target_branch": "main"}),
+        )
+        .await;
+        assert_eq!(created.status, StatusCode::CREATED, "{:?}", created.body);
+        made.push(created.json()["iid"].as_u64().unwrap());
+    }
+    made
+}
+
+/// `subscribed` of every item of a V3 list answer.
+fn subscribed(list: &Value) -> Vec<Value> {
+    let items = list.as_array().unwrap();
+    assert!(!items.is_empty(), "an empty list");
+    items.iter().map(|item| item["subscribed"].clone()).collect()
+}
+
+/// `true` for every item of a V3 list answer (the demo user made every issue and merge request of the demo seed
+/// and of these tests, and is subscribed to each).
+fn all_true(list: &Value) -> Vec<Value> {
+    vec![json!(true); list.as_array().unwrap().len()]
+}
+
+#[tokio::test]
+async fn a_v3_issue_list_costs_two_backend_requests_every_time_and_shows_a_change_made_over_v4_at_once() {
+    let (sim, demo) = common::sim::with_demo().await;
+    let made = issues(&sim, &demo.token, demo.project_id, 5).await;
+    let gateway = TestGateway::start(&sim.url()).await;
+    let list = format!("{}/api/v3/projects/{}/issues", gateway.url(), demo.project_id);
+    for call in ["first", "repeated"] {
+        sim.clear_requests();
+        let answer = get(&list, &demo.token).await;
+        assert_eq!(answer.status, StatusCode::OK);
+        let items = answer.json();
+        assert!(items.as_array().unwrap().len() >= made.len(), "{items}");
+        assert_eq!(subscribed(&items), all_true(&items), "{call}");
+        assert_eq!(
+            calls(&sim),
+            [
+                format!("GET /api/v4/projects/{}/issues", demo.project_id),
+                "POST /api/graphql".to_owned()
+            ],
+            "{call} list"
+        );
+    }
+    let query = &graphql_bodies(&sim)[0];
+    assert!(
+        query["query"].as_str().unwrap().contains("issues(iids:$i0"),
+        "{query}"
+    );
+    assert_eq!(
+        query["variables"]["p0"],
+        json!([format!("gid://svc/Project/{}", demo.project_id)])
+    );
+
+    let (_, iid) = made[2];
+    let unsubscribed = send_json(
+        Method::POST,
+        &format!(
+            "{}/api/v4/projects/{}/issues/{iid}/unsubscribe",
+            sim.url(),
+            demo.project_id
+        ),
+        &demo.token,
+        json!({}),
+    )
+    .await;
+    assert_eq!(
+        unsubscribed.status,
+        StatusCode::CREATED,
+        "{:?}",
+        unsubscribed.body
+    );
+    let after = get(&list, &demo.token).await.json();
+    let changed = after
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|issue| issue["iid"] == json!(iid))
+        .unwrap();
+    assert_eq!(
+        changed["subscribed"],
+        json!(false),
+        "a change made over V4 shows at once"
+    );
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn a_v3_merge_request_list_costs_two_backend_requests_every_time() {
+    let (sim, demo) = common::sim::with_demo().await;
+    merge_requests(&sim, &demo, 3).await;
+    let gateway = TestGateway::start(&sim.url()).await;
+    let list = format!(
+        "{}/api/v3/projects/{}/merge_requests",
+        gateway.url(),
+        demo.project_id
+    );
+    for call in ["first", "repeated"] {
+        sim.clear_requests();
+        let answer = get(&list, &demo.token).await;
+        assert_eq!(answer.status, StatusCode::OK);
+        let items = answer.json();
+        assert_eq!(subscribed(&items), all_true(&items), "{call}");
+        assert_eq!(
+            calls(&sim),
+            [
+                format!("GET /api/v4/projects/{}/merge_requests", demo.project_id),
+                "POST /api/graphql".to_owned()
+            ],
+            "{call} list"
+        );
+    }
+    let query = &graphql_bodies(&sim)[0];
+    assert!(
+        query["query"].as_str().unwrap().contains("mergeRequests(iids:"),
+        "{query}"
+    );
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn a_list_spanning_two_projects_is_completed_in_one_graphql_request() {
+    let (sim, demo) = common::sim::with_demo().await;
+    issues(&sim, &demo.token, demo.project_id, 2).await;
+    let other = send_json(
+        Method::POST,
+        &format!("{}/api/v4/projects", sim.url()),
+        &demo.token,
+        json!({"name": "second"}),
+    )
+    .await;
+    assert_eq!(other.status, StatusCode::CREATED, "{:?}", other.body);
+    let other = other.json()["id"].as_u64().unwrap();
+    issues(&sim, &demo.token, other, 2).await;
+    let gateway = TestGateway::start(&sim.url()).await;
+
+    sim.clear_requests();
+    let answer = get(&format!("{}/api/v3/issues", gateway.url()), &demo.token).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    let list = answer.json();
+    let projects: std::collections::BTreeSet<u64> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|issue| issue["project_id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(projects, [demo.project_id, other].into(), "{list}");
+    assert_eq!(subscribed(&list), all_true(&list));
+    assert_eq!(
+        calls(&sim),
+        ["GET /api/v4/issues", "POST /api/graphql"],
+        "one GraphQL request for both projects"
+    );
+    let query = &graphql_bodies(&sim)[0];
+    assert!(
+        query["variables"].get("p1").is_some(),
+        "an alias per project: {query}"
+    );
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn without_graphql_lists_fetch_each_item_and_the_next_list_does_not_ask_graphql_again() {
+    let (sim, demo) = sim_with(SimOptions {
+        graphql: false,
+        ..SimOptions::default()
+    })
+    .await;
+    let made = issues(&sim, &demo.token, demo.project_id, 3).await;
+    let gateway = TestGateway::start(&sim.url()).await;
+    let list = format!("{}/api/v3/projects/{}/issues", gateway.url(), demo.project_id);
+    let per_item = |calls: &[String]| {
+        calls
+            .iter()
+            .filter(|call| call.starts_with(&format!("GET /api/v4/projects/{}/issues/", demo.project_id)))
+            .count()
+    };
+
+    sim.clear_requests();
+    let first = get(&list, &demo.token).await;
+    assert_eq!(first.status, StatusCode::OK);
+    let first = first.json();
+    let items = first.as_array().unwrap().len();
+    assert!(items >= made.len());
+    assert_eq!(subscribed(&first), all_true(&first));
+    let received = calls(&sim);
+    assert_eq!(
+        received.len(),
+        2 + items,
+        "the list, GraphQL's 404, one per item: {received:?}"
+    );
+    assert_eq!(received[1], "POST /api/graphql");
+    assert_eq!(per_item(&received), items, "{received:?}");
+
+    sim.clear_requests();
+    let second = get(&list, &demo.token).await.json();
+    assert_eq!(subscribed(&second), all_true(&second));
+    let received = calls(&sim);
+    assert_eq!(
+        received.len(),
+        1 + items,
+        "the list and one per item: {received:?}"
+    );
+    assert_eq!(per_item(&received), items, "{received:?}");
+    assert!(
+        !received.iter().any(|call| call.contains("graphql")),
+        "the refusal is remembered: {received:?}"
+    );
+    let metrics = get(&format!("{}/-/svcgate/metrics", gateway.url()), "").await;
+    let text = String::from_utf8(metrics.body.to_vec()).unwrap();
+    assert!(
+        text.contains(r#"svcgate_graphql_total{kind="completion",outcome="refused"} 1"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"svcgate_graphql_total{kind="completion",outcome="skipped"} 1"#),
+        "{text}"
+    );
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn a_complexity_limited_backend_gets_smaller_batches_and_every_item_is_answered_right() {
+    let (sim, demo) = sim_with(SimOptions {
+        graphql_max_complexity: Some(250),
+        ..SimOptions::default()
+    })
+    .await;
+    let made = issues(&sim, &demo.token, demo.project_id, 60).await;
+    // One the demo user is not subscribed to, to see it answered per item rightly.
+    let (_, iid) = made[10];
+    let unsubscribed = send_json(
+        Method::POST,
+        &format!(
+            "{}/api/v4/projects/{}/issues/{iid}/unsubscribe",
+            sim.url(),
+            demo.project_id
+        ),
+        &demo.token,
+        json!({}),
+    )
+    .await;
+    assert_eq!(unsubscribed.status, StatusCode::CREATED);
+    let gateway = TestGateway::start(&sim.url()).await;
+    let list = format!(
+        "{}/api/v3/projects/{}/issues?per_page=100",
+        gateway.url(),
+        demo.project_id
+    );
+    let expected = |list: &Value| {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|issue| json!(issue["iid"] != json!(iid)))
+            .collect::<Vec<_>>()
+    };
+
+    sim.clear_requests();
+    let first = get(&list, &demo.token).await;
+    assert_eq!(first.status, StatusCode::OK);
+    let first = first.json();
+    assert!(first.as_array().unwrap().len() >= 60);
+    assert_eq!(subscribed(&first), expected(&first));
+    let received = calls(&sim);
+    let graphql = received.iter().filter(|call| call.contains("graphql")).count();
+    assert_eq!(received.len(), 1 + graphql, "no per-item request: {received:?}");
+    assert!(
+        (3..=5).contains(&graphql),
+        "one refused, then the split: {received:?}"
+    );
+
+    sim.clear_requests();
+    let second = get(&list, &demo.token).await.json();
+    assert_eq!(subscribed(&second), expected(&second));
+    let received = calls(&sim);
+    assert_eq!(
+        received.len(),
+        1 + graphql - 1,
+        "the size that fits is remembered: no refused request: {received:?}"
+    );
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn a_cold_read_by_global_id_costs_two_requests_and_an_invisible_one_is_v3s_404() {
+    let (sim, demo) = common::sim::with_demo().await;
+    let made = issues(&sim, &demo.token, demo.project_id, 30).await;
+    let private = send_json(
+        Method::POST,
+        &format!("{}/api/v4/projects", sim.url()),
+        common::sim::ADMIN,
+        json!({"name": "hidden", "visibility": "private"}),
+    )
+    .await;
+    assert_eq!(private.status, StatusCode::CREATED, "{:?}", private.body);
+    let private = private.json()["id"].as_u64().unwrap();
+    let hidden = issues(&sim, common::sim::ADMIN, private, 1).await;
+    let gateway = TestGateway::start(&sim.url()).await;
+
+    let (id, iid) = made[17];
+    sim.clear_requests();
+    let cold = get(
+        &format!(
+            "{}/api/v3/projects/{}/issues/{id}",
+            gateway.url(),
+            demo.project_id
+        ),
+        &demo.token,
+    )
+    .await;
+    assert_eq!(cold.status, StatusCode::OK);
+    assert_eq!(cold.json()["iid"], json!(iid));
+    assert_eq!(
+        calls(&sim),
+        [
+            "POST /api/graphql".to_owned(),
+            format!("GET /api/v4/projects/{}/issues/{iid}", demo.project_id)
+        ]
+    );
+    assert_eq!(
+        graphql_bodies(&sim)[0]["variables"]["id"],
+        json!(format!("gid://svc/Issue/{id}"))
+    );
+
+    // The project named by its path, checked against the answer's reference; another project's path is a 404.
+    let (id, iid) = made[3];
+    let encoded = demo.project_path.replace('/', "%2F");
+    let by_path = get(
+        &format!("{}/api/v3/projects/{encoded}/issues/{id}", gateway.url()),
+        &demo.token,
+    )
+    .await;
+    assert_eq!(by_path.status, StatusCode::OK);
+    assert_eq!(by_path.json()["iid"], json!(iid));
+    let (id, _) = made[4];
+    let elsewhere = get(
+        &format!("{}/api/v3/projects/{private}/issues/{id}", gateway.url()),
+        &demo.token,
+    )
+    .await;
+    assert_eq!(elsewhere.status, StatusCode::NOT_FOUND);
+
+    let (id, _) = hidden[0];
+    sim.clear_requests();
+    let invisible = get(
+        &format!("{}/api/v3/projects/{private}/issues/{id}", gateway.url()),
+        &demo.token,
+    )
+    .await;
+    assert_eq!(invisible.status, StatusCode::NOT_FOUND);
+    assert_eq!(invisible.json(), json!({"message": "404 Not found"}));
+    assert_eq!(
+        calls(&sim),
+        ["POST /api/graphql"],
+        "answered at once, no bisection"
+    );
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn a_merge_request_by_global_id_resolves_in_one_graphql_request() {
+    let (sim, demo) = common::sim::with_demo().await;
+    let iids = merge_requests(&sim, &demo, 2).await;
+    let listed = get(
+        &format!(
+            "{}/api/v4/projects/{}/merge_requests/{}",
+            sim.url(),
+            demo.project_id,
+            iids[1]
+        ),
+        &demo.token,
+    )
+    .await
+    .json();
+    let id = listed["id"].as_u64().unwrap();
+    let gateway = TestGateway::start(&sim.url()).await;
+    sim.clear_requests();
+    let answer = get(
+        &format!(
+            "{}/api/v3/projects/{}/merge_requests/{id}",
+            gateway.url(),
+            demo.project_id
+        ),
+        &demo.token,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    assert_eq!(answer.json()["iid"], json!(iids[1]));
+    let received = calls(&sim);
+    assert_eq!(received[0], "POST /api/graphql", "{received:?}");
+    assert!(
+        !received.iter().any(|call| call.ends_with("/merge_requests")),
+        "no bisection: {received:?}"
+    );
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn without_graphql_a_global_id_is_still_found_by_bisection() {
+    let (sim, demo) = sim_with(SimOptions {
+        graphql: false,
+        ..SimOptions::default()
+    })
+    .await;
+    let made = issues(&sim, &demo.token, demo.project_id, 250).await;
+    let gateway = TestGateway::start(&sim.url()).await;
+    let (id, iid) = made[201];
+    sim.clear_requests();
+    let answer = get(
+        &format!(
+            "{}/api/v3/projects/{}/issues/{id}",
+            gateway.url(),
+            demo.project_id
+        ),
+        &demo.token,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(answer.json()["iid"], json!(iid));
+    let received = calls(&sim);
+    assert_eq!(received[0], "POST /api/graphql", "{received:?}");
+    let pages = received
+        .iter()
+        .filter(|call| **call == format!("GET /api/v4/projects/{}/issues", demo.project_id))
+        .count();
+    assert!(
+        (1..=3).contains(&pages),
+        "bisection read {pages} pages: {received:?}"
+    );
+    gateway.stop().await;
+}
+
+/// GraphQL answers as the token's own user, never the one `sudo` names: a list read with `sudo` completes its
+/// items one by one, as the named user.
+#[tokio::test]
+async fn a_list_read_with_sudo_completes_its_items_one_by_one_as_the_named_user() {
+    let (sim, demo) = common::sim::with_demo().await;
+    issues(&sim, &demo.token, demo.project_id, 2).await;
+    let gateway = TestGateway::start(&sim.url()).await;
+    sim.clear_requests();
+    let answer = common::send(
+        Method::GET,
+        &format!("{}/api/v3/projects/{}/issues", gateway.url(), demo.project_id),
+        &[("private-token", common::sim::ADMIN), ("sudo", &demo.username)],
+        None,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    let list = answer.json();
+    assert_eq!(
+        subscribed(&list),
+        all_true(&list),
+        "the demo user's subscriptions"
+    );
+    let received = calls(&sim);
+    assert!(
+        !received.iter().any(|call| call.contains("graphql")),
+        "{received:?}"
+    );
+    assert_eq!(received.len(), 1 + list.as_array().unwrap().len(), "{received:?}");
+    gateway.stop().await;
+}

@@ -33,11 +33,17 @@ RESULTS = BENCH / "results"
 RELEASE = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release"
 SVCGATE = RELEASE / "svcgate"
 SIM = RELEASE / "svc-sim"
+BARE = RELEASE / "bare-proxy"
 OHA = TOOLS / "bin" / "oha"
 
 HOST = "127.0.0.1"
 P_ORIGIN, P_NGINX, P_GATE, P_SIM, P_ALERTS = 18090, 18091, 18092, 18093, 18094
 P_REPLICAS, P_POSTGRES = (18095, 18096), 18097
+P_BARE = 18098  # the bare hyper 1 reverse proxy (bench/bare-proxy), row 1's reference
+# Row 8 (issue #31): svc-sim as the origin, seeded with `--bench-seed`, with GraphQL ("gql") and without ("v4"),
+# a svcgate on each; then the same pair with every backend request delayed by SLOW_DELAY_MS ("slow").
+P_SIMS = {"gql": 18099, "v4": 18100, "slow-gql": 18103, "slow-v4": 18104}
+P_GATES = {"gql": 18101, "v4": 18102, "slow-gql": 18105, "slow-v4": 18106}
 BENCH_KEY = "6a" * 32  # the replicas' shared secret_key
 ROOT_TOKEN = "bench-root"
 TOKEN_HEADER = "PRIVATE-TOKEN: bench-token"
@@ -51,6 +57,12 @@ COLD_IID = 750  # the issue the cold id -> iid lookup looks for
 OTHER_LIMIT = 0.10  # cores other processes may use during a run
 MAX_TRIES = 3
 QUIET_WAIT = 60.0  # seconds to wait for a quiet machine before a redo (--quick: 5)
+BENCH_HEADERS = {"PRIVATE-TOKEN": "bench-token"}  # svc-sim's `--bench-seed` user (and the nginx origin's caller)
+SEED_PROJECTS = ("bench/i1k", "bench/i100k", "bench/mr")  # 1,000 and 100,000 issues; 100 merge requests
+COLD_IIDS = {"bench/i1k": 750, "bench/i100k": 75_000}  # row 8's cold id reads: not in the first list page
+SLOW_DELAY_MS = 20  # the slow origins' delay per request (`--delay-ms`)
+SLOW_RATE, SLOW_CONNS = 20, 16  # row 8's latency runs: V3 lists per second, open loop, over this many connections
+SIM_START_TIMEOUT = 120.0  # seconds: a seeded svc-sim inserts 100,000 issues before it listens
 
 PATHS = {
     "1k": "/api/v4/bench/1k.json",
@@ -432,11 +444,13 @@ def start_nginx(name, conf):
     return proc
 
 
-def start_gate(name, port, backend, data_dir):
+def start_gate(name, port, backend, data_dir, options=None):
+    """A svcgate with one worker thread; `options` are extra `SVCGATE_*` variables."""
     if data_dir.exists():
         shutil.rmtree(data_dir)
     data_dir.mkdir(parents=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SVCGATE_")}
+    env.update(options or {})
     t0 = time.monotonic()
     proc = PROCS.start(name, [SVCGATE, "serve", "--backend", backend, "--data-dir", data_dir,
                               "--listen", f"{HOST}:{port}", "--worker-threads", "1"], env=env)
@@ -452,6 +466,55 @@ def start_gate(name, port, backend, data_dir):
             raise RuntimeError(f"{name} did not become ready; see {WORK}/logs/{name}.log")
         time.sleep(0.005)
     return proc, time.monotonic() - t0
+
+
+def start_bare():
+    """The bare hyper 1 reverse proxy in front of the origin."""
+    proc = PROCS.start("bare-proxy", [BARE, f"{HOST}:{P_BARE}", f"{HOST}:{P_ORIGIN}"])
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            if call("GET", P_BARE, "/-/origin-status", timeout=1)[0] == 200:
+                return proc
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"bare-proxy did not start; see {WORK}/logs/bare-proxy.log")
+        time.sleep(0.01)
+
+
+def start_seeded_sim(name, port, graphql, delay_ms=0):
+    """A svc-sim with the bench seed (user `bench`, projects bench/i1k, bench/i100k, bench/mr) that only counts
+    the requests it answers; without GraphQL when `graphql` is false, each request delayed by `delay_ms`."""
+    argv = [SIM, "--listen", f"{HOST}:{port}", "--root-token", ROOT_TOKEN, "--bench-seed",
+            "--record-requests", "count"]
+    if not graphql:
+        argv.append("--no-graphql")
+    if delay_ms:
+        argv += ["--delay-ms", delay_ms]
+    t0 = time.monotonic()
+    proc = PROCS.start(name, argv)
+    deadline = t0 + SIM_START_TIMEOUT
+    while True:
+        try:
+            if call("GET", port, "/-/sim/stats", timeout=1)[0] == 200:
+                break
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"{name} did not start; see {WORK}/logs/{name}.log")
+        time.sleep(0.05)
+    log(f"  {name}: seeded and listening in {time.monotonic() - t0:.1f} s")
+    return proc
+
+
+def sim_stats(port):
+    """`{"requests": N, "graphql": M}`: what a svc-sim has answered so far (reading it is not counted)."""
+    status, _, body = call("GET", port, "/-/sim/stats")
+    if status != 200:
+        raise RuntimeError(f"GET /-/sim/stats on {port} answered {status}: {body[:200]!r}")
+    stats = json.loads(body)
+    return {"requests": int(stats["requests"]), "graphql": int(stats.get("graphql", 0))}
 
 
 def pg_bin(name):
@@ -638,9 +701,9 @@ def wrk_argv(port, path, conns, duration, script=None, script_args=()):
     return argv
 
 
-def oha_argv(port, path, duration, extra=()):
-    return [OHA, "--no-tui", "--output-format", "json", "-z", f"{duration}s", "-q", "2000",
-            "--latency-correction", "-c", "50", *extra, f"http://{HOST}:{port}{path}"]
+def oha_argv(port, path, duration, extra=(), rate=2000, conns=50):
+    return [OHA, "--no-tui", "--output-format", "json", "-z", f"{duration}s", "-q", rate,
+            "--latency-correction", "-c", conns, *extra, f"http://{HOST}:{port}{path}"]
 
 
 def parse_oha(text):
@@ -760,14 +823,15 @@ def verdict(ok):
 class Bench:
     def __init__(self, reps, duration, warmup):
         self.reps, self.duration, self.warmup = reps, duration, warmup
-        self.rows = []  # (row, measurement, direct, nginx, svcgate, target, result)
+        self.rows = []  # (row, measurement, direct, nginx, bare, svcgate, target, result)
         self.notes = []
         self.anomalies = []
         self.steals = []  # host steal of each closed-loop run, in cores
         self.alert_latency = True  # row 5's open-loop run (oha); off with --alerts-only
 
-    def row(self, *cells):
-        self.rows.append(cells)
+    def row(self, number, measurement, direct, nginx, svcgate, target, result, bare=""):
+        """One line of the table; `bare` is the bare hyper proxy's cell (row 1's closed-loop cells only)."""
+        self.rows.append((number, measurement, direct, nginx, bare, svcgate, target, result))
 
     def anomaly(self, text):
         log("  ANOMALY: " + text)
@@ -796,6 +860,7 @@ class Bench:
         self.proxy = start_nginx("nginx-proxy", write_proxy_conf())
         wait_port(P_ORIGIN, "/-/origin-status")
         wait_port(P_NGINX, "/-/origin-status")
+        self.bare = start_bare()
         self.origin_pid = self.origin.pid
 
     def start_times(self):
@@ -831,7 +896,8 @@ class Bench:
     def sanity(self):
         """Every path answers 200 through every competitor before anything is timed."""
         checks = [("direct", P_ORIGIN, "1k"), ("direct", P_ORIGIN, "100k"), ("nginx", P_NGINX, "1k"),
-                  ("nginx", P_NGINX, "100k"), ("svcgate", P_GATE, "1k"), ("svcgate", P_GATE, "100k"),
+                  ("nginx", P_NGINX, "100k"), ("bare", P_BARE, "1k"), ("bare", P_BARE, "100k"),
+                  ("svcgate", P_GATE, "1k"), ("svcgate", P_GATE, "100k"),
                   ("svcgate", P_GATE, "v4_list"), ("svcgate", P_GATE, "v3_list"),
                   ("svcgate", P_GATE, "v3_project"), ("svcgate", P_GATE, "v3_issue")]
         self.sizes = {}
@@ -856,12 +922,19 @@ class Bench:
         return {
             "direct": (P_ORIGIN, {"origin": self.origin_pid}, "origin"),
             "nginx": (P_NGINX, {"origin": self.origin_pid, "proxy": self.proxy.pid}, "proxy"),
+            "bare": (P_BARE, {"origin": self.origin_pid, "proxy": self.bare.pid}, "proxy"),
             "svcgate": (P_GATE, {"origin": self.origin_pid, "proxy": self.gate.pid}, "proxy"),
         }
 
-    def closed_cell(self, label, path, conns, who, count_origin=False):
-        """Interleaved repetitions of one cell over the competitors `who`; medians."""
-        comps = self.competitors()
+    def closed_cell(self, label, path, conns, who, count_origin=False, comps=None, count=None):
+        """Interleaved repetitions of one cell over the competitors `who`; medians.
+
+        `comps` names other competitors than row 1's (port, watched processes, whose CPU counts); `count` reads
+        another origin's requests than the nginx origin's (`count_origin`)."""
+        comps = comps or self.competitors()
+        if count_origin:
+            count = origin_requests
+        overhead = ORIGIN_STATUS_OVERHEAD if count_origin else 0
         for name in who:
             port, watched, _ = comps[name]
             if self.warmup:
@@ -872,9 +945,9 @@ class Bench:
             for name in who:
                 port, watched, cpu_of = comps[name]
                 run = Run(wrk_argv(port, path, conns, self.duration), watched, f"{label} {name} #{rep + 1}",
-                          count=origin_requests if count_origin else None)
+                          count=count)
                 result = run.measured()
-                origin_calls = result["counted"] - ORIGIN_STATUS_OVERHEAD
+                origin_calls = result["counted"] - overhead
                 parsed = parse_wrk(result["text"])
                 self.check_load(f"{label} {name} #{rep + 1}", parsed)
                 ok = parsed["requests"] - parsed["non2xx"]
@@ -922,7 +995,7 @@ class Bench:
                 label = f"{'1 KB' if size == '1k' else '100 KB'}, {conns} conn"
                 log(f"row 1: {label}")
                 self.passthrough[(size, conns)] = self.closed_cell(label, PATHS[size], conns,
-                                                                   ("direct", "nginx", "svcgate"))
+                                                                   ("direct", "nginx", "bare", "svcgate"))
 
     def row2(self):
         log("row 2: V3 rewrite (svcgate), with svcgate's passthrough of the same V4 list")
@@ -1156,6 +1229,206 @@ class Bench:
             PROCS.stop(proc)
         PROCS.stop(postgres)
 
+    # ---- row 8: issue #31 on svc-sim origins, with GraphQL and without
+
+    def start_pair(self, kind, graphql, delay_ms=0, options=None):
+        """A seeded svc-sim and a svcgate in front of it; their processes, and the seed's project ids."""
+        sim = start_seeded_sim(f"svc-sim-{kind}", P_SIMS[kind], graphql, delay_ms)
+        ids = {}
+        for path in SEED_PROJECTS:
+            status, _, body = call("GET", P_SIMS[kind], f"/api/v4/projects/{path.replace('/', '%2F')}",
+                                   headers=BENCH_HEADERS)
+            if status != 200:
+                raise RuntimeError(f"svc-sim-{kind}: project {path} answered {status}: {body[:200]!r} "
+                                   "(does this svc-sim know --bench-seed?)")
+            ids[path] = json.loads(body)["id"]
+        gate = self.start_pair_gate(kind, options)
+        return {"kind": kind, "sim": sim, "gate": gate, "ids": ids, "sim_port": P_SIMS[kind],
+                "gate_port": P_GATES[kind]}
+
+    def start_pair_gate(self, kind, options):
+        """The pair's svcgate; started again without `options` when this build names none of them."""
+        name, backend = f"svcgate-{kind}", f"http://{HOST}:{P_SIMS[kind]}"
+        try:
+            return start_gate(name, P_GATES[kind], backend, WORK / "data" / kind, options)[0]
+        except RuntimeError:
+            text = (WORK / "logs" / f"{name}.log").read_text(errors="replace")
+            if not options or "names no svcgate option" not in text:
+                raise
+        unknown = ", ".join(sorted(options))
+        self.notes.append(f"row 8: this svcgate has no {unknown}; its svcgates ran without")
+        log(f"  {name}: this build has no {unknown}; starting it without")
+        for old in [proc for proc_name, proc in PROCS.items if proc_name == name]:
+            PROCS.stop(old)
+        return start_gate(name, P_GATES[kind], backend, WORK / "data" / kind)[0]
+
+    def stop_pair(self, pair):
+        PROCS.stop(pair["gate"])
+        PROCS.stop(pair["sim"])
+
+    def counted_get(self, pair, path):
+        """One request through the pair's svcgate: its answer and the backend requests it cost (all; GraphQL)."""
+        before = sim_stats(pair["sim_port"])
+        status, _, body = call("GET", pair["gate_port"], path, headers=BENCH_HEADERS, timeout=120)
+        after = sim_stats(pair["sim_port"])
+        if status != 200:
+            self.anomaly(f"svcgate-{pair['kind']} GET {path} answered {status}: {body[:200]!r}")
+        return body, (after["requests"] - before["requests"], after["graphql"] - before["graphql"])
+
+    def row8_counts(self, kind, pair):
+        """Backend requests of the cold id reads and of the V3 lists (first and repeated) through one svcgate."""
+        ids, sim_port = pair["ids"], pair["sim_port"]
+        counts, answers = {}, {}
+        # A first V3 request of the caller, not counted: whatever svcgate learns once per caller or backend is
+        # not a list's cost.
+        self.counted_get(pair, f"/api/v3/projects/{ids['bench/mr']}")
+        for project, iid in COLD_IIDS.items():  # before the lists: nothing of the project seen yet
+            status, _, body = call("GET", sim_port, f"/api/v4/projects/{ids[project]}/issues/{iid}",
+                                   headers=BENCH_HEADERS)
+            if status != 200:
+                raise RuntimeError(f"svc-sim-{kind}: issue {iid} of {project} answered {status}: {body[:200]!r}")
+            global_id = json.loads(body)["id"]
+            body, counts[("cold", project)] = self.counted_get(pair, f"/api/v3/projects/{ids[project]}/issues/"
+                                                                     f"{global_id}")
+            item = json.loads(body) if body.startswith(b"{") else {}
+            if item.get("iid") != iid:
+                self.anomaly(f"svcgate-{kind}: the cold read of issue {iid} of {project} answered {body[:200]!r}")
+        for what, path in (("issues", f"/api/v3/projects/{ids['bench/i1k']}/issues?per_page={LIST_PER_PAGE}"),
+                           ("merge_requests",
+                            f"/api/v3/projects/{ids['bench/mr']}/merge_requests?per_page={LIST_PER_PAGE}")):
+            for call_no in ("first", "repeated"):
+                body, counts[(what, call_no)] = self.counted_get(pair, path)
+                items = json.loads(body) if body.startswith(b"[") else []
+                if len(items) != LIST_PER_PAGE or any("subscribed" not in item for item in items):
+                    self.anomaly(f"svcgate-{kind}: the V3 {what} list ({call_no}) has {len(items)} items "
+                                 f"({sum('subscribed' in item for item in items)} with `subscribed`)")
+                answers[(what, call_no)] = {item.get("iid"): item.get("subscribed") for item in items}
+        log(f"  {kind}: " + ", ".join(f"{a} {b} {n} ({g} GraphQL)" for (a, b), (n, g) in counts.items()))
+        return counts, answers
+
+    def row8(self):
+        """Issue #31's rows: backend requests with GraphQL and without, CPU on a svc-sim origin, 20 ms latency."""
+        log("row 8: V3 lists and id reads on svc-sim, with GraphQL and without")
+        self.gql = {}
+        pairs = {"gql": self.start_pair("gql", True), "v4": self.start_pair("v4", False)}
+        answers = {}
+        for kind, pair in pairs.items():
+            self.gql[("counts", kind)], answers[kind] = self.row8_counts(kind, pair)
+        for key, gql_answer in answers["gql"].items():  # the same `subscribed` whichever way it was found
+            if gql_answer != answers["v4"][key] or not any(gql_answer.values()):
+                differ = [iid for iid, sub in gql_answer.items() if answers["v4"][key].get(iid) != sub]
+                self.anomaly(f"row 8: the V3 {key[0]} list ({key[1]}) differs with and without GraphQL at iids "
+                             f"{differ[:10]}, or subscribes to nothing")
+        # The V3 list's CPU against the passthrough of the same V4 list, with GraphQL: what the rewrite costs now.
+        pair = pairs["gql"]
+        comps = {"svcgate": (pair["gate_port"], {"origin": pair["sim"].pid, "proxy": pair["gate"].pid}, "proxy")}
+        cells = {}
+        for api in ("v4", "v3"):
+            cells[api] = self.closed_cell(f"row 8 {api} list",
+                                          f"/api/{api}/projects/{pair['ids']['bench/i1k']}/issues"
+                                          f"?per_page={LIST_PER_PAGE}", 50, ("svcgate",), comps=comps,
+                                          count=lambda: sim_stats(pair["sim_port"])["requests"])["svcgate"]
+        runs = cells["v3"]["runs"]
+        cells["calls"] = sum(r["origin_calls"] for r in runs) / max(sum(r["answered"] for r in runs), 1)
+        self.gql["cpu"] = cells
+        log(f"  V3 list / V4 list per svcgate CPU-second {cells['v3']['per_cpu'] / cells['v4']['per_cpu']:.3f} ×, "
+            f"{cells['calls']:.2f} backend requests per V3 list")
+        for pair in pairs.values():
+            self.stop_pair(pair)
+        self.row8_latency()
+
+    def row8_latency(self):
+        """The V3 list through svcgates whose backend waits SLOW_DELAY_MS per request: open loop, interleaved rounds.
+
+        The per-caller item cache is off (`item_fetch_cache_ttl = 0s`, where the build has it): every list then
+        costs what a caller's first list costs, which is what the rows compare."""
+        rounds = max(1, min(LATENCY_ROUNDS, self.reps))
+        log(f"row 8: V3 list latency, origin {SLOW_DELAY_MS} ms per request, {SLOW_RATE} lists/s open loop "
+            f"({rounds} interleaved rounds)")
+        options = {"SVCGATE_ITEM_FETCH_CACHE_TTL": "0s"}
+        pairs = {"slow-gql": self.start_pair("slow-gql", True, SLOW_DELAY_MS, options),
+                 "slow-v4": self.start_pair("slow-v4", False, SLOW_DELAY_MS, options)}
+        samples = {kind: [] for kind in pairs}
+        for kind, pair in pairs.items():  # the first list (and svcgate's first GraphQL attempt) is not timed
+            pair["path"] = f"/api/v3/projects/{pair['ids']['bench/i1k']}/issues?per_page={LIST_PER_PAGE}"
+            self.counted_get(pair, pair["path"])
+        for round_no in range(rounds):
+            for kind, pair in pairs.items():
+                run = Run(oha_argv(pair["gate_port"], pair["path"], self.duration, ["-H", TOKEN_HEADER],
+                                   rate=SLOW_RATE, conns=SLOW_CONNS),
+                          {"proxy": pair["gate"].pid, "origin": pair["sim"].pid}, f"row 8 {kind} #{round_no + 1}",
+                          count=lambda port=pair["sim_port"]: sim_stats(port)["requests"])
+                result = run.measured()
+                parsed = parse_oha(result["text"])
+                self.check_load(f"row 8 {kind} #{round_no + 1}", parsed)
+                # oha stops with requests in flight: they reached the origin without being counted as answered.
+                parsed["calls"] = result["counted"] / parsed["ok"] if parsed["ok"] else None
+                samples[kind].append(parsed)
+                log(f"  {kind} #{round_no + 1}: p50 {fmt_ms(parsed['p50'])}, p99 {fmt_ms(parsed['p99'])}, "
+                    f"{parsed['rps']:.1f} lists/s, {parsed['calls'] or 0:.2f} backend requests per list")
+        self.gql["latency"] = {kind: {key: median_of(r[key] for r in runs) for key in ("p50", "p99", "calls")}
+                               for kind, runs in samples.items()}
+        self.gql["latency_rounds"] = rounds
+        self.gql["done"] = True
+        for pair in pairs.values():
+            self.stop_pair(pair)
+
+    def graphql_rows(self):
+        R, g = self.row, self.gql
+
+        def counted(kind, key):
+            total, graphql = g[("counts", kind)][key]
+            return f"{total} ({graphql})"
+
+        # No "|" inside a cell: it would end the cell in Markdown.
+        for what, label in (("issues", "issues (bench/i1k)"), ("merge_requests", "merge requests (bench/mr)")):
+            first, repeated = (g[("counts", "gql")][(what, n)][0] for n in ("first", "repeated"))
+            R("8", f"V3 list of {LIST_PER_PAGE} {label}: backend requests (GraphQL among them), first call, then "
+                   "repeated; with GraphQL, without", "", "",
+              f"with: {counted('gql', (what, 'first'))}, then {counted('gql', (what, 'repeated'))}; "
+              f"without: {counted('v4', (what, 'first'))}, then {counted('v4', (what, 'repeated'))}",
+              f"≤ 2 with GraphQL ({LIST_PER_PAGE + 1} without)", verdict(first <= 2 and repeated <= 2))
+        for project, iid in COLD_IIDS.items():
+            issues = "1,000" if project.endswith("1k") else "100,000"
+            total = g[("counts", "gql")][("cold", project)][0]
+            R("8", f"cold V3 read of one issue by global id, {issues} issues (iid {iid:,}): backend requests in all "
+                   "(GraphQL among them); with GraphQL, without", "", "",
+              f"with: {counted('gql', ('cold', project))}; without: {counted('v4', ('cold', project))}",
+              "≤ 2 with GraphQL", verdict(total <= 2))
+        cpu = g["cpu"]
+        R("8", f"V3 list of {LIST_PER_PAGE} issues against svcgate's passthrough of the same V4 list, svc-sim origin "
+               "with GraphQL, 50 conn: req/s; req per svcgate CPU-s; backend requests per V3 list", "", "",
+          f"V3: {fmt_int(cpu['v3']['rps'])}; {fmt_int(cpu['v3']['per_cpu'])}; {cpu['calls']:.2f} — "
+          f"V4: {fmt_int(cpu['v4']['rps'])}; {fmt_int(cpu['v4']['per_cpu'])}",
+          "reported (0.20–0.24 × before #31)", f"{cpu['v3']['per_cpu'] / cpu['v4']['per_cpu']:.3f} ×")
+        lat = g["latency"]
+
+        def slow(kind):
+            cell = lat[kind]
+            calls = "–" if cell["calls"] is None else f"{cell['calls']:.2f}"
+            return f"{fmt_ms(cell['p50'])}; {fmt_ms(cell['p99'])}; {calls}"
+
+        R("8", f"V3 list of {LIST_PER_PAGE} issues, origin {SLOW_DELAY_MS} ms per request, {SLOW_RATE} lists/s open "
+               f"loop, {SLOW_CONNS} conn, median of {g['latency_rounds']} rounds: p50; p99; backend requests per list",
+          "", "", f"after (GraphQL): {slow('slow-gql')} — before (per item): {slow('slow-v4')}", "reported", "")
+
+    def run_graphql_only(self):
+        """Only row 8 (`--graphql-only`: svc-sim origins, wrk and oha; no nginx or PostgreSQL needed)."""
+        for sub in ("logs", "data"):
+            (WORK / sub).mkdir(parents=True, exist_ok=True)
+        self.row8()
+        self.check_logs(("svcgate-gql", "svcgate-v4", "svcgate-slow-gql", "svcgate-slow-v4"), ("ERROR",))
+        self.graphql_rows()
+
+    def check_logs(self, names, levels):
+        """An anomaly for each of these processes' logs with lines at these levels."""
+        pattern = r"\b(" + "|".join(levels) + r")\b"
+        for name in names:
+            path = WORK / "logs" / f"{name}.log"
+            bad = len(re.findall(pattern, path.read_text(errors="replace"))) if path.exists() else 0
+            if bad:
+                self.anomaly(f"{name}'s log has {bad} {'/'.join(levels)} lines (bench/.work/logs/{name}.log)")
+
     # ---- the table
 
     def table(self):
@@ -1165,16 +1438,23 @@ class Bench:
             for conns in (1, 50):
                 cell = pt[(size, conns)]
                 R("1", f"{name}, {conns} conn: requests/s", fmt_int(cell["direct"]["rps"]),
-                  fmt_int(cell["nginx"]["rps"]), fmt_int(cell["svcgate"]["rps"]), "", "")
+                  fmt_int(cell["nginx"]["rps"]), fmt_int(cell["svcgate"]["rps"]), "", "",
+                  bare=fmt_int(cell["bare"]["rps"]))
                 ratio = cell["svcgate"]["per_cpu"] / cell["nginx"]["per_cpu"]
                 R("1", f"{name}, {conns} conn: requests per proxy CPU-second (proxy cores)",
                   f"{fmt_int(cell['direct']['per_cpu'])} (origin's)",
                   f"{fmt_int(cell['nginx']['per_cpu'])} ({cell['nginx']['cpu_cores']:.2f})",
                   f"{fmt_int(cell['svcgate']['per_cpu'])} ({cell['svcgate']['cpu_cores']:.2f})",
-                  "≥ 1.25 × nginx", f"{verdict(ratio >= 1.25)} ({ratio:.2f} ×)")
+                  "≥ 1.25 × nginx", f"{verdict(ratio >= 1.25)} ({ratio:.2f} ×)",
+                  bare=f"{fmt_int(cell['bare']['per_cpu'])} ({cell['bare']['cpu_cores']:.2f})")
+                to_bare = cell["svcgate"]["per_cpu"] / cell["bare"]["per_cpu"]
+                # Issue #31's target is at 50 connections; at 1 the ratio is shown for the record.
+                R("1", f"{name}, {conns} conn: svcgate / bare, requests per CPU-second", "", "",
+                  f"{to_bare:.3f} ×", "≥ 0.9 × bare" if conns == 50 else "",
+                  f"{verdict(to_bare >= 0.9)} ({to_bare:.2f} ×)" if conns == 50 else "")
                 R("1", f"{name}, {conns} conn: proxy CPU per request, user + kernel (µs)",
                   f"{cpu_split(cell['direct'])} (origin's)", cpu_split(cell["nginx"]), cpu_split(cell["svcgate"]),
-                  "", kernel_bound(cell["nginx"], cell["svcgate"]))
+                  "", kernel_bound(cell["nginx"], cell["svcgate"]), bare=cpu_split(cell["bare"]))
         lat = self.lat
         for pct in ("p50", "p99"):
             added_n = lat["added_nginx"][pct]
@@ -1217,6 +1497,8 @@ class Bench:
         R("6", "spawn → first 200 of /-/svcgate/ready (median of 3 fresh starts)", "", "",
           f"{self.ready * 1000:.0f} ms ({', '.join(f'{t * 1000:.0f}' for t in self.ready_all)})",
           "≤ 200 ms", verdict(self.ready <= 0.200))
+        if getattr(self, "gql", {}).get("done"):
+            self.graphql_rows()
 
     def replica_rows(self):
         R, p = self.row, self.replicas
@@ -1263,9 +1545,11 @@ class Bench:
         self.replica_rows()
 
     def run(self):
-        runs = (12 + 3 + 1 + 1) * self.reps
-        open_loop = 3 * max(1, min(LATENCY_ROUNDS, self.reps)) + 1  # latency rounds, then the alerts' run
-        eta = (runs + open_loop) * self.duration + 17 * self.warmup + 40
+        # Row 1: 4 cells × 4 competitors; rows 2-3: 4 cells; row 8: the V3 and the V4 list with GraphQL.
+        runs = (16 + 3 + 1 + 2) * self.reps
+        # Latency rounds over 3 competitors, the alerts' run, row 8's rounds over 2 svcgates.
+        open_loop = 3 * max(1, min(LATENCY_ROUNDS, self.reps)) + 1 + 2 * max(1, min(LATENCY_ROUNDS, self.reps))
+        eta = (runs + open_loop) * self.duration + 22 * self.warmup + 60
         log(f"about {eta / 60:.0f} min of measurement ({runs} closed-loop runs of {self.duration} s, "
             f"{open_loop} open-loop runs), more if runs are redone")
         busy = other_cores(1.0)
@@ -1284,15 +1568,17 @@ class Bench:
         self.row4()
         self.row5()
         self.row7()
+        try:
+            self.row8()
+        except RuntimeError as error:  # e.g. a svc-sim without the bench flags: keep rows 1-7
+            self.anomaly(f"row 8 was not measured: {error}")
         failures = Path(WORK / "logs" / "origin-failures.log")
         if failures.exists() and failures.stat().st_size:
             lines = failures.read_text().splitlines()
             self.anomaly(f"the origin answered {len(lines)} requests with an error, e.g. {lines[0]}")
-        for name in ("svcgate", "svcgate-alerts", "svcgate-replica0", "svcgate-replica1"):
-            text = (WORK / "logs" / f"{name}.log").read_text(errors="replace")
-            bad = len(re.findall(r"\b(ERROR|WARN)\b", text))
-            if bad:
-                self.anomaly(f"{name}'s log has {bad} WARN/ERROR lines (bench/.work/logs/{name}.log)")
+        self.check_logs(("svcgate", "svcgate-alerts", "svcgate-replica0", "svcgate-replica1"), ("ERROR", "WARN"))
+        # Without GraphQL svcgate may warn that it falls back to per-item requests: only errors are anomalies.
+        self.check_logs(("svcgate-gql", "svcgate-v4", "svcgate-slow-gql", "svcgate-slow-v4"), ("ERROR",))
         self.table()
 
 
@@ -1335,6 +1621,9 @@ def main():
     parser.add_argument("--reps", type=int, help="repetitions of each closed-loop cell (default 5)")
     parser.add_argument("--duration", type=int, help="seconds of each run (default 5)")
     parser.add_argument("--replicas-only", action="store_true", help="only row 7: two replicas on PostgreSQL")
+    parser.add_argument("--graphql-only", action="store_true",
+                        help="only row 8: V3 lists and id reads on svc-sim origins with GraphQL and without "
+                             "(wrk and oha; no nginx or PostgreSQL needed)")
     parser.add_argument("--alerts-only", action="store_true",
                         help="only row 5's closed-loop alert figure (wrk; no nginx, oha or PostgreSQL needed)")
     args = parser.parse_args()
@@ -1358,6 +1647,8 @@ def main():
     try:
         if args.replicas_only:
             bench.run_replicas_only()
+        elif args.graphql_only:
+            bench.run_graphql_only()
         elif args.alerts_only:
             bench.run_alerts_only()
         else:
@@ -1373,8 +1664,8 @@ def main():
               f"a run is redone (at most {MAX_TRIES} tries) when other processes used more than "
               f"{OTHER_LIMIT} cores; measurement took {took / 60:.1f} min"
               + (" (**--quick**: not a result)" if reps < 5 or duration < 5 else ""), ""]
-    lines += ["| row | measurement | direct | nginx | svcgate | target | result |",
-              "|---|---|---|---|---|---|---|"]
+    lines += ["| row | measurement | direct | nginx | bare | svcgate | target | result |",
+              "|---|---|---|---|---|---|---|---|"]
     lines += ["| " + " | ".join(str(c) for c in cells) + " |" for cells in bench.rows]
     lines += ["", "Notes:", ""]
     notes = ["* requests per proxy CPU-second: successful requests divided by the proxy's utime + stime "
@@ -1402,8 +1693,29 @@ def main():
               f"* alert payloads: about {bench.alerts['payload_bytes'] if hasattr(bench, 'alerts') else 1000} "
               f"bytes (oha), wrk's script `bench/alerts.lua` about the same"
               + (f"; {bench.alerts['rows']:,} alerts in the store." if hasattr(bench, "alerts") else ".")]
-    # --alerts-only measures row 5 alone: only its payload note applies.
-    lines += notes[-1:] if args.alerts_only else notes
+    # --alerts-only measures row 5 alone: only its payload note applies; --graphql-only row 8 alone: its own.
+    lines += notes[-1:] if args.alerts_only else [] if args.graphql_only else notes
+    if not (args.alerts_only or args.replicas_only or args.graphql_only):
+        lines += ["* bare: `bench/bare-proxy`, a hyper 1 reverse proxy on one current-thread runtime with "
+                  "hyper-util's pooled client built as svcgate builds its own (`src/backend/upstream.rs`), bodies "
+                  "streamed both ways, nothing else; measured in row 1's closed-loop cells beside the others. "
+                  "\"svcgate / bare\" is svcgate's requests per CPU-second over the bare proxy's (issue #31: ≥ 0.9 × "
+                  "at 50 connections)."]
+    if getattr(bench, "gql", {}).get("done"):
+        lines += ["* row 8: svc-sim as the origin (`--bench-seed --record-requests count`), one with GraphQL and one "
+                  "`--no-graphql`, a svcgate (`--worker-threads 1`) on each; backend requests are the difference of "
+                  "the origin's `GET /-/sim/stats` before and after each call (in brackets: those to "
+                  "`/api/graphql`). Each svcgate first answers one uncounted V3 project request; then the cold id "
+                  f"reads (iids {', '.join(f'{i:,}' for i in COLD_IIDS.values())}, not in the lists' first page), "
+                  "then each list twice. The CPU line is closed loop on the pair with GraphQL (req per svcgate "
+                  "CPU-second; the V3 part ends with the backend requests per V3 list, in-flight ones at a run's "
+                  f"end included). The latency line: two more pairs whose origin waits {SLOW_DELAY_MS} ms before "
+                  f"answering each request (`--delay-ms`), oha at {SLOW_RATE} lists/s with latency correction, "
+                  f"{SLOW_CONNS} connections, {duration} s, rounds interleaved over the two; the svcgates' per-caller "
+                  "item cache off (`item_fetch_cache_ttl = 0s`) so that every list costs what a caller's first "
+                  "list costs; \"before\" is the origin without GraphQL (svcgate's per-item requests, "
+                  "`item_fetch_concurrency` 8 at once), \"after\" with it."]
+    lines += [f"* {note}" for note in bench.notes]
     if hasattr(bench, "replicas"):
         lines += ["* row 7: two svcgate processes (`--worker-threads 1` each) on one PostgreSQL "
                   f"({psql_version()}, a throwaway cluster in bench/.work/pg, fsync and synchronous_commit on), "
@@ -1411,7 +1723,7 @@ def main():
                   f"once; {bench.replicas['rows']:,} alerts in PostgreSQL. The open-loop run sends to one replica."]
     if getattr(bench, "steals", None):
         lines += [f"* host steal (time the hypervisor gave these virtual cores to other guests, `/proc/stat`) "
-                  f"during the closed-loop cells of rows 1-3 (the try kept of each run): median {statistics.median(bench.steals):.2f}, max "
+                  f"during the closed-loop cells of rows 1-3 and 8 (the try kept of each run): median {statistics.median(bench.steals):.2f}, max "
                   f"{max(bench.steals):.2f} cores. Near 0 on a quiet host; more slows every competitor unevenly "
                   "and moves the ratios, so compare runs with similar steal."]
     if hasattr(bench, "fsync"):
@@ -1421,7 +1733,8 @@ def main():
     if bench.anomalies:
         lines += ["", "Anomalies:", ""] + [f"* {a}" for a in bench.anomalies]
     text = "\n".join(lines) + "\n"
-    suffix = "-replicas" if args.replicas_only else "-alerts" if args.alerts_only else ""
+    suffix = ("-replicas" if args.replicas_only else "-alerts" if args.alerts_only
+              else "-graphql" if args.graphql_only else "")
     if reps < 5 or duration < 5:  # a trial is not a result: keep it out of bench/results/
         out = WORK / f"{datetime.date.today().isoformat()}{suffix}-trial.md"
     else:

@@ -21,6 +21,10 @@ use crate::telemetry::Metrics;
 /// The index shared by all requests.
 pub struct IdIndex {
     cache: Mutex<HashMap<(IdKind, u64), (u64, u64)>>,
+    /// Project full paths (decoded, lower case) and the project id each was seen to name, so that a record found
+    /// in memory or in the store can be checked against a V3 path that names its project by path. Memory only:
+    /// after a restart the first lookup per path asks the backend once.
+    project_paths: Mutex<HashMap<String, u64>>,
     capacity: usize,
     max_pages: u32,
     store: Arc<dyn Store>,
@@ -56,12 +60,22 @@ fn record_not_found() -> GatewayError {
     )
 }
 
-/// Whether the V3 path's project (a percent-encoded full path) is the project `full_path` (paths compare
-/// without regard to case, as the service finds them).
-fn same_path(project: &str, full_path: &str) -> bool {
+/// The V3 path's project (a percent-encoded full path) as the key of [`IdIndex::project_paths`]: decoded and in
+/// lower case, since the service finds paths without regard to case.
+fn path_key(project: &str) -> String {
     percent_encoding::percent_decode_str(project)
         .decode_utf8_lossy()
-        .eq_ignore_ascii_case(full_path)
+        .to_lowercase()
+}
+
+/// Whether a record belongs to the V3 path's project, as far as the index knows.
+enum Membership {
+    /// The record is in the project.
+    Yes,
+    /// The record is in another project.
+    No,
+    /// The project is named by a path the index has not seen yet: the backend must say.
+    Unknown,
 }
 
 impl IdIndex {
@@ -75,6 +89,7 @@ impl IdIndex {
     ) -> Self {
         IdIndex {
             cache: Mutex::new(HashMap::new()),
+            project_paths: Mutex::new(HashMap::new()),
             capacity,
             max_pages,
             store,
@@ -91,6 +106,34 @@ impl IdIndex {
             project_id: *project_id,
             iid: *iid,
         })
+    }
+
+    /// Remembers that the project path `project` (as the V3 path has it) names project `project_id`.
+    fn learn_path(&self, project: &str, project_id: u64) {
+        let Ok(mut paths) = self.project_paths.lock() else {
+            return;
+        };
+        if paths.len() >= self.capacity {
+            paths.clear(); // rare, and each path costs one backend request to learn again
+        }
+        paths.insert(path_key(project), project_id);
+    }
+
+    /// Whether `record` is in the V3 path's `project` (a numeric id or an encoded full path).
+    fn membership(&self, record: &IdRecord, project: &str) -> Membership {
+        let project_id = match project.parse::<u64>() {
+            Ok(project_id) => Some(project_id),
+            Err(_) => self
+                .project_paths
+                .lock()
+                .ok()
+                .and_then(|paths| paths.get(&path_key(project)).copied()),
+        };
+        match project_id {
+            Some(project_id) if project_id == record.project_id => Membership::Yes,
+            Some(_) => Membership::No,
+            None => Membership::Unknown,
+        }
     }
 
     /// Puts records in the memory cache; returns the ones that were new or changed.
@@ -154,23 +197,33 @@ impl IdIndex {
         let Some(id) = raw_id.parse::<i64>().ok().and_then(|id| u64::try_from(id).ok()) else {
             return Err(record_not_found());
         };
-        let in_project = |record: IdRecord| match project.parse::<u64>() {
-            Ok(project_id) if project_id != record.project_id => Err(record_not_found()),
-            _ => Ok(record),
+        // A record from memory or the store answers at once when its project is known to be the V3 path's.
+        let known = match self.cached(kind, id) {
+            Some(record) => Some((record, "memory")),
+            None => match self.store.id_lookup(kind, id).await {
+                Ok(Some(record)) => {
+                    self.remember(vec![record]);
+                    Some((record, "store"))
+                }
+                Ok(None) => None,
+                Err(error) => {
+                    tracing::warn!(%error, "id index: store lookup failed; asking the backend");
+                    None
+                }
+            },
         };
-        if let Some(record) = self.cached(kind, id) {
-            self.metrics.id_lookup("memory");
-            return in_project(record);
-        }
-        match self.store.id_lookup(kind, id).await {
-            Ok(Some(record)) => {
-                self.metrics.id_lookup("store");
-                self.remember(vec![record]);
-                return in_project(record);
-            }
-            Ok(None) => {}
-            Err(error) => {
-                tracing::warn!(%error, "id index: store lookup failed; asking the backend")
+        if let Some((record, source)) = known {
+            match self.membership(&record, project) {
+                Membership::Yes => {
+                    self.metrics.id_lookup(source);
+                    return Ok(record);
+                }
+                Membership::No => {
+                    self.metrics.id_lookup(source);
+                    return Err(record_not_found());
+                }
+                // A project named by a path not seen yet: the backend says which project that path is.
+                Membership::Unknown => {}
             }
         }
         match self.graphql.locate(caller, kind, id).await? {
@@ -179,7 +232,6 @@ impl IdIndex {
                 iid,
                 project_path,
             } => {
-                self.metrics.id_lookup("graphql");
                 let record = IdRecord {
                     kind,
                     id,
@@ -187,11 +239,22 @@ impl IdIndex {
                     iid,
                 };
                 self.learn_records(vec![record]);
-                return match project.parse::<u64>() {
-                    Ok(_) => in_project(record),
-                    Err(_) if project_path.is_some_and(|path| same_path(project, &path)) => Ok(record),
-                    Err(_) => Err(record_not_found()),
-                };
+                if let Some(path) = &project_path {
+                    self.learn_path(path, project_id);
+                }
+                match self.membership(&record, project) {
+                    Membership::Yes => {
+                        self.metrics.id_lookup("graphql");
+                        return Ok(record);
+                    }
+                    Membership::No if project.parse::<u64>().is_ok() => {
+                        self.metrics.id_lookup("graphql");
+                        return Err(record_not_found());
+                    }
+                    // A path other than the project's own: an old path the backend still follows after a
+                    // rename, or another project; the named project's list says which.
+                    Membership::No | Membership::Unknown => {}
+                }
             }
             Located::NotFound => {
                 // Not there for this caller, anywhere: the bisection would find nothing either.
@@ -247,6 +310,12 @@ impl IdIndex {
             }
             self.learn(kind, &answer.body);
             let items = answer.body.as_array().map(Vec::as_slice).unwrap_or_default();
+            if project.parse::<u64>().is_err() {
+                // The named project's own list: its items say which project the path names.
+                if let Some(project_id) = items.first().and_then(|item| number(item, "project_id")) {
+                    self.learn_path(project, project_id);
+                }
+            }
             if let Some(record) = items
                 .iter()
                 .filter_map(|item| record_of(kind, item))

@@ -531,3 +531,56 @@ async fn a_list_read_with_sudo_completes_its_items_one_by_one_as_the_named_user(
     assert_eq!(received.len(), 1 + list.as_array().unwrap().len(), "{received:?}");
     gateway.stop().await;
 }
+
+#[tokio::test]
+async fn a_global_id_named_under_another_projects_path_is_a_404_every_time_even_once_the_id_is_known() {
+    let (sim, demo) = common::sim::with_demo().await;
+    let made = issues(&sim, &demo.token, demo.project_id, 5).await;
+    let other = send_json(
+        Method::POST,
+        &format!("{}/api/v4/projects", sim.url()),
+        &demo.token,
+        json!({"name": "other"}),
+    )
+    .await;
+    assert_eq!(other.status, StatusCode::CREATED, "{:?}", other.body);
+    let other = other.json();
+    let other_path = other["path_with_namespace"].as_str().unwrap().replace('/', "%2F");
+    // The other project has issues of the same iids, which a wrong lookup would answer.
+    issues(&sim, &demo.token, other["id"].as_u64().unwrap(), 5).await;
+    let gateway = TestGateway::start(&sim.url()).await;
+    // The demo project's list teaches the index every id in it.
+    let list = get(
+        &format!("{}/api/v3/projects/{}/issues", gateway.url(), demo.project_id),
+        &demo.token,
+    )
+    .await;
+    assert_eq!(list.status, StatusCode::OK);
+
+    let (id, iid) = made[2];
+    for attempt in 1..=2 {
+        let elsewhere = get(
+            &format!("{}/api/v3/projects/{other_path}/issues/{id}", gateway.url()),
+            &demo.token,
+        )
+        .await;
+        assert_eq!(
+            elsewhere.status,
+            StatusCode::NOT_FOUND,
+            "attempt {attempt}: {:?}",
+            elsewhere.body
+        );
+        assert_eq!(elsewhere.json(), json!({"message": "404 Not found"}));
+    }
+    let own_path = demo.project_path.replace('/', "%2F");
+    for _ in 1..=2 {
+        let home = get(
+            &format!("{}/api/v3/projects/{own_path}/issues/{id}", gateway.url()),
+            &demo.token,
+        )
+        .await;
+        assert_eq!(home.status, StatusCode::OK, "{:?}", home.body);
+        assert_eq!(home.json()["iid"], json!(iid));
+    }
+    gateway.stop().await;
+}

@@ -35,7 +35,32 @@ pub fn authenticate(
     headers: &[(String, String)],
     params: &Params,
 ) -> Result<Option<u64>, ApiError> {
-    let caller = match token_of(headers, params) {
+    let caller = token_owner(store, headers, params)?;
+    let sudo = header(headers, "sudo")
+        .map(str::to_string)
+        .or_else(|| params.str("sudo"))
+        .filter(|s| !s.trim().is_empty());
+    let Some(sudo) = sudo else {
+        return Ok(caller);
+    };
+    let uid = caller.ok_or(ApiError::Unauthorized)?;
+    if !store.users.get(&uid).is_some_and(|u| u.is_admin) {
+        return Err(ApiError::ForbiddenBecause("Must be admin to use sudo".into()));
+    }
+    store
+        .user_by_id_or_username(sudo.trim())
+        .map(|u| Some(u.id))
+        .ok_or_else(|| ApiError::ForbiddenBecause(format!("No user id or username for: {sudo}")))
+}
+
+/// The token's own user, without `sudo`: None when anonymous; 401 for an unknown token. The service's GraphQL
+/// authenticates this way (its sessionless authentication knows no `sudo`).
+pub fn token_owner(
+    store: &Store,
+    headers: &[(String, String)],
+    params: &Params,
+) -> Result<Option<u64>, ApiError> {
+    Ok(match token_of(headers, params) {
         None => None,
         Some(token) => {
             // As on the service, an OAuth access token is a bearer token: `PRIVATE-TOKEN` does not carry one.
@@ -55,22 +80,7 @@ pub fn authenticate(
             }
             Some(user.id)
         }
-    };
-    let sudo = header(headers, "sudo")
-        .map(str::to_string)
-        .or_else(|| params.str("sudo"))
-        .filter(|s| !s.trim().is_empty());
-    let Some(sudo) = sudo else {
-        return Ok(caller);
-    };
-    let uid = caller.ok_or(ApiError::Unauthorized)?;
-    if !store.users.get(&uid).is_some_and(|u| u.is_admin) {
-        return Err(ApiError::ForbiddenBecause("Must be admin to use sudo".into()));
-    }
-    store
-        .user_by_id_or_username(sudo.trim())
-        .map(|u| Some(u.id))
-        .ok_or_else(|| ApiError::ForbiddenBecause(format!("No user id or username for: {sudo}")))
+    })
 }
 
 #[cfg(test)]

@@ -572,3 +572,18 @@ async fn the_bench_seed_makes_the_bench_user_projects_and_subscriptions() {
     .await;
     assert_eq!(mrs.as_array().unwrap().len(), 100);
 }
+
+#[tokio::test]
+async fn sudo_is_not_honoured_graphql_answers_as_the_tokens_own_user() {
+    let w = world().await;
+    let r = call(
+        &w.sim,
+        Method::POST,
+        "/api/graphql?sudo=dev",
+        Some(ROOT),
+        Some(json!({"query": "{currentUser{username}}"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.body, json!({"data": {"currentUser": {"username": "root"}}}));
+}

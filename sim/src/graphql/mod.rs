@@ -14,7 +14,7 @@ use async_graphql::{EmptyMutation, EmptySubscription, ServerError, ValidationRes
 use http::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::auth::{authenticate, header};
+use crate::auth::{header, token_owner};
 use crate::dispatch::RawRequest;
 use crate::error::ApiError;
 use crate::handle::{lock, Shared};
@@ -81,7 +81,7 @@ pub async fn serve(shared: &Arc<Shared>, schema: &SimSchema, raw: &RawRequest) -
     let params = Params::parse(raw.query.as_deref(), None, b"")?;
     let caller = {
         let store = lock(&shared.store);
-        match authenticate(&store, &raw.headers, &params) {
+        match token_owner(&store, &raw.headers, &params) {
             Ok(caller) => caller,
             Err(ApiError::Unauthorized) => return Ok(refusal(StatusCode::UNAUTHORIZED, "Invalid token")),
             Err(err) => return Ok(refusal(err.status(), &err.to_string())),

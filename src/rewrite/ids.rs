@@ -6,6 +6,8 @@
 //! (`issue(id:)`, `mergeRequest(id:)`), with the caller's credentials; where the backend has no GraphQL or refuses,
 //! it is resolved by searching the project's list on the backend: lists sorted by `created_at` ascending follow id
 //! order, so the search bisects pages instead of reading them all, and reads at most `id_lookup_max_pages` pages.
+//! A V3 path may name the project by its full path: a known record then answers only once the index knows which
+//! project that path names (from GraphQL's `reference`, or the first page of that path's list).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

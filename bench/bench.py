@@ -1231,7 +1231,7 @@ class Bench:
 
     # ---- row 8: issue #31 on svc-sim origins, with GraphQL and without
 
-    def start_pair(self, kind, graphql, delay_ms=0, options=None):
+    def start_pair(self, kind, graphql, delay_ms=0):
         """A seeded svc-sim and a svcgate in front of it; their processes, and the seed's project ids."""
         sim = start_seeded_sim(f"svc-sim-{kind}", P_SIMS[kind], graphql, delay_ms)
         ids = {}
@@ -1242,24 +1242,13 @@ class Bench:
                 raise RuntimeError(f"svc-sim-{kind}: project {path} answered {status}: {body[:200]!r} "
                                    "(does this svc-sim know --bench-seed?)")
             ids[path] = json.loads(body)["id"]
-        gate = self.start_pair_gate(kind, options)
+        gate = self.start_pair_gate(kind)
         return {"kind": kind, "sim": sim, "gate": gate, "ids": ids, "sim_port": P_SIMS[kind],
                 "gate_port": P_GATES[kind]}
 
-    def start_pair_gate(self, kind, options):
-        """The pair's svcgate; started again without `options` when this build names none of them."""
+    def start_pair_gate(self, kind):
+        """The pair's svcgate, with svcgate's defaults."""
         name, backend = f"svcgate-{kind}", f"http://{HOST}:{P_SIMS[kind]}"
-        try:
-            return start_gate(name, P_GATES[kind], backend, WORK / "data" / kind, options)[0]
-        except RuntimeError:
-            text = (WORK / "logs" / f"{name}.log").read_text(errors="replace")
-            if not options or "names no svcgate option" not in text:
-                raise
-        unknown = ", ".join(sorted(options))
-        self.notes.append(f"row 8: this svcgate has no {unknown}; its svcgates ran without")
-        log(f"  {name}: this build has no {unknown}; starting it without")
-        for old in [proc for proc_name, proc in PROCS.items if proc_name == name]:
-            PROCS.stop(old)
         return start_gate(name, P_GATES[kind], backend, WORK / "data" / kind)[0]
 
     def stop_pair(self, pair):
@@ -1340,14 +1329,13 @@ class Bench:
     def row8_latency(self):
         """The V3 list through svcgates whose backend waits SLOW_DELAY_MS per request: open loop, interleaved rounds.
 
-        The per-caller item cache is off (`item_fetch_cache_ttl = 0s`, where the build has it): every list then
-        costs what a caller's first list costs, which is what the rows compare."""
+        svcgate keeps no per-caller cache of list items (issue #31 removed it): every list costs what a caller's
+        first list costs."""
         rounds = max(1, min(LATENCY_ROUNDS, self.reps))
         log(f"row 8: V3 list latency, origin {SLOW_DELAY_MS} ms per request, {SLOW_RATE} lists/s open loop "
             f"({rounds} interleaved rounds)")
-        options = {"SVCGATE_ITEM_FETCH_CACHE_TTL": "0s"}
-        pairs = {"slow-gql": self.start_pair("slow-gql", True, SLOW_DELAY_MS, options),
-                 "slow-v4": self.start_pair("slow-v4", False, SLOW_DELAY_MS, options)}
+        pairs = {"slow-gql": self.start_pair("slow-gql", True, SLOW_DELAY_MS),
+                 "slow-v4": self.start_pair("slow-v4", False, SLOW_DELAY_MS)}
         samples = {kind: [] for kind in pairs}
         for kind, pair in pairs.items():  # the first list (and svcgate's first GraphQL attempt) is not timed
             pair["path"] = f"/api/v3/projects/{pair['ids']['bench/i1k']}/issues?per_page={LIST_PER_PAGE}"
@@ -1711,9 +1699,8 @@ def main():
                   "CPU-second; the V3 part ends with the backend requests per V3 list, in-flight ones at a run's "
                   f"end included). The latency line: two more pairs whose origin waits {SLOW_DELAY_MS} ms before "
                   f"answering each request (`--delay-ms`), oha at {SLOW_RATE} lists/s with latency correction, "
-                  f"{SLOW_CONNS} connections, {duration} s, rounds interleaved over the two; the svcgates' per-caller "
-                  "item cache off (`item_fetch_cache_ttl = 0s`) so that every list costs what a caller's first "
-                  "list costs; \"before\" is the origin without GraphQL (svcgate's per-item requests, "
+                  f"{SLOW_CONNS} connections, {duration} s, rounds interleaved over the two (svcgate caches no list items, so "
+                  "every list costs what a caller's first list costs); \"before\" is the origin without GraphQL (svcgate's per-item requests, "
                   "`item_fetch_concurrency` 8 at once), \"after\" with it."]
     lines += [f"* {note}" for note in bench.notes]
     if hasattr(bench, "replicas"):

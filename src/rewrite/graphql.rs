@@ -6,8 +6,11 @@
 //! is no capability probe: the first real request tries GraphQL. When the backend has none or refuses the query
 //! (404, a validation error, an answer that is not GraphQL's), that is remembered for `graphql_retry_after` and the
 //! callers fall back to their per-item requests or bisection; a 5xx or a timeout is remembered for a minute at most;
-//! 401, 403 and 429 are the caller's, not the backend's, and fall back for that request only. A query refused for
-//! its complexity is split into smaller batches, and the size that fits is remembered.
+//! 401, 403 and 429 are the caller's, not the backend's, and fall back for that request only; so are 413 and 422
+//! (a query too long), which split that request. A query refused for its complexity is split into smaller batches,
+//! and the size that fits is remembered until the retry time, apart for anonymous and authenticated callers. Each
+//! request's query text stays under the service's length limit, and a split round is only taken while the call
+//! budget covers the per-item fallback. A `null` that came with an error at its path is unanswered, not absent.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -623,3 +623,40 @@ async fn a_complexity_limited_list_falls_back_rather_than_split_past_the_call_bu
     assert_eq!(received.len(), items + 2, "{received:?}");
     gateway.stop().await;
 }
+
+#[tokio::test]
+async fn a_backend_whose_global_ids_name_another_app_is_remembered_as_refusing_graphql_and_lists_are_still_right(
+) {
+    let (sim, demo) = sim_with(SimOptions {
+        identifier_word: "other".to_owned(),
+        ..SimOptions::default()
+    })
+    .await;
+    issues(&sim, &demo.token, demo.project_id, 3).await;
+    let gateway = TestGateway::start(&sim.url()).await;
+    let list = format!("{}/api/v3/projects/{}/issues", gateway.url(), demo.project_id);
+
+    sim.clear_requests();
+    let first = get(&list, &demo.token).await;
+    assert_eq!(first.status, StatusCode::OK);
+    let first = first.json();
+    assert_eq!(subscribed(&first), all_true(&first));
+    let items = first.as_array().unwrap().len();
+    let received = calls(&sim);
+    assert_eq!(
+        received.len(),
+        2 + items,
+        "the list, GraphQL answering none of it, one per item: {received:?}"
+    );
+
+    sim.clear_requests();
+    let second = get(&list, &demo.token).await.json();
+    assert_eq!(subscribed(&second), all_true(&second));
+    let received = calls(&sim);
+    assert!(
+        !received.iter().any(|call| call.contains("graphql")),
+        "an answer that answered nothing is remembered: {received:?}"
+    );
+    assert_eq!(received.len(), 1 + items, "{received:?}");
+    gateway.stop().await;
+}

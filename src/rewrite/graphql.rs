@@ -6,11 +6,14 @@
 //! is no capability probe: the first real request tries GraphQL. When the backend has none or refuses the query
 //! (404, a validation error, an answer that is not GraphQL's), that is remembered for `graphql_retry_after` and the
 //! callers fall back to their per-item requests or bisection; a 5xx or a timeout is remembered for a minute at most;
-//! 401, 403 and 429 are the caller's, not the backend's, and fall back for that request only. A query refused for
-//! its complexity is split into smaller batches, and the size that fits is remembered.
+//! 401, 403 and 429 are the caller's, not the backend's, and fall back for that request only; so are 413 and 422
+//! (a query too long), which split that request. A query refused for its complexity is split into smaller batches,
+//! and the size that fits is remembered until the retry time, apart for anonymous and authenticated callers. Each
+//! request's query text stays under the service's length limit, and a split round is only taken while the call
+//! budget covers the per-item fallback. A `null` that came with an error at its path is unanswered, not absent.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -32,8 +35,19 @@ const ERROR_RETRY: Duration = Duration::from_secs(60);
 /// Items one GraphQL request names at most: the page size a connection answers in full.
 const MAX_ITEMS: usize = 100;
 
+/// Below this many items per request the complexity limit leaves GraphQL no gain: it is not asked (for that kind
+/// of caller) until the retry time.
+const MIN_BATCH: usize = 10;
+
+/// The longest query text one request carries: the service refuses more than 10,000 characters ("Query too
+/// large", 422), so each request stays under this, whatever its items and projects.
+const MAX_QUERY_CHARS: usize = 9_000;
+
 /// Rounds of complexity splitting one list may take before the rest falls back.
 const MAX_SPLITS: usize = 4;
+
+/// The longest anything is remembered: a `graphql_retry_after` beyond it is taken as this (no overflow).
+const LONGEST: Duration = Duration::from_secs(100 * 365 * 86_400);
 
 /// One list item as GraphQL names it: its project's id and its iid (as text: GraphQL's `ID` and `String`).
 pub type ItemKey = (u64, String);
@@ -41,8 +55,13 @@ pub type ItemKey = (u64, String);
 /// What one GraphQL request came to.
 #[derive(Debug, PartialEq)]
 enum Answer {
-    /// Executed: the `data` object.
-    Data(Map<String, Value>),
+    /// Executed: the `data` object, and the `errors` that came with it (each with its `path`).
+    Data {
+        /// The `data` object.
+        data: Map<String, Value>,
+        /// The answer's `errors`, empty when it had none.
+        errors: Vec<Value>,
+    },
     /// Refused for its complexity: the query's score and the backend's limit.
     Complexity {
         /// The query's complexity as the backend counted it.
@@ -50,6 +69,8 @@ enum Answer {
         /// The backend's limit.
         max: u64,
     },
+    /// Refused for its size (413, 422 "Query too large"): this request's trouble, not the backend's refusal.
+    TooLarge,
     /// The backend has no GraphQL or cannot run the query: remembered for `graphql_retry_after`.
     Refused,
     /// A backend error or timeout: remembered briefly.
@@ -76,17 +97,53 @@ pub enum Located {
     Unanswered,
 }
 
+/// Items per request the backend's complexity limit allowed, for one kind of caller, until when.
+#[derive(Debug, Clone, Copy)]
+struct BatchLimit {
+    /// Items per request; 0: GraphQL is not asked for this kind of caller until `until`.
+    size: usize,
+    /// When the figure is forgotten (the retry time after it was learnt).
+    until: Instant,
+}
+
+/// The kinds of caller whose complexity limits differ (the service allows anonymous callers less).
+const ANONYMOUS: usize = 0;
+/// See [`ANONYMOUS`].
+const AUTHENTICATED: usize = 1;
+
 /// The per-backend GraphQL state: whether to ask, and how many items a request may name.
 pub struct GraphqlState {
     /// Until when GraphQL is not asked (the backend refused it).
     refused_until: Mutex<Option<Instant>>,
     /// How long a refusal is remembered.
     retry_after: Duration,
-    /// Items per request the backend's complexity limit allowed (0: no limit met yet).
-    max_batch: AtomicUsize,
+    /// Items per request the complexity limit allowed, for anonymous and for authenticated callers.
+    limits: Mutex<[Option<BatchLimit>; 2]>,
+    /// Whether an answer that answered nothing has been logged at `warn` (once; later ones at `debug`).
+    warned_useless: AtomicBool,
     /// The global id app word (`gid://WORD/Issue/1`), the identifier word.
     word: String,
     metrics: Arc<Metrics>,
+}
+
+/// `now + period`, or as late as can be told when that overflows.
+fn deadline(now: Instant, period: Duration) -> Instant {
+    now.checked_add(period.min(LONGEST))
+        .or_else(|| now.checked_add(Duration::from_secs(365 * 86_400)))
+        .unwrap_or(now)
+}
+
+/// Which kind of caller `caller` is for the complexity limit: authenticated when it carries credentials.
+fn class_of(caller: &Caller<'_>) -> usize {
+    let headers = &caller.headers;
+    if ["private-token", "authorization", "cookie"]
+        .iter()
+        .any(|name| headers.get(*name).is_some_and(|value| !value.is_empty()))
+    {
+        AUTHENTICATED
+    } else {
+        ANONYMOUS
+    }
 }
 
 impl GraphqlState {
@@ -95,7 +152,8 @@ impl GraphqlState {
         GraphqlState {
             refused_until: Mutex::new(None),
             retry_after,
-            max_batch: AtomicUsize::new(0),
+            limits: Mutex::new([None; 2]),
+            warned_useless: AtomicBool::new(false),
             word: word.to_owned(),
             metrics,
         }
@@ -120,34 +178,65 @@ impl GraphqlState {
     /// Keeps GraphQL off for `period`.
     fn refuse_for(&self, period: Duration) {
         if let Ok(mut until) = self.refused_until.lock() {
-            *until = Instant::now().checked_add(period);
+            *until = Some(deadline(Instant::now(), period));
         }
     }
 
-    /// Items one request may name now.
-    fn batch_size(&self) -> usize {
-        match self.max_batch.load(Ordering::Relaxed) {
-            0 => MAX_ITEMS,
-            size => size.min(MAX_ITEMS),
+    /// Items one request may name now for callers of `class`; `None` when GraphQL is not asked for them.
+    fn batch_size(&self, class: usize) -> Option<usize> {
+        let Ok(mut limits) = self.limits.lock() else {
+            return Some(MAX_ITEMS);
+        };
+        match limits[class] {
+            Some(limit) if Instant::now() < limit.until => {
+                (limit.size > 0).then_some(limit.size.min(MAX_ITEMS))
+            }
+            _ => {
+                limits[class] = None;
+                Some(MAX_ITEMS)
+            }
         }
     }
 
-    /// Remembers that requests of `fits` items fit the backend's complexity limit (never growing the figure).
-    fn shrink_batch(&self, fits: usize) {
-        let _ = self
-            .max_batch
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| {
-                Some(if old == 0 { fits } else { old.min(fits) })
-            });
+    /// Remembers, until the retry time, that requests of `fits` items fit the backend's complexity limit for
+    /// callers of `class` (never growing the figure meanwhile); below [`MIN_BATCH`], GraphQL is not asked for
+    /// them. Answers whether GraphQL may still be asked.
+    fn shrink_batch(&self, class: usize, fits: usize) -> bool {
+        let now = Instant::now();
+        let Ok(mut limits) = self.limits.lock() else {
+            return true;
+        };
+        let old = limits[class]
+            .filter(|limit| now < limit.until)
+            .map_or(MAX_ITEMS, |limit| limit.size);
+        let size = match old.min(fits) {
+            size if size < MIN_BATCH => 0,
+            size => size,
+        };
+        if size == 0 && old != 0 {
+            tracing::info!(
+                fits,
+                retry_after = ?self.retry_after,
+                "the backend's GraphQL complexity limit allows too few items per request; using per-item requests \
+                 until the retry time"
+            );
+        }
+        limits[class] = Some(BatchLimit {
+            size,
+            until: deadline(now, self.retry_after),
+        });
+        size > 0
     }
 
-    /// Sends one query and judges the answer; counts and remembers the outcome.
+    /// Sends one query and judges the answer; counts and remembers the outcome. An answer `useless` finds
+    /// answering nothing the query asked is a refusal.
     async fn ask(
         &self,
         caller: &Caller<'_>,
         kind: &'static str,
         query: &str,
         variables: Value,
+        useless: impl Fn(&Map<String, Value>, &[Value]) -> bool,
     ) -> Result<Answer, GatewayError> {
         let payload = json!({ "query": query, "variables": variables });
         let answer = match caller.post_json(ENDPOINT, &payload).await {
@@ -160,9 +249,29 @@ impl GraphqlState {
                 Answer::Error
             }
         };
+        let answer = match answer {
+            Answer::Data { data, errors } if useless(&data, &errors) => {
+                let message = errors
+                    .first()
+                    .and_then(|error| error.get("message"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("no answer for any of the query's fields");
+                if self.warned_useless.swap(true, Ordering::Relaxed) {
+                    tracing::debug!(message, "the backend's GraphQL answered nothing svcgate asked");
+                } else {
+                    tracing::warn!(
+                        message,
+                        "the backend's GraphQL answered nothing svcgate asked (is identifier_word the backend's?)"
+                    );
+                }
+                Answer::Refused
+            }
+            answer => answer,
+        };
         let outcome = match &answer {
-            Answer::Data(_) => "ok",
+            Answer::Data { .. } => "ok",
             Answer::Complexity { .. } => "split",
+            Answer::TooLarge => "too_large",
             Answer::Refused => {
                 tracing::info!(
                     retry_after = ?self.retry_after,
@@ -182,8 +291,10 @@ impl GraphqlState {
     }
 
     /// The `fields` (V4 names) of each item in `keys`, asked in as few requests as the backend accepts, at most
-    /// `concurrency` at once. Items the answer lacks (deleted or hidden since the list was read), and all of them
-    /// when GraphQL is refused, are left out: the caller fetches those one by one.
+    /// `concurrency` at once. Items the answer lacks (deleted or hidden since the list was read, or a field the
+    /// backend could not answer), and all of them when GraphQL is refused, are left out: the caller fetches those
+    /// one by one. Another round of splitting is only taken while the call budget left also covers fetching every
+    /// item still unanswered one by one.
     pub async fn complete(
         &self,
         caller: &Caller<'_>,
@@ -196,28 +307,63 @@ impl GraphqlState {
         if keys.is_empty() || !self.usable(caller, "completion") {
             return Ok(found);
         }
+        let class = class_of(caller);
+        let selection = &selection_of(fields);
+        let mut max_chars = MAX_QUERY_CHARS;
+        let mut max_items = MAX_ITEMS;
         let mut pending: Vec<ItemKey> = keys.to_vec();
-        for _ in 0..MAX_SPLITS {
-            let size = self.batch_size();
-            let chunks: Vec<&[ItemKey]> = pending.chunks(size).collect();
+        for round in 0..MAX_SPLITS {
+            let Some(size) = self.batch_size(class) else {
+                self.metrics.graphql("completion", "skipped");
+                break;
+            };
+            let chunks = chunk_keys(&pending, size.min(max_items), max_chars, collection, selection);
+            if round > 0 {
+                let left = caller
+                    .max_calls
+                    .saturating_sub(caller.context.backend_call_count());
+                let unanswered = keys.len().saturating_sub(found.len());
+                if usize::try_from(left).unwrap_or(usize::MAX) < chunks.len().saturating_add(unanswered) {
+                    tracing::debug!(
+                        left,
+                        unanswered,
+                        "too few backend calls left to split GraphQL again"
+                    );
+                    break;
+                }
+            }
             let mut retry = Vec::new();
             let mut stop = false;
             for wave in chunks.chunks(concurrency.max(1)) {
                 let asked = wave.iter().map(|chunk| async move {
-                    let (query, variables) = completion_query(&self.word, collection, fields, chunk);
-                    let answer = self.ask(caller, "completion", &query, variables).await;
-                    (*chunk, answer)
+                    let (query, variables, aliases) =
+                        completion_query(&self.word, collection, selection, chunk);
+                    let useless =
+                        |data: &Map<String, Value>, errors: &[Value]| answers_nothing(data, errors, aliases);
+                    let answer = self.ask(caller, "completion", &query, variables, useless).await;
+                    (chunk, answer)
                 });
                 for (chunk, answer) in futures_util::future::join_all(asked).await {
                     match answer? {
-                        Answer::Data(data) => {
+                        Answer::Data { data, .. } => {
                             found.extend(read_completion(&data, collection, fields, chunk.len()))
                         }
                         Answer::Complexity { score, max } => {
                             // A single item that does not fit cannot be split: it is fetched on its own.
                             if chunk.len() > 1 {
                                 let fits = fitting_batch(chunk.len(), score, max).min(chunk.len() - 1);
-                                self.shrink_batch(fits);
+                                if self.shrink_batch(class, fits) {
+                                    retry.extend_from_slice(chunk);
+                                } else {
+                                    stop = true;
+                                }
+                            }
+                        }
+                        Answer::TooLarge => {
+                            // This request's size, not the backend's refusal: asked again in halves.
+                            if chunk.len() > 1 {
+                                max_items = max_items.min(chunk.len() / 2).max(1);
+                                max_chars = (max_chars / 2).max(1_000);
                                 retry.extend_from_slice(chunk);
                             }
                         }
@@ -247,11 +393,37 @@ impl GraphqlState {
         };
         let query = format!("query($id:{model}ID!){{{field}(id:$id){{iid projectId reference(full:true)}}}}");
         let variables = json!({ "id": format!("gid://{}/{model}/{id}", self.word) });
-        match self.ask(caller, "id", &query, variables).await? {
-            Answer::Data(data) => Ok(read_located(data.get(field))),
+        let useless = |data: &Map<String, Value>, _: &[Value]| !data.contains_key(field);
+        match self.ask(caller, "id", &query, variables, useless).await? {
+            Answer::Data { data, errors } => Ok(read_located(data.get(field), &errors, field)),
             _ => Ok(Located::Unanswered),
         }
     }
+}
+
+/// Whether an error of `errors` is at `field` (its `path` starts with it).
+fn error_at(errors: &[Value], field: &str) -> bool {
+    errors.iter().any(|error| {
+        error
+            .get("path")
+            .and_then(Value::as_array)
+            .and_then(|path| path.first())
+            .and_then(Value::as_str)
+            == Some(field)
+    })
+}
+
+/// Whether the `data` of a [`completion_query`] with `aliases` aliases answered none of them: no alias at all, or
+/// every one `null` with an error at its path (a query the backend cannot run for any project, such as global
+/// ids of another app word).
+fn answers_nothing(data: &Map<String, Value>, errors: &[Value], aliases: usize) -> bool {
+    let names: Vec<String> = (0..aliases).map(|index| format!("p{index}")).collect();
+    if !names.iter().any(|name| data.contains_key(name)) {
+        return true;
+    }
+    names
+        .iter()
+        .all(|name| data.get(name).map_or(true, Value::is_null) && error_at(errors, name))
 }
 
 /// Judges one GraphQL answer by its status and body.
@@ -260,6 +432,7 @@ fn judge(status: StatusCode, bytes: &[u8]) -> Answer {
         StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN | StatusCode::TOO_MANY_REQUESTS => {
             return Answer::Denied
         }
+        StatusCode::PAYLOAD_TOO_LARGE | StatusCode::UNPROCESSABLE_ENTITY => return Answer::TooLarge,
         status if status.is_server_error() || status == StatusCode::REQUEST_TIMEOUT => return Answer::Error,
         status if !status.is_success() => return Answer::Refused,
         _ => {}
@@ -267,19 +440,17 @@ fn judge(status: StatusCode, bytes: &[u8]) -> Answer {
     let Ok(Value::Object(mut body)) = serde_json::from_slice::<Value>(bytes) else {
         return Answer::Refused;
     };
+    let errors = match body.remove("errors") {
+        Some(Value::Array(errors)) => errors,
+        _ => Vec::new(),
+    };
     if let Some(Value::Object(data)) = body.remove("data") {
-        return Answer::Data(data);
+        return Answer::Data { data, errors };
     }
-    let messages = body
-        .get("errors")
-        .and_then(Value::as_array)
-        .map(|errors| {
-            errors
-                .iter()
-                .filter_map(|error| error.get("message").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-        })
-        .unwrap_or_default();
+    let messages: Vec<&str> = errors
+        .iter()
+        .filter_map(|error| error.get("message").and_then(Value::as_str))
+        .collect();
     if let Some((score, max)) = messages.iter().find_map(|message| complexity_of(message)) {
         return Answer::Complexity { score, max };
     }
@@ -309,21 +480,8 @@ fn fitting_batch(items: usize, score: u64, max: u64) -> usize {
     usize::try_from(fits).unwrap_or(1).max(1)
 }
 
-/// The query and variables completing `keys`: one alias per project, by id (`projects(ids:, first: 1)`), each
-/// asking its items by iid.
-fn completion_query(
-    word: &str,
-    collection: GraphqlCollection,
-    fields: &[String],
-    keys: &[ItemKey],
-) -> (String, Value) {
-    let mut projects: Vec<(u64, Vec<&str>)> = Vec::new();
-    for (project_id, iid) in keys {
-        match projects.iter_mut().find(|(id, _)| id == project_id) {
-            Some((_, iids)) => iids.push(iid),
-            None => projects.push((*project_id, vec![iid])),
-        }
-    }
+/// The node fields a completion of `fields` selects: `iid` and those with a GraphQL name.
+fn selection_of(fields: &[String]) -> String {
     let selection: Vec<&str> = std::iter::once("iid")
         .chain(
             fields
@@ -331,17 +489,88 @@ fn completion_query(
                 .filter_map(|field| GraphqlCollection::node_field(field)),
         )
         .collect();
-    let selection = selection.join(" ");
-    let mut declarations = Vec::with_capacity(projects.len() * 2);
+    selection.join(" ")
+}
+
+/// The query text [`completion_query`] spends on its `index`th project asking `count` items: its variable
+/// declarations and its alias.
+fn project_part(
+    index: usize,
+    collection: GraphqlCollection,
+    selection: &str,
+    count: usize,
+) -> (String, String) {
+    (
+        format!("$p{index}:[ID!],$i{index}:[String!]"),
+        format!(
+            "p{index}:projects(ids:$p{index},first:1){{nodes{{id {}(iids:$i{index},first:{count}){{nodes{{{selection}}}}}}}}}",
+            collection.field()
+        ),
+    )
+}
+
+/// `keys` cut into requests of at most `size` items whose query text stays within `max_chars` (each project
+/// adds its own alias, so many projects make a long query even with few items).
+fn chunk_keys(
+    keys: &[ItemKey],
+    size: usize,
+    max_chars: usize,
+    collection: GraphqlCollection,
+    selection: &str,
+) -> Vec<Vec<ItemKey>> {
+    // `query(){}`, and a project's part with the largest `first:` it can have.
+    const FIXED: usize = 9;
+    let cost = |index: usize| {
+        let (declarations, alias) = project_part(index, collection, selection, MAX_ITEMS);
+        declarations.len() + 1 + alias.len()
+    };
+    let size = size.max(1);
+    let mut chunks = Vec::new();
+    let mut chunk: Vec<ItemKey> = Vec::new();
+    let mut projects: Vec<u64> = Vec::new();
+    let mut chars = FIXED;
+    for key in keys {
+        let new_project = !projects.contains(&key.0);
+        let full = chunk.len() >= size || (new_project && chars + cost(projects.len()) > max_chars);
+        if full && !chunk.is_empty() {
+            chunks.push(std::mem::take(&mut chunk));
+            projects.clear();
+            chars = FIXED;
+        }
+        if !projects.contains(&key.0) {
+            chars += cost(projects.len());
+            projects.push(key.0);
+        }
+        chunk.push(key.clone());
+    }
+    if !chunk.is_empty() {
+        chunks.push(chunk);
+    }
+    chunks
+}
+
+/// The query and variables completing `keys` with the node fields `selection`, and how many aliases it has: one
+/// alias per project, by id (`projects(ids:, first: 1)`), each asking its items by iid.
+fn completion_query(
+    word: &str,
+    collection: GraphqlCollection,
+    selection: &str,
+    keys: &[ItemKey],
+) -> (String, Value, usize) {
+    let mut projects: Vec<(u64, Vec<&str>)> = Vec::new();
+    for (project_id, iid) in keys {
+        match projects.iter_mut().find(|(id, _)| id == project_id) {
+            Some((_, iids)) => iids.push(iid),
+            None => projects.push((*project_id, vec![iid])),
+        }
+    }
+    let mut declarations = Vec::with_capacity(projects.len());
     let mut aliases = String::new();
     let mut variables = Map::new();
     for (index, (project_id, iids)) in projects.iter().enumerate() {
-        declarations.push(format!("$p{index}:[ID!],$i{index}:[String!]"));
-        aliases.push_str(&format!(
-            "p{index}:projects(ids:$p{index},first:1){{nodes{{id {}(iids:$i{index},first:{}){{nodes{{{selection}}}}}}}}}",
-            collection.field(),
-            iids.len()
-        ));
+        let (declaration, alias) = project_part(index, collection, selection, iids.len());
+        declarations.push(declaration);
+        aliases.push_str(&alias);
         variables.insert(
             format!("p{index}"),
             json!([format!("gid://{word}/Project/{project_id}")]),
@@ -351,6 +580,7 @@ fn completion_query(
     (
         format!("query({}){{{aliases}}}", declarations.join(",")),
         Value::Object(variables),
+        projects.len(),
     )
 }
 
@@ -368,8 +598,18 @@ fn project_id_of(gid: &str) -> Option<u64> {
     gid.rsplit_once("/Project/")?.1.parse().ok()
 }
 
+/// Whether `value` is of the type V4 gives `field` (`subscribed` and `confidential` booleans, `title` and
+/// `web_url` text): anything else is not copied, and the item is fetched on its own.
+fn typed_as_v4(field: &str, value: &Value) -> bool {
+    match field {
+        "subscribed" | "confidential" => value.is_boolean(),
+        "title" | "web_url" => value.is_string(),
+        _ => false,
+    }
+}
+
 /// The items the `data` of a [`completion_query`] gave, each with its fields under their V4 names. A node that
-/// lacks one of the fields is left out (fetched one by one).
+/// lacks one of the fields, or has one of another type than V4's, is left out (fetched one by one).
 fn read_completion(
     data: &Map<String, Value>,
     collection: GraphqlCollection,
@@ -402,7 +642,7 @@ fn read_completion(
                 .iter()
                 .map(|field| {
                     let value = node.get(GraphqlCollection::node_field(field)?)?;
-                    Some((field.clone(), value.clone()))
+                    typed_as_v4(field, value).then(|| (field.clone(), value.clone()))
                 })
                 .collect();
             if let Some(completed) = completed {
@@ -413,10 +653,12 @@ fn read_completion(
     found
 }
 
-/// What `issue(id:)` or `mergeRequest(id:)` answered: `null` is no record for this caller.
-fn read_located(record: Option<&Value>) -> Located {
+/// What `issue(id:)` or `mergeRequest(id:)` (`field`) answered: `null` is no record for this caller, unless an
+/// error came at its path (then GraphQL did not answer).
+fn read_located(record: Option<&Value>, errors: &[Value], field: &str) -> Located {
     match record {
         None => Located::Unanswered,
+        Some(Value::Null) if error_at(errors, field) => Located::Unanswered,
         Some(Value::Null) => Located::NotFound,
         Some(record) => {
             let iid = record
@@ -451,12 +693,10 @@ mod tests {
     #[test]
     fn the_completion_query_has_one_alias_per_project_by_id() {
         let keys = vec![(5, "1".to_owned()), (7, "3".to_owned()), (5, "2".to_owned())];
-        let (query, variables) = completion_query(
-            "svc",
-            GraphqlCollection::Issues,
-            &["subscribed".to_owned()],
-            &keys,
-        );
+        let selection = selection_of(&["subscribed".to_owned()]);
+        let (query, variables, aliases) =
+            completion_query("svc", GraphqlCollection::Issues, &selection, &keys);
+        assert_eq!(aliases, 2);
         assert_eq!(
             query,
             "query($p0:[ID!],$i0:[String!],$p1:[ID!],$i1:[String!]){\
@@ -467,12 +707,7 @@ mod tests {
             variables,
             json!({"p0": ["gid://svc/Project/5"], "i0": ["1", "2"], "p1": ["gid://svc/Project/7"], "i1": ["3"]})
         );
-        let (query, _) = completion_query(
-            "svc",
-            GraphqlCollection::MergeRequests,
-            &["subscribed".to_owned()],
-            &keys[..1],
-        );
+        let (query, _, _) = completion_query("svc", GraphqlCollection::MergeRequests, &selection, &keys[..1]);
         assert!(query.contains("mergeRequests(iids:$i0,first:1)"), "{query}");
     }
 
@@ -494,7 +729,20 @@ mod tests {
     #[test]
     fn answers_are_judged_by_status_and_shape() {
         let ok = judge(StatusCode::OK, br#"{"data":{"issue":null}}"#);
-        assert!(matches!(ok, Answer::Data(_)));
+        assert!(matches!(ok, Answer::Data { errors, .. } if errors.is_empty()));
+        let with_errors = judge(
+            StatusCode::OK,
+            br#"{"data":{"issue":null},"errors":[{"message":"boom","path":["issue"]}]}"#,
+        );
+        assert!(matches!(with_errors, Answer::Data { errors, .. } if errors.len() == 1));
+        assert_eq!(
+            judge(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                br#"{"errors":[{"message":"Query too large"}]}"#
+            ),
+            Answer::TooLarge
+        );
+        assert_eq!(judge(StatusCode::PAYLOAD_TOO_LARGE, b""), Answer::TooLarge);
         assert_eq!(
             judge(
                 StatusCode::OK,
@@ -534,7 +782,7 @@ mod tests {
     fn a_located_record_names_its_project() {
         let record = json!({"iid": "12", "projectId": 5, "reference": "group/proj#12"});
         assert_eq!(
-            read_located(Some(&record)),
+            read_located(Some(&record), &[], "issue"),
             Located::Found {
                 project_id: 5,
                 iid: 12,
@@ -543,10 +791,98 @@ mod tests {
         );
         let record = json!({"iid": "3", "projectId": 5, "reference": "a/b!3"});
         assert!(matches!(
-            read_located(Some(&record)),
+            read_located(Some(&record), &[], "issue"),
             Located::Found { project_path: Some(path), .. } if path == "a/b"
         ));
-        assert_eq!(read_located(Some(&Value::Null)), Located::NotFound);
-        assert_eq!(read_located(None), Located::Unanswered);
+        assert_eq!(read_located(Some(&Value::Null), &[], "issue"), Located::NotFound);
+        assert_eq!(read_located(None, &[], "issue"), Located::Unanswered);
+    }
+
+    #[test]
+    fn a_null_record_that_came_with_an_error_at_its_path_is_unanswered_not_absent() {
+        let errors = [json!({"message": "Internal server error", "path": ["issue"]})];
+        assert_eq!(
+            read_located(Some(&Value::Null), &errors, "issue"),
+            Located::Unanswered
+        );
+        let elsewhere = [json!({"message": "x", "path": ["mergeRequest"]})];
+        assert_eq!(
+            read_located(Some(&Value::Null), &elsewhere, "issue"),
+            Located::NotFound
+        );
+    }
+
+    #[test]
+    fn requests_are_cut_by_items_and_by_query_length() {
+        let selection = selection_of(&["subscribed".to_owned()]);
+        let many: Vec<ItemKey> = (0..200).map(|project| (project, "1".to_owned())).collect();
+        let chunks = chunk_keys(
+            &many,
+            MAX_ITEMS,
+            MAX_QUERY_CHARS,
+            GraphqlCollection::Issues,
+            &selection,
+        );
+        assert!(chunks.len() >= 3, "{}", chunks.len());
+        assert_eq!(chunks.iter().map(Vec::len).sum::<usize>(), 200);
+        for chunk in &chunks {
+            let (query, _, _) = completion_query("svc", GraphqlCollection::Issues, &selection, chunk);
+            assert!(query.len() <= MAX_QUERY_CHARS, "{}", query.len());
+        }
+        let one: Vec<ItemKey> = (0..250).map(|iid| (5, iid.to_string())).collect();
+        let chunks = chunk_keys(
+            &one,
+            MAX_ITEMS,
+            MAX_QUERY_CHARS,
+            GraphqlCollection::Issues,
+            &selection,
+        );
+        assert_eq!(chunks.iter().map(Vec::len).collect::<Vec<_>>(), [100, 100, 50]);
+    }
+
+    #[test]
+    fn an_answer_without_our_aliases_or_with_every_alias_in_error_answers_nothing() {
+        let Value::Object(empty) = json!({}) else {
+            unreachable!()
+        };
+        assert!(answers_nothing(&empty, &[], 2));
+        let Value::Object(nulls) = json!({"p0": null, "p1": null}) else {
+            unreachable!()
+        };
+        let errors = [
+            json!({"message": "gid://svc/Project/1 is not a valid ID for Project.", "path": ["p0"]}),
+            json!({"message": "gid://svc/Project/2 is not a valid ID for Project.", "path": ["p1"]}),
+        ];
+        assert!(answers_nothing(&nulls, &errors, 2));
+        assert!(
+            !answers_nothing(&nulls, &errors[..1], 2),
+            "p1 null without an error"
+        );
+        let Value::Object(hidden) = json!({"p0": {"nodes": []}}) else {
+            unreachable!()
+        };
+        assert!(
+            !answers_nothing(&hidden, &[], 1),
+            "a project the caller cannot see"
+        );
+    }
+
+    #[test]
+    fn only_v4_typed_values_are_copied() {
+        let data = json!({"p0": {"nodes": [{"id": "gid://svc/Project/5", "issues": {"nodes": [
+            {"iid": "1", "subscribed": "yes"},
+            {"iid": "2", "subscribed": null},
+            {"iid": "3", "subscribed": false},
+        ]}}]}});
+        let Value::Object(data) = data else { unreachable!() };
+        let found = read_completion(&data, GraphqlCollection::Issues, &["subscribed".to_owned()], 3);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[&(5, "3".to_owned())]["subscribed"], json!(false));
+    }
+
+    #[test]
+    fn a_huge_retry_time_saturates() {
+        let now = Instant::now();
+        assert!(deadline(now, Duration::MAX) > now + Duration::from_secs(86_400));
     }
 }

@@ -1,6 +1,6 @@
 //! V3 answers built with the backend's GraphQL, over real sockets (client → svcgate → svc-sim): a list's
 //! `subscribed` in one batched request (first and repeated call alike, current after a change, across projects,
-//! split under a complexity limit), per-item requests when the backend has no GraphQL (remembered: not asked again),
+//! split under a complexity limit, cut by query length over many projects, no split past the call budget), per-item requests when the backend has no GraphQL (remembered: not asked again),
 //! and a global id resolved in one request, with bisection when GraphQL is off.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -582,5 +582,134 @@ async fn a_global_id_named_under_another_projects_path_is_a_404_every_time_even_
         assert_eq!(home.status, StatusCode::OK, "{:?}", home.body);
         assert_eq!(home.json()["iid"], json!(iid));
     }
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn a_list_spanning_many_projects_is_completed_in_requests_the_backend_accepts_and_the_next_list_still_uses_graphql(
+) {
+    let (sim, demo) = common::sim::with_demo().await;
+    for n in 0..95 {
+        let project = send_json(
+            Method::POST,
+            &format!("{}/api/v4/projects", sim.url()),
+            &demo.token,
+            json!({"name": format!("many-{n}")}),
+        )
+        .await;
+        assert_eq!(project.status, StatusCode::CREATED, "{:?}", project.body);
+        issues(&sim, &demo.token, project.json()["id"].as_u64().unwrap(), 1).await;
+    }
+    let gateway = TestGateway::start(&sim.url()).await;
+    let list = format!("{}/api/v3/issues?per_page=100", gateway.url());
+    for call in ["first", "later"] {
+        sim.clear_requests();
+        let answer = get(&list, &demo.token).await;
+        assert_eq!(answer.status, StatusCode::OK, "{call}");
+        let items = answer.json();
+        let projects: std::collections::BTreeSet<u64> = items
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|issue| issue["project_id"].as_u64().unwrap())
+            .collect();
+        assert!(projects.len() > 90, "{call}: {} projects", projects.len());
+        assert_eq!(subscribed(&items), all_true(&items), "{call}");
+        let received = calls(&sim);
+        let graphql = received.iter().filter(|call| call.contains("graphql")).count();
+        assert!(graphql >= 2, "{call}: cut by projects: {received:?}");
+        assert_eq!(
+            received.len(),
+            1 + graphql,
+            "{call}: no per-item request: {received:?}"
+        );
+        for body in graphql_bodies(&sim) {
+            let length = body["query"].as_str().unwrap().len();
+            assert!(length < 10_000, "{call}: a query of {length} characters");
+        }
+    }
+    let metrics = get(&format!("{}/-/svcgate/metrics", gateway.url()), "").await;
+    let text = String::from_utf8(metrics.body.to_vec()).unwrap();
+    assert!(!text.contains(r#"outcome="refused""#), "{text}");
+    assert!(!text.contains(r#"outcome="skipped""#), "{text}");
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn a_complexity_limited_list_falls_back_rather_than_split_past_the_call_budget_and_is_answered() {
+    let (sim, demo) = sim_with(SimOptions {
+        graphql_max_complexity: Some(250),
+        ..SimOptions::default()
+    })
+    .await;
+    issues(&sim, &demo.token, demo.project_id, 60).await;
+    let probe = get(
+        &format!(
+            "{}/api/v4/projects/{}/issues?per_page=100",
+            sim.url(),
+            demo.project_id
+        ),
+        &demo.token,
+    )
+    .await;
+    let items = probe.json().as_array().unwrap().len();
+    // The list, one GraphQL request, then one request per item: what the list needs without GraphQL and one more.
+    let budget = u64::try_from(items + 2).unwrap();
+    let gateway =
+        TestGateway::start_with(&sim.url(), |raw| raw.max_backend_calls_per_request = Some(budget)).await;
+    sim.clear_requests();
+    let answer = get(
+        &format!(
+            "{}/api/v3/projects/{}/issues?per_page=100",
+            gateway.url(),
+            demo.project_id
+        ),
+        &demo.token,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    let list = answer.json();
+    assert_eq!(subscribed(&list), all_true(&list));
+    let received = calls(&sim);
+    let graphql = received.iter().filter(|call| call.contains("graphql")).count();
+    assert_eq!(graphql, 1, "no split round past the budget: {received:?}");
+    assert_eq!(received.len(), items + 2, "{received:?}");
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn a_backend_whose_global_ids_name_another_app_is_remembered_as_refusing_graphql_and_lists_are_still_right(
+) {
+    let (sim, demo) = sim_with(SimOptions {
+        identifier_word: "other".to_owned(),
+        ..SimOptions::default()
+    })
+    .await;
+    issues(&sim, &demo.token, demo.project_id, 3).await;
+    let gateway = TestGateway::start(&sim.url()).await;
+    let list = format!("{}/api/v3/projects/{}/issues", gateway.url(), demo.project_id);
+
+    sim.clear_requests();
+    let first = get(&list, &demo.token).await;
+    assert_eq!(first.status, StatusCode::OK);
+    let first = first.json();
+    assert_eq!(subscribed(&first), all_true(&first));
+    let items = first.as_array().unwrap().len();
+    let received = calls(&sim);
+    assert_eq!(
+        received.len(),
+        2 + items,
+        "the list, GraphQL answering none of it, one per item: {received:?}"
+    );
+
+    sim.clear_requests();
+    let second = get(&list, &demo.token).await.json();
+    assert_eq!(subscribed(&second), all_true(&second));
+    let received = calls(&sim);
+    assert!(
+        !received.iter().any(|call| call.contains("graphql")),
+        "an answer that answered nothing is remembered: {received:?}"
+    );
+    assert_eq!(received.len(), 1 + items, "{received:?}");
     gateway.stop().await;
 }

@@ -74,11 +74,8 @@ async fn a_labels_filter_past_the_call_budget_is_refused_before_any_backend_call
     );
 }
 
-#[tokio::test]
-async fn every_fan_out_counts_against_the_call_budget() {
-    let (sim, demo) = common::sim::with_demo().await;
-    let gateway =
-        TestGateway::start_with(&sim.url(), |raw| raw.max_backend_calls_per_request = Some(3)).await;
+/// Adds five issues to the demo project of `sim`.
+async fn five_more_issues(sim: &svc_sim::SimHandle, demo: &svc_sim::DemoSeed) {
     for n in 0..5 {
         let created = common::send_json(
             http::Method::POST,
@@ -89,6 +86,14 @@ async fn every_fan_out_counts_against_the_call_budget() {
         .await;
         assert!(created.status.is_success());
     }
+}
+
+#[tokio::test]
+async fn every_fan_out_counts_against_the_call_budget() {
+    let (sim, demo) = common::sim::with_demo().await;
+    let gateway =
+        TestGateway::start_with(&sim.url(), |raw| raw.max_backend_calls_per_request = Some(3)).await;
+    five_more_issues(&sim, &demo).await;
     // A labels filter of four: one list read per label.
     let answer = get(
         &format!("{}/api/v3/issues?labels=a,b,c,d", gateway.url()),
@@ -100,7 +105,31 @@ async fn every_fan_out_counts_against_the_call_budget() {
         .as_str()
         .unwrap()
         .contains("labels is too long"));
-    // Item completion: the list plus one call per issue is more than three calls.
+    // Item completion with GraphQL: the list and one batched request, within three calls.
+    sim.clear_requests();
+    let answer = get(
+        &format!(
+            "{}/api/v3/projects/{}/issues?per_page=20",
+            gateway.url(),
+            demo.project_id
+        ),
+        &demo.token,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    assert_eq!(sim.requests().len(), 2);
+    gateway.stop().await;
+
+    // Without GraphQL, the list plus one call per issue is more than three calls.
+    let sim = common::sim::start_with(svc_sim::SimOptions {
+        graphql: false,
+        ..svc_sim::SimOptions::default()
+    })
+    .await;
+    let demo = sim.seed_demo();
+    five_more_issues(&sim, &demo).await;
+    let gateway =
+        TestGateway::start_with(&sim.url(), |raw| raw.max_backend_calls_per_request = Some(3)).await;
     let answer = get(
         &format!(
             "{}/api/v3/projects/{}/issues?per_page=20",

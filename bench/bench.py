@@ -1523,6 +1523,35 @@ class Bench:
         self.row5()
         self.alert_rows()
 
+    def run_passthrough_only(self):
+        """Only row 1's 50-connection cells (`--passthrough-only`): svcgate against the bare proxy and nginx at 1 KB
+        and 100 KB, for working on svcgate's passthrough; the svcgate / bare ratios are the ones issue #31 names."""
+        self.setup()
+        self.gate, _ = start_gate("svcgate", P_GATE, f"http://{HOST}:{P_ORIGIN}", WORK / "data" / "gate")
+        for who, port in (("nginx", P_NGINX), ("bare", P_BARE), ("svcgate", P_GATE)):
+            for key in ("1k", "100k"):
+                status, _, body = call("GET", port, PATHS[key])
+                if status != 200:
+                    raise RuntimeError(f"{who} {PATHS[key]} answered {status}: {body[:300]!r}")
+        self.passthrough = {}
+        for size in ("1k", "100k"):
+            label = f"{'1 KB' if size == '1k' else '100 KB'}, 50 conn"
+            log(f"row 1: {label}")
+            self.passthrough[(size, 50)] = self.closed_cell(label, PATHS[size], 50, ("nginx", "bare", "svcgate"))
+        self.check_logs(("svcgate",), ("ERROR", "WARN"))
+        R = self.row
+        for size, name in (("1k", "1 KB"), ("100k", "100 KB")):
+            cell = self.passthrough[(size, 50)]
+            R("1", f"{name}, 50 conn: requests per proxy CPU-second (proxy cores)", "",
+              f"{fmt_int(cell['nginx']['per_cpu'])} ({cell['nginx']['cpu_cores']:.2f})",
+              f"{fmt_int(cell['svcgate']['per_cpu'])} ({cell['svcgate']['cpu_cores']:.2f})", "", "",
+              bare=f"{fmt_int(cell['bare']['per_cpu'])} ({cell['bare']['cpu_cores']:.2f})")
+            to_bare = cell["svcgate"]["per_cpu"] / cell["bare"]["per_cpu"]
+            R("1", f"{name}, 50 conn: svcgate / bare, requests per CPU-second", "", "", f"{to_bare:.3f} ×",
+              "≥ 0.9 × bare", f"{verdict(to_bare >= 0.9)} ({to_bare:.2f} ×)")
+            R("1", f"{name}, 50 conn: proxy CPU per request, user + kernel (µs)", "", cpu_split(cell["nginx"]),
+              cpu_split(cell["svcgate"]), "", "", bare=cpu_split(cell["bare"]))
+
     def run_replicas_only(self):
         """Only row 7 (`--replicas-only`), for working on the PostgreSQL store."""
         for sub in ("logs", "data"):
@@ -1612,6 +1641,9 @@ def main():
     parser.add_argument("--graphql-only", action="store_true",
                         help="only row 8: V3 lists and id reads on svc-sim origins with GraphQL and without "
                              "(wrk and oha; no nginx or PostgreSQL needed)")
+    parser.add_argument("--passthrough-only", action="store_true",
+                        help="only row 1's 50-connection cells: svcgate, the bare hyper proxy and nginx at 1 KB and "
+                             "100 KB (wrk; no PostgreSQL or oha needed)")
     parser.add_argument("--alerts-only", action="store_true",
                         help="only row 5's closed-loop alert figure (wrk; no nginx, oha or PostgreSQL needed)")
     args = parser.parse_args()
@@ -1639,6 +1671,8 @@ def main():
             bench.run_graphql_only()
         elif args.alerts_only:
             bench.run_alerts_only()
+        elif args.passthrough_only:
+            bench.run_passthrough_only()
         else:
             bench.run()
     finally:

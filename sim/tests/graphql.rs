@@ -1,6 +1,7 @@
 //! svc-sim's GraphQL endpoint end to end: the batched completion and id lookup shapes svcgate sends, with golden
 //! answers; V4's permissions (anonymous, member, non-member, confidential issues); the service's error shapes
-//! (global ids, validation, bad token, complexity); the off switch; and the bench support (delay, counts, seed).
+//! (global ids, validation, bad token); its complexity limits per kind of caller, their override and
+//! `queryComplexity`; the off switch; and the bench support (delay, counts, seed).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::{Duration, Instant};
@@ -12,10 +13,11 @@ use svc_sim::{RecordRequests, SimHandle, SimOptions};
 mod common;
 use common::*;
 
-/// The completion query svcgate sends for a V3 list of issues (one alias per project).
-const ISSUES_BATCH: &str = "query($p0:[ID!],$i0:[String!]){p0:projects(ids:$p0,first:1){nodes{id issues(iids:$i0,first:100){nodes{iid subscribed}}}}}";
+/// The completion query svcgate sends for a V3 list of issues (one alias per project), for a batch of 30: its
+/// complexity, 187, is within every caller's limit.
+const ISSUES_BATCH: &str = "query($p0:[ID!],$i0:[String!]){p0:projects(ids:$p0,first:1){nodes{id issues(iids:$i0,first:30){nodes{iid subscribed}}}}}";
 /// The same for merge requests.
-const MRS_BATCH: &str = "query($p0:[ID!],$i0:[String!]){p0:projects(ids:$p0,first:1){nodes{id mergeRequests(iids:$i0,first:100){nodes{iid subscribed}}}}}";
+const MRS_BATCH: &str = "query($p0:[ID!],$i0:[String!]){p0:projects(ids:$p0,first:1){nodes{id mergeRequests(iids:$i0,first:30){nodes{iid subscribed}}}}}";
 /// svcgate's global id lookups.
 const ISSUE_BY_ID: &str = "query($id:IssueID!){issue(id:$id){iid projectId reference(full:true)}}";
 const MR_BY_ID: &str = "query($id:MergeRequestID!){mergeRequest(id:$id){iid projectId reference(full:true)}}";
@@ -431,27 +433,89 @@ async fn a_batch_is_answered_in_order_and_get_answers_queries() {
     assert_eq!(r.body, json!({"data": {"project": {"name": "secret"}}}));
 }
 
+/// svcgate's completion query for `items` issues of one project, asking the caller's limit too: its complexity is
+/// 2 + 5 + 6 × items.
+fn svcgate_batch(items: usize) -> String {
+    format!(
+        "query($p0:[ID!],$i0:[String!]){{queryComplexity{{limit}}p0:projects(ids:$p0,first:1){{nodes{{id \
+         issues(iids:$i0,first:{items}){{nodes{{iid subscribed}}}}}}}}}}"
+    )
+}
+
+/// The service's refusal of a query of complexity `score` over `limit`.
+fn too_complex(score: usize, limit: usize) -> Value {
+    json!({"errors": [{"message": format!("Query has complexity of {score}, which exceeds max complexity of {limit}")}]})
+}
+
 #[tokio::test]
-async fn a_query_over_the_complexity_limit_is_refused_with_the_services_message() {
+async fn each_kind_of_caller_is_held_to_the_services_complexity_limit_with_its_message() {
+    let w = world().await;
+    let (_, admin) = w.sim.create_user("admin", true);
+    let vars = json!({"p0": [project_gid(w.project)], "i0": ["1"]});
+    // The largest batch of each kind fits (a score equal to the limit is allowed); one more item does not.
+    for (who, token, limit, batch) in [
+        ("anonymous", None, 200, 32),
+        ("signed in", Some(w.dev.as_str()), 250, 40),
+        ("administrator", Some(admin.as_str()), 300, 48),
+        ("root", Some(ROOT), 300, 48),
+    ] {
+        let fits = gql_ok(&w.sim, token, &svcgate_batch(batch), vars.clone()).await;
+        assert_eq!(fits["data"]["queryComplexity"], json!({"limit": limit}), "{who}");
+        let over = gql(&w.sim, token, &svcgate_batch(batch + 1), vars.clone()).await;
+        assert_eq!(over.status, StatusCode::OK, "{who}");
+        assert_eq!(over.body, too_complex(7 + 6 * (batch + 1), limit), "{who}");
+    }
+    // A connection without `first` counts 100 nodes: 1 + 1 × (1 + 1 + (1 + 100 × 6 + 1)) + 1.
+    let unbounded = ISSUES_BATCH.replace("first:30", "first:100");
+    let r = gql(&w.sim, Some(&w.dev), &unbounded, vars).await;
+    assert_eq!(r.body, too_complex(605, 250));
+}
+
+#[tokio::test]
+async fn query_complexity_answers_the_callers_limit_and_the_querys_own_score() {
+    let w = world().await;
+    let query = "{queryComplexity{limit score}}";
+    for (who, token, limit) in [
+        ("anonymous", None, 200),
+        ("signed in", Some(w.dev.as_str()), 250),
+        ("root", Some(ROOT), 300),
+    ] {
+        let body = gql_ok(&w.sim, token, query, Value::Null).await;
+        assert_eq!(
+            body,
+            json!({"data": {"queryComplexity": {"limit": limit, "score": 3}}}),
+            "{who}"
+        );
+    }
+    // Its score is the whole query's: svcgate's batch of 40 with `score` selected as well.
+    let batch = svcgate_batch(40).replace("queryComplexity{limit}", "queryComplexity{limit score}");
+    let vars = json!({"p0": [project_gid(w.project)], "i0": ["1"]});
+    let body = gql_ok(&w.sim, Some(&w.dev), &batch, vars).await;
+    assert_eq!(
+        body["data"]["queryComplexity"],
+        json!({"limit": 250, "score": 248})
+    );
+}
+
+#[tokio::test]
+async fn the_complexity_override_holds_every_caller_to_one_limit() {
     let w = world_with(SimOptions {
-        graphql_max_complexity: Some(250),
+        graphql_max_complexity: Some(1_000),
         ..SimOptions::default()
     })
     .await;
-    // 1 + 1 × (1 + 1 + (1 + 100 × 6 + 1)) + 1, as graphql-ruby counts connections.
     let vars = json!({"p0": [project_gid(w.project)], "i0": ["1"]});
-    let r = gql(&w.sim, Some(&w.dev), ISSUES_BATCH, vars.clone()).await;
-    assert_eq!(r.status, StatusCode::OK);
-    assert_eq!(
-        r.body,
-        json!({"errors": [{"message": "Query has complexity of 605, which exceeds max complexity of 250"}]})
-    );
-    let smaller = ISSUES_BATCH.replace("first:100", "first:40");
-    let body = gql_ok(&w.sim, Some(&w.dev), &smaller, vars).await;
-    assert_eq!(
-        body["data"]["p0"]["nodes"][0]["issues"]["nodes"][0]["iid"],
-        json!("1")
-    );
+    for token in [None, Some(w.dev.as_str()), Some(ROOT)] {
+        let body = gql_ok(&w.sim, token, &svcgate_batch(100), vars.clone()).await;
+        assert_eq!(body["data"]["queryComplexity"], json!({"limit": 1_000}));
+    }
+    let w = world_with(SimOptions {
+        graphql_max_complexity: Some(100),
+        ..SimOptions::default()
+    })
+    .await;
+    let r = gql(&w.sim, Some(ROOT), &svcgate_batch(16), vars).await;
+    assert_eq!(r.body, too_complex(103, 100));
 }
 
 #[tokio::test]
@@ -545,8 +609,8 @@ async fn the_bench_seed_makes_the_bench_user_projects_and_subscriptions() {
     }
     let query = r#"{
         i1k: project(fullPath: "bench/i1k") {issues(first: 0) {count}}
-        i100k: project(fullPath: "bench/i100k") {issues(iids: ["10", "11", "100000"]) {count nodes {iid subscribed}}}
-        mr: project(fullPath: "bench/mr") {mergeRequests(iids: ["10", "11"], state: opened) {count nodes {iid subscribed}}}
+        i100k: project(fullPath: "bench/i100k") {issues(iids: ["10", "11", "100000"], first: 3) {count nodes {iid subscribed}}}
+        mr: project(fullPath: "bench/mr") {mergeRequests(iids: ["10", "11"], state: opened, first: 2) {count nodes {iid subscribed}}}
     }"#;
     let body = gql_ok(&sim, Some(token), query, Value::Null).await;
     assert_eq!(

@@ -1,8 +1,10 @@
 //! The GraphQL schema svc-sim answers: the service's names (`Query.project`, `projects`, `issue`, `mergeRequest`,
-//! `currentUser`, `metadata`; `Project`, `Issue`, `MergeRequest` and their connections) and their resolvers.
+//! `currentUser`, `metadata`, `queryComplexity`; `Project`, `Issue`, `MergeRequest` and their connections) and
+//! their resolvers.
 //! Resolvers lock the store briefly, apply V4's visibility rules (`api::issues::visible`,
 //! `api::merge_requests::readable`, `Store::can_read_project`) and copy what they answer into plain nodes.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use async_graphql::{Context, Enum, Object, Result as GqlResult, Scalar, ScalarType, Value};
@@ -13,12 +15,16 @@ use crate::api::{issues, merge_requests};
 use crate::handle::{lock, Shared};
 use crate::store::{Issue, MergeRequest, Project, Store};
 
-/// What every resolver needs: the simulator and the authenticated caller.
+/// What every resolver needs: the simulator, the authenticated caller, and the query's complexity and limit.
 pub struct Viewer {
     /// The simulator's state.
     pub shared: Arc<Shared>,
     /// The caller (None when anonymous).
     pub caller: Option<u64>,
+    /// This caller's complexity limit.
+    pub limit: usize,
+    /// This query's complexity, as validation counted it.
+    pub score: AtomicUsize,
 }
 
 fn viewer<'a>(ctx: &Context<'a>) -> GqlResult<&'a Viewer> {
@@ -191,6 +197,16 @@ impl Query {
         Metadata
     }
 
+    /// This query's complexity and the caller's limit.
+    async fn query_complexity(&self, ctx: &Context<'_>) -> GqlResult<Option<QueryComplexity>> {
+        let v = viewer(ctx)?;
+        let int = |n: usize| i32::try_from(n).ok();
+        Ok(Some(QueryComplexity {
+            limit: int(v.limit),
+            score: int(v.score.load(Ordering::Relaxed)),
+        }))
+    }
+
     /// A project by full path; null when absent or not readable by the caller.
     async fn project(
         &self,
@@ -289,6 +305,15 @@ pub struct CurrentUser {
     username: String,
     /// Display name.
     name: String,
+}
+
+/// `QueryComplexity`: a query's complexity and the limit it is held to (each field costs 1).
+#[derive(async_graphql::SimpleObject)]
+pub struct QueryComplexity {
+    /// The caller's complexity limit.
+    limit: Option<i32>,
+    /// This query's complexity score.
+    score: Option<i32>,
 }
 
 /// `Metadata`: what clients probe to learn the server's version.

@@ -7,10 +7,16 @@
 //! (404, a validation error, an answer that is not GraphQL's), that is remembered for `graphql_retry_after` and the
 //! callers fall back to their per-item requests or bisection; a 5xx or a timeout is remembered for a minute at most;
 //! 401, 403 and 429 are the caller's, not the backend's, and fall back for that request only; so are 413 and 422
-//! (a query too long), which split that request. A query refused for its complexity is split into smaller batches,
-//! and the size that fits is remembered until the retry time, apart for anonymous and authenticated callers. Each
-//! request's query text stays under the service's length limit, and a split round is only taken while the call
-//! budget covers the per-item fallback. A `null` that came with an error at its path is unanswered, not absent.
+//! (a query too long), which split that request.
+//!
+//! Batches are sized to the backend's complexity limit: each request's score, counted as graphql-ruby counts
+//! svcgate's query shape ([`query_score`]), stays within the limit for the caller's kind, at first the service's
+//! documented one (200 anonymous, 250 signed in) and then the one the backend names in each answer's
+//! `queryComplexity { limit }`, higher or lower; within one kind the lowest named is kept until the retry time. A
+//! query refused for its complexity all the same is split into smaller batches, and the size that fits is remembered
+//! until the retry time. Each request's query text stays under the service's length limit, and a split round is
+//! only taken while the call budget covers the per-item fallback. A `null` that came with an error at its path is
+//! unanswered, not absent.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,6 +48,22 @@ const MIN_BATCH: usize = 10;
 /// The longest query text one request carries: the service refuses more than 10,000 characters ("Query too
 /// large", 422), so each request stays under this, whatever its items and projects.
 const MAX_QUERY_CHARS: usize = 9_000;
+
+/// The service's documented complexity limits, by kind of caller ([`ANONYMOUS`], [`AUTHENTICATED`]):
+/// `GitlabSchema::DEFAULT_MAX_COMPLEXITY` and `AUTHENTICATED_MAX_COMPLEXITY`. Batches are sized to these until an
+/// answer names the backend's own.
+const DOCUMENTED_LIMITS: [u64; 2] = [200, 250];
+
+/// The score of `queryComplexity{limit}`, which every completion query selects: 1 for each field.
+const QUERY_COMPLEXITY_SCORE: u64 = 2;
+
+/// The score of one project's alias without its items: `projects(first:1)` (1), its `nodes` (1), `id` (1), the
+/// collection field (1) and its `nodes` (1); each item then adds its fields' scores (graphql-ruby multiplies what is
+/// under a connection's `nodes` by `first`).
+const PROJECT_SCORE: u64 = 5;
+
+/// The selection that asks the backend for the caller's complexity limit.
+const QUERY_COMPLEXITY: &str = "queryComplexity{limit}";
 
 /// Rounds of complexity splitting one list may take before the rest falls back.
 const MAX_SPLITS: usize = 4;
@@ -97,13 +119,31 @@ pub enum Located {
     Unanswered,
 }
 
-/// Items per request the backend's complexity limit allowed, for one kind of caller, until when.
+/// Items per request a complexity refusal allowed, for one kind of caller, until when.
 #[derive(Debug, Clone, Copy)]
 struct BatchLimit {
     /// Items per request; 0: GraphQL is not asked for this kind of caller until `until`.
     size: usize,
     /// When the figure is forgotten (the retry time after it was learnt).
     until: Instant,
+}
+
+/// The lowest complexity limit the backend named for one kind of caller, until when.
+#[derive(Debug, Clone, Copy)]
+struct NamedLimit {
+    /// The limit.
+    limit: u64,
+    /// When it is forgotten (the retry time after it was named, or lowered).
+    until: Instant,
+}
+
+/// What one request of a completion may hold: items, and the complexity score they may add up to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Budget {
+    /// Items per request.
+    items: usize,
+    /// The backend's complexity limit for the caller's kind.
+    score: u64,
 }
 
 /// The kinds of caller whose complexity limits differ (the service allows anonymous callers less).
@@ -117,8 +157,10 @@ pub struct GraphqlState {
     refused_until: Mutex<Option<Instant>>,
     /// How long a refusal is remembered.
     retry_after: Duration,
-    /// Items per request the complexity limit allowed, for anonymous and for authenticated callers.
+    /// Items per request a complexity refusal allowed, for anonymous and for authenticated callers.
     limits: Mutex<[Option<BatchLimit>; 2]>,
+    /// The complexity limits the backend named, for anonymous and for authenticated callers.
+    named: Mutex<[Option<NamedLimit>; 2]>,
     /// Whether an answer that answered nothing has been logged at `warn` (once; later ones at `debug`).
     warned_useless: AtomicBool,
     /// The global id app word (`gid://WORD/Issue/1`), the identifier word.
@@ -153,6 +195,7 @@ impl GraphqlState {
             refused_until: Mutex::new(None),
             retry_after,
             limits: Mutex::new([None; 2]),
+            named: Mutex::new([None; 2]),
             warned_useless: AtomicBool::new(false),
             word: word.to_owned(),
             metrics,
@@ -182,7 +225,8 @@ impl GraphqlState {
         }
     }
 
-    /// Items one request may name now for callers of `class`; `None` when GraphQL is not asked for them.
+    /// Items one request may name now for callers of `class`, as complexity refusals left it; `None` when GraphQL
+    /// is not asked for them.
     fn batch_size(&self, class: usize) -> Option<usize> {
         let Ok(mut limits) = self.limits.lock() else {
             return Some(MAX_ITEMS);
@@ -196,6 +240,52 @@ impl GraphqlState {
                 Some(MAX_ITEMS)
             }
         }
+    }
+
+    /// The complexity limit for callers of `class`: the lowest the backend named since the retry time, else the
+    /// service's documented one.
+    fn complexity_limit(&self, class: usize) -> u64 {
+        let documented = DOCUMENTED_LIMITS[class];
+        let Ok(mut named) = self.named.lock() else {
+            return documented;
+        };
+        match named[class] {
+            Some(named) if Instant::now() < named.until => named.limit,
+            _ => {
+                named[class] = None;
+                documented
+            }
+        }
+    }
+
+    /// Remembers, until the retry time, that the backend named `limit` for callers of `class`: it replaces a
+    /// figure forgotten, or the documented one, upwards or downwards, and lowers one still remembered (never
+    /// raising it: a caller allowed more, such as an administrator, must not make the next caller's request fail).
+    fn name_limit(&self, class: usize, limit: u64) {
+        let now = Instant::now();
+        let Ok(mut named) = self.named.lock() else {
+            return;
+        };
+        let current = named[class].filter(|named| now < named.until);
+        if current.is_some_and(|named| named.limit <= limit) {
+            return;
+        }
+        if current.is_none() && limit != DOCUMENTED_LIMITS[class] {
+            tracing::debug!(limit, "the backend's GraphQL complexity limit");
+        }
+        named[class] = Some(NamedLimit {
+            limit,
+            until: deadline(now, self.retry_after),
+        });
+    }
+
+    /// What one request may hold now for callers of `class` asking nodes `selection`: the items complexity
+    /// refusals left and the complexity limit, or `None` when GraphQL is not asked (a refusal left too few items,
+    /// or the limit fits fewer than [`MIN_BATCH`] items of one project).
+    fn budget(&self, class: usize, selection: &str) -> Option<Budget> {
+        let items = self.batch_size(class)?;
+        let score = self.complexity_limit(class);
+        (items_within(score, selection) >= MIN_BATCH).then_some(Budget { items, score })
     }
 
     /// Remembers, until the retry time, that requests of `fits` items fit the backend's complexity limit for
@@ -313,11 +403,15 @@ impl GraphqlState {
         let mut max_items = MAX_ITEMS;
         let mut pending: Vec<ItemKey> = keys.to_vec();
         for round in 0..MAX_SPLITS {
-            let Some(size) = self.batch_size(class) else {
+            let Some(budget) = self.budget(class, selection) else {
                 self.metrics.graphql("completion", "skipped");
                 break;
             };
-            let chunks = chunk_keys(&pending, size.min(max_items), max_chars, collection, selection);
+            let limits = Budget {
+                items: budget.items.min(max_items),
+                score: budget.score,
+            };
+            let chunks = chunk_keys(&pending, limits, max_chars, collection, selection);
             if round > 0 {
                 let left = caller
                     .max_calls
@@ -346,13 +440,25 @@ impl GraphqlState {
                 for (chunk, answer) in futures_util::future::join_all(asked).await {
                     match answer? {
                         Answer::Data { data, .. } => {
+                            if let Some(limit) = named_limit(&data) {
+                                self.name_limit(class, limit);
+                            }
                             found.extend(read_completion(&data, collection, fields, chunk.len()))
                         }
                         Answer::Complexity { score, max } => {
+                            self.name_limit(class, max);
                             // A single item that does not fit cannot be split: it is fetched on its own.
                             if chunk.len() > 1 {
-                                let fits = fitting_batch(chunk.len(), score, max).min(chunk.len() - 1);
-                                if self.shrink_batch(class, fits) {
+                                // Sized for a higher limit (another caller's of this kind), the chunk is cut
+                                // again to the one named now; sized for this one, the backend counts more than
+                                // `query_score` does, and fewer items are asked until the retry time.
+                                let sized_for_more = query_score(chunk, selection) > max;
+                                let fits = if sized_for_more {
+                                    chunk.len()
+                                } else {
+                                    fitting_batch(chunk.len(), score, max).min(chunk.len() - 1)
+                                };
+                                if sized_for_more || self.shrink_batch(class, fits) {
                                     retry.extend_from_slice(chunk);
                                 } else {
                                     stop = true;
@@ -509,38 +615,79 @@ fn project_part(
     )
 }
 
-/// `keys` cut into requests of at most `size` items whose query text stays within `max_chars` (each project
-/// adds its own alias, so many projects make a long query even with few items).
+/// The complexity score of one item's node fields `selection`, as the service counts them: `subscribed` 5 (it
+/// is computed per item), any other field 1.
+fn item_score(selection: &str) -> u64 {
+    selection
+        .split_whitespace()
+        .map(|field| if field == "subscribed" { 5 } else { 1 })
+        .sum()
+}
+
+/// The complexity score of a [`completion_query`] for `keys` with node fields `selection`, as graphql-ruby counts
+/// it: `queryComplexity{limit}`, then per project its alias and `first` (its item count) times an item's fields.
+fn query_score(keys: &[ItemKey], selection: &str) -> u64 {
+    let mut projects: Vec<u64> = Vec::new();
+    for (project, _) in keys {
+        if !projects.contains(project) {
+            projects.push(*project);
+        }
+    }
+    let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
+    QUERY_COMPLEXITY_SCORE
+        .saturating_add(PROJECT_SCORE.saturating_mul(count(projects.len())))
+        .saturating_add(item_score(selection).saturating_mul(count(keys.len())))
+}
+
+/// How many items of one project a request with node fields `selection` may ask within complexity `limit`; at
+/// most [`MAX_ITEMS`].
+fn items_within(limit: u64, selection: &str) -> usize {
+    let room = limit.saturating_sub(QUERY_COMPLEXITY_SCORE + PROJECT_SCORE);
+    let items = room / item_score(selection).max(1);
+    usize::try_from(items).unwrap_or(MAX_ITEMS).min(MAX_ITEMS)
+}
+
+/// `keys` cut into requests of at most `limits.items` items whose score ([`query_score`]) stays within
+/// `limits.score` and whose query text stays within `max_chars` (each project adds its own alias, so many projects
+/// make a long and costly query even with few items).
 fn chunk_keys(
     keys: &[ItemKey],
-    size: usize,
+    limits: Budget,
     max_chars: usize,
     collection: GraphqlCollection,
     selection: &str,
 ) -> Vec<Vec<ItemKey>> {
-    // `query(){}`, and a project's part with the largest `first:` it can have.
-    const FIXED: usize = 9;
+    // `query(){queryComplexity{limit}}`, and a project's part with the largest `first:` it can have.
+    let fixed = 9 + QUERY_COMPLEXITY.len();
     let cost = |index: usize| {
         let (declarations, alias) = project_part(index, collection, selection, MAX_ITEMS);
         declarations.len() + 1 + alias.len()
     };
-    let size = size.max(1);
+    let size = limits.items.max(1);
+    let per_item = item_score(selection);
     let mut chunks = Vec::new();
     let mut chunk: Vec<ItemKey> = Vec::new();
     let mut projects: Vec<u64> = Vec::new();
-    let mut chars = FIXED;
+    let mut chars = fixed;
+    let mut score = QUERY_COMPLEXITY_SCORE;
     for key in keys {
         let new_project = !projects.contains(&key.0);
-        let full = chunk.len() >= size || (new_project && chars + cost(projects.len()) > max_chars);
+        let adds = per_item + if new_project { PROJECT_SCORE } else { 0 };
+        let full = chunk.len() >= size
+            || score + adds > limits.score
+            || (new_project && chars + cost(projects.len()) > max_chars);
         if full && !chunk.is_empty() {
             chunks.push(std::mem::take(&mut chunk));
             projects.clear();
-            chars = FIXED;
+            chars = fixed;
+            score = QUERY_COMPLEXITY_SCORE;
         }
         if !projects.contains(&key.0) {
             chars += cost(projects.len());
+            score += PROJECT_SCORE;
             projects.push(key.0);
         }
+        score += per_item;
         chunk.push(key.clone());
     }
     if !chunk.is_empty() {
@@ -550,7 +697,8 @@ fn chunk_keys(
 }
 
 /// The query and variables completing `keys` with the node fields `selection`, and how many aliases it has: one
-/// alias per project, by id (`projects(ids:, first: 1)`), each asking its items by iid.
+/// alias per project, by id (`projects(ids:, first: 1)`), each asking its items by iid; and
+/// `queryComplexity { limit }`, the caller's complexity limit.
 fn completion_query(
     word: &str,
     collection: GraphqlCollection,
@@ -578,7 +726,7 @@ fn completion_query(
         variables.insert(format!("i{index}"), json!(iids));
     }
     (
-        format!("query({}){{{aliases}}}", declarations.join(",")),
+        format!("query({}){{{QUERY_COMPLEXITY}{aliases}}}", declarations.join(",")),
         Value::Object(variables),
         projects.len(),
     )
@@ -617,7 +765,8 @@ fn read_completion(
     capacity: usize,
 ) -> HashMap<ItemKey, Map<String, Value>> {
     let mut found = HashMap::with_capacity(capacity);
-    for alias in data.values() {
+    let aliases = data.iter().filter(|(name, _)| name.starts_with('p'));
+    for (_, alias) in aliases {
         let Some(project) = alias
             .get("nodes")
             .and_then(Value::as_array)
@@ -651,6 +800,11 @@ fn read_completion(
         }
     }
     found
+}
+
+/// The complexity limit an answer's `queryComplexity { limit }` names, if any.
+fn named_limit(data: &Map<String, Value>) -> Option<u64> {
+    data.get("queryComplexity")?.get("limit")?.as_u64()
 }
 
 /// What `issue(id:)` or `mergeRequest(id:)` (`field`) answered: `null` is no record for this caller, unless an
@@ -699,7 +853,7 @@ mod tests {
         assert_eq!(aliases, 2);
         assert_eq!(
             query,
-            "query($p0:[ID!],$i0:[String!],$p1:[ID!],$i1:[String!]){\
+            "query($p0:[ID!],$i0:[String!],$p1:[ID!],$i1:[String!]){queryComplexity{limit}\
              p0:projects(ids:$p0,first:1){nodes{id issues(iids:$i0,first:2){nodes{iid subscribed}}}}\
              p1:projects(ids:$p1,first:1){nodes{id issues(iids:$i1,first:1){nodes{iid subscribed}}}}}"
         );
@@ -816,9 +970,13 @@ mod tests {
     fn requests_are_cut_by_items_and_by_query_length() {
         let selection = selection_of(&["subscribed".to_owned()]);
         let many: Vec<ItemKey> = (0..200).map(|project| (project, "1".to_owned())).collect();
+        let unlimited = Budget {
+            items: MAX_ITEMS,
+            score: u64::MAX,
+        };
         let chunks = chunk_keys(
             &many,
-            MAX_ITEMS,
+            unlimited,
             MAX_QUERY_CHARS,
             GraphqlCollection::Issues,
             &selection,
@@ -832,12 +990,97 @@ mod tests {
         let one: Vec<ItemKey> = (0..250).map(|iid| (5, iid.to_string())).collect();
         let chunks = chunk_keys(
             &one,
-            MAX_ITEMS,
+            unlimited,
             MAX_QUERY_CHARS,
             GraphqlCollection::Issues,
             &selection,
         );
         assert_eq!(chunks.iter().map(Vec::len).collect::<Vec<_>>(), [100, 100, 50]);
+    }
+
+    #[test]
+    fn a_completion_query_scores_as_graphql_ruby_counts_it_and_batches_fit_the_documented_limits() {
+        let selection = selection_of(&["subscribed".to_owned()]);
+        let hundred: Vec<ItemKey> = (0..100).map(|iid| (5, iid.to_string())).collect();
+        // 2 for queryComplexity{limit}, 5 for the project's alias, 6 per item (iid 1, subscribed 5).
+        assert_eq!(query_score(&hundred, &selection), 607);
+        let two_projects = [(5, "1".to_owned()), (7, "1".to_owned())];
+        assert_eq!(query_score(&two_projects, &selection), 2 + 2 * 5 + 2 * 6);
+        assert_eq!(items_within(DOCUMENTED_LIMITS[ANONYMOUS], &selection), 32);
+        assert_eq!(items_within(DOCUMENTED_LIMITS[AUTHENTICATED], &selection), 40);
+        assert_eq!(items_within(1_000, &selection), MAX_ITEMS);
+        assert_eq!(items_within(50, &selection), 7, "below the floor of 10");
+        let budget = Budget {
+            items: MAX_ITEMS,
+            score: 250,
+        };
+        let chunks = chunk_keys(
+            &hundred,
+            budget,
+            MAX_QUERY_CHARS,
+            GraphqlCollection::Issues,
+            &selection,
+        );
+        assert_eq!(chunks.iter().map(Vec::len).collect::<Vec<_>>(), [40, 40, 20]);
+        for chunk in &chunks {
+            assert!(query_score(chunk, &selection) <= 250);
+        }
+        // Each project's alias costs its share: 20 projects of one item need two requests under 200.
+        let spread: Vec<ItemKey> = (0..20).map(|project| (project, "1".to_owned())).collect();
+        let budget = Budget {
+            items: MAX_ITEMS,
+            score: 200,
+        };
+        let chunks = chunk_keys(
+            &spread,
+            budget,
+            MAX_QUERY_CHARS,
+            GraphqlCollection::Issues,
+            &selection,
+        );
+        assert_eq!(chunks.iter().map(Vec::len).collect::<Vec<_>>(), [18, 2]);
+    }
+
+    #[test]
+    fn a_named_limit_replaces_the_documented_one_both_ways_and_within_a_kind_the_lowest_is_kept() {
+        let state = GraphqlState::new("svc", Duration::from_secs(600), Metrics::new());
+        assert_eq!(state.complexity_limit(ANONYMOUS), 200);
+        assert_eq!(state.complexity_limit(AUTHENTICATED), 250);
+        state.name_limit(AUTHENTICATED, 1_000);
+        assert_eq!(state.complexity_limit(AUTHENTICATED), 1_000, "upwards");
+        state.name_limit(AUTHENTICATED, 300);
+        state.name_limit(AUTHENTICATED, 400);
+        assert_eq!(state.complexity_limit(AUTHENTICATED), 300, "the lowest named");
+        assert_eq!(state.complexity_limit(ANONYMOUS), 200, "apart per kind");
+        state.name_limit(ANONYMOUS, 20);
+        let selection = selection_of(&["subscribed".to_owned()]);
+        assert_eq!(state.budget(ANONYMOUS, &selection), None, "below the floor");
+        assert_eq!(
+            state.budget(AUTHENTICATED, &selection),
+            Some(Budget {
+                items: MAX_ITEMS,
+                score: 300
+            })
+        );
+        let forgetful = GraphqlState::new("svc", Duration::ZERO, Metrics::new());
+        forgetful.name_limit(AUTHENTICATED, 1_000);
+        assert_eq!(
+            forgetful.complexity_limit(AUTHENTICATED),
+            250,
+            "forgotten at the retry time"
+        );
+    }
+
+    #[test]
+    fn an_answer_names_its_limit() {
+        let Value::Object(data) = json!({"queryComplexity": {"limit": 250}, "p0": null}) else {
+            unreachable!()
+        };
+        assert_eq!(named_limit(&data), Some(250));
+        let Value::Object(data) = json!({"queryComplexity": null}) else {
+            unreachable!()
+        };
+        assert_eq!(named_limit(&data), None);
     }
 
     #[test]

@@ -93,6 +93,8 @@ enum Answer {
     },
     /// Refused for its size (413, 422 "Query too large"): this request's trouble, not the backend's refusal.
     TooLarge,
+    /// Refused for `queryComplexity`, a field the backend does not have (an older server): asked again without it.
+    NoLimitField,
     /// The backend has no GraphQL or cannot run the query: remembered for `graphql_retry_after`.
     Refused,
     /// A backend error or timeout: remembered briefly.
@@ -163,6 +165,8 @@ pub struct GraphqlState {
     named: Mutex<[Option<NamedLimit>; 2]>,
     /// Whether an answer that answered nothing has been logged at `warn` (once; later ones at `debug`).
     warned_useless: AtomicBool,
+    /// Whether completions ask `queryComplexity { limit }` (until the backend says it has no such field).
+    ask_limit: AtomicBool,
     /// The global id app word (`gid://WORD/Issue/1`), the identifier word.
     word: String,
     metrics: Arc<Metrics>,
@@ -197,6 +201,7 @@ impl GraphqlState {
             limits: Mutex::new([None; 2]),
             named: Mutex::new([None; 2]),
             warned_useless: AtomicBool::new(false),
+            ask_limit: AtomicBool::new(true),
             word: word.to_owned(),
             metrics,
         }
@@ -216,6 +221,11 @@ impl GraphqlState {
             self.metrics.graphql(kind, "skipped");
         }
         usable
+    }
+
+    /// Whether completions ask the backend's complexity limit.
+    fn asks_limit(&self) -> bool {
+        self.ask_limit.load(Ordering::Relaxed)
     }
 
     /// Keeps GraphQL off for `period`.
@@ -362,6 +372,10 @@ impl GraphqlState {
             Answer::Data { .. } => "ok",
             Answer::Complexity { .. } => "split",
             Answer::TooLarge => "too_large",
+            Answer::NoLimitField => {
+                self.ask_limit.store(false, Ordering::Relaxed);
+                "no_limit_field"
+            }
             Answer::Refused => {
                 tracing::info!(
                     retry_after = ?self.retry_after,
@@ -431,7 +445,7 @@ impl GraphqlState {
             for wave in chunks.chunks(concurrency.max(1)) {
                 let asked = wave.iter().map(|chunk| async move {
                     let (query, variables, aliases) =
-                        completion_query(&self.word, collection, selection, chunk);
+                        completion_query(&self.word, collection, selection, chunk, self.asks_limit());
                     let useless =
                         |data: &Map<String, Value>, errors: &[Value]| answers_nothing(data, errors, aliases);
                     let answer = self.ask(caller, "completion", &query, variables, useless).await;
@@ -473,6 +487,7 @@ impl GraphqlState {
                                 retry.extend_from_slice(chunk);
                             }
                         }
+                        Answer::NoLimitField => retry.extend_from_slice(chunk),
                         Answer::Refused | Answer::Error | Answer::Denied => stop = true,
                     }
                 }
@@ -559,6 +574,12 @@ fn judge(status: StatusCode, bytes: &[u8]) -> Answer {
         .collect();
     if let Some((score, max)) = messages.iter().find_map(|message| complexity_of(message)) {
         return Answer::Complexity { score, max };
+    }
+    if messages
+        .iter()
+        .any(|message| message.contains("'queryComplexity'"))
+    {
+        return Answer::NoLimitField;
     }
     if let Some(message) = messages.first() {
         tracing::warn!(message, "the backend's GraphQL refused svcgate's query");
@@ -698,12 +719,13 @@ fn chunk_keys(
 
 /// The query and variables completing `keys` with the node fields `selection`, and how many aliases it has: one
 /// alias per project, by id (`projects(ids:, first: 1)`), each asking its items by iid; and
-/// `queryComplexity { limit }`, the caller's complexity limit.
+/// `queryComplexity { limit }`, the caller's complexity limit, when `ask_limit`.
 fn completion_query(
     word: &str,
     collection: GraphqlCollection,
     selection: &str,
     keys: &[ItemKey],
+    ask_limit: bool,
 ) -> (String, Value, usize) {
     let mut projects: Vec<(u64, Vec<&str>)> = Vec::new();
     for (project_id, iid) in keys {
@@ -725,8 +747,9 @@ fn completion_query(
         );
         variables.insert(format!("i{index}"), json!(iids));
     }
+    let limit = if ask_limit { QUERY_COMPLEXITY } else { "" };
     (
-        format!("query({}){{{QUERY_COMPLEXITY}{aliases}}}", declarations.join(",")),
+        format!("query({}){{{limit}{aliases}}}", declarations.join(",")),
         Value::Object(variables),
         projects.len(),
     )
@@ -849,7 +872,7 @@ mod tests {
         let keys = vec![(5, "1".to_owned()), (7, "3".to_owned()), (5, "2".to_owned())];
         let selection = selection_of(&["subscribed".to_owned()]);
         let (query, variables, aliases) =
-            completion_query("svc", GraphqlCollection::Issues, &selection, &keys);
+            completion_query("svc", GraphqlCollection::Issues, &selection, &keys, true);
         assert_eq!(aliases, 2);
         assert_eq!(
             query,
@@ -861,8 +884,18 @@ mod tests {
             variables,
             json!({"p0": ["gid://svc/Project/5"], "i0": ["1", "2"], "p1": ["gid://svc/Project/7"], "i1": ["3"]})
         );
-        let (query, _, _) = completion_query("svc", GraphqlCollection::MergeRequests, &selection, &keys[..1]);
+        let (query, _, _) = completion_query(
+            "svc",
+            GraphqlCollection::MergeRequests,
+            &selection,
+            &keys[..1],
+            false,
+        );
         assert!(query.contains("mergeRequests(iids:$i0,first:1)"), "{query}");
+        assert!(
+            query.starts_with("query($p0:[ID!],$i0:[String!]){p0:"),
+            "without the limit: {query}"
+        );
     }
 
     #[test]
@@ -917,6 +950,13 @@ mod tests {
         assert_eq!(
             judge(StatusCode::NOT_FOUND, br#"{"message":"404 Not Found"}"#),
             Answer::Refused
+        );
+        assert_eq!(
+            judge(
+                StatusCode::OK,
+                br#"{"errors":[{"message":"Field 'queryComplexity' doesn't exist on type 'Query'"}]}"#
+            ),
+            Answer::NoLimitField
         );
         assert_eq!(judge(StatusCode::OK, b"<html>"), Answer::Refused);
         assert_eq!(judge(StatusCode::OK, b"{}"), Answer::Refused);
@@ -984,7 +1024,7 @@ mod tests {
         assert!(chunks.len() >= 3, "{}", chunks.len());
         assert_eq!(chunks.iter().map(Vec::len).sum::<usize>(), 200);
         for chunk in &chunks {
-            let (query, _, _) = completion_query("svc", GraphqlCollection::Issues, &selection, chunk);
+            let (query, _, _) = completion_query("svc", GraphqlCollection::Issues, &selection, chunk, true);
             assert!(query.len() <= MAX_QUERY_CHARS, "{}", query.len());
         }
         let one: Vec<ItemKey> = (0..250).map(|iid| (5, iid.to_string())).collect();

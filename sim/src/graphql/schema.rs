@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use async_graphql::{Context, Enum, Object, Result as GqlResult, Scalar, ScalarType, Value};
 
-use super::connection::{connection, connection_complexity, Page};
+use super::connection::{connection, connection_complexity, resolver_complexity, Page};
 use super::gid::{self, Model};
 use crate::api::{issues, merge_requests};
 use crate::handle::{lock, Shared};
@@ -229,7 +229,9 @@ impl Query {
     }
 
     /// Projects by global id (those the caller cannot read are left out), newest first.
-    #[graphql(complexity = "connection_complexity(first, __field, child_complexity)")]
+    #[graphql(
+        complexity = "connection_complexity(child_complexity, resolver_complexity(false, false), first, false)"
+    )]
     async fn projects(
         &self,
         ctx: &Context<'_>,
@@ -391,7 +393,10 @@ impl ProjectNode {
     }
 
     /// The project's issues the caller can see, newest first unless `sort` says otherwise; `iids: []` answers none.
-    #[graphql(complexity = "connection_complexity(first, __field, child_complexity)")]
+    // `sort` counts whether given or not: the service's issue lists default it (`created_desc`).
+    #[graphql(
+        complexity = "connection_complexity(child_complexity, resolver_complexity(true, false), first, iids.is_some() || iid.is_some())"
+    )]
     #[allow(clippy::too_many_arguments)] // one per argument of the service's field
     async fn issues(
         &self,
@@ -422,7 +427,10 @@ impl ProjectNode {
     }
 
     /// The project's merge requests, newest first unless `sort` says otherwise, when the caller may read them; `iids: []` answers none.
-    #[graphql(complexity = "connection_complexity(first, __field, child_complexity)")]
+    // `sort` counts whether given or not: the service's merge request lists default it (`created_desc`).
+    #[graphql(
+        complexity = "connection_complexity(child_complexity, resolver_complexity(true, false), first, iids.is_some())"
+    )]
     async fn merge_requests(
         &self,
         ctx: &Context<'_>,

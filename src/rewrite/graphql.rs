@@ -9,12 +9,16 @@
 //! 401, 403 and 429 are the caller's, not the backend's, and fall back for that request only; so are 413 and 422
 //! (a query too long), which split that request.
 //!
-//! Batches are sized to the backend's complexity limit: each request's score, counted as graphql-ruby counts
-//! svcgate's query shape ([`query_score`]), stays within the limit for the caller's kind, at first the service's
+//! Batches are sized to the backend's complexity limit: each request's score, counted as the service counts
+//! svcgate's query shape ([`query_score`]: GitLab's resolver rule, under which items named by iid cost nothing and
+//! each project alias a fixed amount), stays within the limit for the caller's kind, at first the service's
 //! documented one (200 anonymous, 250 signed in) and then the one the backend names in each answer's
-//! `queryComplexity { limit }`, higher or lower; within one kind the lowest named is kept until the retry time. A
-//! query refused for its complexity all the same is split into smaller batches, and the size that fits is remembered
-//! until the retry time. Each request's query text stays under the service's length limit, and a split round is
+//! `queryComplexity { limit score }`, higher or lower; within one kind the lowest named is kept until the retry
+//! time. The `score` an answer reports corrects the estimate: per kind, the highest `reported / estimated` (at least
+//! 1) multiplies later estimates until the retry time, so a backend that scores per item (an older server) is
+//! fitted from its first answer on. A query refused for its complexity all the same is split into smaller batches,
+//! and the size that fits is remembered until the retry time. A backend without `queryComplexity` is asked without
+//! it until the retry time. Each request's query text stays under the service's length limit, and a split round is
 //! only taken while the call budget covers the per-item fallback. A `null` that came with an error at its path is
 //! unanswered, not absent.
 
@@ -54,16 +58,11 @@ const MAX_QUERY_CHARS: usize = 9_000;
 /// answer names the backend's own.
 const DOCUMENTED_LIMITS: [u64; 2] = [200, 250];
 
-/// The score of `queryComplexity{limit}`, which every completion query selects: 1 for each field.
-const QUERY_COMPLEXITY_SCORE: u64 = 2;
+/// The score of `queryComplexity{limit score}`, which completion queries select: 1 for each field.
+const QUERY_COMPLEXITY_SCORE: u64 = 3;
 
-/// The score of one project's alias without its items: `projects(first:1)` (1), its `nodes` (1), `id` (1), the
-/// collection field (1) and its `nodes` (1); each item then adds its fields' scores (graphql-ruby multiplies what is
-/// under a connection's `nodes` by `first`).
-const PROJECT_SCORE: u64 = 5;
-
-/// The selection that asks the backend for the caller's complexity limit.
-const QUERY_COMPLEXITY: &str = "queryComplexity{limit}";
+/// The selection that asks the backend for the caller's complexity limit and the query's score.
+const QUERY_COMPLEXITY: &str = "queryComplexity{limit score}";
 
 /// Rounds of complexity splitting one list may take before the rest falls back.
 const MAX_SPLITS: usize = 4;
@@ -121,6 +120,15 @@ pub enum Located {
     Unanswered,
 }
 
+/// A correction of [`query_score`] for one kind of caller, until when.
+#[derive(Debug, Clone, Copy)]
+struct Correction {
+    /// What the backend's score was at most, as a multiple of the estimate (at least 1).
+    factor: f64,
+    /// When it is forgotten (the retry time after it was last seen).
+    until: Instant,
+}
+
 /// Items per request a complexity refusal allowed, for one kind of caller, until when.
 #[derive(Debug, Clone, Copy)]
 struct BatchLimit {
@@ -140,12 +148,21 @@ struct NamedLimit {
 }
 
 /// What one request of a completion may hold: items, and the complexity score they may add up to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 struct Budget {
     /// Items per request.
     items: usize,
     /// The backend's complexity limit for the caller's kind.
     score: u64,
+    /// What [`query_score`]'s estimates are multiplied by (the backend's reports, at least 1).
+    factor: f64,
+}
+
+impl Budget {
+    /// Whether a query [`query_score`] estimates at `estimate` fits, corrected by the factor.
+    fn fits(&self, estimate: u64) -> bool {
+        estimate as f64 * self.factor <= self.score as f64
+    }
 }
 
 /// The kinds of caller whose complexity limits differ (the service allows anonymous callers less).
@@ -163,10 +180,12 @@ pub struct GraphqlState {
     limits: Mutex<[Option<BatchLimit>; 2]>,
     /// The complexity limits the backend named, for anonymous and for authenticated callers.
     named: Mutex<[Option<NamedLimit>; 2]>,
+    /// How much more than [`query_score`] the backend scored, for anonymous and for authenticated callers.
+    corrections: Mutex<[Option<Correction>; 2]>,
     /// Whether an answer that answered nothing has been logged at `warn` (once; later ones at `debug`).
     warned_useless: AtomicBool,
-    /// Whether completions ask `queryComplexity { limit }` (until the backend says it has no such field).
-    ask_limit: AtomicBool,
+    /// Until when completions leave out `queryComplexity` (the backend said it has no such field).
+    no_limit_field_until: Mutex<Option<Instant>>,
     /// The global id app word (`gid://WORD/Issue/1`), the identifier word.
     word: String,
     metrics: Arc<Metrics>,
@@ -200,8 +219,9 @@ impl GraphqlState {
             retry_after,
             limits: Mutex::new([None; 2]),
             named: Mutex::new([None; 2]),
+            corrections: Mutex::new([None; 2]),
             warned_useless: AtomicBool::new(false),
-            ask_limit: AtomicBool::new(true),
+            no_limit_field_until: Mutex::new(None),
             word: word.to_owned(),
             metrics,
         }
@@ -223,9 +243,14 @@ impl GraphqlState {
         usable
     }
 
-    /// Whether completions ask the backend's complexity limit.
+    /// Whether completions ask the backend's complexity limit and score (not until the retry time after the
+    /// backend said it has no `queryComplexity`).
     fn asks_limit(&self) -> bool {
-        self.ask_limit.load(Ordering::Relaxed)
+        self.no_limit_field_until
+            .lock()
+            .ok()
+            .and_then(|until| *until)
+            .map_or(true, |until| until <= Instant::now())
     }
 
     /// Keeps GraphQL off for `period`.
@@ -268,6 +293,15 @@ impl GraphqlState {
         }
     }
 
+    /// Whether the backend named a complexity limit for callers of `class` since the retry time.
+    fn limit_named(&self, class: usize) -> bool {
+        self.named
+            .lock()
+            .ok()
+            .and_then(|named| named[class])
+            .is_some_and(|named| Instant::now() < named.until)
+    }
+
     /// Remembers, until the retry time, that the backend named `limit` for callers of `class`: it replaces a
     /// figure forgotten, or the documented one, upwards or downwards, and lowers one still remembered (never
     /// raising it: a caller allowed more, such as an administrator, must not make the next caller's request fail).
@@ -277,7 +311,8 @@ impl GraphqlState {
             return;
         };
         let current = named[class].filter(|named| now < named.until);
-        if current.is_some_and(|named| named.limit <= limit) {
+        // A higher one is not taken while a lower is remembered; the same one keeps it remembered longer.
+        if current.is_some_and(|named| named.limit < limit) {
             return;
         }
         if current.is_none() && limit != DOCUMENTED_LIMITS[class] {
@@ -289,13 +324,58 @@ impl GraphqlState {
         });
     }
 
+    /// The factor [`query_score`]'s estimates are multiplied by for callers of `class`: the highest
+    /// `reported / estimated` since the retry time, at least 1.
+    fn correction(&self, class: usize) -> f64 {
+        let Ok(mut corrections) = self.corrections.lock() else {
+            return 1.0;
+        };
+        match corrections[class] {
+            Some(correction) if Instant::now() < correction.until => correction.factor,
+            _ => {
+                corrections[class] = None;
+                1.0
+            }
+        }
+    }
+
+    /// Remembers, until the retry time, that the backend scored `reported` a query [`query_score`] estimated at
+    /// `estimated`, for callers of `class`: the factor only grows meanwhile (a server scoring per item reports
+    /// less for a small batch than for a full one).
+    fn correct(&self, class: usize, reported: u64, estimated: u64) {
+        let now = Instant::now();
+        let factor = (reported as f64 / estimated.max(1) as f64).max(1.0);
+        let Ok(mut corrections) = self.corrections.lock() else {
+            return;
+        };
+        let current = corrections[class].filter(|correction| now < correction.until);
+        if current.is_some_and(|correction| correction.factor > factor) {
+            return;
+        }
+        if factor > 1.0 && current.is_none() {
+            tracing::debug!(
+                factor,
+                "the backend's GraphQL scores svcgate's queries higher than the service does"
+            );
+        }
+        corrections[class] = Some(Correction {
+            factor,
+            until: deadline(now, self.retry_after),
+        });
+    }
+
     /// What one request may hold now for callers of `class` asking nodes `selection`: the items complexity
-    /// refusals left and the complexity limit, or `None` when GraphQL is not asked (a refusal left too few items,
-    /// or the limit fits fewer than [`MIN_BATCH`] items of one project).
+    /// refusals left, the complexity limit and the correction factor, or `None` when GraphQL is not asked (a
+    /// refusal left fewer than [`MIN_BATCH`] items, or the limit does not fit one project's alias).
     fn budget(&self, class: usize, selection: &str) -> Option<Budget> {
-        let items = self.batch_size(class)?;
-        let score = self.complexity_limit(class);
-        (items_within(score, selection) >= MIN_BATCH).then_some(Budget { items, score })
+        let budget = Budget {
+            items: self.batch_size(class)?,
+            score: self.complexity_limit(class),
+            factor: self.correction(class),
+        };
+        budget
+            .fits(QUERY_COMPLEXITY_SCORE.saturating_add(alias_score(selection)))
+            .then_some(budget)
     }
 
     /// Remembers, until the retry time, that requests of `fits` items fit the backend's complexity limit for
@@ -373,7 +453,9 @@ impl GraphqlState {
             Answer::Complexity { .. } => "split",
             Answer::TooLarge => "too_large",
             Answer::NoLimitField => {
-                self.ask_limit.store(false, Ordering::Relaxed);
+                if let Ok(mut until) = self.no_limit_field_until.lock() {
+                    *until = Some(deadline(Instant::now(), self.retry_after));
+                }
                 "no_limit_field"
             }
             Answer::Refused => {
@@ -423,7 +505,7 @@ impl GraphqlState {
             };
             let limits = Budget {
                 items: budget.items.min(max_items),
-                score: budget.score,
+                ..budget
             };
             let chunks = chunk_keys(&pending, limits, max_chars, collection, selection);
             if round > 0 {
@@ -442,10 +524,16 @@ impl GraphqlState {
             }
             let mut retry = Vec::new();
             let mut stop = false;
-            for wave in chunks.chunks(concurrency.max(1)) {
+            let asks_limit = self.asks_limit();
+            // Until the backend has named its limit for this kind of caller, one request goes first and the rest
+            // are cut again to the limit its answer names: at most one request is refused per retry time.
+            let probe = asks_limit && chunks.len() > 1 && !self.limit_named(class);
+            let (now, later) = chunks.split_at(if probe { 1 } else { chunks.len() });
+            retry.extend(later.iter().flatten().cloned());
+            for wave in now.chunks(concurrency.max(1)) {
                 let asked = wave.iter().map(|chunk| async move {
                     let (query, variables, aliases) =
-                        completion_query(&self.word, collection, selection, chunk, self.asks_limit());
+                        completion_query(&self.word, collection, selection, chunk, asks_limit);
                     let useless =
                         |data: &Map<String, Value>, errors: &[Value]| answers_nothing(data, errors, aliases);
                     let answer = self.ask(caller, "completion", &query, variables, useless).await;
@@ -457,6 +545,9 @@ impl GraphqlState {
                             if let Some(limit) = named_limit(&data) {
                                 self.name_limit(class, limit);
                             }
+                            if let Some(reported) = reported_score(&data) {
+                                self.correct(class, reported, query_score(chunk, selection));
+                            }
                             found.extend(read_completion(&data, collection, fields, chunk.len()))
                         }
                         Answer::Complexity { score, max } => {
@@ -466,7 +557,8 @@ impl GraphqlState {
                                 // Sized for a higher limit (another caller's of this kind), the chunk is cut
                                 // again to the one named now; sized for this one, the backend counts more than
                                 // `query_score` does, and fewer items are asked until the retry time.
-                                let sized_for_more = query_score(chunk, selection) > max;
+                                let named = Budget { score: max, ..limits };
+                                let sized_for_more = !named.fits(query_score(chunk, selection));
                                 let fits = if sized_for_more {
                                     chunk.len()
                                 } else {
@@ -645,8 +737,19 @@ fn item_score(selection: &str) -> u64 {
         .sum()
 }
 
-/// The complexity score of a [`completion_query`] for `keys` with node fields `selection`, as graphql-ruby counts
-/// it: `queryComplexity{limit}`, then per project its alias and `first` (its item count) times an item's fields.
+/// The complexity score of one project's alias asking node fields `selection`, by GitLab's rule for
+/// resolver-backed connections (`BaseField#field_resolver_complexity`), not graphql-ruby's `first` × children:
+/// the collection costs `nodes` (1) and `selection` once, plus its resolver's 1 and 1 for its defaulted `sort`,
+/// and nothing per item (they are named by `iids`); `projects(ids:, first: 1)` costs `nodes` (1), `id` (1) and
+/// the collection, plus its resolver's 1, grown by 1% for its one item, rounded down.
+fn alias_score(selection: &str) -> u64 {
+    let collection = 1 + item_score(selection) + 2;
+    let projects = 1 + 1 + collection + 1;
+    projects + projects / 100
+}
+
+/// The complexity score of a [`completion_query`] for `keys` with node fields `selection`, as the service counts
+/// it: `queryComplexity{limit score}`, then each project's alias ([`alias_score`]), whatever its item count.
 fn query_score(keys: &[ItemKey], selection: &str) -> u64 {
     let mut projects: Vec<u64> = Vec::new();
     for (project, _) in keys {
@@ -654,18 +757,8 @@ fn query_score(keys: &[ItemKey], selection: &str) -> u64 {
             projects.push(*project);
         }
     }
-    let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
-    QUERY_COMPLEXITY_SCORE
-        .saturating_add(PROJECT_SCORE.saturating_mul(count(projects.len())))
-        .saturating_add(item_score(selection).saturating_mul(count(keys.len())))
-}
-
-/// How many items of one project a request with node fields `selection` may ask within complexity `limit`; at
-/// most [`MAX_ITEMS`].
-fn items_within(limit: u64, selection: &str) -> usize {
-    let room = limit.saturating_sub(QUERY_COMPLEXITY_SCORE + PROJECT_SCORE);
-    let items = room / item_score(selection).max(1);
-    usize::try_from(items).unwrap_or(MAX_ITEMS).min(MAX_ITEMS)
+    let count = u64::try_from(projects.len()).unwrap_or(u64::MAX);
+    QUERY_COMPLEXITY_SCORE.saturating_add(alias_score(selection).saturating_mul(count))
 }
 
 /// `keys` cut into requests of at most `limits.items` items whose score ([`query_score`]) stays within
@@ -685,7 +778,7 @@ fn chunk_keys(
         declarations.len() + 1 + alias.len()
     };
     let size = limits.items.max(1);
-    let per_item = item_score(selection);
+    let per_project = alias_score(selection);
     let mut chunks = Vec::new();
     let mut chunk: Vec<ItemKey> = Vec::new();
     let mut projects: Vec<u64> = Vec::new();
@@ -693,9 +786,8 @@ fn chunk_keys(
     let mut score = QUERY_COMPLEXITY_SCORE;
     for key in keys {
         let new_project = !projects.contains(&key.0);
-        let adds = per_item + if new_project { PROJECT_SCORE } else { 0 };
         let full = chunk.len() >= size
-            || score + adds > limits.score
+            || (new_project && !limits.fits(score + per_project))
             || (new_project && chars + cost(projects.len()) > max_chars);
         if full && !chunk.is_empty() {
             chunks.push(std::mem::take(&mut chunk));
@@ -705,10 +797,9 @@ fn chunk_keys(
         }
         if !projects.contains(&key.0) {
             chars += cost(projects.len());
-            score += PROJECT_SCORE;
+            score += per_project;
             projects.push(key.0);
         }
-        score += per_item;
         chunk.push(key.clone());
     }
     if !chunk.is_empty() {
@@ -719,7 +810,7 @@ fn chunk_keys(
 
 /// The query and variables completing `keys` with the node fields `selection`, and how many aliases it has: one
 /// alias per project, by id (`projects(ids:, first: 1)`), each asking its items by iid; and
-/// `queryComplexity { limit }`, the caller's complexity limit, when `ask_limit`.
+/// `queryComplexity { limit score }`, the caller's complexity limit and the query's score, when `ask_limit`.
 fn completion_query(
     word: &str,
     collection: GraphqlCollection,
@@ -830,6 +921,11 @@ fn named_limit(data: &Map<String, Value>) -> Option<u64> {
     data.get("queryComplexity")?.get("limit")?.as_u64()
 }
 
+/// The query's own score an answer's `queryComplexity { score }` reports, if any.
+fn reported_score(data: &Map<String, Value>) -> Option<u64> {
+    data.get("queryComplexity")?.get("score")?.as_u64()
+}
+
 /// What `issue(id:)` or `mergeRequest(id:)` (`field`) answered: `null` is no record for this caller, unless an
 /// error came at its path (then GraphQL did not answer).
 fn read_located(record: Option<&Value>, errors: &[Value], field: &str) -> Located {
@@ -876,7 +972,7 @@ mod tests {
         assert_eq!(aliases, 2);
         assert_eq!(
             query,
-            "query($p0:[ID!],$i0:[String!],$p1:[ID!],$i1:[String!]){queryComplexity{limit}\
+            "query($p0:[ID!],$i0:[String!],$p1:[ID!],$i1:[String!]){queryComplexity{limit score}\
              p0:projects(ids:$p0,first:1){nodes{id issues(iids:$i0,first:2){nodes{iid subscribed}}}}\
              p1:projects(ids:$p1,first:1){nodes{id issues(iids:$i1,first:1){nodes{iid subscribed}}}}}"
         );
@@ -1013,6 +1109,7 @@ mod tests {
         let unlimited = Budget {
             items: MAX_ITEMS,
             score: u64::MAX,
+            factor: 1.0,
         };
         let chunks = chunk_keys(
             &many,
@@ -1039,46 +1136,82 @@ mod tests {
     }
 
     #[test]
-    fn a_completion_query_scores_as_graphql_ruby_counts_it_and_batches_fit_the_documented_limits() {
+    fn a_completion_query_scores_per_project_alias_as_gitlab_counts_it_whatever_its_items() {
         let selection = selection_of(&["subscribed".to_owned()]);
         let hundred: Vec<ItemKey> = (0..100).map(|iid| (5, iid.to_string())).collect();
-        // 2 for queryComplexity{limit}, 5 for the project's alias, 6 per item (iid 1, subscribed 5).
-        assert_eq!(query_score(&hundred, &selection), 607);
+        // 3 for queryComplexity{limit score}; the alias: issues (1 + 6) + 2 = 9, projects (1 + 1 + 9) + 1 = 12,
+        // × 1.01 rounded down = 12; items named by iid add nothing.
+        assert_eq!(alias_score(&selection), 12);
+        assert_eq!(query_score(&hundred, &selection), 15);
+        assert_eq!(query_score(&hundred[..1], &selection), 15);
         let two_projects = [(5, "1".to_owned()), (7, "1".to_owned())];
-        assert_eq!(query_score(&two_projects, &selection), 2 + 2 * 5 + 2 * 6);
-        assert_eq!(items_within(DOCUMENTED_LIMITS[ANONYMOUS], &selection), 32);
-        assert_eq!(items_within(DOCUMENTED_LIMITS[AUTHENTICATED], &selection), 40);
-        assert_eq!(items_within(1_000, &selection), MAX_ITEMS);
-        assert_eq!(items_within(50, &selection), 7, "below the floor of 10");
-        let budget = Budget {
-            items: MAX_ITEMS,
-            score: 250,
-        };
-        let chunks = chunk_keys(
-            &hundred,
-            budget,
-            MAX_QUERY_CHARS,
-            GraphqlCollection::Issues,
-            &selection,
-        );
-        assert_eq!(chunks.iter().map(Vec::len).collect::<Vec<_>>(), [40, 40, 20]);
-        for chunk in &chunks {
-            assert!(query_score(chunk, &selection) <= 250);
+        assert_eq!(query_score(&two_projects, &selection), 3 + 2 * 12);
+        // A list of 100 of one project is one request within either documented limit.
+        for limit in DOCUMENTED_LIMITS {
+            let budget = Budget {
+                items: MAX_ITEMS,
+                score: limit,
+                factor: 1.0,
+            };
+            let chunks = chunk_keys(
+                &hundred,
+                budget,
+                MAX_QUERY_CHARS,
+                GraphqlCollection::Issues,
+                &selection,
+            );
+            assert_eq!(chunks.iter().map(Vec::len).collect::<Vec<_>>(), [100], "{limit}");
         }
-        // Each project's alias costs its share: 20 projects of one item need two requests under 200.
+        // Projects are what costs: 20 projects of one item fit 250 (3 + 20 × 12 = 243), 16 fit 200.
         let spread: Vec<ItemKey> = (0..20).map(|project| (project, "1".to_owned())).collect();
-        let budget = Budget {
-            items: MAX_ITEMS,
-            score: 200,
+        let cut = |score: u64, factor: f64| {
+            let budget = Budget {
+                items: MAX_ITEMS,
+                score,
+                factor,
+            };
+            let chunks = chunk_keys(
+                &spread,
+                budget,
+                MAX_QUERY_CHARS,
+                GraphqlCollection::Issues,
+                &selection,
+            );
+            chunks.iter().map(Vec::len).collect::<Vec<_>>()
         };
-        let chunks = chunk_keys(
-            &spread,
-            budget,
-            MAX_QUERY_CHARS,
-            GraphqlCollection::Issues,
-            &selection,
+        assert_eq!(cut(250, 1.0), [20]);
+        assert_eq!(cut(200, 1.0), [16, 4]);
+        // A correction factor of 2 halves what fits: (3 + 12k) × 2 ≤ 250 → 10 projects.
+        assert_eq!(cut(250, 2.0), [10, 10]);
+    }
+
+    #[test]
+    fn the_reported_score_corrects_estimates_upwards_only_until_the_retry_time() {
+        let state = GraphqlState::new("svc", Duration::from_secs(600), Metrics::new());
+        let selection = selection_of(&["subscribed".to_owned()]);
+        state.correct(AUTHENTICATED, 10, 15);
+        assert_eq!(state.correction(AUTHENTICATED), 1.0, "never below 1");
+        // A server scoring per item: 37 items of one project scored 3 + 5 + 37 × 6 = 230.
+        state.correct(AUTHENTICATED, 230, 15);
+        state.correct(AUTHENTICATED, 30, 15);
+        let factor = state.correction(AUTHENTICATED);
+        assert!((factor - 230.0 / 15.0).abs() < 1e-9, "{factor}: the highest kept");
+        assert_eq!(state.correction(ANONYMOUS), 1.0, "apart per kind");
+        let budget = state.budget(AUTHENTICATED, &selection).unwrap();
+        assert!(budget.fits(15) && !budget.fits(27), "one project per request");
+        state.correct(ANONYMOUS, 15 * 20, 15);
+        assert_eq!(
+            state.budget(ANONYMOUS, &selection),
+            None,
+            "not even one project fits 200"
         );
-        assert_eq!(chunks.iter().map(Vec::len).collect::<Vec<_>>(), [18, 2]);
+        let forgetful = GraphqlState::new("svc", Duration::ZERO, Metrics::new());
+        forgetful.correct(AUTHENTICATED, 230, 15);
+        assert_eq!(
+            forgetful.correction(AUTHENTICATED),
+            1.0,
+            "forgotten at the retry time"
+        );
     }
 
     #[test]
@@ -1092,14 +1225,19 @@ mod tests {
         state.name_limit(AUTHENTICATED, 400);
         assert_eq!(state.complexity_limit(AUTHENTICATED), 300, "the lowest named");
         assert_eq!(state.complexity_limit(ANONYMOUS), 200, "apart per kind");
-        state.name_limit(ANONYMOUS, 20);
+        state.name_limit(ANONYMOUS, 10);
         let selection = selection_of(&["subscribed".to_owned()]);
-        assert_eq!(state.budget(ANONYMOUS, &selection), None, "below the floor");
+        assert_eq!(
+            state.budget(ANONYMOUS, &selection),
+            None,
+            "not even one project fits"
+        );
         assert_eq!(
             state.budget(AUTHENTICATED, &selection),
             Some(Budget {
                 items: MAX_ITEMS,
-                score: 300
+                score: 300,
+                factor: 1.0,
             })
         );
         let forgetful = GraphqlState::new("svc", Duration::ZERO, Metrics::new());
@@ -1112,11 +1250,34 @@ mod tests {
     }
 
     #[test]
+    fn naming_the_same_limit_again_keeps_it_until_a_later_retry_time() {
+        let state = GraphqlState::new("svc", Duration::from_secs(600), Metrics::new());
+        state.name_limit(AUTHENTICATED, 300);
+        let first = state.named.lock().unwrap()[AUTHENTICATED].unwrap().until;
+        std::thread::sleep(Duration::from_millis(5));
+        state.name_limit(AUTHENTICATED, 300);
+        let again = state.named.lock().unwrap()[AUTHENTICATED].unwrap().until;
+        assert!(again > first);
+    }
+
+    #[test]
+    fn a_backend_without_query_complexity_is_asked_for_it_again_after_the_retry_time() {
+        let state = GraphqlState::new("svc", Duration::from_secs(600), Metrics::new());
+        assert!(state.asks_limit());
+        *state.no_limit_field_until.lock().unwrap() =
+            Some(deadline(Instant::now(), Duration::from_secs(600)));
+        assert!(!state.asks_limit());
+        *state.no_limit_field_until.lock().unwrap() = Some(Instant::now());
+        assert!(state.asks_limit());
+    }
+
+    #[test]
     fn an_answer_names_its_limit() {
-        let Value::Object(data) = json!({"queryComplexity": {"limit": 250}, "p0": null}) else {
+        let Value::Object(data) = json!({"queryComplexity": {"limit": 250, "score": 15}, "p0": null}) else {
             unreachable!()
         };
         assert_eq!(named_limit(&data), Some(250));
+        assert_eq!(reported_score(&data), Some(15));
         let Value::Object(data) = json!({"queryComplexity": null}) else {
             unreachable!()
         };

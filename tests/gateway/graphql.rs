@@ -1,7 +1,9 @@
 //! V3 answers built with the backend's GraphQL, over real sockets (client → svcgate → svc-sim): a list's
 //! `subscribed` in batched requests (first and repeated call alike, current after a change, across projects),
-//! sized to the service's complexity limits per kind of caller (200 anonymous, 250 signed in) and to the limit the
-//! backend names (higher or lower), cut by query length over many projects, no split past the call budget;
+//! a list of 100 of one project in one request (the service's scoring leaves items named by iid free), lists over
+//! many projects cut by projects to the service's complexity limits per kind of caller (200 anonymous, 250 signed
+//! in) and to the limit the backend names (higher or lower, one refused request at most), by query length, no
+//! split past the call budget;
 //! per-item requests when the backend has no GraphQL (remembered: not asked again); and a global id resolved in
 //! one request, with bisection when GraphQL is off.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -303,10 +305,6 @@ async fn without_graphql_lists_fetch_each_item_and_the_next_list_does_not_ask_gr
     gateway.stop().await;
 }
 
-/// The batch of one project's issues that fits the service's limit for signed-in callers, 250: 2 for
-/// `queryComplexity{limit}`, 5 for the project's alias, 6 per issue (`iid` 1, `subscribed` 5).
-const SIGNED_IN_BATCH: usize = (250 - 2 - 5) / 6;
-
 /// Fills the demo project up to 100 issues, then unsubscribes the demo user from one of them (to see it answered
 /// right); answers that one's iid.
 async fn hundred_issues(sim: &SimHandle, demo: &DemoSeed) -> u64 {
@@ -364,7 +362,10 @@ async fn list_of_hundred(
         .iter()
         .map(|body| {
             assert!(
-                body["query"].as_str().unwrap().contains("queryComplexity{limit}"),
+                body["query"]
+                    .as_str()
+                    .unwrap()
+                    .contains("queryComplexity{limit score}"),
                 "{body}"
             );
             body["variables"]["i0"].as_array().unwrap().len()
@@ -376,24 +377,25 @@ async fn list_of_hundred(
 }
 
 #[tokio::test]
-async fn a_first_list_of_100_issues_costs_one_request_and_one_per_batch_that_fits_the_signed_in_limit_none_refused(
-) {
+async fn a_list_of_100_issues_costs_two_backend_requests_first_call_and_repeated_none_refused() {
     let (sim, demo) = common::sim::with_demo().await;
     let unsubscribed = hundred_issues(&sim, &demo).await;
     let gateway = TestGateway::start(&sim.url()).await;
     for call in ["first", "repeated"] {
         let (received, batches) = list_of_hundred(&sim, &gateway, &demo, unsubscribed).await;
         assert_eq!(
-            received.len(),
-            1 + 100usize.div_ceil(SIGNED_IN_BATCH),
-            "{call}: the list and one GraphQL request per batch of {SIGNED_IN_BATCH}, no per-item request: \
-             {received:?}"
+            received,
+            [
+                format!("GET /api/v4/projects/{}/issues", demo.project_id),
+                "POST /api/graphql".to_owned()
+            ],
+            "{call}: the list and one GraphQL request (items named by iid cost the service nothing more)"
         );
-        assert_eq!(batches, [40, 40, 20], "{call}");
+        assert_eq!(batches, [100], "{call}");
     }
     let text = graphql_outcomes(&gateway).await;
     assert!(
-        text.contains(r#"svcgate_graphql_total{kind="completion",outcome="ok"} 6"#),
+        text.contains(r#"svcgate_graphql_total{kind="completion",outcome="ok"} 2"#),
         "{text}"
     );
     assert!(
@@ -404,46 +406,126 @@ async fn a_first_list_of_100_issues_costs_one_request_and_one_per_batch_that_fit
 }
 
 #[tokio::test]
-async fn a_backend_with_a_higher_complexity_limit_lets_the_second_list_use_one_graphql_request() {
+async fn a_list_of_100_merge_requests_costs_two_backend_requests_first_call_and_repeated() {
+    let (sim, demo) = common::sim::with_demo().await;
+    let listed = get(
+        &format!(
+            "{}/api/v4/projects/{}/merge_requests?per_page=100",
+            sim.url(),
+            demo.project_id
+        ),
+        &demo.token,
+    )
+    .await;
+    let already = listed.json().as_array().unwrap().len();
+    merge_requests(&sim, &demo, 100 - already).await;
+    let gateway = TestGateway::start(&sim.url()).await;
+    let list = format!("/projects/{}/merge_requests?per_page=100", demo.project_id);
+    for call in ["first", "repeated"] {
+        sim.clear_requests();
+        let items = v3_ok(&gateway, &list, &demo.token).await;
+        assert_eq!(items.as_array().unwrap().len(), 100, "{call}");
+        assert_eq!(subscribed(&items), all_true(&items), "{call}");
+        assert_eq!(
+            calls(&sim),
+            [
+                format!("GET /api/v4/projects/{}/merge_requests", demo.project_id),
+                "POST /api/graphql".to_owned()
+            ],
+            "{call}"
+        );
+    }
+    let text = graphql_outcomes(&gateway).await;
+    assert!(!text.contains(r#"outcome="split""#), "{text}");
+    gateway.stop().await;
+}
+
+/// Makes `count` more projects of the demo user, each with one issue.
+async fn projects_with_an_issue(sim: &SimHandle, demo: &DemoSeed, count: usize) {
+    for n in 0..count {
+        let project = send_json(
+            Method::POST,
+            &format!("{}/api/v4/projects", sim.url()),
+            &demo.token,
+            json!({"name": format!("many-{n}")}),
+        )
+        .await;
+        assert_eq!(project.status, StatusCode::CREATED, "{:?}", project.body);
+        issues(sim, &demo.token, project.json()["id"].as_u64().unwrap(), 1).await;
+    }
+}
+
+/// Reads the demo user's V3 list of issues over all projects through `gateway` (all subscribed) and answers
+/// the backend requests it cost and how many projects each GraphQL request named, most first.
+async fn list_over_projects(
+    sim: &SimHandle,
+    gateway: &TestGateway,
+    demo: &DemoSeed,
+) -> (Vec<String>, Vec<usize>) {
+    sim.clear_requests();
+    let items = v3_ok(gateway, "/issues?per_page=100", &demo.token).await;
+    assert_eq!(subscribed(&items), all_true(&items));
+    let mut aliases: Vec<usize> = graphql_bodies(sim)
+        .iter()
+        .map(|body| body["variables"].as_object().unwrap().len() / 2)
+        .collect();
+    aliases.sort_unstable_by(|a, b| b.cmp(a));
+    (calls(sim), aliases)
+}
+
+#[tokio::test]
+async fn a_backend_with_a_higher_complexity_limit_lets_the_second_list_name_more_projects_per_request() {
     let (sim, demo) = sim_with(SimOptions {
         graphql_max_complexity: Some(1_000),
         ..SimOptions::default()
     })
     .await;
-    let unsubscribed = hundred_issues(&sim, &demo).await;
+    projects_with_an_issue(&sim, &demo, 40).await;
     let gateway = TestGateway::start(&sim.url()).await;
-    let (received, batches) = list_of_hundred(&sim, &gateway, &demo, unsubscribed).await;
-    assert_eq!(
-        batches,
-        [40, 40, 20],
-        "the first list is sized to the documented limit: {received:?}"
-    );
-    let (received, batches) = list_of_hundred(&sim, &gateway, &demo, unsubscribed).await;
-    assert_eq!(batches, [100], "the answers named 1,000: {received:?}");
-    assert_eq!(received.len(), 2, "{received:?}");
+    let (received, first) = list_over_projects(&sim, &gateway, &demo).await;
+    let (received_later, later) = list_over_projects(&sim, &gateway, &demo).await;
+    assert_eq!(later.len(), 1, "the answers named 1,000: {received_later:?}");
+    assert_eq!(received_later.len(), 2, "{received_later:?}");
+    let projects = later[0];
+    assert!(projects > 40, "{projects}");
+    // The first request is sized to the documented 250 (3 + 12 per project alias: 20 projects) and goes alone;
+    // its answer names 1,000, and the rest go in one request.
+    assert_eq!(first, [projects - 20, 20], "the first list: {received:?}");
     gateway.stop().await;
 }
 
 #[tokio::test]
-async fn a_backend_with_a_lower_complexity_limit_refuses_the_first_batch_once_and_later_lists_fit_it() {
+async fn a_backend_with_a_lower_complexity_limit_refuses_one_request_and_later_lists_fit_it() {
     let (sim, demo) = sim_with(SimOptions {
-        graphql_max_complexity: Some(120),
+        graphql_max_complexity: Some(30),
         ..SimOptions::default()
     })
     .await;
-    let unsubscribed = hundred_issues(&sim, &demo).await;
+    projects_with_an_issue(&sim, &demo, 30).await;
     let gateway = TestGateway::start(&sim.url()).await;
-    let (received, batches) = list_of_hundred(&sim, &gateway, &demo, unsubscribed).await;
-    // Three refused (sized for 250), then batches of (120 - 7) / 6 = 18, within the call budget (110).
-    assert_eq!(batches, [40, 40, 20, 18, 18, 18, 18, 18, 10], "{received:?}");
-    assert_eq!(received.len(), 1 + 9, "no per-item request: {received:?}");
-    let (received, batches) = list_of_hundred(&sim, &gateway, &demo, unsubscribed).await;
-    assert_eq!(batches, [18, 18, 18, 18, 18, 10], "remembered: {received:?}");
-    assert_eq!(received.len(), 1 + 6, "{received:?}");
+    let (received, first) = list_over_projects(&sim, &gateway, &demo).await;
+    let projects: usize = first[1..].iter().sum();
+    assert!(projects > 30, "{first:?}");
+    // One request goes first (20 projects, refused: 243 over 30), then 2 projects a request (3 + 24).
+    assert_eq!(first[0], 20, "{first:?}");
+    assert!(first[1..].iter().all(|n| *n <= 2), "{first:?}");
+    assert_eq!(first.len(), 1 + projects.div_ceil(2), "{received:?}");
+    assert_eq!(
+        received.len(),
+        1 + first.len(),
+        "no per-item request: {received:?}"
+    );
+    let (received, later) = list_over_projects(&sim, &gateway, &demo).await;
+    assert_eq!(
+        later.len(),
+        projects.div_ceil(2),
+        "remembered, none refused: {received:?}"
+    );
+    assert_eq!(received.len(), 1 + later.len(), "{received:?}");
     let text = graphql_outcomes(&gateway).await;
     assert!(
-        text.contains(r#"svcgate_graphql_total{kind="completion",outcome="split"} 3"#),
-        "{text}"
+        text.contains(r#"svcgate_graphql_total{kind="completion",outcome="split"} 1"#),
+        "one refused request in the retry time: {text}"
     );
     gateway.stop().await;
 }
@@ -664,20 +746,10 @@ async fn a_global_id_named_under_another_projects_path_is_a_404_every_time_even_
 }
 
 #[tokio::test]
-async fn a_list_spanning_many_projects_is_completed_in_requests_the_backend_accepts_and_the_next_list_still_uses_graphql(
+async fn a_list_spanning_many_projects_is_cut_by_projects_so_no_request_is_refused_and_the_next_list_still_uses_graphql(
 ) {
     let (sim, demo) = common::sim::with_demo().await;
-    for n in 0..95 {
-        let project = send_json(
-            Method::POST,
-            &format!("{}/api/v4/projects", sim.url()),
-            &demo.token,
-            json!({"name": format!("many-{n}")}),
-        )
-        .await;
-        assert_eq!(project.status, StatusCode::CREATED, "{:?}", project.body);
-        issues(&sim, &demo.token, project.json()["id"].as_u64().unwrap(), 1).await;
-    }
+    projects_with_an_issue(&sim, &demo, 95).await;
     let gateway = TestGateway::start(&sim.url()).await;
     let list = "/issues?per_page=100";
     for call in ["first", "later"] {
@@ -693,7 +765,12 @@ async fn a_list_spanning_many_projects_is_completed_in_requests_the_backend_acce
         assert_eq!(subscribed(&items), all_true(&items), "{call}");
         let received = calls(&sim);
         let graphql = received.iter().filter(|call| call.contains("graphql")).count();
-        assert!(graphql >= 2, "{call}: cut by projects: {received:?}");
+        // 3 + 12 per project alias within 250: 20 projects a request.
+        assert_eq!(
+            graphql,
+            projects.len().div_ceil(20),
+            "{call}: cut by projects: {received:?}"
+        );
         assert_eq!(
             received.len(),
             1 + graphql,
@@ -705,6 +782,7 @@ async fn a_list_spanning_many_projects_is_completed_in_requests_the_backend_acce
         }
     }
     let text = graphql_outcomes(&gateway).await;
+    assert!(!text.contains(r#"outcome="split""#), "no request refused: {text}");
     assert!(!text.contains(r#"outcome="refused""#), "{text}");
     assert!(!text.contains(r#"outcome="skipped""#), "{text}");
     gateway.stop().await;
@@ -712,38 +790,25 @@ async fn a_list_spanning_many_projects_is_completed_in_requests_the_backend_acce
 
 #[tokio::test]
 async fn a_complexity_limited_list_falls_back_rather_than_split_past_the_call_budget_and_is_answered() {
-    // A limit below the documented one: the first batch, sized for 250, is refused.
+    // A limit below the documented one: the first request, sized for 250, is refused.
     let (sim, demo) = sim_with(SimOptions {
-        graphql_max_complexity: Some(100),
+        graphql_max_complexity: Some(30),
         ..SimOptions::default()
     })
     .await;
-    issues(&sim, &demo.token, demo.project_id, 28).await;
-    let probe = get(
-        &format!(
-            "{}/api/v4/projects/{}/issues?per_page=100",
-            sim.url(),
-            demo.project_id
-        ),
-        &demo.token,
-    )
-    .await;
+    projects_with_an_issue(&sim, &demo, 12).await;
+    let probe = get(&format!("{}/api/v4/issues?per_page=100", sim.url()), &demo.token).await;
     let items = probe.json().as_array().unwrap().len();
     assert!(
-        (16..=SIGNED_IN_BATCH).contains(&items),
-        "one batch, over 100: {items}"
+        (13..=20).contains(&items),
+        "one request's worth of projects: {items}"
     );
     // The list, one GraphQL request, then one request per item: what the list needs without GraphQL and one more.
     let budget = u64::try_from(items + 2).unwrap();
     let gateway =
         TestGateway::start_with(&sim.url(), |raw| raw.max_backend_calls_per_request = Some(budget)).await;
     sim.clear_requests();
-    let list = v3_ok(
-        &gateway,
-        &format!("/projects/{}/issues?per_page=100", demo.project_id),
-        &demo.token,
-    )
-    .await;
+    let list = v3_ok(&gateway, "/issues?per_page=100", &demo.token).await;
     assert_eq!(subscribed(&list), all_true(&list));
     let received = calls(&sim);
     let graphql = received.iter().filter(|call| call.contains("graphql")).count();

@@ -14,9 +14,9 @@
 //! each project alias a fixed amount), stays within the limit for the caller's kind, at first the service's
 //! documented one (200 anonymous, 250 signed in) and then the one the backend names in each answer's
 //! `queryComplexity { limit score }`, higher or lower; within one kind the lowest named is kept until the retry
-//! time. The `score` an answer reports corrects the estimate: per kind, the highest `reported / estimated` (at least
-//! 1) multiplies later estimates until the retry time, so a backend that scores per item (an older server) is
-//! fitted from its first answer on. A query refused for its complexity all the same is split into smaller batches,
+//! time. The `score` an answer reports corrects the estimate: per kind, the highest `reported / estimated`, at
+//! least one, multiplies later estimates until the retry time, so a backend that scores per item (an older server)
+//! is fitted from its first answer on. A query refused for its complexity all the same is split into smaller batches,
 //! and the size that fits is remembered until the retry time. A backend without `queryComplexity` is asked without
 //! it until the retry time. Each request's query text stays under the service's length limit, and a split round is
 //! only taken while the call budget covers the per-item fallback. A `null` that came with an error at its path is

@@ -48,6 +48,8 @@ pub(crate) struct Shared {
     pub(crate) router: Router,
     /// The GraphQL schema; `None` when GraphQL is off.
     pub(crate) graphql: Option<crate::graphql::schema::SimSchema>,
+    /// The complexity limit every GraphQL caller gets instead of the service's per-kind ones, when set.
+    pub(crate) graphql_max_complexity: Option<usize>,
     /// What each API request waits before it is answered.
     pub(crate) delay: Duration,
     /// Whether `requests` keeps the requests or they are only counted.
@@ -76,9 +78,8 @@ impl Shared {
             store: Mutex::new(store),
             requests: Mutex::new(Vec::new()),
             router: Router::new(crate::api::all()),
-            graphql: options
-                .graphql
-                .then(|| crate::graphql::build(options.graphql_max_complexity)),
+            graphql: options.graphql.then(crate::graphql::build),
+            graphql_max_complexity: options.graphql_max_complexity,
             delay: options.delay,
             record: options.record_requests,
             count: AtomicU64::new(0),

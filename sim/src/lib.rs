@@ -58,8 +58,9 @@ pub struct SimOptions {
     /// Whether `/api/graphql` answers GraphQL (default true); when false it answers V4's 404, as a server
     /// without GraphQL does.
     pub graphql: bool,
-    /// Refuse GraphQL queries whose complexity (as the service counts it) exceeds this, with the service's message;
-    /// `None` (the default) is no limit. The service's own limit is 250 for a signed-in caller.
+    /// The GraphQL complexity limit for every caller, instead of the service's own (the default, `None`: 200 for
+    /// anonymous callers, 250 for signed-in ones, 300 for administrators). Costlier queries are refused with the
+    /// service's message.
     pub graphql_max_complexity: Option<usize>,
     /// How long every API request (V4 and GraphQL) waits before it is answered, without holding the store, so
     /// that concurrent requests overlap: a backend that takes this long per request. Default zero.

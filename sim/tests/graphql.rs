@@ -1,6 +1,7 @@
 //! svc-sim's GraphQL endpoint end to end: the batched completion and id lookup shapes svcgate sends, with golden
 //! answers; V4's permissions (anonymous, member, non-member, confidential issues); the service's error shapes
-//! (global ids, validation, bad token, complexity); the off switch; and the bench support (delay, counts, seed).
+//! (global ids, validation, bad token); its complexity limits per kind of caller, their override and
+//! `queryComplexity`; the off switch; and the bench support (delay, counts, seed).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::{Duration, Instant};
@@ -12,10 +13,11 @@ use svc_sim::{RecordRequests, SimHandle, SimOptions};
 mod common;
 use common::*;
 
-/// The completion query svcgate sends for a V3 list of issues (one alias per project).
-const ISSUES_BATCH: &str = "query($p0:[ID!],$i0:[String!]){p0:projects(ids:$p0,first:1){nodes{id issues(iids:$i0,first:100){nodes{iid subscribed}}}}}";
+/// The completion query svcgate sends for a V3 list of issues (one alias per project), for a batch of 30: its
+/// complexity, 12 (GitLab's resolver rule: items named by iid cost nothing more), is within every caller's limit.
+const ISSUES_BATCH: &str = "query($p0:[ID!],$i0:[String!]){p0:projects(ids:$p0,first:1){nodes{id issues(iids:$i0,first:30){nodes{iid subscribed}}}}}";
 /// The same for merge requests.
-const MRS_BATCH: &str = "query($p0:[ID!],$i0:[String!]){p0:projects(ids:$p0,first:1){nodes{id mergeRequests(iids:$i0,first:100){nodes{iid subscribed}}}}}";
+const MRS_BATCH: &str = "query($p0:[ID!],$i0:[String!]){p0:projects(ids:$p0,first:1){nodes{id mergeRequests(iids:$i0,first:30){nodes{iid subscribed}}}}}";
 /// svcgate's global id lookups.
 const ISSUE_BY_ID: &str = "query($id:IssueID!){issue(id:$id){iid projectId reference(full:true)}}";
 const MR_BY_ID: &str = "query($id:MergeRequestID!){mergeRequest(id:$id){iid projectId reference(full:true)}}";
@@ -431,27 +433,156 @@ async fn a_batch_is_answered_in_order_and_get_answers_queries() {
     assert_eq!(r.body, json!({"data": {"project": {"name": "secret"}}}));
 }
 
+/// svcgate's completion query for `items` issues in each of `aliases` project aliases (all naming project `$p0`),
+/// asking the caller's limit and the query's score too. Its complexity, by GitLab's rule, is
+/// 3 (`queryComplexity{limit score}`) + 12 per alias, whatever `items`: in an alias, `issues` costs
+/// `nodes{iid subscribed}` 1 + 1 + 5, plus its resolver's 1 and 1 for its defaulted `sort`, and nothing per item
+/// (named by `iids`), so 9; `projects(first:1)` costs `nodes{id issues}` 1 + 1 + 9, plus its resolver's 1, grown
+/// by 1% (one item): 12.12, rounded down to 12.
+fn svcgate_query(field: &str, aliases: usize, items: usize) -> String {
+    let alias = |n: usize| {
+        format!("p{n}:projects(ids:$p0,first:1){{nodes{{id {field}(iids:$i0,first:{items}){{nodes{{iid subscribed}}}}}}}}")
+    };
+    let aliases: String = (0..aliases).map(alias).collect();
+    format!("query($p0:[ID!],$i0:[String!]){{queryComplexity{{limit score}}{aliases}}}")
+}
+
+/// The service's refusal of a query of complexity `score` over `limit`.
+fn too_complex(score: usize, limit: usize) -> Value {
+    json!({"errors": [{"message": format!("Query has complexity of {score}, which exceeds max complexity of {limit}")}]})
+}
+
 #[tokio::test]
-async fn a_query_over_the_complexity_limit_is_refused_with_the_services_message() {
+async fn each_kind_of_caller_is_held_to_the_services_complexity_limit_with_its_message() {
+    let w = world().await;
+    let (_, admin) = w.sim.create_user("admin", true);
+    let vars = json!({"p0": [project_gid(w.project)], "i0": ["1"]});
+    // The most project aliases each kind fits (a score equal to the limit is allowed); one more does not.
+    for (who, token, limit, aliases) in [
+        ("anonymous", None, 200, 16),
+        ("signed in", Some(w.dev.as_str()), 250, 20),
+        ("administrator", Some(admin.as_str()), 300, 24),
+        ("root", Some(ROOT), 300, 24),
+    ] {
+        let query = svcgate_query("issues", aliases, 100);
+        let fits = gql_ok(&w.sim, token, &query, vars.clone()).await;
+        let score = 3 + 12 * aliases;
+        assert_eq!(
+            fits["data"]["queryComplexity"],
+            json!({"limit": limit, "score": score}),
+            "{who}"
+        );
+        let query = svcgate_query("issues", aliases + 1, 100);
+        let over = gql(&w.sim, token, &query, vars.clone()).await;
+        assert_eq!(over.status, StatusCode::OK, "{who}");
+        assert_eq!(over.body, too_complex(score + 12, limit), "{who}");
+    }
+}
+
+#[tokio::test]
+async fn svcgates_query_scores_as_gitlab_counts_it_whatever_the_number_of_iids() {
+    let w = world().await;
+    let vars = json!({"p0": [project_gid(w.project)], "i0": ["1", "2"]});
+    for field in ["issues", "mergeRequests"] {
+        for items in [1, 30, 100] {
+            let body = gql_ok(
+                &w.sim,
+                Some(&w.dev),
+                &svcgate_query(field, 1, items),
+                vars.clone(),
+            )
+            .await;
+            assert_eq!(
+                body["data"]["queryComplexity"]["score"],
+                json!(15),
+                "{field} {items}"
+            );
+        }
+        let body = gql_ok(&w.sim, Some(&w.dev), &svcgate_query(field, 3, 100), vars.clone()).await;
+        assert_eq!(
+            body["data"]["queryComplexity"]["score"],
+            json!(3 + 3 * 12),
+            "{field}"
+        );
+    }
+}
+
+/// The score svc-sim gives `fields` (with `queryComplexity{score}`, 2, in front) for `token`.
+async fn score_of(sim: &SimHandle, token: &str, fields: &str) -> Value {
+    let query = format!("{{queryComplexity{{score}}{fields}}}");
+    gql_ok(sim, Some(token), &query, Value::Null).await["data"]["queryComplexity"]["score"].clone()
+}
+
+#[tokio::test]
+async fn a_list_not_named_by_iid_costs_one_percent_more_per_item_of_its_page() {
+    let w = world().await;
+    let issues = |arguments: &str| {
+        format!("project(fullPath:\"owner/secret\"){{issues{arguments}{{nodes{{iid subscribed}}}}}}")
+    };
+    // project(fullPath:) 1 + issues: (7 + 2) grown by first%, rounded down. first:30: 9 + 2.7 → 11.
+    assert_eq!(
+        score_of(&w.sim, &w.dev, &issues("(first:30)")).await,
+        json!(2 + 1 + 11)
+    );
+    // first:100 doubles it: 18.
+    assert_eq!(
+        score_of(&w.sim, &w.dev, &issues("(first:100)")).await,
+        json!(2 + 1 + 18)
+    );
+    // Without first, the page size (100) counts.
+    assert_eq!(score_of(&w.sim, &w.dev, &issues("")).await, json!(2 + 1 + 18));
+    // `iid` makes items free as `iids` does: 9.
+    assert_eq!(
+        score_of(&w.sim, &w.dev, &issues("(iid:\"1\")")).await,
+        json!(2 + 1 + 9)
+    );
+    // projects without first: nodes{id} 2, its resolver 1, doubled: 6.
+    assert_eq!(
+        score_of(&w.sim, &w.dev, "projects{nodes{id}}").await,
+        json!(2 + 6)
+    );
+}
+
+#[tokio::test]
+async fn query_complexity_answers_the_callers_limit_and_the_querys_own_score() {
+    let w = world().await;
+    let query = "{queryComplexity{limit score}}";
+    for (who, token, limit) in [
+        ("anonymous", None, 200),
+        ("signed in", Some(w.dev.as_str()), 250),
+        ("root", Some(ROOT), 300),
+    ] {
+        let body = gql_ok(&w.sim, token, query, Value::Null).await;
+        assert_eq!(
+            body,
+            json!({"data": {"queryComplexity": {"limit": limit, "score": 3}}}),
+            "{who}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_complexity_override_holds_every_caller_to_one_limit() {
     let w = world_with(SimOptions {
-        graphql_max_complexity: Some(250),
+        graphql_max_complexity: Some(1_000),
         ..SimOptions::default()
     })
     .await;
-    // 1 + 1 × (1 + 1 + (1 + 100 × 6 + 1)) + 1, as graphql-ruby counts connections.
     let vars = json!({"p0": [project_gid(w.project)], "i0": ["1"]});
-    let r = gql(&w.sim, Some(&w.dev), ISSUES_BATCH, vars.clone()).await;
-    assert_eq!(r.status, StatusCode::OK);
-    assert_eq!(
-        r.body,
-        json!({"errors": [{"message": "Query has complexity of 605, which exceeds max complexity of 250"}]})
-    );
-    let smaller = ISSUES_BATCH.replace("first:100", "first:40");
-    let body = gql_ok(&w.sim, Some(&w.dev), &smaller, vars).await;
-    assert_eq!(
-        body["data"]["p0"]["nodes"][0]["issues"]["nodes"][0]["iid"],
-        json!("1")
-    );
+    for token in [None, Some(w.dev.as_str()), Some(ROOT)] {
+        let body = gql_ok(&w.sim, token, &svcgate_query("issues", 50, 100), vars.clone()).await;
+        assert_eq!(
+            body["data"]["queryComplexity"],
+            json!({"limit": 1_000, "score": 603})
+        );
+    }
+    let w = world_with(SimOptions {
+        graphql_max_complexity: Some(20),
+        ..SimOptions::default()
+    })
+    .await;
+    let r = gql(&w.sim, Some(ROOT), &svcgate_query("issues", 2, 100), vars).await;
+    assert_eq!(r.body, too_complex(27, 20));
 }
 
 #[tokio::test]
@@ -545,8 +676,8 @@ async fn the_bench_seed_makes_the_bench_user_projects_and_subscriptions() {
     }
     let query = r#"{
         i1k: project(fullPath: "bench/i1k") {issues(first: 0) {count}}
-        i100k: project(fullPath: "bench/i100k") {issues(iids: ["10", "11", "100000"]) {count nodes {iid subscribed}}}
-        mr: project(fullPath: "bench/mr") {mergeRequests(iids: ["10", "11"], state: opened) {count nodes {iid subscribed}}}
+        i100k: project(fullPath: "bench/i100k") {issues(iids: ["10", "11", "100000"], first: 3) {count nodes {iid subscribed}}}
+        mr: project(fullPath: "bench/mr") {mergeRequests(iids: ["10", "11"], state: opened, first: 2) {count nodes {iid subscribed}}}
     }"#;
     let body = gql_ok(&sim, Some(token), query, Value::Null).await;
     assert_eq!(

@@ -392,7 +392,8 @@ const REMOVED_OPTIONS: &[(&str, &str)] = &[
     ),
     (
         "item_fetch_cache_ttl",
-        "V3 lists complete `subscribed` in one GraphQL request and always show current values; nothing is cached",
+        "V3 lists complete `subscribed` in one GraphQL request per list (more only for lists spanning many projects) \
+         and always show current values; nothing is cached",
     ),
 ];
 

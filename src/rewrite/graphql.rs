@@ -7,10 +7,20 @@
 //! (404, a validation error, an answer that is not GraphQL's), that is remembered for `graphql_retry_after` and the
 //! callers fall back to their per-item requests or bisection; a 5xx or a timeout is remembered for a minute at most;
 //! 401, 403 and 429 are the caller's, not the backend's, and fall back for that request only; so are 413 and 422
-//! (a query too long), which split that request. A query refused for its complexity is split into smaller batches,
-//! and the size that fits is remembered until the retry time, apart for anonymous and authenticated callers. Each
-//! request's query text stays under the service's length limit, and a split round is only taken while the call
-//! budget covers the per-item fallback. A `null` that came with an error at its path is unanswered, not absent.
+//! (a query too long), which split that request.
+//!
+//! Batches are sized to the backend's complexity limit: each request's score, counted as the service counts
+//! svcgate's query shape ([`query_score`]: GitLab's resolver rule, under which items named by iid cost nothing and
+//! each project alias a fixed amount), stays within the limit for the caller's kind, at first the service's
+//! documented one (200 anonymous, 250 signed in) and then the one the backend names in each answer's
+//! `queryComplexity { limit score }`, higher or lower; within one kind the lowest named is kept until the retry
+//! time. The `score` an answer reports corrects the estimate: per kind, the highest `reported / estimated`, at
+//! least one, multiplies later estimates until the retry time, so a backend that scores per item (an older server)
+//! is fitted from its first answer on. A query refused for its complexity all the same is split into smaller batches,
+//! and the size that fits is remembered until the retry time. A backend without `queryComplexity` is asked without
+//! it until the retry time. Each request's query text stays under the service's length limit, and a split round is
+//! only taken while the call budget covers the per-item fallback. A `null` that came with an error at its path is
+//! unanswered, not absent.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,6 +29,13 @@ use std::time::{Duration, Instant};
 
 use http::StatusCode;
 use serde_json::{json, Map, Value};
+
+mod query;
+
+use query::{
+    alias_score, chunk_keys, completion_query, fitting_batch, query_score, selection_of, Budget,
+    QUERY_COMPLEXITY_SCORE,
+};
 
 use super::backend::Caller;
 use super::rule::GraphqlCollection;
@@ -42,6 +59,11 @@ const MIN_BATCH: usize = 10;
 /// The longest query text one request carries: the service refuses more than 10,000 characters ("Query too
 /// large", 422), so each request stays under this, whatever its items and projects.
 const MAX_QUERY_CHARS: usize = 9_000;
+
+/// The service's documented complexity limits, by kind of caller ([`ANONYMOUS`], [`AUTHENTICATED`]):
+/// `GitlabSchema::DEFAULT_MAX_COMPLEXITY` and `AUTHENTICATED_MAX_COMPLEXITY`. Batches are sized to these until an
+/// answer names the backend's own.
+const DOCUMENTED_LIMITS: [u64; 2] = [200, 250];
 
 /// Rounds of complexity splitting one list may take before the rest falls back.
 const MAX_SPLITS: usize = 4;
@@ -71,6 +93,8 @@ enum Answer {
     },
     /// Refused for its size (413, 422 "Query too large"): this request's trouble, not the backend's refusal.
     TooLarge,
+    /// Refused for `queryComplexity`, a field the backend does not have (an older server): asked again without it.
+    NoLimitField,
     /// The backend has no GraphQL or cannot run the query: remembered for `graphql_retry_after`.
     Refused,
     /// A backend error or timeout: remembered briefly.
@@ -97,12 +121,30 @@ pub enum Located {
     Unanswered,
 }
 
-/// Items per request the backend's complexity limit allowed, for one kind of caller, until when.
+/// A correction of [`query_score`] for one kind of caller, until when.
+#[derive(Debug, Clone, Copy)]
+struct Correction {
+    /// What the backend's score was at most, as a multiple of the estimate (at least 1).
+    factor: f64,
+    /// When it is forgotten (the retry time after it was last seen).
+    until: Instant,
+}
+
+/// Items per request a complexity refusal allowed, for one kind of caller, until when.
 #[derive(Debug, Clone, Copy)]
 struct BatchLimit {
     /// Items per request; 0: GraphQL is not asked for this kind of caller until `until`.
     size: usize,
     /// When the figure is forgotten (the retry time after it was learnt).
+    until: Instant,
+}
+
+/// The lowest complexity limit the backend named for one kind of caller, until when.
+#[derive(Debug, Clone, Copy)]
+struct NamedLimit {
+    /// The limit.
+    limit: u64,
+    /// When it is forgotten (the retry time after it was named, or lowered).
     until: Instant,
 }
 
@@ -117,10 +159,16 @@ pub struct GraphqlState {
     refused_until: Mutex<Option<Instant>>,
     /// How long a refusal is remembered.
     retry_after: Duration,
-    /// Items per request the complexity limit allowed, for anonymous and for authenticated callers.
+    /// Items per request a complexity refusal allowed, for anonymous and for authenticated callers.
     limits: Mutex<[Option<BatchLimit>; 2]>,
+    /// The complexity limits the backend named, for anonymous and for authenticated callers.
+    named: Mutex<[Option<NamedLimit>; 2]>,
+    /// How much more than [`query_score`] the backend scored, for anonymous and for authenticated callers.
+    corrections: Mutex<[Option<Correction>; 2]>,
     /// Whether an answer that answered nothing has been logged at `warn` (once; later ones at `debug`).
     warned_useless: AtomicBool,
+    /// Until when completions leave out `queryComplexity` (the backend said it has no such field).
+    no_limit_field_until: Mutex<Option<Instant>>,
     /// The global id app word (`gid://WORD/Issue/1`), the identifier word.
     word: String,
     metrics: Arc<Metrics>,
@@ -153,7 +201,10 @@ impl GraphqlState {
             refused_until: Mutex::new(None),
             retry_after,
             limits: Mutex::new([None; 2]),
+            named: Mutex::new([None; 2]),
+            corrections: Mutex::new([None; 2]),
             warned_useless: AtomicBool::new(false),
+            no_limit_field_until: Mutex::new(None),
             word: word.to_owned(),
             metrics,
         }
@@ -175,6 +226,16 @@ impl GraphqlState {
         usable
     }
 
+    /// Whether completions ask the backend's complexity limit and score (not until the retry time after the
+    /// backend said it has no `queryComplexity`).
+    fn asks_limit(&self) -> bool {
+        self.no_limit_field_until
+            .lock()
+            .ok()
+            .and_then(|until| *until)
+            .map_or(true, |until| until <= Instant::now())
+    }
+
     /// Keeps GraphQL off for `period`.
     fn refuse_for(&self, period: Duration) {
         if let Ok(mut until) = self.refused_until.lock() {
@@ -182,7 +243,8 @@ impl GraphqlState {
         }
     }
 
-    /// Items one request may name now for callers of `class`; `None` when GraphQL is not asked for them.
+    /// Items one request may name now for callers of `class`, as complexity refusals left it; `None` when GraphQL
+    /// is not asked for them.
     fn batch_size(&self, class: usize) -> Option<usize> {
         let Ok(mut limits) = self.limits.lock() else {
             return Some(MAX_ITEMS);
@@ -196,6 +258,107 @@ impl GraphqlState {
                 Some(MAX_ITEMS)
             }
         }
+    }
+
+    /// The complexity limit for callers of `class`: the lowest the backend named since the retry time, else the
+    /// service's documented one.
+    fn complexity_limit(&self, class: usize) -> u64 {
+        let documented = DOCUMENTED_LIMITS[class];
+        let Ok(mut named) = self.named.lock() else {
+            return documented;
+        };
+        match named[class] {
+            Some(named) if Instant::now() < named.until => named.limit,
+            _ => {
+                named[class] = None;
+                documented
+            }
+        }
+    }
+
+    /// Whether the backend named a complexity limit for callers of `class` since the retry time.
+    fn limit_named(&self, class: usize) -> bool {
+        self.named
+            .lock()
+            .ok()
+            .and_then(|named| named[class])
+            .is_some_and(|named| Instant::now() < named.until)
+    }
+
+    /// Remembers, until the retry time, that the backend named `limit` for callers of `class`: it replaces a
+    /// figure forgotten, or the documented one, upwards or downwards, and lowers one still remembered (never
+    /// raising it: a caller allowed more, such as an administrator, must not make the next caller's request fail).
+    fn name_limit(&self, class: usize, limit: u64) {
+        let now = Instant::now();
+        let Ok(mut named) = self.named.lock() else {
+            return;
+        };
+        let current = named[class].filter(|named| now < named.until);
+        // A higher one is not taken while a lower is remembered; the same one keeps it remembered longer.
+        if current.is_some_and(|named| named.limit < limit) {
+            return;
+        }
+        if current.is_none() && limit != DOCUMENTED_LIMITS[class] {
+            tracing::debug!(limit, "the backend's GraphQL complexity limit");
+        }
+        named[class] = Some(NamedLimit {
+            limit,
+            until: deadline(now, self.retry_after),
+        });
+    }
+
+    /// The factor [`query_score`]'s estimates are multiplied by for callers of `class`: the highest
+    /// `reported / estimated` since the retry time, at least 1.
+    fn correction(&self, class: usize) -> f64 {
+        let Ok(mut corrections) = self.corrections.lock() else {
+            return 1.0;
+        };
+        match corrections[class] {
+            Some(correction) if Instant::now() < correction.until => correction.factor,
+            _ => {
+                corrections[class] = None;
+                1.0
+            }
+        }
+    }
+
+    /// Remembers, until the retry time, that the backend scored `reported` a query [`query_score`] estimated at
+    /// `estimated`, for callers of `class`: the factor only grows meanwhile (a server scoring per item reports
+    /// less for a small batch than for a full one).
+    fn correct(&self, class: usize, reported: u64, estimated: u64) {
+        let now = Instant::now();
+        let factor = (reported as f64 / estimated.max(1) as f64).max(1.0);
+        let Ok(mut corrections) = self.corrections.lock() else {
+            return;
+        };
+        let current = corrections[class].filter(|correction| now < correction.until);
+        if current.is_some_and(|correction| correction.factor > factor) {
+            return;
+        }
+        if factor > 1.0 && current.is_none() {
+            tracing::debug!(
+                factor,
+                "the backend's GraphQL scores svcgate's queries higher than the service does"
+            );
+        }
+        corrections[class] = Some(Correction {
+            factor,
+            until: deadline(now, self.retry_after),
+        });
+    }
+
+    /// What one request may hold now for callers of `class` asking nodes `selection`: the items complexity
+    /// refusals left, the complexity limit and the correction factor, or `None` when GraphQL is not asked (a
+    /// refusal left fewer than [`MIN_BATCH`] items, or the limit does not fit one project's alias).
+    fn budget(&self, class: usize, selection: &str) -> Option<Budget> {
+        let budget = Budget {
+            items: self.batch_size(class)?,
+            score: self.complexity_limit(class),
+            factor: self.correction(class),
+        };
+        budget
+            .fits(QUERY_COMPLEXITY_SCORE.saturating_add(alias_score(selection)))
+            .then_some(budget)
     }
 
     /// Remembers, until the retry time, that requests of `fits` items fit the backend's complexity limit for
@@ -272,6 +435,12 @@ impl GraphqlState {
             Answer::Data { .. } => "ok",
             Answer::Complexity { .. } => "split",
             Answer::TooLarge => "too_large",
+            Answer::NoLimitField => {
+                if let Ok(mut until) = self.no_limit_field_until.lock() {
+                    *until = Some(deadline(Instant::now(), self.retry_after));
+                }
+                "no_limit_field"
+            }
             Answer::Refused => {
                 tracing::info!(
                     retry_after = ?self.retry_after,
@@ -313,11 +482,15 @@ impl GraphqlState {
         let mut max_items = MAX_ITEMS;
         let mut pending: Vec<ItemKey> = keys.to_vec();
         for round in 0..MAX_SPLITS {
-            let Some(size) = self.batch_size(class) else {
+            let Some(budget) = self.budget(class, selection) else {
                 self.metrics.graphql("completion", "skipped");
                 break;
             };
-            let chunks = chunk_keys(&pending, size.min(max_items), max_chars, collection, selection);
+            let limits = Budget {
+                items: budget.items.min(max_items),
+                ..budget
+            };
+            let chunks = chunk_keys(&pending, limits, max_chars, collection, selection);
             if round > 0 {
                 let left = caller
                     .max_calls
@@ -334,10 +507,16 @@ impl GraphqlState {
             }
             let mut retry = Vec::new();
             let mut stop = false;
-            for wave in chunks.chunks(concurrency.max(1)) {
+            let asks_limit = self.asks_limit();
+            // Until the backend has named its limit for this kind of caller, one request goes first and the rest
+            // are cut again to the limit its answer names: at most one request is refused per retry time.
+            let probe = asks_limit && chunks.len() > 1 && !self.limit_named(class);
+            let (now, later) = chunks.split_at(if probe { 1 } else { chunks.len() });
+            retry.extend(later.iter().flatten().cloned());
+            for wave in now.chunks(concurrency.max(1)) {
                 let asked = wave.iter().map(|chunk| async move {
                     let (query, variables, aliases) =
-                        completion_query(&self.word, collection, selection, chunk);
+                        completion_query(&self.word, collection, selection, chunk, asks_limit);
                     let useless =
                         |data: &Map<String, Value>, errors: &[Value]| answers_nothing(data, errors, aliases);
                     let answer = self.ask(caller, "completion", &query, variables, useless).await;
@@ -346,13 +525,29 @@ impl GraphqlState {
                 for (chunk, answer) in futures_util::future::join_all(asked).await {
                     match answer? {
                         Answer::Data { data, .. } => {
+                            if let Some(limit) = named_limit(&data) {
+                                self.name_limit(class, limit);
+                            }
+                            if let Some(reported) = reported_score(&data) {
+                                self.correct(class, reported, query_score(chunk, selection));
+                            }
                             found.extend(read_completion(&data, collection, fields, chunk.len()))
                         }
                         Answer::Complexity { score, max } => {
+                            self.name_limit(class, max);
                             // A single item that does not fit cannot be split: it is fetched on its own.
                             if chunk.len() > 1 {
-                                let fits = fitting_batch(chunk.len(), score, max).min(chunk.len() - 1);
-                                if self.shrink_batch(class, fits) {
+                                // Sized for a higher limit (another caller's of this kind), the chunk is cut
+                                // again to the one named now; sized for this one, the backend counts more than
+                                // `query_score` does, and fewer items are asked until the retry time.
+                                let named = Budget { score: max, ..limits };
+                                let sized_for_more = !named.fits(query_score(chunk, selection));
+                                let fits = if sized_for_more {
+                                    chunk.len()
+                                } else {
+                                    fitting_batch(chunk.len(), score, max).min(chunk.len() - 1)
+                                };
+                                if sized_for_more || self.shrink_batch(class, fits) {
                                     retry.extend_from_slice(chunk);
                                 } else {
                                     stop = true;
@@ -367,6 +562,7 @@ impl GraphqlState {
                                 retry.extend_from_slice(chunk);
                             }
                         }
+                        Answer::NoLimitField => retry.extend_from_slice(chunk),
                         Answer::Refused | Answer::Error | Answer::Denied => stop = true,
                     }
                 }
@@ -454,6 +650,12 @@ fn judge(status: StatusCode, bytes: &[u8]) -> Answer {
     if let Some((score, max)) = messages.iter().find_map(|message| complexity_of(message)) {
         return Answer::Complexity { score, max };
     }
+    if messages
+        .iter()
+        .any(|message| message.contains("'queryComplexity'"))
+    {
+        return Answer::NoLimitField;
+    }
     if let Some(message) = messages.first() {
         tracing::warn!(message, "the backend's GraphQL refused svcgate's query");
     }
@@ -467,121 +669,6 @@ fn complexity_of(message: &str) -> Option<(u64, u64)> {
     let max = rest.trim().strip_prefix("which exceeds max complexity of ")?;
     let max = max.trim_end_matches('.').trim();
     Some((score.trim().parse().ok()?, max.parse().ok()?))
-}
-
-/// Items per request that should fit under `max` when `items` scored `score`: proportionally, with a tenth to
-/// spare for the query's fixed part; at least one.
-fn fitting_batch(items: usize, score: u64, max: u64) -> usize {
-    if score == 0 {
-        return 1;
-    }
-    let items = u64::try_from(items).unwrap_or(u64::MAX);
-    let fits = items.saturating_mul(max).saturating_mul(9) / score.saturating_mul(10);
-    usize::try_from(fits).unwrap_or(1).max(1)
-}
-
-/// The node fields a completion of `fields` selects: `iid` and those with a GraphQL name.
-fn selection_of(fields: &[String]) -> String {
-    let selection: Vec<&str> = std::iter::once("iid")
-        .chain(
-            fields
-                .iter()
-                .filter_map(|field| GraphqlCollection::node_field(field)),
-        )
-        .collect();
-    selection.join(" ")
-}
-
-/// The query text [`completion_query`] spends on its `index`th project asking `count` items: its variable
-/// declarations and its alias.
-fn project_part(
-    index: usize,
-    collection: GraphqlCollection,
-    selection: &str,
-    count: usize,
-) -> (String, String) {
-    (
-        format!("$p{index}:[ID!],$i{index}:[String!]"),
-        format!(
-            "p{index}:projects(ids:$p{index},first:1){{nodes{{id {}(iids:$i{index},first:{count}){{nodes{{{selection}}}}}}}}}",
-            collection.field()
-        ),
-    )
-}
-
-/// `keys` cut into requests of at most `size` items whose query text stays within `max_chars` (each project
-/// adds its own alias, so many projects make a long query even with few items).
-fn chunk_keys(
-    keys: &[ItemKey],
-    size: usize,
-    max_chars: usize,
-    collection: GraphqlCollection,
-    selection: &str,
-) -> Vec<Vec<ItemKey>> {
-    // `query(){}`, and a project's part with the largest `first:` it can have.
-    const FIXED: usize = 9;
-    let cost = |index: usize| {
-        let (declarations, alias) = project_part(index, collection, selection, MAX_ITEMS);
-        declarations.len() + 1 + alias.len()
-    };
-    let size = size.max(1);
-    let mut chunks = Vec::new();
-    let mut chunk: Vec<ItemKey> = Vec::new();
-    let mut projects: Vec<u64> = Vec::new();
-    let mut chars = FIXED;
-    for key in keys {
-        let new_project = !projects.contains(&key.0);
-        let full = chunk.len() >= size || (new_project && chars + cost(projects.len()) > max_chars);
-        if full && !chunk.is_empty() {
-            chunks.push(std::mem::take(&mut chunk));
-            projects.clear();
-            chars = FIXED;
-        }
-        if !projects.contains(&key.0) {
-            chars += cost(projects.len());
-            projects.push(key.0);
-        }
-        chunk.push(key.clone());
-    }
-    if !chunk.is_empty() {
-        chunks.push(chunk);
-    }
-    chunks
-}
-
-/// The query and variables completing `keys` with the node fields `selection`, and how many aliases it has: one
-/// alias per project, by id (`projects(ids:, first: 1)`), each asking its items by iid.
-fn completion_query(
-    word: &str,
-    collection: GraphqlCollection,
-    selection: &str,
-    keys: &[ItemKey],
-) -> (String, Value, usize) {
-    let mut projects: Vec<(u64, Vec<&str>)> = Vec::new();
-    for (project_id, iid) in keys {
-        match projects.iter_mut().find(|(id, _)| id == project_id) {
-            Some((_, iids)) => iids.push(iid),
-            None => projects.push((*project_id, vec![iid])),
-        }
-    }
-    let mut declarations = Vec::with_capacity(projects.len());
-    let mut aliases = String::new();
-    let mut variables = Map::new();
-    for (index, (project_id, iids)) in projects.iter().enumerate() {
-        let (declaration, alias) = project_part(index, collection, selection, iids.len());
-        declarations.push(declaration);
-        aliases.push_str(&alias);
-        variables.insert(
-            format!("p{index}"),
-            json!([format!("gid://{word}/Project/{project_id}")]),
-        );
-        variables.insert(format!("i{index}"), json!(iids));
-    }
-    (
-        format!("query({}){{{aliases}}}", declarations.join(",")),
-        Value::Object(variables),
-        projects.len(),
-    )
 }
 
 /// A GraphQL `ID`, `String` or `Int` as text (an iid is `ID!` on issues, `String!` on merge requests).
@@ -617,7 +704,8 @@ fn read_completion(
     capacity: usize,
 ) -> HashMap<ItemKey, Map<String, Value>> {
     let mut found = HashMap::with_capacity(capacity);
-    for alias in data.values() {
+    let aliases = data.iter().filter(|(name, _)| name.starts_with('p'));
+    for (_, alias) in aliases {
         let Some(project) = alias
             .get("nodes")
             .and_then(Value::as_array)
@@ -651,6 +739,16 @@ fn read_completion(
         }
     }
     found
+}
+
+/// The complexity limit an answer's `queryComplexity { limit }` names, if any.
+fn named_limit(data: &Map<String, Value>) -> Option<u64> {
+    data.get("queryComplexity")?.get("limit")?.as_u64()
+}
+
+/// The query's own score an answer's `queryComplexity { score }` reports, if any.
+fn reported_score(data: &Map<String, Value>) -> Option<u64> {
+    data.get("queryComplexity")?.get("score")?.as_u64()
 }
 
 /// What `issue(id:)` or `mergeRequest(id:)` (`field`) answered: `null` is no record for this caller, unless an
@@ -695,11 +793,11 @@ mod tests {
         let keys = vec![(5, "1".to_owned()), (7, "3".to_owned()), (5, "2".to_owned())];
         let selection = selection_of(&["subscribed".to_owned()]);
         let (query, variables, aliases) =
-            completion_query("svc", GraphqlCollection::Issues, &selection, &keys);
+            completion_query("svc", GraphqlCollection::Issues, &selection, &keys, true);
         assert_eq!(aliases, 2);
         assert_eq!(
             query,
-            "query($p0:[ID!],$i0:[String!],$p1:[ID!],$i1:[String!]){\
+            "query($p0:[ID!],$i0:[String!],$p1:[ID!],$i1:[String!]){queryComplexity{limit score}\
              p0:projects(ids:$p0,first:1){nodes{id issues(iids:$i0,first:2){nodes{iid subscribed}}}}\
              p1:projects(ids:$p1,first:1){nodes{id issues(iids:$i1,first:1){nodes{iid subscribed}}}}}"
         );
@@ -707,8 +805,18 @@ mod tests {
             variables,
             json!({"p0": ["gid://svc/Project/5"], "i0": ["1", "2"], "p1": ["gid://svc/Project/7"], "i1": ["3"]})
         );
-        let (query, _, _) = completion_query("svc", GraphqlCollection::MergeRequests, &selection, &keys[..1]);
+        let (query, _, _) = completion_query(
+            "svc",
+            GraphqlCollection::MergeRequests,
+            &selection,
+            &keys[..1],
+            false,
+        );
         assert!(query.contains("mergeRequests(iids:$i0,first:1)"), "{query}");
+        assert!(
+            query.starts_with("query($p0:[ID!],$i0:[String!]){p0:"),
+            "without the limit: {query}"
+        );
     }
 
     #[test]
@@ -764,6 +872,13 @@ mod tests {
             judge(StatusCode::NOT_FOUND, br#"{"message":"404 Not Found"}"#),
             Answer::Refused
         );
+        assert_eq!(
+            judge(
+                StatusCode::OK,
+                br#"{"errors":[{"message":"Field 'queryComplexity' doesn't exist on type 'Query'"}]}"#
+            ),
+            Answer::NoLimitField
+        );
         assert_eq!(judge(StatusCode::OK, b"<html>"), Answer::Refused);
         assert_eq!(judge(StatusCode::OK, b"{}"), Answer::Refused);
         assert_eq!(judge(StatusCode::UNAUTHORIZED, b"{}"), Answer::Denied);
@@ -816,9 +931,14 @@ mod tests {
     fn requests_are_cut_by_items_and_by_query_length() {
         let selection = selection_of(&["subscribed".to_owned()]);
         let many: Vec<ItemKey> = (0..200).map(|project| (project, "1".to_owned())).collect();
+        let unlimited = Budget {
+            items: MAX_ITEMS,
+            score: u64::MAX,
+            factor: 1.0,
+        };
         let chunks = chunk_keys(
             &many,
-            MAX_ITEMS,
+            unlimited,
             MAX_QUERY_CHARS,
             GraphqlCollection::Issues,
             &selection,
@@ -826,18 +946,167 @@ mod tests {
         assert!(chunks.len() >= 3, "{}", chunks.len());
         assert_eq!(chunks.iter().map(Vec::len).sum::<usize>(), 200);
         for chunk in &chunks {
-            let (query, _, _) = completion_query("svc", GraphqlCollection::Issues, &selection, chunk);
+            let (query, _, _) = completion_query("svc", GraphqlCollection::Issues, &selection, chunk, true);
             assert!(query.len() <= MAX_QUERY_CHARS, "{}", query.len());
         }
         let one: Vec<ItemKey> = (0..250).map(|iid| (5, iid.to_string())).collect();
         let chunks = chunk_keys(
             &one,
-            MAX_ITEMS,
+            unlimited,
             MAX_QUERY_CHARS,
             GraphqlCollection::Issues,
             &selection,
         );
         assert_eq!(chunks.iter().map(Vec::len).collect::<Vec<_>>(), [100, 100, 50]);
+    }
+
+    #[test]
+    fn a_completion_query_scores_per_project_alias_as_gitlab_counts_it_whatever_its_items() {
+        let selection = selection_of(&["subscribed".to_owned()]);
+        let hundred: Vec<ItemKey> = (0..100).map(|iid| (5, iid.to_string())).collect();
+        // 3 for queryComplexity{limit score}; the alias: issues (1 + 6) + 2 = 9, projects (1 + 1 + 9) + 1 = 12,
+        // × 1.01 rounded down = 12; items named by iid add nothing.
+        assert_eq!(alias_score(&selection), 12);
+        assert_eq!(query_score(&hundred, &selection), 15);
+        assert_eq!(query_score(&hundred[..1], &selection), 15);
+        let two_projects = [(5, "1".to_owned()), (7, "1".to_owned())];
+        assert_eq!(query_score(&two_projects, &selection), 3 + 2 * 12);
+        // A list of 100 of one project is one request within either documented limit.
+        for limit in DOCUMENTED_LIMITS {
+            let budget = Budget {
+                items: MAX_ITEMS,
+                score: limit,
+                factor: 1.0,
+            };
+            let chunks = chunk_keys(
+                &hundred,
+                budget,
+                MAX_QUERY_CHARS,
+                GraphqlCollection::Issues,
+                &selection,
+            );
+            assert_eq!(chunks.iter().map(Vec::len).collect::<Vec<_>>(), [100], "{limit}");
+        }
+        // Projects are what costs: 20 projects of one item fit 250 (3 + 20 × 12 = 243), 16 fit 200.
+        let spread: Vec<ItemKey> = (0..20).map(|project| (project, "1".to_owned())).collect();
+        let cut = |score: u64, factor: f64| {
+            let budget = Budget {
+                items: MAX_ITEMS,
+                score,
+                factor,
+            };
+            let chunks = chunk_keys(
+                &spread,
+                budget,
+                MAX_QUERY_CHARS,
+                GraphqlCollection::Issues,
+                &selection,
+            );
+            chunks.iter().map(Vec::len).collect::<Vec<_>>()
+        };
+        assert_eq!(cut(250, 1.0), [20]);
+        assert_eq!(cut(200, 1.0), [16, 4]);
+        // A correction factor of 2 halves what fits: (3 + 12k) × 2 ≤ 250 → 10 projects.
+        assert_eq!(cut(250, 2.0), [10, 10]);
+    }
+
+    #[test]
+    fn the_reported_score_corrects_estimates_upwards_only_until_the_retry_time() {
+        let state = GraphqlState::new("svc", Duration::from_secs(600), Metrics::new());
+        let selection = selection_of(&["subscribed".to_owned()]);
+        state.correct(AUTHENTICATED, 10, 15);
+        assert_eq!(state.correction(AUTHENTICATED), 1.0, "never below 1");
+        // A server scoring per item: 37 items of one project scored 3 + 5 + 37 × 6 = 230.
+        state.correct(AUTHENTICATED, 230, 15);
+        state.correct(AUTHENTICATED, 30, 15);
+        let factor = state.correction(AUTHENTICATED);
+        assert!((factor - 230.0 / 15.0).abs() < 1e-9, "{factor}: the highest kept");
+        assert_eq!(state.correction(ANONYMOUS), 1.0, "apart per kind");
+        let budget = state.budget(AUTHENTICATED, &selection).unwrap();
+        assert!(budget.fits(15) && !budget.fits(27), "one project per request");
+        state.correct(ANONYMOUS, 15 * 20, 15);
+        assert_eq!(
+            state.budget(ANONYMOUS, &selection),
+            None,
+            "not even one project fits 200"
+        );
+        let forgetful = GraphqlState::new("svc", Duration::ZERO, Metrics::new());
+        forgetful.correct(AUTHENTICATED, 230, 15);
+        assert_eq!(
+            forgetful.correction(AUTHENTICATED),
+            1.0,
+            "forgotten at the retry time"
+        );
+    }
+
+    #[test]
+    fn a_named_limit_replaces_the_documented_one_both_ways_and_within_a_kind_the_lowest_is_kept() {
+        let state = GraphqlState::new("svc", Duration::from_secs(600), Metrics::new());
+        assert_eq!(state.complexity_limit(ANONYMOUS), 200);
+        assert_eq!(state.complexity_limit(AUTHENTICATED), 250);
+        state.name_limit(AUTHENTICATED, 1_000);
+        assert_eq!(state.complexity_limit(AUTHENTICATED), 1_000, "upwards");
+        state.name_limit(AUTHENTICATED, 300);
+        state.name_limit(AUTHENTICATED, 400);
+        assert_eq!(state.complexity_limit(AUTHENTICATED), 300, "the lowest named");
+        assert_eq!(state.complexity_limit(ANONYMOUS), 200, "apart per kind");
+        state.name_limit(ANONYMOUS, 10);
+        let selection = selection_of(&["subscribed".to_owned()]);
+        assert_eq!(
+            state.budget(ANONYMOUS, &selection),
+            None,
+            "not even one project fits"
+        );
+        assert_eq!(
+            state.budget(AUTHENTICATED, &selection),
+            Some(Budget {
+                items: MAX_ITEMS,
+                score: 300,
+                factor: 1.0,
+            })
+        );
+        let forgetful = GraphqlState::new("svc", Duration::ZERO, Metrics::new());
+        forgetful.name_limit(AUTHENTICATED, 1_000);
+        assert_eq!(
+            forgetful.complexity_limit(AUTHENTICATED),
+            250,
+            "forgotten at the retry time"
+        );
+    }
+
+    #[test]
+    fn naming_the_same_limit_again_keeps_it_until_a_later_retry_time() {
+        let state = GraphqlState::new("svc", Duration::from_secs(600), Metrics::new());
+        state.name_limit(AUTHENTICATED, 300);
+        let first = state.named.lock().unwrap()[AUTHENTICATED].unwrap().until;
+        std::thread::sleep(Duration::from_millis(5));
+        state.name_limit(AUTHENTICATED, 300);
+        let again = state.named.lock().unwrap()[AUTHENTICATED].unwrap().until;
+        assert!(again > first);
+    }
+
+    #[test]
+    fn a_backend_without_query_complexity_is_asked_for_it_again_after_the_retry_time() {
+        let state = GraphqlState::new("svc", Duration::from_secs(600), Metrics::new());
+        assert!(state.asks_limit());
+        *state.no_limit_field_until.lock().unwrap() =
+            Some(deadline(Instant::now(), Duration::from_secs(600)));
+        assert!(!state.asks_limit());
+        *state.no_limit_field_until.lock().unwrap() = Some(Instant::now());
+        assert!(state.asks_limit());
+    }
+
+    #[test]
+    fn an_answer_names_its_limit() {
+        let Value::Object(data) = json!({"queryComplexity": {"limit": 250, "score": 15}, "p0": null}) else {
+            unreachable!()
+        };
+        assert_eq!(named_limit(&data), Some(250));
+        assert_eq!(reported_score(&data), Some(15));
+        let Value::Object(data) = json!({"queryComplexity": null}) else {
+            unreachable!()
+        };
+        assert_eq!(named_limit(&data), None);
     }
 
     #[test]

@@ -631,7 +631,7 @@ async fn subscribed_in_lists_costs_one_graphql_request_and_the_callers_own_chang
     assert_eq!(
         world.received().len(),
         2,
-        "a repeated list costs the list and one GraphQL request, however many items"
+        "a repeated list of one project costs the list and one GraphQL request, however many items"
     );
     let first = again.json()[0].clone();
     assert_eq!(first["subscribed"], json!(true));

@@ -1,43 +1,36 @@
 //! Connections as the service shapes them (`count`, `nodes`, `edges { node cursor }`, `pageInfo`): one page of
-//! nodes after a cursor, at most 100, and the complexity graphql-ruby gives a connection field.
+//! nodes after a cursor, at most 100, and the complexity the service gives a resolver-backed connection field.
+//!
+//! The complexity is GitLab's own rule (`Types::BaseField#field_resolver_complexity` with
+//! `Resolvers::BaseResolver`), not graphql-ruby's default `first` × children: the field costs what lies under it
+//! once plus its resolver's complexity (1, +1 with `sort`, +5 with `search`), and that sum grows by 1% per item
+//! the page may hold (`min(first, 100)`), except when `iid` or `iids` names the items (then not at all); rounded
+//! down. So naming 100 issues by iid costs what naming one does.
 
-use async_graphql::parser::types::{Field, Selection};
 use async_graphql::Result as GqlResult;
 
 /// GitLab's `default_max_page_size`: a connection never answers more nodes than this.
 pub const MAX_PAGE: usize = 100;
 
-/// Complexity as graphql-ruby counts a connection field: 1 for itself, its metadata fields (`count`, `pageInfo`)
-/// once, 1 for each of `nodes` and `edges`, and what lies under them once per possible node (`first`, or 100).
-/// `field` is the connection field as written in the query (named by async-graphql's complexity attribute).
-pub fn connection_complexity(first: Option<i32>, field: &Field, child: usize) -> usize {
-    let page = first.map_or(MAX_PAGE, |n| usize::try_from(n).unwrap_or(0).min(MAX_PAGE));
-    let mut nodes_edges = 0;
-    let mut metadata = 0;
-    for item in &field.selection_set.node.items {
-        if let Selection::Field(f) = &item.node {
-            match f.node.name.node.as_str() {
-                "nodes" | "edges" => nodes_edges += 1,
-                _ => metadata += count_fields(&f.node),
-            }
-        }
-    }
-    let items = child.saturating_sub(metadata + nodes_edges);
-    1 + page.saturating_mul(items) + metadata + nodes_edges
+/// `Resolvers::BaseResolver.resolver_complexity`: 1, +1 when sorted (`sort` given, or defaulted as the service's
+/// issue and merge request lists default it), +5 when searching.
+pub fn resolver_complexity(sorted: bool, searched: bool) -> usize {
+    1 + usize::from(sorted) + if searched { 5 } else { 0 }
 }
 
-/// A field and the fields under it, each counted 1.
-fn count_fields(field: &Field) -> usize {
-    1 + field
-        .selection_set
-        .node
-        .items
-        .iter()
-        .map(|item| match &item.node {
-            Selection::Field(f) => count_fields(&f.node),
-            _ => 0,
-        })
-        .sum::<usize>()
+/// The complexity of a resolver-backed connection field, as GitLab's `field_resolver_complexity` counts it:
+/// `c = child + resolver`, then `c += c × min(first, 100) × multiplier` where the multiplier
+/// (`complexity_multiplier`) is 0 when the items are named by `iid`/`iids` and 0.01 otherwise; rounded down.
+pub fn connection_complexity(child: usize, resolver: usize, first: Option<i32>, by_iid: bool) -> usize {
+    let complexity = child.saturating_add(resolver);
+    if by_iid {
+        return complexity;
+    }
+    let page = first.map_or(MAX_PAGE, |n| usize::try_from(n).unwrap_or(0).min(MAX_PAGE));
+    // As the service counts it, in floating point: c + c × (page × 0.01), then `to_i`.
+    let c = complexity as f64;
+    let grown = c + c * (page as f64 * 0.01);
+    grown as usize
 }
 
 /// One page of a connection: the nodes from `after` on, at most `first` (capped at 100) of them.

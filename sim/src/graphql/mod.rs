@@ -1,12 +1,13 @@
 //! `POST|GET /api/graphql`: GraphQL as the service answers it. Owns the endpoint's HTTP side (reading a single or
 //! batched request from the body or the query string, authenticating as V4 does, the service's status codes and
-//! error shapes), the complexity limit with the service's message, and the schema (`schema`) and global ids
-//! (`gid`) under it. Parsing, validation and execution are async-graphql's.
+//! error shapes), the complexity limits per kind of caller with the service's message, and the schema (`schema`)
+//! and global ids (`gid`) under it. Parsing, validation and execution are async-graphql's.
 
 pub mod connection;
 pub mod gid;
 pub mod schema;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use async_graphql::extensions::{Extension, ExtensionContext, ExtensionFactory, NextValidation};
@@ -28,22 +29,40 @@ const MAX_QUERY_SIZE: usize = 10_000;
 /// The endpoint's path.
 pub const PATH: &str = "/api/graphql";
 
-/// Builds the schema; `max_complexity` refuses costlier queries with the service's message.
-pub fn build(max_complexity: Option<usize>) -> SimSchema {
-    let builder = async_graphql::Schema::build(Query, EmptyMutation, EmptySubscription).disable_suggestions();
-    match max_complexity {
-        Some(max) => builder.extension(ComplexityLimit(max)).finish(),
-        None => builder.finish(),
+/// The service's complexity limit for anonymous callers (`GitlabSchema::DEFAULT_MAX_COMPLEXITY`).
+pub const ANONYMOUS_MAX_COMPLEXITY: usize = 200;
+/// The service's limit for signed-in callers (`AUTHENTICATED_MAX_COMPLEXITY`).
+pub const AUTHENTICATED_MAX_COMPLEXITY: usize = 250;
+/// The service's limit for administrators (`ADMIN_MAX_COMPLEXITY`).
+pub const ADMIN_MAX_COMPLEXITY: usize = 300;
+
+/// Builds the schema; every query is held to its caller's complexity limit (see [`limit_for`]).
+pub fn build() -> SimSchema {
+    async_graphql::Schema::build(Query, EmptyMutation, EmptySubscription)
+        .disable_suggestions()
+        .extension(ComplexityLimit)
+        .finish()
+}
+
+/// The complexity limit of a caller, as the service chooses it: `overridden` (`graphql_max_complexity`) for
+/// everyone when set, else 300 for an administrator, 250 for another signed-in user, 200 when anonymous.
+pub fn limit_for(overridden: Option<usize>, caller: Option<u64>, is_admin: bool) -> usize {
+    match (overridden, caller) {
+        (Some(limit), _) => limit,
+        (None, None) => ANONYMOUS_MAX_COMPLEXITY,
+        (None, Some(_)) if is_admin => ADMIN_MAX_COMPLEXITY,
+        (None, Some(_)) => AUTHENTICATED_MAX_COMPLEXITY,
     }
 }
 
-/// Refuses a query whose complexity (as the schema's per-field costs count it) exceeds the limit, with the
-/// service's message: `Query has complexity of C, which exceeds max complexity of N`.
-struct ComplexityLimit(usize);
+/// Refuses a query whose complexity (as the schema's per-field costs count it) exceeds the caller's limit (the
+/// request's [`Viewer`]), with the service's message: `Query has complexity of C, which exceeds max complexity of
+/// N`; and tells the viewer the score, for `queryComplexity`.
+struct ComplexityLimit;
 
 impl ExtensionFactory for ComplexityLimit {
     fn create(&self) -> Arc<dyn Extension> {
-        Arc::new(ComplexityLimit(self.0))
+        Arc::new(ComplexityLimit)
     }
 }
 
@@ -55,11 +74,15 @@ impl Extension for ComplexityLimit {
         next: NextValidation<'_>,
     ) -> Result<ValidationResult, Vec<ServerError>> {
         let result = next.run(ctx).await?;
-        if result.complexity > self.0 {
+        let Some(viewer) = ctx.data_opt::<Viewer>() else {
+            return Ok(result);
+        };
+        viewer.score.store(result.complexity, Ordering::Relaxed);
+        if result.complexity > viewer.limit {
             return Err(vec![ServerError::new(
                 format!(
                     "Query has complexity of {}, which exceeds max complexity of {}",
-                    result.complexity, self.0
+                    result.complexity, viewer.limit
                 ),
                 None,
             )]);
@@ -79,13 +102,17 @@ pub async fn serve(shared: &Arc<Shared>, schema: &SimSchema, raw: &RawRequest) -
         return Err(ApiError::NoRoute);
     }
     let params = Params::parse(raw.query.as_deref(), None, b"")?;
-    let caller = {
+    let (caller, limit) = {
         let store = lock(&shared.store);
-        match token_owner(&store, &raw.headers, &params) {
+        let caller = match token_owner(&store, &raw.headers, &params) {
             Ok(caller) => caller,
             Err(ApiError::Unauthorized) => return Ok(refusal(StatusCode::UNAUTHORIZED, "Invalid token")),
             Err(err) => return Ok(refusal(err.status(), &err.to_string())),
-        }
+        };
+        let is_admin = caller
+            .and_then(|uid| store.users.get(&uid))
+            .is_some_and(|user| user.is_admin);
+        (caller, limit_for(shared.graphql_max_complexity, caller, is_admin))
     };
     let body = match read_body(raw, &params) {
         Ok(body) => body,
@@ -104,7 +131,7 @@ pub async fn serve(shared: &Arc<Shared>, schema: &SimSchema, raw: &RawRequest) -
         if request.query.len() > MAX_QUERY_SIZE {
             return Ok(refusal(StatusCode::UNPROCESSABLE_ENTITY, "Query too large"));
         }
-        answers.push(execute(shared, schema, caller, request).await);
+        answers.push(execute(shared, schema, caller, limit, request).await);
     }
     let answer = match body {
         Value::Array(_) => Value::Array(answers),
@@ -150,6 +177,7 @@ async fn execute(
     shared: &Arc<Shared>,
     schema: &SimSchema,
     caller: Option<u64>,
+    limit: usize,
     mut request: async_graphql::Request,
 ) -> Value {
     if request.query.trim().is_empty() {
@@ -167,6 +195,8 @@ async fn execute(
     let request = request.data(Viewer {
         shared: shared.clone(),
         caller,
+        limit,
+        score: AtomicUsize::new(0),
     });
     let response = schema.execute(request).await;
     let executed = !response.errors.is_empty() && response.errors.iter().all(|e| !e.path.is_empty());

@@ -1,24 +1,30 @@
 //! The GraphQL schema svc-sim answers: the service's names (`Query.project`, `projects`, `issue`, `mergeRequest`,
-//! `currentUser`, `metadata`; `Project`, `Issue`, `MergeRequest` and their connections) and their resolvers.
+//! `currentUser`, `metadata`, `queryComplexity`; `Project`, `Issue`, `MergeRequest` and their connections) and
+//! their resolvers.
 //! Resolvers lock the store briefly, apply V4's visibility rules (`api::issues::visible`,
 //! `api::merge_requests::readable`, `Store::can_read_project`) and copy what they answer into plain nodes.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use async_graphql::{Context, Enum, Object, Result as GqlResult, Scalar, ScalarType, Value};
 
-use super::connection::{connection, connection_complexity, Page};
+use super::connection::{connection, connection_complexity, resolver_complexity, Page};
 use super::gid::{self, Model};
 use crate::api::{issues, merge_requests};
 use crate::handle::{lock, Shared};
 use crate::store::{Issue, MergeRequest, Project, Store};
 
-/// What every resolver needs: the simulator and the authenticated caller.
+/// What every resolver needs: the simulator, the authenticated caller, and the query's complexity and limit.
 pub struct Viewer {
     /// The simulator's state.
     pub shared: Arc<Shared>,
     /// The caller (None when anonymous).
     pub caller: Option<u64>,
+    /// This caller's complexity limit.
+    pub limit: usize,
+    /// This query's complexity, as validation counted it.
+    pub score: AtomicUsize,
 }
 
 fn viewer<'a>(ctx: &Context<'a>) -> GqlResult<&'a Viewer> {
@@ -121,6 +127,13 @@ impl MergeRequestState {
     }
 }
 
+/// An order of a list of issues or merge requests.
+trait SortKey: Copy {
+    /// The sort key of an item created and updated at these times (with its id to break ties): whether
+    /// descending, the time, the id.
+    fn key(self, created: i64, updated: i64, id: u64) -> (bool, i64, u64);
+}
+
 macro_rules! sort_enum {
     ($ty:ident, $name:literal) => {
         /// Orders of a list, as the service names them; newest created first by default.
@@ -137,8 +150,7 @@ macro_rules! sort_enum {
             UpdatedAsc,
         }
 
-        impl $ty {
-            /// The sort key of an item created and updated at these times (with its id to break ties).
+        impl SortKey for $ty {
             fn key(self, created: i64, updated: i64, id: u64) -> (bool, i64, u64) {
                 match self {
                     $ty::CreatedDesc => (true, created, id),
@@ -191,6 +203,16 @@ impl Query {
         Metadata
     }
 
+    /// This query's complexity and the caller's limit.
+    async fn query_complexity(&self, ctx: &Context<'_>) -> GqlResult<Option<QueryComplexity>> {
+        let v = viewer(ctx)?;
+        let int = |n: usize| i32::try_from(n).ok();
+        Ok(Some(QueryComplexity {
+            limit: int(v.limit),
+            score: int(v.score.load(Ordering::Relaxed)),
+        }))
+    }
+
     /// A project by full path; null when absent or not readable by the caller.
     async fn project(
         &self,
@@ -207,7 +229,9 @@ impl Query {
     }
 
     /// Projects by global id (those the caller cannot read are left out), newest first.
-    #[graphql(complexity = "connection_complexity(first, __field, child_complexity)")]
+    #[graphql(
+        complexity = "connection_complexity(child_complexity, resolver_complexity(false, false), first, false)"
+    )]
     async fn projects(
         &self,
         ctx: &Context<'_>,
@@ -291,6 +315,15 @@ pub struct CurrentUser {
     name: String,
 }
 
+/// `QueryComplexity`: a query's complexity and the limit it is held to (each field costs 1).
+#[derive(async_graphql::SimpleObject)]
+pub struct QueryComplexity {
+    /// The caller's complexity limit.
+    limit: Option<i32>,
+    /// This query's complexity score.
+    score: Option<i32>,
+}
+
 /// `Metadata`: what clients probe to learn the server's version.
 pub struct Metadata;
 
@@ -360,7 +393,10 @@ impl ProjectNode {
     }
 
     /// The project's issues the caller can see, newest first unless `sort` says otherwise; `iids: []` answers none.
-    #[graphql(complexity = "connection_complexity(first, __field, child_complexity)")]
+    // `sort` counts whether given or not: the service's issue lists default it (`created_desc`).
+    #[graphql(
+        complexity = "connection_complexity(child_complexity, resolver_complexity(true, false), first, iids.is_some() || iid.is_some())"
+    )]
     #[allow(clippy::too_many_arguments)] // one per argument of the service's field
     async fn issues(
         &self,
@@ -376,7 +412,7 @@ impl ProjectNode {
         let store = lock(&v.shared.store);
         let wanted = wanted_iids(iids, iid);
         let state = state.unwrap_or(IssuableState::All);
-        let mut found: Vec<&Issue> = store
+        let found: Vec<&Issue> = store
             .issues
             .values()
             .filter(|i| i.project_id == self.id)
@@ -385,16 +421,16 @@ impl ProjectNode {
             .filter(|i| issues::visible(&store, v.caller, i))
             .collect();
         let sort = sort.unwrap_or(IssueSort::CreatedDesc);
-        sort_items(&mut found, |i| sort.key(i.created_at, i.updated_at, i.id));
-        let nodes = found
-            .into_iter()
-            .map(|i| IssueNode::of(&store, i, v.caller))
-            .collect();
-        Ok(Some(IssueConnection(Page::new(nodes, first, after.as_deref())?)))
+        let node = |i: &Issue| IssueNode::of(&store, i, v.caller);
+        let page = page_of(found, sort, node, first, after.as_deref())?;
+        Ok(Some(IssueConnection(page)))
     }
 
     /// The project's merge requests, newest first unless `sort` says otherwise, when the caller may read them; `iids: []` answers none.
-    #[graphql(complexity = "connection_complexity(first, __field, child_complexity)")]
+    // `sort` counts whether given or not: the service's merge request lists default it (`created_desc`).
+    #[graphql(
+        complexity = "connection_complexity(child_complexity, resolver_complexity(true, false), first, iids.is_some())"
+    )]
     async fn merge_requests(
         &self,
         ctx: &Context<'_>,
@@ -412,7 +448,7 @@ impl ProjectNode {
             .is_some_and(|p| merge_requests::readable(&store, v.caller, p));
         let wanted = wanted_iids(iids, None);
         let state = state.unwrap_or(MergeRequestState::All);
-        let mut found: Vec<&MergeRequest> = store
+        let found: Vec<&MergeRequest> = store
             .merge_requests
             .values()
             .filter(|_| readable)
@@ -421,16 +457,9 @@ impl ProjectNode {
             .filter(|m| state.admits(&m.state))
             .collect();
         let sort = sort.unwrap_or(MergeRequestSort::CreatedDesc);
-        sort_items(&mut found, |m| sort.key(m.created_at, m.updated_at, m.id));
-        let nodes = found
-            .into_iter()
-            .map(|m| MergeRequestNode::of(&store, m, v.caller))
-            .collect();
-        Ok(Some(MergeRequestConnection(Page::new(
-            nodes,
-            first,
-            after.as_deref(),
-        )?)))
+        let node = |m: &MergeRequest| MergeRequestNode::of(&store, m, v.caller);
+        let page = page_of(found, sort, node, first, after.as_deref())?;
+        Ok(Some(MergeRequestConnection(page)))
     }
 
     /// One issue by iid; null when absent or not visible.
@@ -475,37 +504,113 @@ fn wanted_iids(iids: Option<Vec<String>>, iid: Option<String>) -> Option<Vec<u64
     Some(parsed.collect())
 }
 
-/// An issue as GraphQL answers it, copied under the store lock.
+/// What issues and merge requests share, as their nodes and lists read it.
+trait Issuable {
+    /// The model their global ids name.
+    const MODEL: Model;
+    /// The path segment of their pages (`issues`, `merge_requests`).
+    const PAGES: &'static str;
+    /// The fields both have.
+    fn fields(&self) -> IssuableFields<'_>;
+}
+
+/// The fields issues and merge requests both have.
+struct IssuableFields<'a> {
+    id: u64,
+    iid: u64,
+    project_id: u64,
+    title: &'a str,
+    subscribers: &'a std::collections::BTreeSet<u64>,
+    created_at: i64,
+    updated_at: i64,
+}
+
+macro_rules! issuable {
+    ($ty:ty, $model:expr, $pages:literal) => {
+        impl Issuable for $ty {
+            const MODEL: Model = $model;
+            const PAGES: &'static str = $pages;
+
+            fn fields(&self) -> IssuableFields<'_> {
+                IssuableFields {
+                    id: self.id,
+                    iid: self.iid,
+                    project_id: self.project_id,
+                    title: &self.title,
+                    subscribers: &self.subscribers,
+                    created_at: self.created_at,
+                    updated_at: self.updated_at,
+                }
+            }
+        }
+    };
+}
+
+issuable!(Issue, Model::Issue, "issues");
+issuable!(MergeRequest, Model::MergeRequest, "merge_requests");
+
+/// What issue and merge request nodes share, copied under the store lock.
 #[derive(Debug, Clone)]
-pub struct IssueNode {
+struct NodeCommon {
     gid: String,
     iid: u64,
     project_id: u64,
     project_path: String,
     title: String,
-    state: IssuableState,
-    confidential: bool,
     subscribed: bool,
     web_url: String,
 }
 
-impl IssueNode {
-    fn of(store: &Store, i: &Issue, caller: Option<u64>) -> IssueNode {
+impl NodeCommon {
+    /// The shared part of `record`'s node, as `caller` sees it.
+    fn of<R: Issuable>(store: &Store, record: &R, caller: Option<u64>) -> NodeCommon {
+        let r = record.fields();
         let project_path = store
             .projects
-            .get(&i.project_id)
+            .get(&r.project_id)
             .map(|p| store.project_full_path(p))
             .unwrap_or_default();
-        IssueNode {
-            gid: gid::format(&store.identifier_word, Model::Issue, i.id),
-            iid: i.iid,
-            project_id: i.project_id,
-            web_url: format!("{}/{project_path}/issues/{}", store.base_url, i.iid),
+        NodeCommon {
+            gid: gid::format(&store.identifier_word, R::MODEL, r.id),
+            iid: r.iid,
+            project_id: r.project_id,
+            web_url: format!("{}/{project_path}/{}/{}", store.base_url, R::PAGES, r.iid),
             project_path,
-            title: i.title.clone(),
+            title: r.title.to_owned(),
+            subscribed: caller.is_some_and(|uid| r.subscribers.contains(&uid)),
+        }
+    }
+}
+
+/// The page `first` and `after` ask of `found` in order `sort`, each made a node by `node`.
+fn page_of<R: Issuable, N: Clone>(
+    mut found: Vec<&R>,
+    sort: impl SortKey,
+    node: impl Fn(&R) -> N,
+    first: Option<i32>,
+    after: Option<&str>,
+) -> GqlResult<Page<N>> {
+    sort_items(&mut found, |r| {
+        let r = r.fields();
+        sort.key(r.created_at, r.updated_at, r.id)
+    });
+    Page::new(found.into_iter().map(node).collect(), first, after)
+}
+
+/// An issue as GraphQL answers it, copied under the store lock.
+#[derive(Debug, Clone)]
+pub struct IssueNode {
+    common: NodeCommon,
+    state: IssuableState,
+    confidential: bool,
+}
+
+impl IssueNode {
+    fn of(store: &Store, i: &Issue, caller: Option<u64>) -> IssueNode {
+        IssueNode {
+            common: NodeCommon::of(store, i, caller),
             state: IssuableState::of(&i.state),
             confidential: i.confidential,
-            subscribed: caller.is_some_and(|uid| i.subscribers.contains(&uid)),
         }
     }
 }
@@ -514,17 +619,17 @@ impl IssueNode {
 impl IssueNode {
     /// Global id.
     async fn id(&self) -> async_graphql::ID {
-        async_graphql::ID(self.gid.clone())
+        async_graphql::ID(self.common.gid.clone())
     }
 
     /// The id within its project.
     async fn iid(&self) -> async_graphql::ID {
-        async_graphql::ID(self.iid.to_string())
+        async_graphql::ID(self.common.iid.to_string())
     }
 
     /// Title.
     async fn title(&self) -> &str {
-        &self.title
+        &self.common.title
     }
 
     /// State.
@@ -534,13 +639,13 @@ impl IssueNode {
 
     /// The project's id.
     async fn project_id(&self) -> u64 {
-        self.project_id
+        self.common.project_id
     }
 
     /// Whether the caller is subscribed (false when anonymous).
     #[graphql(complexity = 5)]
     async fn subscribed(&self) -> bool {
-        self.subscribed
+        self.common.subscribed
     }
 
     /// Whether the issue is confidential.
@@ -550,15 +655,15 @@ impl IssueNode {
 
     /// The issue's page.
     async fn web_url(&self) -> &str {
-        &self.web_url
+        &self.common.web_url
     }
 
     /// `#iid`, or with `full` `namespace/path#iid`.
     async fn reference(&self, #[graphql(default = false)] full: bool) -> String {
         if full {
-            format!("{}#{}", self.project_path, self.iid)
+            format!("{}#{}", self.common.project_path, self.common.iid)
         } else {
-            format!("#{}", self.iid)
+            format!("#{}", self.common.iid)
         }
     }
 }
@@ -566,32 +671,15 @@ impl IssueNode {
 /// A merge request as GraphQL answers it, copied under the store lock.
 #[derive(Debug, Clone)]
 pub struct MergeRequestNode {
-    gid: String,
-    iid: u64,
-    project_id: u64,
-    project_path: String,
-    title: String,
+    common: NodeCommon,
     state: MergeRequestState,
-    subscribed: bool,
-    web_url: String,
 }
 
 impl MergeRequestNode {
     fn of(store: &Store, m: &MergeRequest, caller: Option<u64>) -> MergeRequestNode {
-        let project_path = store
-            .projects
-            .get(&m.project_id)
-            .map(|p| store.project_full_path(p))
-            .unwrap_or_default();
         MergeRequestNode {
-            gid: gid::format(&store.identifier_word, Model::MergeRequest, m.id),
-            iid: m.iid,
-            project_id: m.project_id,
-            web_url: format!("{}/{project_path}/merge_requests/{}", store.base_url, m.iid),
-            project_path,
-            title: m.title.clone(),
+            common: NodeCommon::of(store, m, caller),
             state: MergeRequestState::of(&m.state),
-            subscribed: caller.is_some_and(|uid| m.subscribers.contains(&uid)),
         }
     }
 }
@@ -600,17 +688,17 @@ impl MergeRequestNode {
 impl MergeRequestNode {
     /// Global id.
     async fn id(&self) -> async_graphql::ID {
-        async_graphql::ID(self.gid.clone())
+        async_graphql::ID(self.common.gid.clone())
     }
 
     /// The id within its project.
     async fn iid(&self) -> String {
-        self.iid.to_string()
+        self.common.iid.to_string()
     }
 
     /// Title.
     async fn title(&self) -> &str {
-        &self.title
+        &self.common.title
     }
 
     /// State.
@@ -620,7 +708,7 @@ impl MergeRequestNode {
 
     /// The target project's id.
     async fn project_id(&self) -> u64 {
-        self.project_id
+        self.common.project_id
     }
 
     /// The target project.
@@ -629,7 +717,7 @@ impl MergeRequestNode {
         let store = lock(&v.shared.store);
         store
             .projects
-            .get(&self.project_id)
+            .get(&self.common.project_id)
             .map(|p| ProjectNode::of(&store, p))
             .ok_or_else(|| "The project is gone".into())
     }
@@ -637,20 +725,20 @@ impl MergeRequestNode {
     /// Whether the caller is subscribed (false when anonymous).
     #[graphql(complexity = 5)]
     async fn subscribed(&self) -> bool {
-        self.subscribed
+        self.common.subscribed
     }
 
     /// The merge request's page.
     async fn web_url(&self) -> Option<&str> {
-        Some(&self.web_url)
+        Some(&self.common.web_url)
     }
 
     /// `!iid`, or with `full` `namespace/path!iid`.
     async fn reference(&self, #[graphql(default = false)] full: bool) -> String {
         if full {
-            format!("{}!{}", self.project_path, self.iid)
+            format!("{}!{}", self.common.project_path, self.common.iid)
         } else {
-            format!("!{}", self.iid)
+            format!("!{}", self.common.iid)
         }
     }
 }

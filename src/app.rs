@@ -285,7 +285,7 @@ pub async fn resolve_ids(
     ));
     let index = IdIndex::new(store, metrics, graphql, 1000, config.rewrite.id_lookup_max_pages);
     let context = RequestContext::new(
-        "translate".to_owned(),
+        crate::telemetry::RequestId::fixed("translate"),
         ClientInfo::new(std::net::IpAddr::from([127, 0, 0, 1]), "http"),
     );
     let mut headers = http::HeaderMap::new();

@@ -4,12 +4,13 @@ use std::time::Instant;
 
 use crate::backend::upstream::ClientInfo;
 use crate::http::budget::Held;
+use crate::telemetry::RequestId;
 
 /// What every stage knows about the request in hand, and what it records for the log line.
 #[derive(Debug)]
 pub struct RequestContext {
     /// The request id, taken from the client or made.
-    pub request_id: String,
+    pub request_id: RequestId,
     /// The client connection.
     pub client: ClientInfo,
     /// When the request head arrived.
@@ -31,7 +32,7 @@ pub struct RequestContext {
 
 impl RequestContext {
     /// A context for a request that has just arrived.
-    pub fn new(request_id: String, client: ClientInfo) -> Self {
+    pub fn new(request_id: RequestId, client: ClientInfo) -> Self {
         RequestContext {
             request_id,
             client,

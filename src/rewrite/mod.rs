@@ -288,7 +288,11 @@ impl Rewriter {
         if let Some(url) = &self.settings.public_url {
             return url.clone();
         }
-        let host = original_host(parts).unwrap_or_else(|| "localhost".to_owned());
+        let host = original_host(parts);
+        let host = host
+            .as_ref()
+            .and_then(|host| host.to_str().ok())
+            .unwrap_or("localhost");
         format!("{}://{host}", context.client.proto)
     }
 
@@ -493,7 +497,7 @@ fn backend_headers(parts: &http::request::Parts, context: &RequestContext) -> He
     add_forwarding_headers(
         &mut headers,
         &context.client,
-        original_host(parts).as_deref(),
+        original_host(parts).as_ref(),
         &context.request_id,
     );
     headers

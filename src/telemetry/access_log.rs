@@ -1,0 +1,338 @@
+//! The access log's formatting: every answered request logs one `request` event at `info` with target
+//! [`TARGET`], and [`AccessFirst`] writes that event's line itself instead of the generic formatter.
+//!
+//! The line is byte for byte what tracing-subscriber's formatter writes (text or JSON, as `log_format` says; the
+//! tests compare both for the same events), so nothing downstream changes. It is written field by field as the
+//! event is visited, without the generic formatter's styles, padding bookkeeping and escapes for text that needs
+//! none: the generic formatter took about a quarter of svcgate's own CPU per passthrough request; bench row 1, 1 KB and 50 conn: svcgate / bare 0.75 → 0.84 × (100 KB: 0.91 → 0.93 ×) with the other changes of its step (bench/RESULTS.md, 2026-11-26). Any other event, an
+//! access event inside a span (at `debug`, the connection's), and coloured output go to the wrapped formatter.
+
+use std::fmt;
+
+use tracing::field::{Field, Visit};
+use tracing::{Event, Subscriber};
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
+use tracing_subscriber::registry::LookupSpan;
+
+/// The target of the access log's events (`log_level = "info,svcgate::access=warn"` silences the access log).
+pub const TARGET: &str = "svcgate::access";
+
+/// A formatter that writes access events itself and hands every other event to `inner`.
+pub struct AccessFirst<E> {
+    inner: E,
+    json: bool,
+}
+
+impl<E> AccessFirst<E> {
+    /// Wraps `inner`, which writes text lines (or JSON ones when `json`): access lines are written the same way.
+    pub fn new(inner: E, json: bool) -> Self {
+        AccessFirst { inner, json }
+    }
+}
+
+impl<S, N, E> FormatEvent<S, N> for AccessFirst<E>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+    E: FormatEvent<S, N>,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &Event<'_>,
+    ) -> fmt::Result {
+        let plain = event.metadata().target() == TARGET
+            && !writer.has_ansi_escapes()
+            && event.parent().is_none()
+            && ctx.lookup_current().is_none();
+        if !plain {
+            return self.inner.format_event(ctx, writer, event);
+        }
+        #[cfg(test)]
+        tests::WRITTEN_HERE.with(|count| count.set(count.get() + 1));
+        let now = humantime::format_rfc3339_micros(std::time::SystemTime::now());
+        let level = event.metadata().level();
+        if self.json {
+            write!(writer, "{{\"timestamp\":\"{now}\",\"level\":\"{level}\"")?;
+        } else {
+            write!(writer, "{now} {level:>5} ")?;
+        }
+        let mut line = Line {
+            writer: &mut writer,
+            json: self.json,
+            first: true,
+            result: Ok(()),
+        };
+        event.record(&mut line);
+        line.result?;
+        if self.json {
+            writer.write_char('}')?;
+        }
+        writer.write_char('\n')
+    }
+}
+
+/// Writes an access event's fields as they are visited.
+struct Line<'w, 'a> {
+    writer: &'w mut Writer<'a>,
+    json: bool,
+    /// Whether no field has been written yet (text puts no space before the first).
+    first: bool,
+    result: fmt::Result,
+}
+
+impl Line<'_, '_> {
+    /// Writes the separator and the field's name: ` name=` in text (nothing before the message), `,"name":` in JSON.
+    fn name(&mut self, field: &Field) -> fmt::Result {
+        let first = std::mem::replace(&mut self.first, false);
+        match (self.json, field.name()) {
+            (true, name) => write!(self.writer, ",\"{name}\":"),
+            (false, "message") if first => Ok(()),
+            (false, "message") => self.writer.write_char(' '),
+            (false, name) => write!(self.writer, " {name}="),
+        }
+    }
+
+    /// Writes a text value: quoted and escaped as `{:?}` does in text, as a JSON string in JSON. Text that needs no
+    /// escape (a route, a kind) is copied as it is; anything else goes through the standard escapes.
+    fn text(&mut self, field: &Field, value: &str) -> fmt::Result {
+        self.name(field)?;
+        if !self.json && field.name() == "message" {
+            return self.writer.write_str(value);
+        }
+        let plain = if self.json {
+            value.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\')
+        } else {
+            value
+                .bytes()
+                .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+        };
+        match (plain, self.json) {
+            (true, _) => write!(self.writer, "\"{value}\""),
+            (false, false) => write!(self.writer, "{value:?}"),
+            (false, true) => {
+                let quoted = serde_json::to_string(value).map_err(|_| fmt::Error)?;
+                self.writer.write_str(&quoted)
+            }
+        }
+    }
+
+    fn record(&mut self, write: impl FnOnce(&mut Self) -> fmt::Result) {
+        if self.result.is_ok() {
+            self.result = write(self);
+        }
+    }
+}
+
+impl Visit for Line<'_, '_> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.record(|line| line.text(field, value));
+    }
+
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.record(|line| {
+            line.name(field)?;
+            write!(line.writer, "{value}")
+        });
+    }
+
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.record(|line| {
+            line.name(field)?;
+            write!(line.writer, "{value}")
+        });
+    }
+
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.record(|line| {
+            line.name(field)?;
+            write!(line.writer, "{value}")
+        });
+    }
+
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        self.record(|line| {
+            line.name(field)?;
+            if line.json {
+                // serde_json's rendering (`null` for what JSON cannot hold), as the JSON formatter writes it.
+                write!(line.writer, "{}", serde_json::Value::from(value))
+            } else {
+                write!(line.writer, "{value:?}")
+            }
+        });
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        self.record(|line| {
+            if line.json {
+                // Any value is a JSON string once formatted: the same path as a `&str`.
+                let text = format!("{value:?}");
+                return line.text(field, &text);
+            }
+            // Text writes the message and `%` values as they format.
+            line.name(field)?;
+            write!(line.writer, "{value:?}")
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use tracing_subscriber::fmt::MakeWriter;
+
+    use super::*;
+    use crate::telemetry::{subscriber, LogFormat};
+
+    thread_local! {
+        /// Lines this formatter wrote itself on this thread, to tell them from lines it handed on.
+        pub(super) static WRITTEN_HERE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// Lines written, shared with the subscriber under test.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            if let Ok(mut all) = self.0.lock() {
+                all.extend_from_slice(bytes);
+            }
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl<'a> MakeWriter<'a> for Captured {
+        type Writer = Captured;
+
+        fn make_writer(&'a self) -> Self::Writer {
+            self.clone()
+        }
+    }
+
+    /// One access event as svcgate logs it, with these values.
+    fn access(route: &str, latency_ms: f64) {
+        tracing::info!(
+            target: TARGET,
+            request_id = %"0123456789abcdef",
+            method = %http::Method::GET,
+            kind = "passthrough",
+            route,
+            status = 200u16,
+            latency_ms,
+            backend_calls = 1u32,
+            "request"
+        );
+    }
+
+    /// The same event from another target, which the generic formatter writes.
+    fn generic(route: &str, latency_ms: f64) {
+        tracing::info!(
+            request_id = %"0123456789abcdef",
+            method = %http::Method::GET,
+            kind = "passthrough",
+            route,
+            status = 200u16,
+            latency_ms,
+            backend_calls = 1u32,
+            "request"
+        );
+    }
+
+    fn lines(format: LogFormat, log: impl Fn()) -> Vec<String> {
+        let captured = Captured::default();
+        tracing::subscriber::with_default(subscriber(format, "info", captured.clone(), false), log);
+        let text = captured.0.lock().map(|bytes| bytes.clone()).unwrap_or_default();
+        String::from_utf8_lossy(&text)
+            .lines()
+            .map(|line| match format {
+                // Timestamps differ between two lines: compare what surrounds them.
+                LogFormat::Text => line.split_once("Z ").map_or(line, |(_, rest)| rest).to_owned(),
+                LogFormat::Json => {
+                    let (head, rest) = line.split_once("\"timestamp\":\"").unwrap_or_default();
+                    let (_, tail) = rest.split_once('"').unwrap_or_default();
+                    format!("{head}\"timestamp\":\"\"{tail}")
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn access_lines_are_what_the_generic_formatter_writes() {
+        let routes = [
+            "/api/v4/projects/1",
+            "/a \"quoted\" \\ path",
+            "/tab\there",
+            "/é/\u{1b}[31m",
+        ];
+        let latencies = [0.365, 1.0, 0.0, 12345.678, f64::NAN];
+        for format in [LogFormat::Text, LogFormat::Json] {
+            for route in routes {
+                for latency in latencies {
+                    let before = WRITTEN_HERE.with(std::cell::Cell::get);
+                    let fast = lines(format, || access(route, latency));
+                    assert_eq!(
+                        WRITTEN_HERE.with(std::cell::Cell::get),
+                        before + 1,
+                        "not written here"
+                    );
+                    let slow = lines(format, || generic(route, latency));
+                    assert_eq!(
+                        WRITTEN_HERE.with(std::cell::Cell::get),
+                        before + 1,
+                        "written here"
+                    );
+                    assert_eq!(fast.len(), 1, "{format:?} {route:?} {latency}");
+                    assert_eq!(fast, slow, "{format:?} {route:?} {latency}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn access_lines_start_with_an_rfc3339_timestamp_in_microseconds() {
+        let captured = Captured::default();
+        tracing::subscriber::with_default(
+            subscriber(LogFormat::Text, "info", captured.clone(), false),
+            || access("/x", 1.5),
+        );
+        let text =
+            String::from_utf8(captured.0.lock().map(|b| b.clone()).unwrap_or_default()).unwrap_or_default();
+        let (timestamp, rest) = text.split_once(' ').unwrap_or_default();
+        assert_eq!(timestamp.len(), "2026-11-22T17:25:45.526728Z".len(), "{text}");
+        assert!(humantime::parse_rfc3339(timestamp).is_ok(), "{text}");
+        assert!(
+            rest.starts_with(" INFO request request_id=0123456789abcdef method=GET"),
+            "{text}"
+        );
+        assert!(text.ends_with('\n'));
+    }
+
+    #[test]
+    fn a_filter_that_silences_the_access_target_silences_access_lines() {
+        let captured = Captured::default();
+        tracing::subscriber::with_default(
+            subscriber(
+                LogFormat::Text,
+                "info,svcgate::access=warn",
+                captured.clone(),
+                false,
+            ),
+            || {
+                access("/x", 1.0);
+                generic("/y", 1.0);
+            },
+        );
+        let text =
+            String::from_utf8(captured.0.lock().map(|b| b.clone()).unwrap_or_default()).unwrap_or_default();
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert!(text.contains("route=\"/y\""));
+    }
+}

@@ -964,13 +964,13 @@ mod tests {
     fn a_completion_query_scores_per_project_alias_as_gitlab_counts_it_whatever_its_items() {
         let selection = selection_of(&["subscribed".to_owned()]);
         let hundred: Vec<ItemKey> = (0..100).map(|iid| (5, iid.to_string())).collect();
-        // 3 for queryComplexity{limit score}; the alias: issues (1 + 6) + 2 = 9, projects (1 + 1 + 9) + 1 = 12,
-        // × 1.01 rounded down = 12; items named by iid add nothing.
-        assert_eq!(alias_score(&selection), 12);
-        assert_eq!(query_score(&hundred, &selection), 15);
-        assert_eq!(query_score(&hundred[..1], &selection), 15);
+        // 3 for queryComplexity{limit score}; the alias: issues (1 + 6) + 2 = 9, projects (1 + 1 + 9) + 2 = 13
+        // (its resolver and its defaulted `sort`), × 1.01 rounded down = 13; items named by iid add nothing.
+        assert_eq!(alias_score(&selection), 13);
+        assert_eq!(query_score(&hundred, &selection), 16);
+        assert_eq!(query_score(&hundred[..1], &selection), 16);
         let two_projects = [(5, "1".to_owned()), (7, "1".to_owned())];
-        assert_eq!(query_score(&two_projects, &selection), 3 + 2 * 12);
+        assert_eq!(query_score(&two_projects, &selection), 3 + 2 * 13);
         // A list of 100 of one project is one request within either documented limit.
         for limit in DOCUMENTED_LIMITS {
             let budget = Budget {
@@ -987,7 +987,7 @@ mod tests {
             );
             assert_eq!(chunks.iter().map(Vec::len).collect::<Vec<_>>(), [100], "{limit}");
         }
-        // Projects are what costs: 20 projects of one item fit 250 (3 + 20 × 12 = 243), 16 fit 200.
+        // Projects are what costs: 19 projects of one item fit 250 (3 + 19 × 13 = 250), 15 fit 200.
         let spread: Vec<ItemKey> = (0..20).map(|project| (project, "1".to_owned())).collect();
         let cut = |score: u64, factor: f64| {
             let budget = Budget {
@@ -1004,10 +1004,10 @@ mod tests {
             );
             chunks.iter().map(Vec::len).collect::<Vec<_>>()
         };
-        assert_eq!(cut(250, 1.0), [20]);
-        assert_eq!(cut(200, 1.0), [16, 4]);
-        // A correction factor of 2 halves what fits: (3 + 12k) × 2 ≤ 250 → 10 projects.
-        assert_eq!(cut(250, 2.0), [10, 10]);
+        assert_eq!(cut(250, 1.0), [19, 1]);
+        assert_eq!(cut(200, 1.0), [15, 5]);
+        // A correction factor of 2 halves what fits: (3 + 13k) × 2 ≤ 250 → 9 projects.
+        assert_eq!(cut(250, 2.0), [9, 9, 2]);
     }
 
     #[test]
@@ -1023,7 +1023,7 @@ mod tests {
         assert!((factor - 230.0 / 15.0).abs() < 1e-9, "{factor}: the highest kept");
         assert_eq!(state.correction(ANONYMOUS), 1.0, "apart per kind");
         let budget = state.budget(AUTHENTICATED, &selection).unwrap();
-        assert!(budget.fits(15) && !budget.fits(27), "one project per request");
+        assert!(budget.fits(16) && !budget.fits(29), "one project per request");
         state.correct(ANONYMOUS, 15 * 20, 15);
         assert_eq!(
             state.budget(ANONYMOUS, &selection),

@@ -789,6 +789,53 @@ async fn a_list_spanning_many_projects_is_cut_by_projects_so_no_request_is_refus
 }
 
 #[tokio::test]
+async fn a_refused_request_over_many_projects_leaves_later_lists_of_100_items_of_one_project_in_one_request()
+{
+    // A limit under which the first request over many projects is refused (19 projects, 250 over 30).
+    let (sim, demo) = sim_with(SimOptions {
+        graphql_max_complexity: Some(30),
+        ..SimOptions::default()
+    })
+    .await;
+    projects_with_an_issue(&sim, &demo, 30).await;
+    let gateway = TestGateway::start(&sim.url()).await;
+    let (received, first) = list_over_projects(&sim, &gateway, &demo).await;
+    assert_eq!(first[0], 19, "{received:?}");
+    let unsubscribed = hundred_issues(&sim, &demo).await;
+    for call in ["first", "repeated"] {
+        let (received, batches) = list_of_hundred(&sim, &gateway, &demo, unsubscribed).await;
+        assert_eq!(batches, [100], "{call}: no lasting item shrink: {received:?}");
+        assert_eq!(received.len(), 2, "{call}: {received:?}");
+    }
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn the_requests_held_back_behind_the_first_are_not_a_split_and_fit_a_tight_call_budget() {
+    let (sim, demo) = common::sim::with_demo().await;
+    projects_with_an_issue(&sim, &demo, 40).await;
+    let probe = get(&format!("{}/api/v4/issues?per_page=100", sim.url()), &demo.token).await;
+    let projects: std::collections::BTreeSet<u64> = probe
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|issue| issue["project_id"].as_u64().unwrap())
+        .collect();
+    // The first request alone (19 projects, 3 + 13 each within 250), then the rest, 19 projects a request.
+    let graphql = 1 + (projects.len() - 19).div_ceil(19);
+    let budget = u64::try_from(1 + graphql).unwrap();
+    let gateway =
+        TestGateway::start_with(&sim.url(), |raw| raw.max_backend_calls_per_request = Some(budget)).await;
+    let (received, aliases) = list_over_projects(&sim, &gateway, &demo).await;
+    assert_eq!(aliases.len(), graphql, "{received:?}");
+    assert_eq!(received.len(), 1 + graphql, "no per-item request: {received:?}");
+    let text = graphql_outcomes(&gateway).await;
+    assert!(!text.contains(r#"outcome="split""#), "{text}");
+    gateway.stop().await;
+}
+
+#[tokio::test]
 async fn a_complexity_limited_list_falls_back_rather_than_split_past_the_call_budget_and_is_answered() {
     // A limit below the documented one: the first request, sized for 250, is refused.
     let (sim, demo) = sim_with(SimOptions {

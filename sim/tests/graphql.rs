@@ -14,7 +14,7 @@ mod common;
 use common::*;
 
 /// The completion query svcgate sends for a V3 list of issues (one alias per project), for a batch of 30: its
-/// complexity, 12 (GitLab's resolver rule: items named by iid cost nothing more), is within every caller's limit.
+/// complexity, 13 (GitLab's resolver rule: items named by iid cost nothing more), is within every caller's limit.
 const ISSUES_BATCH: &str = "query($p0:[ID!],$i0:[String!]){p0:projects(ids:$p0,first:1){nodes{id issues(iids:$i0,first:30){nodes{iid subscribed}}}}}";
 /// The same for merge requests.
 const MRS_BATCH: &str = "query($p0:[ID!],$i0:[String!]){p0:projects(ids:$p0,first:1){nodes{id mergeRequests(iids:$i0,first:30){nodes{iid subscribed}}}}}";
@@ -435,10 +435,11 @@ async fn a_batch_is_answered_in_order_and_get_answers_queries() {
 
 /// svcgate's completion query for `items` issues in each of `aliases` project aliases (all naming project `$p0`),
 /// asking the caller's limit and the query's score too. Its complexity, by GitLab's rule, is
-/// 3 (`queryComplexity{limit score}`) + 12 per alias, whatever `items`: in an alias, `issues` costs
+/// 3 (`queryComplexity{limit score}`) + 13 per alias, whatever `items`: in an alias, `issues` costs
 /// `nodes{iid subscribed}` 1 + 1 + 5, plus its resolver's 1 and 1 for its defaulted `sort`, and nothing per item
-/// (named by `iids`), so 9; `projects(first:1)` costs `nodes{id issues}` 1 + 1 + 9, plus its resolver's 1, grown
-/// by 1% (one item): 12.12, rounded down to 12.
+/// (named by `iids`), so 9; `projects(first:1)` costs `nodes{id issues}` 1 + 1 + 9, plus its resolver's 1 and 1
+/// for its defaulted `sort` (`ProjectSearchArguments`, `id_desc`), grown by 1% (one item): 13.13, rounded down
+/// to 13.
 fn svcgate_query(field: &str, aliases: usize, items: usize) -> String {
     let alias = |n: usize| {
         format!("p{n}:projects(ids:$p0,first:1){{nodes{{id {field}(iids:$i0,first:{items}){{nodes{{iid subscribed}}}}}}}}")
@@ -459,14 +460,14 @@ async fn each_kind_of_caller_is_held_to_the_services_complexity_limit_with_its_m
     let vars = json!({"p0": [project_gid(w.project)], "i0": ["1"]});
     // The most project aliases each kind fits (a score equal to the limit is allowed); one more does not.
     for (who, token, limit, aliases) in [
-        ("anonymous", None, 200, 16),
-        ("signed in", Some(w.dev.as_str()), 250, 20),
-        ("administrator", Some(admin.as_str()), 300, 24),
-        ("root", Some(ROOT), 300, 24),
+        ("anonymous", None, 200, 15),
+        ("signed in", Some(w.dev.as_str()), 250, 19),
+        ("administrator", Some(admin.as_str()), 300, 22),
+        ("root", Some(ROOT), 300, 22),
     ] {
         let query = svcgate_query("issues", aliases, 100);
         let fits = gql_ok(&w.sim, token, &query, vars.clone()).await;
-        let score = 3 + 12 * aliases;
+        let score = 3 + 13 * aliases;
         assert_eq!(
             fits["data"]["queryComplexity"],
             json!({"limit": limit, "score": score}),
@@ -475,7 +476,7 @@ async fn each_kind_of_caller_is_held_to_the_services_complexity_limit_with_its_m
         let query = svcgate_query("issues", aliases + 1, 100);
         let over = gql(&w.sim, token, &query, vars.clone()).await;
         assert_eq!(over.status, StatusCode::OK, "{who}");
-        assert_eq!(over.body, too_complex(score + 12, limit), "{who}");
+        assert_eq!(over.body, too_complex(score + 13, limit), "{who}");
     }
 }
 
@@ -494,14 +495,14 @@ async fn svcgates_query_scores_as_gitlab_counts_it_whatever_the_number_of_iids()
             .await;
             assert_eq!(
                 body["data"]["queryComplexity"]["score"],
-                json!(15),
+                json!(16),
                 "{field} {items}"
             );
         }
         let body = gql_ok(&w.sim, Some(&w.dev), &svcgate_query(field, 3, 100), vars.clone()).await;
         assert_eq!(
             body["data"]["queryComplexity"]["score"],
-            json!(3 + 3 * 12),
+            json!(3 + 3 * 13),
             "{field}"
         );
     }
@@ -536,10 +537,10 @@ async fn a_list_not_named_by_iid_costs_one_percent_more_per_item_of_its_page() {
         score_of(&w.sim, &w.dev, &issues("(iid:\"1\")")).await,
         json!(2 + 1 + 9)
     );
-    // projects without first: nodes{id} 2, its resolver 1, doubled: 6.
+    // projects without first: nodes{id} 2, its resolver 1 and 1 for its defaulted `sort`, doubled: 8.
     assert_eq!(
         score_of(&w.sim, &w.dev, "projects{nodes{id}}").await,
-        json!(2 + 6)
+        json!(2 + 8)
     );
 }
 
@@ -573,7 +574,7 @@ async fn the_complexity_override_holds_every_caller_to_one_limit() {
         let body = gql_ok(&w.sim, token, &svcgate_query("issues", 50, 100), vars.clone()).await;
         assert_eq!(
             body["data"]["queryComplexity"],
-            json!({"limit": 1_000, "score": 603})
+            json!({"limit": 1_000, "score": 653})
         );
     }
     let w = world_with(SimOptions {
@@ -582,7 +583,7 @@ async fn the_complexity_override_holds_every_caller_to_one_limit() {
     })
     .await;
     let r = gql(&w.sim, Some(ROOT), &svcgate_query("issues", 2, 100), vars).await;
-    assert_eq!(r.body, too_complex(27, 20));
+    assert_eq!(r.body, too_complex(29, 20));
 }
 
 #[tokio::test]

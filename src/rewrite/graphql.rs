@@ -349,16 +349,47 @@ impl GraphqlState {
 
     /// What one request may hold now for callers of `class` asking nodes `selection`: the items complexity
     /// refusals left, the complexity limit and the correction factor, or `None` when GraphQL is not asked (a
-    /// refusal left fewer than [`MIN_BATCH`] items, or the limit does not fit one project's alias).
+    /// refusal left fewer than [`MIN_BATCH`] items, or the limit does not fit one project's alias). The factor is
+    /// capped so that one project's alias always fits the limit: a server scoring higher is then asked one
+    /// project a request, and a refusal of those shrinks the items instead of switching GraphQL off.
     fn budget(&self, class: usize, selection: &str) -> Option<Budget> {
+        let score = self.complexity_limit(class);
+        let one = QUERY_COMPLEXITY_SCORE.saturating_add(alias_score(selection));
+        let cap = score as f64 / one.max(1) as f64;
         let budget = Budget {
             items: self.batch_size(class)?,
-            score: self.complexity_limit(class),
-            factor: self.correction(class),
+            score,
+            factor: self.correction(class).min(cap).max(1.0),
         };
-        budget
-            .fits(QUERY_COMPLEXITY_SCORE.saturating_add(alias_score(selection)))
-            .then_some(budget)
+        (score >= one).then_some(budget)
+    }
+
+    /// After the backend refused `chunk` (cut within `limits`) scoring it `score` over its limit `max`, for callers
+    /// of `class` asking nodes `selection`: answers whether its items may be asked again. Cut for a higher limit
+    /// (another caller's of this kind), it is cut again to the one named now; spanning several projects (the
+    /// service scores per project), the estimate is corrected and it is cut again by projects; one project's
+    /// items scored higher than estimated (a server scoring per item) make fewer items asked until the retry time.
+    fn after_refusal(
+        &self,
+        class: usize,
+        chunk: &[ItemKey],
+        selection: &str,
+        limits: Budget,
+        score: u64,
+        max: u64,
+    ) -> bool {
+        let estimated = query_score(chunk, selection);
+        let named = Budget { score: max, ..limits };
+        if !named.fits(estimated) {
+            return true;
+        }
+        let first = chunk.first().map(|key| key.0);
+        if chunk.iter().any(|key| Some(key.0) != first) {
+            self.correct(class, score, estimated);
+            return true;
+        }
+        let fits = fitting_batch(chunk.len(), score, max).min(chunk.len().saturating_sub(1));
+        self.shrink_batch(class, fits)
     }
 
     /// Remembers, until the retry time, that requests of `fits` items fit the backend's complexity limit for
@@ -481,7 +512,19 @@ impl GraphqlState {
         let mut max_chars = MAX_QUERY_CHARS;
         let mut max_items = MAX_ITEMS;
         let mut pending: Vec<ItemKey> = keys.to_vec();
-        for round in 0..MAX_SPLITS {
+        // Rounds counted against `MAX_SPLITS`: the round sending what the first request held back is not one.
+        let mut rounds = 0;
+        let mut after_probe = false;
+        // Until an answer with `data`, the first request of a list goes alone.
+        let mut probing = true;
+        loop {
+            let split = !std::mem::take(&mut after_probe);
+            if split {
+                if rounds == MAX_SPLITS {
+                    break;
+                }
+                rounds += 1;
+            }
             let Some(budget) = self.budget(class, selection) else {
                 self.metrics.graphql("completion", "skipped");
                 break;
@@ -491,7 +534,7 @@ impl GraphqlState {
                 ..budget
             };
             let chunks = chunk_keys(&pending, limits, max_chars, collection, selection);
-            if round > 0 {
+            if split && rounds > 1 {
                 let left = caller
                     .max_calls
                     .saturating_sub(caller.context.backend_call_count());
@@ -510,7 +553,7 @@ impl GraphqlState {
             let asks_limit = self.asks_limit();
             // Until the backend has named its limit for this kind of caller, one request goes first and the rest
             // are cut again to the limit its answer names: at most one request is refused per retry time.
-            let probe = asks_limit && chunks.len() > 1 && !self.limit_named(class);
+            let probe = probing && asks_limit && chunks.len() > 1 && !self.limit_named(class);
             let (now, later) = chunks.split_at(if probe { 1 } else { chunks.len() });
             retry.extend(later.iter().flatten().cloned());
             for wave in now.chunks(concurrency.max(1)) {
@@ -525,6 +568,7 @@ impl GraphqlState {
                 for (chunk, answer) in futures_util::future::join_all(asked).await {
                     match answer? {
                         Answer::Data { data, .. } => {
+                            probing = false;
                             if let Some(limit) = named_limit(&data) {
                                 self.name_limit(class, limit);
                             }
@@ -537,17 +581,7 @@ impl GraphqlState {
                             self.name_limit(class, max);
                             // A single item that does not fit cannot be split: it is fetched on its own.
                             if chunk.len() > 1 {
-                                // Sized for a higher limit (another caller's of this kind), the chunk is cut
-                                // again to the one named now; sized for this one, the backend counts more than
-                                // `query_score` does, and fewer items are asked until the retry time.
-                                let named = Budget { score: max, ..limits };
-                                let sized_for_more = !named.fits(query_score(chunk, selection));
-                                let fits = if sized_for_more {
-                                    chunk.len()
-                                } else {
-                                    fitting_batch(chunk.len(), score, max).min(chunk.len() - 1)
-                                };
-                                if sized_for_more || self.shrink_batch(class, fits) {
+                                if self.after_refusal(class, chunk, selection, limits, score, max) {
                                     retry.extend_from_slice(chunk);
                                 } else {
                                     stop = true;
@@ -573,6 +607,8 @@ impl GraphqlState {
             if retry.is_empty() {
                 break;
             }
+            // Only what the first request held back is asked again: not a split.
+            after_probe = probe && retry.len() == later.iter().map(Vec::len).sum::<usize>();
             pending = retry;
         }
         Ok(found)
@@ -964,13 +1000,13 @@ mod tests {
     fn a_completion_query_scores_per_project_alias_as_gitlab_counts_it_whatever_its_items() {
         let selection = selection_of(&["subscribed".to_owned()]);
         let hundred: Vec<ItemKey> = (0..100).map(|iid| (5, iid.to_string())).collect();
-        // 3 for queryComplexity{limit score}; the alias: issues (1 + 6) + 2 = 9, projects (1 + 1 + 9) + 1 = 12,
-        // × 1.01 rounded down = 12; items named by iid add nothing.
-        assert_eq!(alias_score(&selection), 12);
-        assert_eq!(query_score(&hundred, &selection), 15);
-        assert_eq!(query_score(&hundred[..1], &selection), 15);
+        // 3 for queryComplexity{limit score}; the alias: issues (1 + 6) + 2 = 9, projects (1 + 1 + 9) + 2 = 13
+        // (its resolver and its defaulted `sort`), × 1.01 rounded down = 13; items named by iid add nothing.
+        assert_eq!(alias_score(&selection), 13);
+        assert_eq!(query_score(&hundred, &selection), 16);
+        assert_eq!(query_score(&hundred[..1], &selection), 16);
         let two_projects = [(5, "1".to_owned()), (7, "1".to_owned())];
-        assert_eq!(query_score(&two_projects, &selection), 3 + 2 * 12);
+        assert_eq!(query_score(&two_projects, &selection), 3 + 2 * 13);
         // A list of 100 of one project is one request within either documented limit.
         for limit in DOCUMENTED_LIMITS {
             let budget = Budget {
@@ -987,7 +1023,7 @@ mod tests {
             );
             assert_eq!(chunks.iter().map(Vec::len).collect::<Vec<_>>(), [100], "{limit}");
         }
-        // Projects are what costs: 20 projects of one item fit 250 (3 + 20 × 12 = 243), 16 fit 200.
+        // Projects are what costs: 19 projects of one item fit 250 (3 + 19 × 13 = 250), 15 fit 200.
         let spread: Vec<ItemKey> = (0..20).map(|project| (project, "1".to_owned())).collect();
         let cut = |score: u64, factor: f64| {
             let budget = Budget {
@@ -1004,10 +1040,10 @@ mod tests {
             );
             chunks.iter().map(Vec::len).collect::<Vec<_>>()
         };
-        assert_eq!(cut(250, 1.0), [20]);
-        assert_eq!(cut(200, 1.0), [16, 4]);
-        // A correction factor of 2 halves what fits: (3 + 12k) × 2 ≤ 250 → 10 projects.
-        assert_eq!(cut(250, 2.0), [10, 10]);
+        assert_eq!(cut(250, 1.0), [19, 1]);
+        assert_eq!(cut(200, 1.0), [15, 5]);
+        // A correction factor of 2 halves what fits: (3 + 13k) × 2 ≤ 250 → 9 projects.
+        assert_eq!(cut(250, 2.0), [9, 9, 2]);
     }
 
     #[test]
@@ -1023,13 +1059,7 @@ mod tests {
         assert!((factor - 230.0 / 15.0).abs() < 1e-9, "{factor}: the highest kept");
         assert_eq!(state.correction(ANONYMOUS), 1.0, "apart per kind");
         let budget = state.budget(AUTHENTICATED, &selection).unwrap();
-        assert!(budget.fits(15) && !budget.fits(27), "one project per request");
-        state.correct(ANONYMOUS, 15 * 20, 15);
-        assert_eq!(
-            state.budget(ANONYMOUS, &selection),
-            None,
-            "not even one project fits 200"
-        );
+        assert!(budget.fits(16) && !budget.fits(29), "one project per request");
         let forgetful = GraphqlState::new("svc", Duration::ZERO, Metrics::new());
         forgetful.correct(AUTHENTICATED, 230, 15);
         assert_eq!(
@@ -1037,6 +1067,48 @@ mod tests {
             1.0,
             "forgotten at the retry time"
         );
+    }
+
+    #[test]
+    fn a_correction_factor_never_switches_graphql_off_one_project_alias_always_fits() {
+        let state = GraphqlState::new("svc", Duration::from_secs(600), Metrics::new());
+        let selection = selection_of(&["subscribed".to_owned()]);
+        // Scored 20 times the estimate: one alias (16) would be 320, over 200, yet one still goes.
+        state.correct(ANONYMOUS, 16 * 20, 16);
+        let budget = state.budget(ANONYMOUS, &selection).unwrap();
+        assert!(budget.fits(16) && !budget.fits(29), "one project per request");
+        // A lower limit named later does not switch it off either.
+        state.name_limit(ANONYMOUS, 40);
+        let budget = state.budget(ANONYMOUS, &selection).unwrap();
+        assert_eq!(budget.score, 40);
+        assert!(budget.fits(16) && !budget.fits(29), "one project per request");
+    }
+
+    #[test]
+    fn a_refused_request_over_several_projects_corrects_the_estimate_and_one_over_a_single_project_shrinks_items(
+    ) {
+        let state = GraphqlState::new("svc", Duration::from_secs(600), Metrics::new());
+        let selection = selection_of(&["subscribed".to_owned()]);
+        let limits = state.budget(AUTHENTICATED, &selection).unwrap();
+        // Ten projects (estimated 3 + 10 × 13 = 133) scored 400 over 250: cut again by projects, items untouched.
+        let spread: Vec<ItemKey> = (0..10).map(|project| (project, "1".to_owned())).collect();
+        assert!(state.after_refusal(AUTHENTICATED, &spread, &selection, limits, 400, 250));
+        assert_eq!(state.batch_size(AUTHENTICATED), Some(MAX_ITEMS), "no item shrink");
+        let corrected = state.budget(AUTHENTICATED, &selection).unwrap();
+        // Scored about 3 times the estimate: 6 projects a request now (81 × 400 / 133 ≤ 250).
+        assert!(
+            corrected.fits(3 + 6 * 13) && !corrected.fits(3 + 7 * 13),
+            "{corrected:?}"
+        );
+        // Sized for a higher limit than the one named now: cut again, nothing learnt.
+        let other = GraphqlState::new("svc", Duration::from_secs(600), Metrics::new());
+        assert!(other.after_refusal(AUTHENTICATED, &spread, &selection, limits, 133, 100));
+        assert_eq!(other.correction(AUTHENTICATED), 1.0);
+        assert_eq!(other.batch_size(AUTHENTICATED), Some(MAX_ITEMS));
+        // One project's 100 items scored 603 over 250 (a server scoring per item): fewer items a request.
+        let hundred: Vec<ItemKey> = (0..100).map(|iid| (5, iid.to_string())).collect();
+        assert!(other.after_refusal(AUTHENTICATED, &hundred, &selection, limits, 603, 250));
+        assert_eq!(other.batch_size(AUTHENTICATED), Some(37));
     }
 
     #[test]

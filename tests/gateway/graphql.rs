@@ -488,9 +488,9 @@ async fn a_backend_with_a_higher_complexity_limit_lets_the_second_list_name_more
     assert_eq!(received_later.len(), 2, "{received_later:?}");
     let projects = later[0];
     assert!(projects > 40, "{projects}");
-    // The first request is sized to the documented 250 (3 + 12 per project alias: 20 projects) and goes alone;
+    // The first request is sized to the documented 250 (3 + 13 per project alias: 19 projects) and goes alone;
     // its answer names 1,000, and the rest go in one request.
-    assert_eq!(first, [projects - 20, 20], "the first list: {received:?}");
+    assert_eq!(first, [projects - 19, 19], "the first list: {received:?}");
     gateway.stop().await;
 }
 
@@ -506,8 +506,8 @@ async fn a_backend_with_a_lower_complexity_limit_refuses_one_request_and_later_l
     let (received, first) = list_over_projects(&sim, &gateway, &demo).await;
     let projects: usize = first[1..].iter().sum();
     assert!(projects > 30, "{first:?}");
-    // One request goes first (20 projects, refused: 243 over 30), then 2 projects a request (3 + 24).
-    assert_eq!(first[0], 20, "{first:?}");
+    // One request goes first (19 projects, refused: 250 over 30), then 2 projects a request (3 + 26).
+    assert_eq!(first[0], 19, "{first:?}");
     assert!(first[1..].iter().all(|n| *n <= 2), "{first:?}");
     assert_eq!(first.len(), 1 + projects.div_ceil(2), "{received:?}");
     assert_eq!(
@@ -765,10 +765,10 @@ async fn a_list_spanning_many_projects_is_cut_by_projects_so_no_request_is_refus
         assert_eq!(subscribed(&items), all_true(&items), "{call}");
         let received = calls(&sim);
         let graphql = received.iter().filter(|call| call.contains("graphql")).count();
-        // 3 + 12 per project alias within 250: 20 projects a request.
+        // 3 + 13 per project alias within 250: 19 projects a request.
         assert_eq!(
             graphql,
-            projects.len().div_ceil(20),
+            projects.len().div_ceil(19),
             "{call}: cut by projects: {received:?}"
         );
         assert_eq!(
@@ -789,6 +789,53 @@ async fn a_list_spanning_many_projects_is_cut_by_projects_so_no_request_is_refus
 }
 
 #[tokio::test]
+async fn a_refused_request_over_many_projects_leaves_later_lists_of_100_items_of_one_project_in_one_request()
+{
+    // A limit under which the first request over many projects is refused (19 projects, 250 over 30).
+    let (sim, demo) = sim_with(SimOptions {
+        graphql_max_complexity: Some(30),
+        ..SimOptions::default()
+    })
+    .await;
+    projects_with_an_issue(&sim, &demo, 30).await;
+    let gateway = TestGateway::start(&sim.url()).await;
+    let (received, first) = list_over_projects(&sim, &gateway, &demo).await;
+    assert_eq!(first[0], 19, "{received:?}");
+    let unsubscribed = hundred_issues(&sim, &demo).await;
+    for call in ["first", "repeated"] {
+        let (received, batches) = list_of_hundred(&sim, &gateway, &demo, unsubscribed).await;
+        assert_eq!(batches, [100], "{call}: no lasting item shrink: {received:?}");
+        assert_eq!(received.len(), 2, "{call}: {received:?}");
+    }
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn the_requests_held_back_behind_the_first_are_not_a_split_and_fit_a_tight_call_budget() {
+    let (sim, demo) = common::sim::with_demo().await;
+    projects_with_an_issue(&sim, &demo, 40).await;
+    let probe = get(&format!("{}/api/v4/issues?per_page=100", sim.url()), &demo.token).await;
+    let projects: std::collections::BTreeSet<u64> = probe
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|issue| issue["project_id"].as_u64().unwrap())
+        .collect();
+    // The first request alone (19 projects, 3 + 13 each within 250), then the rest, 19 projects a request.
+    let graphql = 1 + (projects.len() - 19).div_ceil(19);
+    let budget = u64::try_from(1 + graphql).unwrap();
+    let gateway =
+        TestGateway::start_with(&sim.url(), |raw| raw.max_backend_calls_per_request = Some(budget)).await;
+    let (received, aliases) = list_over_projects(&sim, &gateway, &demo).await;
+    assert_eq!(aliases.len(), graphql, "{received:?}");
+    assert_eq!(received.len(), 1 + graphql, "no per-item request: {received:?}");
+    let text = graphql_outcomes(&gateway).await;
+    assert!(!text.contains(r#"outcome="split""#), "{text}");
+    gateway.stop().await;
+}
+
+#[tokio::test]
 async fn a_complexity_limited_list_falls_back_rather_than_split_past_the_call_budget_and_is_answered() {
     // A limit below the documented one: the first request, sized for 250, is refused.
     let (sim, demo) = sim_with(SimOptions {
@@ -800,7 +847,7 @@ async fn a_complexity_limited_list_falls_back_rather_than_split_past_the_call_bu
     let probe = get(&format!("{}/api/v4/issues?per_page=100", sim.url()), &demo.token).await;
     let items = probe.json().as_array().unwrap().len();
     assert!(
-        (13..=20).contains(&items),
+        (13..=19).contains(&items),
         "one request's worth of projects: {items}"
     );
     // The list, one GraphQL request, then one request per item: what the list needs without GraphQL and one more.

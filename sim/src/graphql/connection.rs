@@ -13,7 +13,7 @@ use async_graphql::Result as GqlResult;
 pub const MAX_PAGE: usize = 100;
 
 /// `Resolvers::BaseResolver.resolver_complexity`: 1, +1 when sorted (`sort` given, or defaulted as the service's
-/// issue and merge request lists default it), +5 when searching.
+/// project, issue and merge request lists default it), +5 when searching.
 pub fn resolver_complexity(sorted: bool, searched: bool) -> usize {
     1 + usize::from(sorted) + if searched { 5 } else { 0 }
 }

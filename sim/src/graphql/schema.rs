@@ -230,7 +230,7 @@ impl Query {
 
     /// Projects by global id (those the caller cannot read are left out), newest first.
     #[graphql(
-        complexity = "connection_complexity(child_complexity, resolver_complexity(false, false), first, false)"
+        complexity = "connection_complexity(child_complexity, resolver_complexity(true, false), first, false)"
     )]
     async fn projects(
         &self,

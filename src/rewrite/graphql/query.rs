@@ -84,10 +84,11 @@ pub(super) fn item_score(selection: &str) -> u64 {
 /// resolver-backed connections (`BaseField#field_resolver_complexity`), not graphql-ruby's `first` × children:
 /// the collection costs `nodes` (1) and `selection` once, plus its resolver's 1 and 1 for its defaulted `sort`,
 /// and nothing per item (they are named by `iids`); `projects(ids:, first: 1)` costs `nodes` (1), `id` (1) and
-/// the collection, plus its resolver's 1, grown by 1% for its one item, rounded down.
+/// the collection, plus its resolver's 1 and 1 for its defaulted `sort` (`id_desc`), grown by 1% for its one
+/// item, rounded down: 13 for `iid subscribed`.
 pub(super) fn alias_score(selection: &str) -> u64 {
     let collection = 1 + item_score(selection) + 2;
-    let projects = 1 + 1 + collection + 1;
+    let projects = 1 + 1 + collection + 2;
     projects + projects / 100
 }
 

@@ -261,6 +261,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_receiving_address_holds_the_mark_that_lets_other_paths_pass_untried() {
+        for (path, _) in fixed_paths() {
+            assert!(path.contains(ADDRESS_MARK), "{path}");
+        }
+        assert!(NAMED_MARK.contains(ADDRESS_MARK));
+        assert!(NAMED_MARK.ends_with(NAMED_PREFIX));
+    }
+
+    #[test]
     fn receiving_addresses_parse_with_or_without_json() {
         let generic = parse_address("/group/sub/project/alerts/notify.json");
         assert_eq!(

@@ -171,9 +171,16 @@ impl Admitted {
     /// deadline the connection had when it last looked, and then looks again. A request in progress is never
     /// cut; after it ends the deadline counts from its end. Bench row 1, 50 conn: svcgate / bare 0.84 → 0.86 × at
     /// 1 KB, 0.93 → 0.96 × at 100 KB (bench/RESULTS.md, 2026-11-26).
-    pub async fn closed_by_limits(&self) -> CloseReason {
+    /// `evicted`: the connection was evicted while a request was in progress; it closes once idle.
+    pub async fn closed_by_limits(&self, evicted: bool) -> CloseReason {
         let limits = self.registry.limits;
         let connection = &self.connection;
+        if evicted {
+            while connection.in_progress.load(Ordering::Acquire) > 0 {
+                connection.idle_again().await;
+            }
+            return CloseReason::Evicted;
+        }
         loop {
             if connection.in_progress.load(Ordering::Acquire) > 0 {
                 connection.idle_again().await;
@@ -224,6 +231,11 @@ impl Connection {
         InProgress {
             connection: Arc::clone(self),
         }
+    }
+
+    /// Requests in progress now (their responses not yet sent in full).
+    pub fn in_progress(&self) -> usize {
+        self.in_progress.load(Ordering::Acquire)
     }
 
     /// Waits until no request is in progress (returns at once when none is).
@@ -436,7 +448,7 @@ mod tests {
         let registry = Registry::new(limits(10));
         let admitted = registry.admit().unwrap();
         let started = Instant::now();
-        assert_eq!(admitted.closed_by_limits().await, CloseReason::NoRequest);
+        assert_eq!(admitted.closed_by_limits(false).await, CloseReason::NoRequest);
         assert_eq!(started.elapsed(), Duration::from_secs(30));
     }
 
@@ -445,7 +457,7 @@ mod tests {
         let registry = Registry::new(limits(10));
         let admitted = registry.admit().unwrap();
         let request = admitted.connection().request_started();
-        let watchdog = admitted.closed_by_limits();
+        let watchdog = admitted.closed_by_limits(false);
         tokio::pin!(watchdog);
         assert!(tokio::time::timeout(Duration::from_secs(600), &mut watchdog)
             .await
@@ -464,13 +476,27 @@ mod tests {
         let busy = registry.admit().unwrap();
         let _request = busy.connection().request_started();
         let newest = registry.admit().expect("room made by evicting the idle one");
-        assert_eq!(oldest.closed_by_limits().await, CloseReason::Evicted);
+        assert_eq!(oldest.closed_by_limits(false).await, CloseReason::Evicted);
         assert_eq!(registry.open(), 2);
         // Every open connection busy: the next is refused.
         let _also_busy = newest.connection().request_started();
         assert!(registry.admit().is_none());
         drop(oldest);
         assert_eq!(registry.open(), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_eviction_found_with_a_request_in_progress_closes_once_the_request_ends() {
+        let registry = Registry::new(limits(10));
+        let admitted = registry.admit().unwrap();
+        let request = admitted.connection().request_started();
+        let watchdog = admitted.closed_by_limits(true);
+        tokio::pin!(watchdog);
+        assert!(tokio::time::timeout(Duration::from_secs(600), &mut watchdog)
+            .await
+            .is_err());
+        drop(request);
+        assert_eq!(watchdog.await, CloseReason::Evicted);
     }
 
     #[test]

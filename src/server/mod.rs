@@ -38,7 +38,7 @@ use crate::backend::upstream::{ClientInfo, Upstream};
 use crate::config::Config;
 use crate::http::aborts::{AbortMark, ResetOnAbort};
 use crate::http::body::Body;
-use crate::http::connections::{Limits, Registry, ServerTls, TrackedBody, WriteStallLimit};
+use crate::http::connections::{CloseReason, Limits, Registry, ServerTls, TrackedBody, WriteStallLimit};
 use crate::http::error::GatewayError;
 use crate::http::refusals::RefusalBodies;
 use crate::pages::Pages;
@@ -491,18 +491,32 @@ pub async fn serve(
                 // connection, its timer and notifications were polled again on each of the several wake-ups of
                 // every request. Its verdict is one cheap channel to poll. Bench row 1, 50 conn: svcgate / bare
                 // 0.86 → 0.87 × at 1 KB, 0.94 → 0.97 × at 100 KB (bench/RESULTS.md, 2026-11-26).
-                let (verdict_sender, verdict) = tokio::sync::oneshot::channel();
-                let watcher = StopOnDrop(tokio::spawn(async move {
-                    // The connection may have ended first: nobody is left to tell.
-                    let _ = verdict_sender.send(admitted.closed_by_limits().await);
-                }));
+                let admitted = Arc::new(admitted);
+                let watch = |evicted: bool| {
+                    let admitted = Arc::clone(&admitted);
+                    let (verdict_sender, verdict) = tokio::sync::oneshot::channel();
+                    let task = StopOnDrop(tokio::spawn(async move {
+                        // The connection may have ended first: nobody is left to tell.
+                        let _ = verdict_sender.send(admitted.closed_by_limits(evicted).await);
+                    }));
+                    (verdict, task)
+                };
+                let (mut verdict, mut watcher) = watch(false);
+                tokio::pin!(served);
                 // The TLS handshake counts as part of the first request head's time.
-                let result = tokio::select! {
-                    result = served => result,
-                    Ok(reason) = verdict => {
-                        tracing::debug!(reason = reason.label(), "closing connection");
-                        metrics.connection_closed(reason.label());
-                        Ok(())
+                let result = loop {
+                    tokio::select! {
+                        result = &mut served => break result,
+                        Ok(reason) = &mut verdict => {
+                            // The watcher decided on its own task; a request may have started since. Here, on the
+                            // task that starts requests, none can start between this look and the close.
+                            if admitted.connection().in_progress() == 0 {
+                                tracing::debug!(reason = reason.label(), "closing connection");
+                                metrics.connection_closed(reason.label());
+                                break Ok(());
+                            }
+                            (verdict, watcher) = watch(reason == CloseReason::Evicted);
+                        }
                     }
                 };
                 drop(watcher);

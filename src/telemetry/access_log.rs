@@ -43,7 +43,13 @@ where
         mut writer: Writer<'_>,
         event: &Event<'_>,
     ) -> fmt::Result {
+        let now = std::time::SystemTime::now();
+        // humantime writes years 1970 to 9999 only; a clock outside them is the generic formatter's to write.
+        let writable_time = now
+            .duration_since(std::time::UNIX_EPOCH)
+            .is_ok_and(|since| since.as_secs() < 253_402_300_800);
         let plain = event.metadata().target() == TARGET
+            && writable_time
             && !writer.has_ansi_escapes()
             && event.parent().is_none()
             && ctx.lookup_current().is_none();
@@ -52,7 +58,7 @@ where
         }
         #[cfg(test)]
         tests::WRITTEN_HERE.with(|count| count.set(count.get() + 1));
-        let now = humantime::format_rfc3339_micros(std::time::SystemTime::now());
+        let now = humantime::format_rfc3339_micros(now);
         let level = event.metadata().level();
         if self.json {
             write!(writer, "{{\"timestamp\":\"{now}\",\"level\":\"{level}\"")?;
@@ -91,6 +97,7 @@ impl Line<'_, '_> {
             (true, name) => write!(self.writer, ",\"{name}\":"),
             (false, "message") if first => Ok(()),
             (false, "message") => self.writer.write_char(' '),
+            (false, name) if first => write!(self.writer, "{name}="),
             (false, name) => write!(self.writer, " {name}="),
         }
     }

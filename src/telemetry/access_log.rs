@@ -126,6 +126,12 @@ impl Line<'_, '_> {
         }
     }
 
+    /// Writes a value that reads the same in text and JSON (a number, a boolean), unquoted.
+    fn bare(&mut self, field: &Field, value: impl fmt::Display) -> fmt::Result {
+        self.name(field)?;
+        write!(self.writer, "{value}")
+    }
+
     fn record(&mut self, write: impl FnOnce(&mut Self) -> fmt::Result) {
         if self.result.is_ok() {
             self.result = write(self);
@@ -139,24 +145,15 @@ impl Visit for Line<'_, '_> {
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
-        self.record(|line| {
-            line.name(field)?;
-            write!(line.writer, "{value}")
-        });
+        self.record(|line| line.bare(field, value));
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.record(|line| {
-            line.name(field)?;
-            write!(line.writer, "{value}")
-        });
+        self.record(|line| line.bare(field, value));
     }
 
     fn record_bool(&mut self, field: &Field, value: bool) {
-        self.record(|line| {
-            line.name(field)?;
-            write!(line.writer, "{value}")
-        });
+        self.record(|line| line.bare(field, value));
     }
 
     fn record_f64(&mut self, field: &Field, value: f64) {
@@ -187,41 +184,13 @@ impl Visit for Line<'_, '_> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::{Arc, Mutex};
-
-    use tracing_subscriber::fmt::MakeWriter;
-
     use super::*;
+    use crate::telemetry::tests::Captured;
     use crate::telemetry::{subscriber, LogFormat};
 
     thread_local! {
         /// Lines this formatter wrote itself on this thread, to tell them from lines it handed on.
         pub(super) static WRITTEN_HERE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-    }
-
-    /// Lines written, shared with the subscriber under test.
-    #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Captured {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            if let Ok(mut all) = self.0.lock() {
-                all.extend_from_slice(bytes);
-            }
-            Ok(bytes.len())
-        }
-
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    impl<'a> MakeWriter<'a> for Captured {
-        type Writer = Captured;
-
-        fn make_writer(&'a self) -> Self::Writer {
-            self.clone()
-        }
     }
 
     /// One access event as svcgate logs it, with these values.
@@ -256,8 +225,8 @@ mod tests {
     fn lines(format: LogFormat, log: impl Fn()) -> Vec<String> {
         let captured = Captured::default();
         tracing::subscriber::with_default(subscriber(format, "info", captured.clone(), false), log);
-        let text = captured.0.lock().map(|bytes| bytes.clone()).unwrap_or_default();
-        String::from_utf8_lossy(&text)
+        captured
+            .text()
             .lines()
             .map(|line| match format {
                 // Timestamps differ between two lines: compare what surrounds them.
@@ -310,8 +279,7 @@ mod tests {
             subscriber(LogFormat::Text, "info", captured.clone(), false),
             || access("/x", 1.5),
         );
-        let text =
-            String::from_utf8(captured.0.lock().map(|b| b.clone()).unwrap_or_default()).unwrap_or_default();
+        let text = captured.text();
         let (timestamp, rest) = text.split_once(' ').unwrap_or_default();
         assert_eq!(timestamp.len(), "2026-11-22T17:25:45.526728Z".len(), "{text}");
         assert!(humantime::parse_rfc3339(timestamp).is_ok(), "{text}");
@@ -337,8 +305,7 @@ mod tests {
                 generic("/y", 1.0);
             },
         );
-        let text =
-            String::from_utf8(captured.0.lock().map(|b| b.clone()).unwrap_or_default()).unwrap_or_default();
+        let text = captured.text();
         assert_eq!(text.lines().count(), 1, "{text}");
         assert!(text.contains("route=\"/y\""));
     }

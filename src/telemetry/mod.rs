@@ -597,7 +597,7 @@ mod tests {
 
     /// Collects what the subscriber writes.
     #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
+    pub(super) struct Captured(Arc<Mutex<Vec<u8>>>);
 
     impl std::io::Write for Captured {
         fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
@@ -620,7 +620,8 @@ mod tests {
     }
 
     impl Captured {
-        fn text(&self) -> String {
+        /// What was written so far.
+        pub(super) fn text(&self) -> String {
             String::from_utf8_lossy(&self.0.lock().map(|bytes| bytes.clone()).unwrap_or_default())
                 .into_owned()
         }

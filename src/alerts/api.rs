@@ -234,6 +234,7 @@ fn integration_fields(body: &Map<String, Value>) -> Result<IntegrationFields, Ma
             other => other.to_string(),
         }),
         payload_attribute_mapping: present("payload_attribute_mapping").cloned(),
+        payload_format: text_field(body, "payload_format")?,
     })
 }
 
@@ -292,6 +293,7 @@ struct IntegrationJson<'a> {
     api_url: Option<&'a str>,
     payload_example: Option<Value>,
     payload_attribute_mapping: Option<Value>,
+    payload_format: Option<&'a str>,
     created_at: &'a str,
     updated_at: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -318,6 +320,7 @@ impl<'a> IntegrationJson<'a> {
             api_url: record.api_url.as_deref(),
             payload_example: stored_json(record.payload_example.as_deref()),
             payload_attribute_mapping: stored_json(record.payload_attribute_mapping.as_deref()),
+            payload_format: integration.payload_format(),
             created_at: &record.created_at,
             updated_at: &record.updated_at,
             token: address.as_ref().map(|_| integration.token()),

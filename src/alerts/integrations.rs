@@ -61,6 +61,17 @@ impl Integration {
         }
     }
 
+    /// The format its payloads are read in, as the API and the pages show it: the one chosen for a kind that takes
+    /// one, the kind's own for a kind that has a fixed one (Prometheus: `alertmanager`), none for a kind that
+    /// receives nothing.
+    pub fn payload_format(&self) -> Option<&str> {
+        if self.kind.fields().payload_format {
+            Some(&self.record.payload_format)
+        } else {
+            self.kind.fixed_format()
+        }
+    }
+
     /// The token in the clear (32 hex digits).
     pub fn token(&self) -> &str {
         &self.token

@@ -64,6 +64,11 @@ impl Kind {
     pub fn fields(self) -> Fields {
         spec(self).fields
     }
+
+    /// The format its payloads are always read in, when it has no choice of one.
+    pub fn fixed_format(self) -> Option<&'static str> {
+        spec(self).fixed_format
+    }
 }
 
 /// Reads the body of one request into its alerts: `(body, max_depth, received_at, edition, custom mapping)`.
@@ -95,6 +100,8 @@ pub struct Fields {
     pub api_url: bool,
     /// A sample payload and a custom mapping of its fields.
     pub custom_payload: bool,
+    /// A payload format chosen per integration (`payload_format`, one of the formats on offer).
+    pub payload_format: bool,
 }
 
 /// What svcgate knows of one kind of integration.
@@ -125,6 +132,9 @@ pub struct KindSpec {
     /// It answers as Alertmanager's receivers do: 201 on success, 503 when over the rate (Alertmanager retries
     /// only 5xx), not 200 and 429.
     pub alertmanager_answers: bool,
+    /// The format its payloads are always read in, when it has one and no choice of it (the API shows it as the
+    /// integration's `payload_format`).
+    pub fixed_format: Option<&'static str>,
     /// The fields its integrations have.
     pub fields: Fields,
 }
@@ -160,10 +170,12 @@ pub const KINDS: [KindSpec; 4] = [
         receiving: Receiving::At("alerts/notify"),
         read: Some(generic::read),
         alertmanager_answers: false,
+        fixed_format: None,
         fields: Fields {
             name_required: false,
             api_url: false,
             custom_payload: false,
+            payload_format: true,
         },
     },
     KindSpec {
@@ -179,10 +191,12 @@ pub const KINDS: [KindSpec; 4] = [
         receiving: Receiving::Named,
         read: Some(generic::read),
         alertmanager_answers: false,
+        fixed_format: None,
         fields: Fields {
             name_required: true,
             api_url: false,
             custom_payload: true,
+            payload_format: true,
         },
     },
     KindSpec {
@@ -198,10 +212,12 @@ pub const KINDS: [KindSpec; 4] = [
         receiving: Receiving::At("prometheus/alerts/notify"),
         read: Some(prometheus::read),
         alertmanager_answers: true,
+        fixed_format: Some("alertmanager"),
         fields: Fields {
             name_required: false,
             api_url: false,
             custom_payload: false,
+            payload_format: false,
         },
     },
     KindSpec {
@@ -217,10 +233,12 @@ pub const KINDS: [KindSpec; 4] = [
         receiving: Receiving::Nowhere,
         read: None,
         alertmanager_answers: false,
+        fixed_format: None,
         fields: Fields {
             name_required: false,
             api_url: true,
             custom_payload: false,
+            payload_format: false,
         },
     },
 ];

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::apply::AnswerEntry;
+use super::format_choices::{FormatChoices, DEFAULT_FORMAT};
 use super::intake::IntakeError;
 use super::integrations::Integration;
 use super::kinds::{self, Kind, Receiving, Refusal};
@@ -189,6 +190,8 @@ pub struct IntegrationFields {
     pub payload_example: Option<String>,
     /// The custom mapping of payload fields to alert attributes (HTTP Endpoints only).
     pub payload_attribute_mapping: Option<Value>,
+    /// The name of the format its payloads are read in (Generic and HTTP Endpoints only).
+    pub payload_format: Option<String>,
 }
 
 /// A new integration: its kind and first fields.
@@ -309,8 +312,9 @@ pub async fn create_integration(
         created_at: now.clone(),
         updated_at: now,
         one_per_project: kind.one_per_project(),
+        payload_format: DEFAULT_FORMAT.to_owned(),
     };
-    apply_fields(&mut record, kind, new.fields, true)?;
+    apply_fields(&mut record, kind, new.fields, true, &service.formats)?;
     check_exclusivity(service, &record, kind)?;
     let stored = match service.store.integration_insert(record).await {
         Ok(stored) => stored,
@@ -355,7 +359,7 @@ pub async fn update_integration(
     require(access, Role::Maintainer)?;
     let integration = find(service, access, id)?;
     let mut record = integration.record.clone();
-    apply_fields(&mut record, integration.kind, fields, false)?;
+    apply_fields(&mut record, integration.kind, fields, false, &service.formats)?;
     check_exclusivity(service, &record, integration.kind)?;
     save(service, record, integration.token().to_owned()).await
 }
@@ -447,12 +451,14 @@ fn new_sealed_token(service: &AlertService) -> Result<(String, Vec<u8>, Vec<u8>)
     Ok((token, nonce, ciphertext))
 }
 
-/// Checks and normalises the fields a create or update may set, into `record`.
+/// Checks and normalises the fields a create or update may set, into `record`; `formats` are the payload formats
+/// on offer.
 fn apply_fields(
     record: &mut IntegrationRecord,
     kind: Kind,
     fields: IntegrationFields,
     creating: bool,
+    formats: &FormatChoices,
 ) -> Result<(), ManageError> {
     let fields_of_kind = kind.fields();
     if let Some(name) = fields.name.map(|name| name.trim().to_owned()) {
@@ -509,6 +515,41 @@ fn apply_fields(
             .map_err(|error| ManageError::invalid(format!("\"payload_attribute_mapping\": {error}")))?;
         record.payload_attribute_mapping = Some(mapping.to_string());
     }
+    if let Some(format) = fields.payload_format.map(|format| format.trim().to_owned()) {
+        apply_payload_format(record, kind, format, formats)?;
+    }
+    Ok(())
+}
+
+/// Gives `record` the payload format `format`: one on offer, for a kind that takes one. Naming the format the
+/// record has already, or the fixed one of a kind that has no choice (Prometheus: `alertmanager`), changes
+/// nothing, so that an integration as the API shows it may be sent back as it is.
+fn apply_payload_format(
+    record: &mut IntegrationRecord,
+    kind: Kind,
+    format: String,
+    formats: &FormatChoices,
+) -> Result<(), ManageError> {
+    if !kind.fields().payload_format {
+        if kind.fixed_format() == Some(format.as_str()) {
+            return Ok(());
+        }
+        let reads = kind
+            .fixed_format()
+            .map(|fixed| format!("; {} integrations always read {fixed}", kind.label()))
+            .unwrap_or_default();
+        return Err(ManageError::invalid(format!(
+            "\"payload_format\" is only for {} integrations{reads}",
+            only_for(|fields| fields.payload_format, "")
+        )));
+    }
+    if format != record.payload_format && !formats.contains(&format) {
+        return Err(ManageError::invalid(format!(
+            "\"payload_format\" must be one of the formats svcgate knows: {}",
+            formats.names_sentence()
+        )));
+    }
+    record.payload_format = format;
     Ok(())
 }
 

@@ -8,7 +8,8 @@
 //! each does, and the answer), [`outbox`] (incidents through the backend), [`manage`] (the operations on integrations and alerts, typed, shared
 //! by the API and the pages), [`api`] (the management JSON API around them).
 //!
-//! [`settings`] holds the intake's settings type, which the configuration fills.
+//! [`settings`] holds the intake's settings type, which the configuration fills; [`format_choices`] the payload
+//! formats an integration may be given.
 //!
 //! May use: [`crate::util`], [`crate::http`], [`crate::store`], [`crate::telemetry`], [`crate::backend`]; not
 //! [`crate::rewrite`], which shares its layer.
@@ -16,6 +17,7 @@
 pub mod api;
 pub mod apply;
 pub mod fingerprint;
+pub mod format_choices;
 pub mod generic;
 pub mod intake;
 pub mod integrations;
@@ -35,6 +37,7 @@ mod test_support;
 
 use std::sync::Arc;
 
+use self::format_choices::{FormatChoices, DEFAULT_FORMAT};
 use self::intake::Intake;
 use self::integrations::{Integration, Registry};
 use self::kinds::Kind;
@@ -117,10 +120,12 @@ pub struct AlertService {
     pub config: AlertConfig,
     /// The backend's base URL, for links to incidents.
     pub backend_web_url: String,
+    /// The payload formats a Generic or HTTP Endpoint integration may be given.
+    pub formats: FormatChoices,
 }
 
 impl AlertService {
-    /// Loads the key and every integration.
+    /// Loads the key and every integration; `formats` are the payload formats integrations may be given.
     pub async fn start(
         store: Arc<dyn Store>,
         upstream: Arc<Upstream>,
@@ -128,6 +133,7 @@ impl AlertService {
         secret: Arc<SecretBox>,
         backend_web_url: String,
         metrics: Arc<Metrics>,
+        formats: FormatChoices,
     ) -> Result<Arc<Self>, AlertSetupError> {
         let registry = Arc::new(Registry::default());
         let records = store.integrations().await?;
@@ -139,6 +145,7 @@ impl AlertService {
             secret,
             config,
             backend_web_url,
+            formats,
         };
         service.load_integrations(records);
         let service = Arc::new(service);
@@ -241,6 +248,7 @@ impl AlertService {
             created_at: now.clone(),
             updated_at: now,
             one_per_project: Kind::Generic.one_per_project(),
+            payload_format: DEFAULT_FORMAT.to_owned(),
         };
         let stored = self.store.integration_insert(record).await?;
         let integration = self.to_integration(stored, token.clone());

@@ -11,9 +11,11 @@ use super::format::{plural, time_view};
 use super::render::{done, error_page, notice_text, project_view, redirect, render, user_view, Page};
 use super::session::Session;
 use super::views::{
-    Confirm, FailureRow, FormFields, IntegrationForm, IntegrationPage, IntegrationRow, Section, Settings,
+    Confirm, FailureRow, FormFields, FormatOption, IntegrationForm, IntegrationPage, IntegrationRow, Section,
+    Settings,
 };
 use super::Pages;
+use crate::alerts::format_choices::{FormatChoices, DEFAULT_FORMAT};
 use crate::alerts::kinds::Kind;
 use crate::alerts::manage::{self, IntegrationFields, ManageError, NewIntegration, SettingsChanges};
 use crate::backend::access::ProjectAccess;
@@ -35,6 +37,7 @@ fn field_id(error: &ManageError) -> &'static str {
         Some("name") => "name",
         Some("api_url") => "api_url",
         Some("payload_example") => "payload_example",
+        Some("payload_format") => "payload_format",
         Some("type") => "type",
         _ => "",
     }
@@ -130,6 +133,7 @@ impl Pages {
                     .collect(),
                 invalid,
                 fields: form_fields(&form.kind),
+                formats: format_options(&call.service.formats, &form.payload_format),
                 form,
                 test_payload: if test_payload.is_empty() {
                     "{\n  \"title\": \"Test alert\",\n  \"severity\": \"low\"\n}".to_owned()
@@ -157,6 +161,7 @@ impl Pages {
             active: call.checked("active"),
             payload_example: call.field("payload_example").unwrap_or("").to_owned(),
             api_url: call.field("api_url").unwrap_or("").trim().to_owned(),
+            payload_format: call.field("payload_format").unwrap_or("").trim().to_owned(),
         };
         // Without JavaScript the form shows the fields of the type it was drawn with; this button draws it again
         // for the type chosen, keeping what was typed, and saves nothing.
@@ -192,6 +197,11 @@ impl Pages {
         } else {
             String::new()
         };
+        let payload_format = if kind.fields().payload_format {
+            form.payload_format.clone()
+        } else {
+            String::new()
+        };
         if !sample.trim().is_empty() && serde_json::from_str::<serde::de::IgnoredAny>(&sample).is_err() {
             return self
                 .settings(
@@ -217,6 +227,7 @@ impl Pages {
                 api_url: non_empty(&api_url),
                 payload_example: non_empty(&sample),
                 payload_attribute_mapping: None,
+                payload_format: non_empty(&payload_format),
             },
         };
         let created = match manage::create_integration(call.service, access, new).await {
@@ -363,6 +374,19 @@ impl Pages {
                     .map(|value| serde_json::to_string_pretty(&value).unwrap_or_default())
                     .unwrap_or_default(),
                 api_url: record.api_url.clone().unwrap_or_default(),
+                payload_format: integration.payload_format().map(|name| {
+                    let description = call
+                        .service
+                        .formats
+                        .get(name)
+                        .map_or(NOT_ON_OFFER, |choice| choice.description.as_str());
+                    (name.to_owned(), description.to_owned())
+                }),
+                formats: if integration.kind.fields().payload_format {
+                    format_options(&call.service.formats, &record.payload_format)
+                } else {
+                    Vec::new()
+                },
                 edit_action: format!("{settings}/integrations/{id}"),
                 delete_href: format!("{settings}/integrations/{id}/delete"),
                 reset_href: format!("{settings}/integrations/{id}/reset_token"),
@@ -442,6 +466,7 @@ impl Pages {
             api_url: call.field("api_url").map(str::to_owned),
             payload_example: call.field("payload_example").map(str::to_owned),
             payload_attribute_mapping: None,
+            payload_format: call.field("payload_format").map(str::to_owned),
         };
         let updated = match integration_id(id) {
             Ok(id) => manage::update_integration(call.service, access, id, fields).await,
@@ -573,6 +598,29 @@ impl Pages {
         done(session, deleted, &format!("{settings}?notice=deleted"))
     }
 }
+/// What a page says of a stored format svcgate no longer offers (an operator's format file was removed).
+const NOT_ON_OFFER: &str = "not among the formats svcgate knows now";
+
+/// The options of a payload format select with `chosen` selected (the default when empty); a chosen format no
+/// longer on offer is listed first, so that saving the form unchanged keeps it.
+fn format_options(formats: &FormatChoices, chosen: &str) -> Vec<FormatOption> {
+    let chosen = if chosen.is_empty() { DEFAULT_FORMAT } else { chosen };
+    let mut options: Vec<FormatOption> = Vec::new();
+    if !formats.contains(chosen) {
+        options.push(FormatOption {
+            name: chosen.to_owned(),
+            description: NOT_ON_OFFER.to_owned(),
+            selected: true,
+        });
+    }
+    options.extend(formats.iter().map(|choice| FormatOption {
+        name: choice.name.clone(),
+        description: choice.description.clone(),
+        selected: choice.name == chosen,
+    }));
+    options
+}
+
 /// Which types show which fields of the add form, from each kind's line in [`crate::alerts::kinds::KINDS`];
 /// `drawn` is the type the form is drawn with.
 fn form_fields(drawn: &str) -> FormFields {
@@ -589,13 +637,16 @@ fn form_fields(drawn: &str) -> FormFields {
     let drawn_shows = |shows: fn(Kind) -> bool| Kind::parse(drawn).is_some_and(shows);
     let payload: fn(Kind) -> bool = |kind| kind.fields().custom_payload;
     let api_url: fn(Kind) -> bool = |kind| kind.fields().api_url;
+    let payload_format: fn(Kind) -> bool = |kind| kind.fields().payload_format;
     FormFields {
         all: names(|_| true),
         payload: names(payload),
         api_url: names(api_url),
         receiving: names(Kind::receives),
+        payload_format: names(payload_format),
         payload_shown: drawn_shows(payload),
         api_url_shown: drawn_shows(api_url),
         receiving_shown: Kind::parse(drawn).map_or(true, Kind::receives),
+        payload_format_shown: drawn_shows(payload_format),
     }
 }

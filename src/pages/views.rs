@@ -328,6 +328,18 @@ pub struct IntegrationForm {
     pub payload_example: String,
     /// Opsgenie API URL.
     pub api_url: String,
+    /// Payload format.
+    pub payload_format: String,
+}
+
+/// A payload format as a form's select offers it.
+pub struct FormatOption {
+    /// Its name (the option's value).
+    pub name: String,
+    /// What it is, in one line (the option's text after the name).
+    pub description: String,
+    /// Whether it is the one chosen.
+    pub selected: bool,
 }
 
 /// Which integration types show each field of the add form: type names separated by spaces (the form's
@@ -342,12 +354,16 @@ pub struct FormFields {
     pub api_url: String,
     /// The types that receive alerts (the test button).
     pub receiving: String,
+    /// The types with a payload format to choose.
+    pub payload_format: String,
     /// The drawn type has a sample payload.
     pub payload_shown: bool,
     /// The drawn type has an API URL.
     pub api_url_shown: bool,
     /// The drawn type receives alerts.
     pub receiving_shown: bool,
+    /// The drawn type has a payload format to choose.
+    pub payload_format_shown: bool,
 }
 
 /// Settings › Operations › Alerts.
@@ -376,6 +392,8 @@ pub struct Settings {
     pub form: IntegrationForm,
     /// Which types show which fields of the create form.
     pub fields: FormFields,
+    /// The payload formats the create form offers.
+    pub formats: Vec<FormatOption>,
     /// The test box's payload.
     pub test_payload: String,
     /// The id of the field the error is about (`aria-invalid`, described by the error), or `""`.
@@ -422,6 +440,10 @@ pub struct IntegrationPage {
     pub payload_example: String,
     /// Opsgenie API URL.
     pub api_url: String,
+    /// The format its payloads are read in and its description, when it reads any.
+    pub payload_format: Option<(String, String)>,
+    /// The payload formats the edit form offers (empty for kinds that have no choice of one).
+    pub formats: Vec<FormatOption>,
     /// Edit form target.
     pub edit_action: String,
     /// Delete confirmation link.

@@ -107,6 +107,7 @@ impl Gateway {
             Arc::clone(&secret),
             backend.to_string().trim_end_matches('/').to_owned(),
             Arc::clone(&metrics),
+            crate::alerts::format_choices::FormatChoices::builtin(),
         )
         .await?;
         let rewriter = Rewriter::new(

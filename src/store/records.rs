@@ -38,6 +38,9 @@ pub struct IntegrationRecord {
     /// Whether a project may have only one live integration of this kind (the kind's line says; the store refuses a
     /// second one).
     pub one_per_project: bool,
+    /// The name of the format its payloads are read in (`generic` unless chosen; chosen for Generic and HTTP
+    /// Endpoint integrations only).
+    pub payload_format: String,
 }
 
 /// What names an integration to the people reading its alerts: kept after it is deleted.

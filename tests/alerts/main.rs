@@ -1,6 +1,6 @@
-//! The alert suite, one test binary: intake, incidents, durability, management, a real Alertmanager, the pages
-//! over HTTP and in a browser, and signing in through OAuth. One module per former test file; the harness is
-//! `tests/common/`.
+//! The alert suite, one test binary: intake, incidents, durability, management (payload formats included), a real
+//! Alertmanager, the pages over HTTP and in a browser, and signing in through OAuth. One module per topic; the
+//! harness is `tests/common/`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../common/mod.rs"]
@@ -14,3 +14,4 @@ mod alertmanager;
 mod browser;
 mod oauth;
 mod pages;
+mod payload_format;

@@ -1,5 +1,6 @@
 //! The pages over HTTP, for what the browser journeys do not reach: CSRF refusals, cookie flags, the key reset
-//! confirmation, incident settings, the Opsgenie exclusivity message and the Reporter's refusal.
+//! confirmation, incident settings, the Opsgenie exclusivity message, the payload format's select and the
+//! Reporter's refusal.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
@@ -65,6 +66,16 @@ impl Visitor {
 
 fn text(answer: &Answer) -> String {
     String::from_utf8_lossy(&answer.body).into_owned()
+}
+
+/// The `<select id="{id}" …>…</select>` of a page (empty when there is none): the add form has two selects, the
+/// integration's type and its payload format, whose option values overlap (`generic`, `opsgenie`).
+fn select<'a>(html: &'a str, id: &str) -> &'a str {
+    let Some(start) = html.find(&format!(r#"<select id="{id}""#)) else {
+        return "";
+    };
+    let rest = &html[start..];
+    &rest[..rest.find("</select>").unwrap_or(rest.len())]
 }
 
 #[tokio::test]
@@ -243,7 +254,7 @@ async fn without_javascript_the_add_form_is_redrawn_for_the_chosen_type_and_save
     assert!(
         html.contains(r#"<div class="field" data-types="http" hidden>"#)
             && html.contains(r#"<div class="field" data-types="opsgenie">"#)
-            && html.contains(r#"<option value="opsgenie" selected>"#)
+            && select(&html, "type").contains(r#"<option value="opsgenie" selected>"#)
             && html.contains(r#"value="Paging""#),
         "the redrawn form shows Opsgenie's fields and keeps the name: {html}"
     );
@@ -451,7 +462,8 @@ async fn the_add_form_offers_only_the_kinds_the_project_may_still_add() {
     );
     world.integration(json!({"type": "generic"})).await;
     world.integration(json!({"type": "prometheus"})).await;
-    let html = text(&visitor.get(&settings).await);
+    let page = text(&visitor.get(&settings).await);
+    let html = select(&page, "type");
     for taken in ["generic", "prometheus"] {
         assert!(
             !html.contains(&format!(r#"<option value="{taken}""#)),
@@ -476,7 +488,8 @@ async fn on_the_free_edition_the_add_form_offers_neither_opsgenie_nor_a_second_h
     world
         .integration(json!({"type": "http", "name": "Only one"}))
         .await;
-    let html = text(&visitor.get(&settings).await);
+    let page = text(&visitor.get(&settings).await);
+    let html = select(&page, "type");
     assert!(
         !html.contains(r#"<option value="opsgenie""#) && !html.contains(r#"<option value="http""#),
         "{html}"
@@ -678,4 +691,110 @@ async fn unknown_svcgate_paths_answer_404_signed_in_or_out_and_only_existing_pag
         );
     }
     Ok(())
+}
+
+#[tokio::test]
+async fn the_add_form_offers_every_payload_format_with_its_description_and_the_page_shows_the_choice() {
+    let world = AlertWorld::new().await;
+    let visitor = Visitor::sign_in(&world, &world.maintainer).await;
+    let settings = format!(
+        "/-/svcgate/projects/{}/settings/operations",
+        world.demo.project_id
+    );
+    let page = text(&visitor.get(&settings).await);
+    assert!(
+        page.contains(r#"<div class="field" data-types="http generic">"#)
+            && page.contains(r#"<label for="payload_format">"#),
+        "the format is asked of HTTP Endpoints and Generic integrations, with a label: {page}"
+    );
+    let formats = select(&page, "payload_format");
+    for name in [
+        "generic",
+        "alertmanager",
+        "grafana",
+        "datadog",
+        "sentry",
+        "pagerduty",
+        "opsgenie",
+        "alerta",
+        "uptime_kuma",
+        "new_relic",
+        "azure_monitor",
+        "aws_sns",
+    ] {
+        assert!(
+            formats.contains(&format!(r#"<option value="{name}""#)),
+            "{name} is offered: {formats}"
+        );
+    }
+    assert!(
+        formats.contains(r#"<option value="generic" selected>generic: "#)
+            && formats.contains("grafana: Grafana alerting"),
+        "generic is chosen first, each format with its description: {formats}"
+    );
+
+    // Without JavaScript, a type without a format hides the field.
+    let redrawn = text(
+        &visitor
+            .post(
+                &format!("{settings}/integrations"),
+                "type=prometheus&action=choose_type",
+            )
+            .await,
+    );
+    assert!(
+        redrawn.contains(r#"<div class="field" data-types="http generic" hidden>"#),
+        "{redrawn}"
+    );
+
+    let created = visitor
+        .post(
+            &format!("{settings}/integrations"),
+            "type=http&name=Kuma&active=on&payload_format=uptime_kuma&action=save",
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::SEE_OTHER, "{}", text(&created));
+    let location = created.header("location").unwrap().to_owned();
+    let shown = text(&visitor.get(&location).await);
+    assert!(
+        shown.contains(r#"<p id="payload-format">Payload format: <code>uptime_kuma</code>"#),
+        "the integration's page shows the format chosen: {shown}"
+    );
+    assert!(
+        select(&shown, "payload_format").contains(r#"<option value="uptime_kuma" selected>"#),
+        "its edit form starts from it: {shown}"
+    );
+    let edit = location.split('?').next().unwrap().to_owned();
+    let saved = visitor
+        .post(&edit, "name=Kuma&active=on&payload_format=alerta")
+        .await;
+    assert_eq!(saved.status, StatusCode::SEE_OTHER, "{}", text(&saved));
+    let id = edit.rsplit('/').next().unwrap();
+    let api = common::get(&world.api(&format!("/integrations/{id}")), &world.maintainer)
+        .await
+        .json();
+    assert_eq!(api["payload_format"], json!("alerta"));
+
+    let refused = visitor
+        .post(&edit, "name=Kuma&active=on&payload_format=nagios")
+        .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    let html = text(&refused);
+    assert!(
+        html.contains(r#"<select id="payload_format" name="payload_format" aria-invalid="true" aria-describedby="error">"#),
+        "an unknown format is marked on its field: {html}"
+    );
+
+    // A Prometheus integration's page shows the envelope it reads, and its edit form asks no format.
+    let prometheus = world.integration(json!({"type": "prometheus"})).await;
+    let prometheus_page = text(
+        &visitor
+            .get(&format!("{settings}/integrations/{}", prometheus["id"]))
+            .await,
+    );
+    assert!(
+        prometheus_page.contains("Payload format: <code>alertmanager</code>")
+            && select(&prometheus_page, "payload_format").is_empty(),
+        "{prometheus_page}"
+    );
 }

@@ -105,6 +105,7 @@ fn integration(project_id: u64, kind: &str) -> IntegrationRecord {
         created_at: NOW.to_owned(),
         updated_at: NOW.to_owned(),
         one_per_project: kind != "http",
+        payload_format: if kind == "http" { "grafana" } else { "generic" }.to_owned(),
     }
 }
 
@@ -122,7 +123,7 @@ fn query(project_id: u64) -> AlertQuery {
     }
 }
 
-async fn integrations_are_kept_changed_and_deleted(store: &dyn Store) {
+async fn integrations_are_kept_changed_and_deleted_with_their_payload_format(store: &dyn Store) {
     let generic = store.integration_insert(integration(7, "generic")).await.unwrap();
     let http = store.integration_insert(integration(7, "http")).await.unwrap();
     assert_ne!(generic.id, http.id);
@@ -134,13 +135,14 @@ async fn integrations_are_kept_changed_and_deleted(store: &dyn Store) {
     renamed.name = "Renamed".to_owned();
     renamed.active = false;
     renamed.token_ciphertext = vec![9; 32];
+    renamed.payload_format = "datadog".to_owned();
     store.integration_update(renamed.clone()).await.unwrap();
     let all = store.integrations().await.unwrap();
     assert_eq!(all, vec![generic.clone(), renamed]);
     store.integration_delete(http.id).await.unwrap();
     assert_eq!(store.integrations().await.unwrap(), vec![generic]);
 }
-contract!(integrations_are_kept_changed_and_deleted);
+contract!(integrations_are_kept_changed_and_deleted_with_their_payload_format);
 
 async fn repeats_group_and_an_end_time_resolves(store: &dyn Store) {
     let first = store.alert_event(event(7, Some("f1"), None)).await.unwrap();

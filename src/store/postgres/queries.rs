@@ -414,6 +414,7 @@ impl Store for PostgresStore {
                             &record.created_at,
                             &record.updated_at,
                             &record.one_per_project,
+                            &record.payload_format,
                         ],
                     )
                     .await?;
@@ -442,6 +443,7 @@ impl Store for PostgresStore {
                             &record.payload_attribute_mapping,
                             &record.updated_at,
                             &record.project_path,
+                            &record.payload_format,
                         ],
                     )
                     .await?;

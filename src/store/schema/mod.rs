@@ -22,6 +22,7 @@ mod m08_outbox_done;
 mod m09_deleted_integrations;
 mod m10_kinds_in_rust;
 mod m11_one_per_project_in_rust;
+mod m12_payload_format;
 
 use rusqlite::Connection;
 use tokio_postgres::Client;
@@ -48,6 +49,7 @@ const STEPS: &[Step] = &[
     m09_deleted_integrations::STEP,
     m10_kinds_in_rust::STEP,
     m11_one_per_project_in_rust::STEP,
+    m12_payload_format::STEP,
 ];
 
 /// SQLite's migrations, in order.
@@ -351,6 +353,57 @@ mod tests {
         connection
             .execute(new, (2, "generic", None::<String>, true))
             .unwrap();
+    }
+
+    #[test]
+    fn every_existing_integration_reads_generic_payloads_after_the_payload_format_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut connection = Connection::open(dir.path().join("svcgate.db")).unwrap();
+        apply_through(&mut connection, 14).unwrap();
+        let old = "INSERT INTO integrations (project_id, project_path, type, name, active, endpoint_identifier,
+            token_nonce, token_ciphertext, created_at, updated_at, one_per_project) VALUES (1, 'g/p', ?1, 'I', 1,
+            ?2, x'00', x'00', 'then', 'then', ?3)";
+        connection
+            .execute(old, ("generic", None::<String>, true))
+            .unwrap();
+        connection
+            .execute(old, ("http", Some("0123456789abcdef"), false))
+            .unwrap();
+        connection
+            .execute(old, ("prometheus", None::<String>, true))
+            .unwrap();
+        apply(&mut connection).unwrap();
+
+        let formats: Vec<(String, String)> = connection
+            .prepare("SELECT type, payload_format FROM integrations ORDER BY id")
+            .unwrap()
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            formats,
+            [
+                ("generic".to_owned(), "generic".to_owned()),
+                ("http".to_owned(), "generic".to_owned()),
+                ("prometheus".to_owned(), "generic".to_owned())
+            ]
+        );
+        connection
+            .execute(
+                "UPDATE integrations SET payload_format = 'grafana' WHERE type = 'http'",
+                [],
+            )
+            .unwrap();
+        assert!(
+            connection
+                .execute(
+                    "UPDATE integrations SET payload_format = NULL WHERE type = 'http'",
+                    []
+                )
+                .is_err(),
+            "a payload format is always named"
+        );
     }
 
     #[test]

@@ -53,6 +53,7 @@ pub fn integration_insert(
             record.created_at,
             record.updated_at,
             record.one_per_project,
+            record.payload_format,
         ],
         |row| row.get(0),
     )?;
@@ -74,6 +75,7 @@ pub fn integration_update(connection: &Connection, record: &IntegrationRecord) -
             record.payload_attribute_mapping,
             record.updated_at,
             record.project_path,
+            record.payload_format,
         ],
     )
 }

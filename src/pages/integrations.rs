@@ -88,6 +88,7 @@ impl Pages {
                 id: integration.record.id,
                 name: integration.record.name.clone(),
                 type_name: integration.kind.label().to_owned(),
+                payload_format: integration.payload_format().unwrap_or_default().to_owned(),
                 active: integration.record.active,
                 href: format!("{settings_base}/integrations/{}", integration.record.id),
             })
@@ -99,6 +100,7 @@ impl Pages {
                 id: integration.record.id,
                 name: integration.record.name.clone(),
                 type_name: integration.kind.label().to_owned(),
+                payload_format: String::new(),
                 active: true,
                 href: String::new(),
             })

@@ -309,6 +309,8 @@ pub struct IntegrationRow {
     pub name: String,
     /// Type, for people.
     pub type_name: String,
+    /// The format its payloads are read in (empty when it receives none).
+    pub payload_format: String,
     /// Whether it is active.
     pub active: bool,
     /// Link to its page.

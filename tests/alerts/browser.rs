@@ -1175,21 +1175,27 @@ async fn add_form_journey(b: &Browser, world: &AlertWorld, phone: bool) -> Resul
         (
             "opsgenie",
             &["#name", "#active", "#api_url"],
-            &["#payload_example", "#save-and-test"],
+            &["#payload_example", "#payload_format", "#save-and-test"],
         ),
         (
             "prometheus",
             &["#name", "#active", "#save-and-test"],
-            &["#payload_example", "#api_url"],
+            &["#payload_example", "#payload_format", "#api_url"],
         ),
         (
             "generic",
-            &["#name", "#active", "#save-and-test"],
+            &["#name", "#active", "#payload_format", "#save-and-test"],
             &["#payload_example", "#api_url"],
         ),
         (
             "http",
-            &["#name", "#active", "#payload_example", "#save-and-test"],
+            &[
+                "#name",
+                "#active",
+                "#payload_format",
+                "#payload_example",
+                "#save-and-test",
+            ],
             &["#api_url"],
         ),
     ];

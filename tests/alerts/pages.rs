@@ -764,6 +764,11 @@ async fn the_add_form_offers_every_payload_format_with_its_description_and_the_p
         select(&shown, "payload_format").contains(r#"<option value="uptime_kuma" selected>"#),
         "its edit form starts from it: {shown}"
     );
+    let listed = text(&visitor.get(&settings).await);
+    assert!(
+        listed.contains(r#"<td class="format" data-label="Payload format"><code>uptime_kuma</code></td>"#),
+        "the list of integrations shows it too: {listed}"
+    );
     let edit = location.split('?').next().unwrap().to_owned();
     let saved = visitor
         .post(&edit, "name=Kuma&active=on&payload_format=alerta")

@@ -3,8 +3,8 @@
 //!
 //! Modules: [`kinds`] (every kind of integration, listed once), [`integrations`] (kinds, addresses, the in-memory registry; tokens sealed by [`crate::util::secret`]),
 //! [`intake`] (the receiving endpoint's checks in order), [`ratelimit`], [`store_failures`] (their log). The alert model, pure: [`payload`] (the
-//! body as JSON), [`generic`] with [`mapping`] and [`members`], and [`prometheus`], each into [`normalized`]
-//! alerts, grouped by [`fingerprint`]. [`apply`] (alerts into the store, where [`crate::store::lifecycle`] decides what
+//! body as JSON), [`generic`] with [`mapping`] and [`members`], [`prometheus`], and [`formats`] (senders' native
+//! formats as data files), each into [`normalized`] alerts, grouped by [`fingerprint`]. [`apply`] (alerts into the store, where [`crate::store::lifecycle`] decides what
 //! each does, and the answer), [`outbox`] (incidents through the backend), [`manage`] (the operations on integrations and alerts, typed, shared
 //! by the API and the pages), [`api`] (the management JSON API around them).
 //!
@@ -18,6 +18,7 @@ pub mod api;
 pub mod apply;
 pub mod fingerprint;
 pub mod format_choices;
+pub mod formats;
 pub mod generic;
 pub mod intake;
 pub mod integrations;

@@ -394,7 +394,7 @@ fn truncate_chars(text: &str, max: usize) -> (String, bool) {
 }
 
 /// A value as quoted in a warning: a string in quotes, shortened; other types by their type.
-fn describe(value: &Value) -> String {
+pub(super) fn describe(value: &Value) -> String {
     match value {
         Value::String(s) => {
             let (short, cut) = truncate_chars(s, QUOTE_MAX_CHARS);

@@ -23,6 +23,14 @@ pub enum PayloadError {
     /// A Prometheus body that is not an Alertmanager webhook envelope (422); the text says what is wrong.
     #[error("the payload is not an Alertmanager webhook: {0}")]
     NotAnEnvelope(String),
+    /// A body that does not have its format's shape (422); the reason says what was expected.
+    #[error("the payload is not a {format} body: {reason}")]
+    NotTheFormat {
+        /// The format's name.
+        format: String,
+        /// What is wrong, or what was expected.
+        reason: String,
+    },
     /// The body is not JSON (400), with the parser's position (1-based line and column).
     #[error("invalid JSON at line {line} column {column}: {message}")]
     InvalidJson {
@@ -46,9 +54,9 @@ impl PayloadError {
     pub fn status(&self) -> http::StatusCode {
         match self {
             PayloadError::InvalidJson { .. } | PayloadError::TooDeep { .. } => http::StatusCode::BAD_REQUEST,
-            PayloadError::NotAnObject | PayloadError::NotAnEnvelope(_) => {
-                http::StatusCode::UNPROCESSABLE_ENTITY
-            }
+            PayloadError::NotAnObject
+            | PayloadError::NotAnEnvelope(_)
+            | PayloadError::NotTheFormat { .. } => http::StatusCode::UNPROCESSABLE_ENTITY,
         }
     }
 
@@ -56,7 +64,9 @@ impl PayloadError {
     pub fn code(&self) -> &'static str {
         match self {
             PayloadError::InvalidJson { .. } | PayloadError::TooDeep { .. } => "invalid_json",
-            PayloadError::NotAnObject | PayloadError::NotAnEnvelope(_) => "invalid_payload",
+            PayloadError::NotAnObject
+            | PayloadError::NotAnEnvelope(_)
+            | PayloadError::NotTheFormat { .. } => "invalid_payload",
         }
     }
 }
@@ -231,6 +241,14 @@ mod tests {
                 "invalid_json",
             ),
             (PayloadError::TooDeep { limit: 64 }, 400, "invalid_json"),
+            (
+                PayloadError::NotTheFormat {
+                    format: "grafana".to_owned(),
+                    reason: "there is no alerts array".to_owned(),
+                },
+                422,
+                "invalid_payload",
+            ),
         ];
         for (error, status, code) in cases {
             assert_eq!(error.status().as_u16(), status, "{error}");

@@ -1,0 +1,335 @@
+//! A compiled format: its mapping (what [`super::reader`] applies to a body) and its protocol side, the answers
+//! the intake asks of it: which address suffixes it accepts, where the sender's key may travel, which status and
+//! body a successful delivery is answered with.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::source::{Chain, Path};
+use crate::alerts::normalized::Severity;
+
+/// Where a format comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// Read by svcgate's own code (`generic`).
+    Code,
+    /// A file built into the binary (`formats/NAME.toml`).
+    BuiltIn,
+    /// A file of the operator's directory.
+    File(PathBuf),
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::Code => f.write_str("built-in (code)"),
+            Origin::BuiltIn => f.write_str("built-in"),
+            Origin::File(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
+
+/// A way the sender's key may be presented, besides `Authorization: Bearer`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthScheme {
+    /// `Authorization: Bearer <key>`; every format accepts it.
+    Bearer,
+    /// A header: its whole value, or after `scheme ` (`Authorization: GenieKey <key>`).
+    Header {
+        /// The header's name, lowercase.
+        name: http::HeaderName,
+        /// The word before the key, compared case-insensitively; `None` when the value is the key.
+        scheme: Option<String>,
+    },
+    /// A query parameter of the receiving address (`?token=<key>`).
+    Query {
+        /// The parameter's name.
+        name: String,
+    },
+}
+
+/// What a delivery's state decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Outcome {
+    Fire,
+    Resolve,
+    Ignore,
+}
+
+impl Outcome {
+    pub fn parse(name: &str) -> Option<Outcome> {
+        match name {
+            "fire" => Some(Outcome::Fire),
+            "resolve" => Some(Outcome::Resolve),
+            "ignore" => Some(Outcome::Ignore),
+            _ => None,
+        }
+    }
+}
+
+/// A severity, or "ignore the event".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SeverityOutcome {
+    Is(Severity),
+    Ignore,
+}
+
+/// A map of the sender's words (lowercase, trimmed) to outcomes.
+#[derive(Debug, Clone)]
+pub(super) struct ValueMap<T> {
+    pub from: Chain,
+    pub map: Vec<(String, T)>,
+    pub missing: Option<T>,
+    pub other: Option<T>,
+}
+
+impl<T: Copy> ValueMap<T> {
+    /// The outcome of a word, if the map names it.
+    pub fn lookup(&self, word: &str) -> Option<T> {
+        let word = word.trim().to_lowercase();
+        self.map
+            .iter()
+            .find(|(key, _)| *key == word)
+            .map(|(_, outcome)| *outcome)
+    }
+}
+
+/// The normalised fields, each a chain of sources (empty when not mapped).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Fields {
+    pub title: Chain,
+    pub description: Chain,
+    pub start: Chain,
+    pub end: Chain,
+    pub hosts: Chain,
+    pub service: Chain,
+    pub monitoring_tool: Chain,
+    pub environment: Chain,
+    pub fingerprint: Chain,
+}
+
+/// How a body becomes alerts: the file's top level, or one variant over it.
+#[derive(Debug, Clone)]
+pub(super) struct Mapping {
+    pub list: Option<Path>,
+    pub require: Vec<Path>,
+    pub lets: Vec<(String, Chain)>,
+    pub fields: Fields,
+    pub severity: ValueMap<SeverityOutcome>,
+    pub state: Vec<ValueMap<Outcome>>,
+    pub state_default: Outcome,
+    pub confirm: Option<Chain>,
+    pub ignore: Option<String>,
+}
+
+/// When a variant applies.
+#[derive(Debug, Clone)]
+pub(super) struct When {
+    pub path: Path,
+    pub is: Option<Vec<String>>,
+}
+
+/// A sub-format.
+#[derive(Debug, Clone)]
+pub(super) struct Variant {
+    pub name: String,
+    pub when: When,
+    pub mapping: Mapping,
+}
+
+/// An accepted address suffix.
+#[derive(Debug, Clone)]
+pub(super) struct Route {
+    /// Its segments after the leading `/`: literal text or `{name}`.
+    pub segments: Vec<Segment>,
+    pub state: Option<Outcome>,
+}
+
+/// A segment of a route suffix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Segment {
+    Literal(String),
+    Named(String),
+}
+
+/// A sender's native format, compiled from its file.
+#[derive(Debug)]
+pub struct Format {
+    pub(super) name: String,
+    pub(super) description: String,
+    pub(super) origin: Origin,
+    pub(super) success_status: http::StatusCode,
+    pub(super) json_whatever_content_type: bool,
+    pub(super) key_in_body: Option<Path>,
+    pub(super) auth: Vec<AuthScheme>,
+    pub(super) answer: Option<Value>,
+    pub(super) routes: Vec<Route>,
+    pub(super) base: Mapping,
+    pub(super) variants: Vec<Variant>,
+}
+
+impl Format {
+    /// The format's name (its file's name without `.toml`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// One line saying which sender posts it.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// Where the format comes from.
+    pub fn origin(&self) -> &Origin {
+        &self.origin
+    }
+
+    /// Whether the receiving address followed by `suffix` (`""`, `"/alert"`, `"/v2/alerts/abc/close"`) is one this
+    /// format's senders post to.
+    pub fn accepts_suffix(&self, suffix: &str) -> bool {
+        self.route_of(suffix).is_some()
+    }
+
+    /// The route `suffix` matches, with its named segments.
+    pub(super) fn route_of(&self, suffix: &str) -> Option<(&Route, Vec<(String, String)>)> {
+        let suffix = suffix.strip_suffix('/').unwrap_or(suffix);
+        if self.routes.is_empty() {
+            return suffix.is_empty().then(|| (&EMPTY_ROUTE, Vec::new()));
+        }
+        let parts: Vec<&str> = if suffix.is_empty() {
+            Vec::new()
+        } else {
+            suffix.strip_prefix('/')?.split('/').collect()
+        };
+        self.routes.iter().find_map(|route| {
+            if route.segments.len() != parts.len() {
+                return None;
+            }
+            let mut named = Vec::new();
+            for (segment, part) in route.segments.iter().zip(&parts) {
+                match segment {
+                    Segment::Literal(text) if text == part => {}
+                    Segment::Named(name) if !part.is_empty() => {
+                        let decoded = percent_encoding::percent_decode_str(part).decode_utf8_lossy();
+                        named.push((name.clone(), decoded.into_owned()));
+                    }
+                    _ => return None,
+                }
+            }
+            Some((route, named))
+        })
+    }
+
+    /// The sender's key when it travels in the body (PagerDuty's `routing_key`): a string at the format's
+    /// `key_in_body` path, read from a JSON body.
+    pub fn key_in_body(&self, body: &[u8]) -> Option<String> {
+        let path = self.key_in_body.as_ref()?;
+        let value: Value = serde_json::from_slice(body).ok()?;
+        let headers = http::HeaderMap::new();
+        let scope = super::source::Scope {
+            body: &value,
+            current: &value,
+            headers: &headers,
+            query: &[],
+            route: &[],
+            lets: &[],
+            max_depth: crate::alerts::payload::DEFAULT_MAX_DEPTH,
+        };
+        path.eval(&scope)?.as_str().map(str::to_owned)
+    }
+
+    /// How the key may be presented: Bearer first, then the format's own schemes.
+    pub fn auth_schemes(&self) -> &[AuthScheme] {
+        &self.auth
+    }
+
+    /// The status of a successful delivery: 200, 201 or 202, as the sender needs.
+    pub fn success_status(&self) -> http::StatusCode {
+        self.success_status
+    }
+
+    /// The body a sender expects on success, when it expects one of its own (PagerDuty, Alerta, Opsgenie):
+    /// the file's `answer` with each `{name}` placeholder of its strings replaced by the value of `vars`
+    /// (`dedup_key`, `request_id`, `id`…; an unknown name becomes empty). `None`: the intake's usual answer.
+    pub fn answer_body(&self, vars: &[(&str, &str)]) -> Option<Value> {
+        self.answer.as_ref().map(|answer| fill(answer, vars))
+    }
+
+    /// Whether the body is read as JSON whatever its `Content-Type` says (SNS labels it text).
+    pub fn body_is_json_whatever_content_type(&self) -> bool {
+        self.json_whatever_content_type
+    }
+
+    /// The names of the format's variants, in the order they are tried.
+    pub fn variant_names(&self) -> Vec<&str> {
+        self.variants
+            .iter()
+            .map(|variant| variant.name.as_str())
+            .collect()
+    }
+
+    /// The mapping for a delivery: the first variant whose condition holds, else the top level.
+    pub(super) fn mapping_for(&self, scope: &super::source::Scope<'_>) -> &Mapping {
+        self.variants
+            .iter()
+            .find(|variant| variant.when.holds(scope))
+            .map_or(&self.base, |variant| &variant.mapping)
+    }
+}
+
+static EMPTY_ROUTE: Route = Route {
+    segments: Vec::new(),
+    state: None,
+};
+
+impl When {
+    fn holds(&self, scope: &super::source::Scope<'_>) -> bool {
+        let Some(value) = self.path.eval(scope) else {
+            return false;
+        };
+        match &self.is {
+            None => true,
+            Some(words) => super::source::scalar_text(&value)
+                .is_some_and(|text| words.iter().any(|word| word.eq_ignore_ascii_case(text.trim()))),
+        }
+    }
+}
+
+/// `answer` with placeholders filled.
+fn fill(value: &Value, vars: &[(&str, &str)]) -> Value {
+    match value {
+        Value::String(text) => Value::String(fill_text(text, vars)),
+        Value::Array(items) => Value::Array(items.iter().map(|item| fill(item, vars)).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(key, item)| (key.clone(), fill(item, vars)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn fill_text(text: &str, vars: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        match after.find('}') {
+            Some(close) => {
+                let name = &after[..close];
+                if let Some((_, value)) = vars.iter().find(|(key, _)| *key == name) {
+                    out.push_str(value);
+                }
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push_str(&rest[open..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}

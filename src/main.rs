@@ -1,4 +1,5 @@
-//! The `svcgate` command line: serve, rules check, rules list, translate, store copy, version (`--version` too).
+//! The `svcgate` command line: serve, rules check, rules list, formats check, formats list, translate, store copy,
+//! version (`--version` too).
 //!
 //! Every command writes its output through [`print_lines`]: a reader that went away (`svcgate rules list | head
 //! -1`) ends the output quietly, and the command exits as it would have otherwise; only another write error (a
@@ -38,6 +39,11 @@ enum Command {
     Rules {
         #[command(subcommand)]
         action: RulesAction,
+    },
+    /// Check or list the alert payload formats (built-in files and an operator's directory).
+    Formats {
+        #[command(subcommand)]
+        action: FormatsAction,
     },
     /// Show what the gateway would do with one V3 request, without sending it.
     Translate(TranslateArgs),
@@ -159,6 +165,22 @@ enum RulesAction {
     },
 }
 
+#[derive(Subcommand)]
+enum FormatsAction {
+    /// Validate the built-in format files and those of a directory; print `file:line: message` per error.
+    Check {
+        /// Directory of format files added to the built-in ones (default: the built-in ones only).
+        #[arg(long, env = "SVCGATE_ALERT_FORMATS_DIR")]
+        dir: Option<PathBuf>,
+    },
+    /// Print every format: name, description, origin.
+    List {
+        /// Directory of format files added to the built-in ones (default: the built-in ones only).
+        #[arg(long, env = "SVCGATE_ALERT_FORMATS_DIR")]
+        dir: Option<PathBuf>,
+    },
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -167,6 +189,7 @@ fn main() -> ExitCode {
             Err(error) => complain("svcgate", &error),
         },
         Command::Rules { action } => rules(action),
+        Command::Formats { action } => formats(action),
         Command::Translate(args) => translate(args),
         Command::Store {
             action: StoreAction::Copy(args),
@@ -205,6 +228,36 @@ fn rules(action: RulesAction) -> ExitCode {
     match printed {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => complain("svcgate rules", &error),
+    }
+}
+
+fn formats(action: FormatsAction) -> ExitCode {
+    use svcgate::alerts::formats::Catalog;
+    let (dir, list) = match action {
+        FormatsAction::Check { dir } => (dir, false),
+        FormatsAction::List { dir } => (dir, true),
+    };
+    let catalog = match Catalog::load(dir.as_deref()) {
+        Ok(catalog) => catalog,
+        Err(error) => {
+            say(&error);
+            return ExitCode::FAILURE;
+        }
+    };
+    let summaries = catalog.list();
+    let printed = if list {
+        let width = summaries.iter().map(|s| s.name.len()).max().unwrap_or(0);
+        print_lines(
+            summaries
+                .iter()
+                .map(|s| format!("{:width$}  {}  ({})", s.name, s.description, s.origin)),
+        )
+    } else {
+        print_lines([format!("ok: {} formats", summaries.len())])
+    };
+    match printed {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => complain("svcgate formats", &error),
     }
 }
 

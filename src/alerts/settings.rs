@@ -27,6 +27,8 @@ pub struct AlertConfig {
     pub rate_limit: Option<u32>,
     /// Burst above the rate.
     pub rate_burst: u32,
+    /// The operator's directory of alert format files (`alert_formats_dir`), read with the built-in ones.
+    pub formats_dir: Option<std::path::PathBuf>,
     /// How long access answers are reused.
     pub access_cache_ttl: Duration,
     /// Most callers (tokens) whose access answers and usage names are kept; least recently used go first.

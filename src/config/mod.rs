@@ -219,6 +219,8 @@ options! {
     alert_rate_limit: Rate = 0,
     /// Alerts one integration may send at once above its rate.
     alert_rate_burst: Count32 = 50,
+    /// Directory of alert format files adding to (or replacing, by name) the built-in ones.
+    alert_formats_dir: Path,
     /// How long a caller's rights, as the backend reported them, are reused (0s: never).
     access_cache_ttl: Duration = "60s",
     /// Most callers whose access answers are kept (least recently used go first).
@@ -631,6 +633,7 @@ impl Config {
                 max_depth: options.alert_max_depth,
                 rate_limit: options.alert_rate_limit,
                 rate_burst: options.alert_rate_burst,
+                formats_dir: options.alert_formats_dir,
                 access_cache_ttl: options.access_cache_ttl,
                 access_cache_entries: options.access_cache_entries,
                 memory_budget_bytes: options.alert_memory_budget_bytes,

@@ -1,4 +1,5 @@
-//! The command line as scripts use it: `rules check`, `rules list`, configuration errors, and `serve --dev`
+//! The command line as scripts use it: `rules check`, `rules list`, `formats check`, `formats list`, configuration
+//! errors, and `serve --dev`
 //! started as a real process, its printed `curl` tried, then stopped with SIGTERM.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -34,6 +35,74 @@ fn rules_list_shows_each_rule_with_release_and_section() {
     assert!(star.contains("POST    /projects/:id/unstar"), "{star}");
     assert!(star.contains("since 9.0") && star.contains("§2.1"), "{star}");
     assert!(text.lines().any(|line| line.contains("since 8.17")));
+}
+
+#[test]
+fn formats_check_accepts_the_builtin_formats_and_list_names_them_with_their_origin() {
+    let output = svcgate().args(["formats", "check"]).output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).starts_with("ok: "));
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("acme.toml"), "description = \"ACME's monitor\"\n").unwrap();
+    let output = svcgate()
+        .args(["formats", "list", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8(output.stdout).unwrap();
+    let first = text.lines().next().unwrap();
+    assert!(
+        first.starts_with("generic ") && first.ends_with("(built-in (code))"),
+        "{text}"
+    );
+    let grafana = text
+        .lines()
+        .find(|line| line.starts_with("grafana "))
+        .expect("grafana");
+    assert!(
+        grafana.contains("Grafana") && grafana.ends_with("(built-in)"),
+        "{grafana}"
+    );
+    let acme = text.lines().find(|line| line.starts_with("acme ")).expect("acme");
+    assert!(
+        acme.contains("ACME's monitor") && acme.contains("acme.toml"),
+        "{acme}"
+    );
+}
+
+#[test]
+fn formats_check_reports_file_and_line_and_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("bad.toml"),
+        "description = \"x\"\n\n[fields]\ntitle = \"alerts.title\"\n",
+    )
+    .unwrap();
+    let output = svcgate()
+        .args(["formats", "check", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let error = String::from_utf8(output.stderr).unwrap();
+    let file = dir.path().join("bad.toml");
+    assert!(
+        error.contains(&format!(
+            "{}:4: fields.title: expected a path starting with $",
+            file.display()
+        )),
+        "{error}"
+    );
 }
 
 #[test]
@@ -663,6 +732,8 @@ async fn a_closed_stdout_ends_every_printing_command_quietly_with_its_usual_stat
     for (args, status) in [
         (&["rules", "list"][..], 0),
         (&["rules", "check"][..], 0),
+        (&["formats", "list"][..], 0),
+        (&["formats", "check"][..], 0),
         (&["version"][..], 0),
         (&["--version"][..], 0),
         (&["translate", "GET /api/v3/projects"][..], 0),

@@ -9,8 +9,8 @@ use serde_json::Value;
 use toml::Spanned;
 
 use super::format::{
-    AuthScheme, Fields, Format, Mapping, Origin, Outcome, Route, Segment, SeverityOutcome, ValueMap, Variant,
-    When,
+    AuthScheme, Condition, Fields, Format, Mapping, Origin, Outcome, Route, Segment, SeverityOutcome,
+    ValueMap, Variant, When,
 };
 use super::schema::{RawAuth, RawFields, RawFile, RawMapping, RawReceive, RawState, RawValueMap};
 use super::source::{Base, Chain, Path, Piece, Root, Source, Step};
@@ -89,19 +89,31 @@ pub(super) fn compile_file(
                 format!("variant {:?} is defined twice", raw_variant.name),
             );
         }
-        let when = match parse_path(&raw_variant.when.path, &[]) {
-            Ok(path) => Some(When {
-                path,
-                is: raw_variant.when.is.clone(),
-            }),
-            Err(message) => {
+        let mut conditions = Vec::new();
+        for condition in raw_variant.when.conditions() {
+            if condition.missing && condition.is.is_some() {
                 errors.at(
                     span.clone(),
-                    format!("variant {:?}: when.path: {message}", raw_variant.name),
+                    format!(
+                        "variant {:?}: when: give `is` or `missing`, not both",
+                        raw_variant.name
+                    ),
                 );
-                None
+                continue;
             }
-        };
+            match parse_path(&condition.path, &[]) {
+                Ok(path) => conditions.push(Condition {
+                    path,
+                    is: condition.is.clone(),
+                    missing: condition.missing,
+                }),
+                Err(message) => errors.at(
+                    span.clone(),
+                    format!("variant {:?}: when.path: {message}", raw_variant.name),
+                ),
+            }
+        }
+        let when = (!conditions.is_empty()).then_some(When { any: conditions });
         let mapping = compile_mapping(&raw_variant.mapping().over(&top), &mut errors);
         if let (Some(when), Some(mapping)) = (when, mapping) {
             variants.push(Variant {
@@ -111,6 +123,9 @@ pub(super) fn compile_file(
             });
         }
     }
+    // A variant compiles the top level's keys again: say each problem once.
+    let mut seen = BTreeSet::new();
+    errors.found.retain(|error| seen.insert(error.clone()));
     match (protocol, base) {
         (Some(protocol), Some(base)) if errors.found.is_empty() => Ok(Format {
             name: name.to_owned(),
@@ -491,10 +506,14 @@ fn compile_value_map<T: Copy>(
             errors.at(from.span(), format!("{what}.from: {message}"));
             Chain::default()
         }),
+        // A constant severity: `missing` alone.
+        None if map_raw.missing.is_some() && map_raw.map.is_empty() && map_raw.other.is_none() => {
+            Chain::default()
+        }
         None => {
             errors.at(
                 raw.span(),
-                format!("{what}: expected `from`, the source of the sender's value"),
+                format!("{what}: expected `from`, the source of the sender's value (or `missing` alone, a constant)"),
             );
             Chain::default()
         }

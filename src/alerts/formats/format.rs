@@ -123,11 +123,20 @@ pub(super) struct Mapping {
     pub ignore: Option<String>,
 }
 
-/// When a variant applies.
+/// When a variant applies: any of its conditions holds.
 #[derive(Debug, Clone)]
 pub(super) struct When {
+    pub any: Vec<Condition>,
+}
+
+/// One condition of a variant.
+#[derive(Debug, Clone)]
+pub(super) struct Condition {
     pub path: Path,
+    /// The value is one of these words (ignoring case); `None`: the value is present.
     pub is: Option<Vec<String>>,
+    /// The value is absent.
+    pub missing: bool,
 }
 
 /// A sub-format.
@@ -285,7 +294,17 @@ static EMPTY_ROUTE: Route = Route {
 
 impl When {
     fn holds(&self, scope: &super::source::Scope<'_>) -> bool {
-        let Some(value) = self.path.eval(scope) else {
+        self.any.iter().any(|condition| condition.holds(scope))
+    }
+}
+
+impl Condition {
+    fn holds(&self, scope: &super::source::Scope<'_>) -> bool {
+        let value = self.path.eval(scope);
+        if self.missing {
+            return value.is_none();
+        }
+        let Some(value) = value else {
             return false;
         };
         match &self.is {

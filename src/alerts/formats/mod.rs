@@ -34,7 +34,18 @@ pub const GENERIC_DESCRIPTION: &str =
 const BUILTIN: &[(&str, &str)] = &[
     ("alertmanager", include_str!("../../../formats/alertmanager.toml")),
     ("grafana", include_str!("../../../formats/grafana.toml")),
+    ("datadog", include_str!("../../../formats/datadog.toml")),
+    ("sentry", include_str!("../../../formats/sentry.toml")),
     ("pagerduty", include_str!("../../../formats/pagerduty.toml")),
+    ("opsgenie", include_str!("../../../formats/opsgenie.toml")),
+    ("alerta", include_str!("../../../formats/alerta.toml")),
+    ("uptime_kuma", include_str!("../../../formats/uptime_kuma.toml")),
+    ("new_relic", include_str!("../../../formats/new_relic.toml")),
+    (
+        "azure_monitor",
+        include_str!("../../../formats/azure_monitor.toml"),
+    ),
+    ("aws_sns", include_str!("../../../formats/aws_sns.toml")),
 ];
 
 /// Every problem found in a set of format files, each as `file:line: message`.

@@ -103,8 +103,10 @@ impl Format {
                 _ => Err(self.refuse("expected a confirmation address".to_owned())),
             };
         }
+        let lets = eval_lets(mapping, &scope);
+        let with_lets = Scope { lets: &lets, ..scope };
         for path in &mapping.require {
-            if path.eval(&scope).is_none() {
+            if path.eval(&with_lets).is_none() {
                 return Err(self.refuse(format!("expected a value at {}", path.text)));
             }
         }
@@ -336,6 +338,19 @@ impl AlertReader<'_> {
         }
         self.received_at
     }
+}
+
+/// The values of the mapping's `let`s, each seeing those before it.
+fn eval_lets(mapping: &Mapping, outer: &Scope<'_>) -> Vec<(String, Option<Value>)> {
+    let mut lets: Vec<(String, Option<Value>)> = Vec::with_capacity(mapping.lets.len());
+    for (name, chain) in &mapping.lets {
+        let value = chain.eval(&Scope {
+            lets: &lets,
+            ..*outer
+        });
+        lets.push((name.clone(), value));
+    }
+    lets
 }
 
 /// The first source whose value is text, each wrong one warned about with `fallback`.

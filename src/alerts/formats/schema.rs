@@ -149,7 +149,7 @@ pub(super) struct RawState {
 pub(super) struct RawVariant {
     /// A name for messages and docs.
     pub name: String,
-    /// When it applies: `{ path = "...", is = ["..."] }`, or without `is`, when the path is present.
+    /// When it applies: one condition or an array of them, any of which may hold.
     pub when: RawWhen,
     /// A path to an array: one alert per element, `@` being the element.
     pub list: Option<Spanned<String>>,
@@ -172,10 +172,31 @@ pub(super) struct RawVariant {
 
 /// A variant's condition.
 #[derive(Deserialize, Clone)]
+#[serde(untagged)]
+pub(super) enum RawWhen {
+    One(RawCondition),
+    Any(Vec<RawCondition>),
+}
+
+/// One condition: `{ path = "...", is = ["..."] }` (the value is one of these words, ignoring case),
+/// `{ path = "..." }` (the value is present) or `{ path = "...", missing = true }` (it is absent).
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
-pub(super) struct RawWhen {
+pub(super) struct RawCondition {
     pub path: String,
     pub is: Option<Vec<String>>,
+    #[serde(default)]
+    pub missing: bool,
+}
+
+impl RawWhen {
+    /// The conditions, any of which may hold.
+    pub fn conditions(&self) -> &[RawCondition] {
+        match self {
+            RawWhen::One(one) => std::slice::from_ref(one),
+            RawWhen::Any(any) => any,
+        }
+    }
 }
 
 impl RawMapping {

@@ -181,11 +181,12 @@ fn every_fixture_maps_as_expected() {
         let expected: Value = match std::fs::read(&expected_path) {
             Ok(text) => serde_json::from_slice(&text).unwrap(),
             Err(_) => {
-                let got = read_fixture(&catalog, format, &body, &request_of(&json!({})))
-                    .map(|reading| reading_view(&reading))
-                    .map_err(|error| error.to_string());
+                let got = read_fixture(&catalog, format, &body, &request_of(&json!({}))).map_or_else(
+                    |error| json!({"error": error.to_string()}),
+                    |reading| reading_view(&reading),
+                );
                 failures.push(format!(
-                    "{format}/{case}: no {case}.expected.json; it reads {got:?}"
+                    "{format}/{case}: no {case}.expected.json; it reads {got}"
                 ));
                 continue;
             }

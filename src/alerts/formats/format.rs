@@ -49,6 +49,37 @@ pub enum AuthScheme {
     },
 }
 
+impl AuthScheme {
+    /// The key this scheme finds in a request, if the request presents one this way (not yet compared: the
+    /// caller compares it with the integration's key in constant time).
+    pub fn presented_key(&self, headers: &http::HeaderMap, query: Option<&str>) -> Option<String> {
+        match self {
+            AuthScheme::Bearer => scheme_value(headers, &http::header::AUTHORIZATION, Some("Bearer")),
+            AuthScheme::Header { name, scheme } => scheme_value(headers, name, scheme.as_deref()),
+            AuthScheme::Query { name } => form_urlencoded::parse(query?.as_bytes())
+                .find(|(key, _)| key == name)
+                .map(|(_, value)| value.into_owned())
+                .filter(|value| !value.is_empty()),
+        }
+    }
+}
+
+/// A header's value, after `scheme ` (compared ignoring case) when a scheme is given.
+fn scheme_value(headers: &http::HeaderMap, name: &http::HeaderName, scheme: Option<&str>) -> Option<String> {
+    let value = headers.get(name)?.to_str().ok()?.trim();
+    let key = match scheme {
+        None => value,
+        Some(scheme) => {
+            let (word, rest) = value.split_once(' ')?;
+            if !word.eq_ignore_ascii_case(scheme) {
+                return None;
+            }
+            rest.trim()
+        }
+    };
+    (!key.is_empty()).then(|| key.to_owned())
+}
+
 /// What a delivery's state decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Outcome {

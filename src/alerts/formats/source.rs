@@ -196,27 +196,29 @@ impl Chain {
 impl Path {
     /// The value at this path, if present.
     pub fn eval(&self, scope: &Scope<'_>) -> Option<Value> {
-        let start = match &self.root {
-            Root::Body => scope.body.clone(),
-            Root::Current => scope.current.clone(),
-            Root::Header(name) => Value::String(scope.headers.get(name.as_str())?.to_str().ok()?.to_owned()),
-            Root::Query(name) => Value::String(lookup(scope.query, name)?.to_owned()),
-            Root::Route(name) => Value::String(lookup(scope.route, name)?.to_owned()),
-            Root::Let(name) => scope
-                .lets
-                .iter()
-                .find(|(bound, _)| bound == name)
-                .and_then(|(_, value)| value.clone())?,
-        };
-        walk(&start, &self.steps).and_then(|value| present(Some(&value)).cloned())
+        self.locate(scope).filter(|value| present(Some(value)).is_some())
     }
 
-    /// The value at this path as it is, even when it counts as absent (`[]` for a list with no element).
+    /// The value at this path as it is, even when it counts as absent (`[]` for a list with no element). Only
+    /// the value found is copied, never the body it is found in.
     pub fn locate(&self, scope: &Scope<'_>) -> Option<Value> {
         match &self.root {
             Root::Body => walk(scope.body, &self.steps),
             Root::Current => walk(scope.current, &self.steps),
-            _ => self.eval(scope),
+            Root::Header(name) => {
+                let text = scope.headers.get(name.as_str())?.to_str().ok()?;
+                walk(&Value::String(text.to_owned()), &self.steps)
+            }
+            Root::Query(name) => walk(&Value::String(lookup(scope.query, name)?.to_owned()), &self.steps),
+            Root::Route(name) => walk(&Value::String(lookup(scope.route, name)?.to_owned()), &self.steps),
+            Root::Let(name) => {
+                let bound = scope
+                    .lets
+                    .iter()
+                    .find(|(bound, _)| bound == name)
+                    .and_then(|(_, value)| value.as_ref())?;
+                walk(bound, &self.steps)
+            }
         }
     }
 

@@ -514,6 +514,30 @@ map = { "2" = "high", pending = "ignore" }
     );
     assert_eq!(format.auth_schemes().len(), 3);
     assert_eq!(format.auth_schemes()[0], AuthScheme::Bearer);
+    let mut headers = http::HeaderMap::new();
+    headers.insert(
+        http::header::AUTHORIZATION,
+        http::HeaderValue::from_static("geniekey  k-1"),
+    );
+    let presented: Vec<Option<String>> = format
+        .auth_schemes()
+        .iter()
+        .map(|scheme| scheme.presented_key(&headers, Some("a=b&token=k%202")))
+        .collect();
+    assert_eq!(presented, [None, Some("k-1".to_owned()), Some("k 2".to_owned())]);
+    headers.insert(
+        http::header::AUTHORIZATION,
+        http::HeaderValue::from_static("Bearer k-3"),
+    );
+    assert_eq!(
+        format.auth_schemes()[0].presented_key(&headers, None).as_deref(),
+        Some("k-3")
+    );
+    assert_eq!(format.auth_schemes()[1].presented_key(&headers, None), None);
+    assert_eq!(
+        format.auth_schemes()[2].presented_key(&headers, Some("token=")),
+        None
+    );
     assert_eq!(format.success_status(), http::StatusCode::OK);
 }
 

@@ -73,6 +73,7 @@ pub(super) fn compile_file(
             String::new()
         }
     };
+    let setup = raw.setup.as_ref().map(|text| text.get_ref().trim().to_owned());
     let receive = raw.receive.as_ref();
     let default_receive = RawReceive::default();
     let protocol = compile_receive(receive.unwrap_or(&default_receive), &mut errors);
@@ -130,6 +131,7 @@ pub(super) fn compile_file(
         (Some(protocol), Some(base)) if errors.found.is_empty() => Ok(Format {
             name: name.to_owned(),
             description,
+            setup,
             origin,
             success_status: protocol.success_status,
             json_whatever_content_type: protocol.json_whatever_content_type,

@@ -198,6 +198,7 @@ pub(super) enum Segment {
 pub struct Format {
     pub(super) name: String,
     pub(super) description: String,
+    pub(super) setup: Option<String>,
     pub(super) origin: Origin,
     pub(super) success_status: http::StatusCode,
     pub(super) json_whatever_content_type: bool,
@@ -218,6 +219,12 @@ impl Format {
     /// One line saying which sender posts it.
     pub fn description(&self) -> &str {
         &self.description
+    }
+
+    /// The sender's setup in a few lines, for the integration page: the file's `setup` with `{address}` (and any
+    /// other `{name}` of `vars`) filled in; `None` when the file has none.
+    pub fn setup(&self, vars: &[(&str, &str)]) -> Option<String> {
+        self.setup.as_deref().map(|text| fill_text(text, vars))
     }
 
     /// Where the format comes from.
@@ -346,7 +353,7 @@ impl Condition {
     }
 }
 
-/// `answer` with placeholders filled.
+/// `answer` with its `{name}` placeholders filled.
 fn fill(value: &Value, vars: &[(&str, &str)]) -> Value {
     match value {
         Value::String(text) => Value::String(fill_text(text, vars)),
@@ -366,18 +373,19 @@ fn fill_text(text: &str, vars: &[(&str, &str)]) -> String {
     while let Some(open) = rest.find('{') {
         out.push_str(&rest[..open]);
         let after = &rest[open + 1..];
-        match after.find('}') {
-            Some(close) => {
-                let name = &after[..close];
-                if let Some((_, value)) = vars.iter().find(|(key, _)| *key == name) {
-                    out.push_str(value);
-                }
-                rest = &after[close + 1..];
+        let name_len = after
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(after.len());
+        if name_len > 0 && after[name_len..].starts_with('}') {
+            let name = &after[..name_len];
+            if let Some((_, value)) = vars.iter().find(|(key, _)| *key == name) {
+                out.push_str(value);
             }
-            None => {
-                out.push_str(&rest[open..]);
-                rest = "";
-            }
+            rest = &after[name_len + 1..];
+        } else {
+            // Not a placeholder (`{"Authorization": …}` in a setup text): kept as written.
+            out.push('{');
+            rest = after;
         }
     }
     out.push_str(rest);

@@ -15,6 +15,8 @@ use toml::Spanned;
 pub(super) struct RawFile {
     /// One line for `formats list` and the integration form.
     pub description: Option<Spanned<String>>,
+    /// A few lines telling the sender's setup, `{address}` standing for the receiving address.
+    pub setup: Option<Spanned<String>>,
     /// How the sender delivers: statuses, keys, addresses, answers.
     pub receive: Option<RawReceive>,
     /// A path to an array: one alert per element, `@` being the element.

@@ -631,6 +631,36 @@ fn shape_errors_say_what_was_expected() {
     );
     assert_eq!(pagerduty.key_in_body(b"not json"), None);
     assert_eq!(pagerduty.success_status(), http::StatusCode::ACCEPTED);
+    assert_eq!(
+        pagerduty.answer_body(&[("dedup_key", "k-9")]),
+        Some(json!({"status": "success", "message": "Event processed", "dedup_key": "k-9"}))
+    );
+}
+
+#[test]
+fn every_builtin_format_tells_its_senders_setup_with_the_address() {
+    let catalog = Catalog::builtin().unwrap();
+    for summary in catalog.list().into_iter().filter(|s| s.name != GENERIC) {
+        let format = catalog.get(&summary.name).unwrap();
+        let setup = format
+            .setup(&[("address", "https://svcgate.example/g/p/alerts/notify/x/1.json")])
+            .unwrap_or_else(|| panic!("{} has no setup", summary.name));
+        assert!(
+            setup.contains("https://svcgate.example/g/p/alerts/notify/x/1.json"),
+            "{}: {setup}",
+            summary.name
+        );
+        assert!(!setup.contains("{address}"), "{setup}");
+    }
+    let datadog = catalog
+        .get("datadog")
+        .unwrap()
+        .setup(&[("address", "A")])
+        .unwrap();
+    assert!(
+        datadog.contains(r#"Custom Headers: {"Authorization": "Bearer <key>"}"#),
+        "{datadog}"
+    );
 }
 
 fn json_value() -> impl Strategy<Value = Value> {

@@ -196,6 +196,9 @@ impl AlertReader<'_> {
             ..*outer
         };
         let outcome = match self.route_state {
+            Some(Outcome::Ignore) => {
+                return Err("what is posted to this address is ignored by this format".to_owned())
+            }
             Some(outcome) => outcome,
             None => self.state(&scope)?,
         };

@@ -2,7 +2,9 @@
 //! as the management API checks a `payload_format` against them and the integration form offers them. This file
 //! owns only the list a person chooses from; how a format is read is not here.
 //!
-//! Uses nothing of the crate.
+//! Uses [`super::formats`]' catalog, where the formats and their descriptions come from.
+
+use super::formats::Catalog;
 
 /// The format every integration reads unless another is chosen: svcgate's generic payload.
 pub const DEFAULT_FORMAT: &str = "generic";
@@ -20,43 +22,16 @@ pub struct FormatChoice {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FormatChoices(Vec<FormatChoice>);
 
-/// The formats svcgate ships: `(name, one-line description)`.
-const BUILTIN: [(&str, &str); 12] = [
-    (
-        "generic",
-        "svcgate's generic payload (title, severity, fingerprint, …)",
-    ),
-    ("alertmanager", "Prometheus Alertmanager's webhook envelope"),
-    ("grafana", "Grafana alerting's webhook contact point"),
-    ("datadog", "Datadog webhooks, default payload"),
-    (
-        "sentry",
-        "Sentry issue and metric alerts, webhook or internal integration",
-    ),
-    (
-        "pagerduty",
-        "PagerDuty Events API v2: trigger, acknowledge, resolve by dedup_key",
-    ),
-    ("opsgenie", "Opsgenie Alert API: create, close by alias"),
-    (
-        "alerta",
-        "the Alerta API: POST …/alert, severity cleared resolves",
-    ),
-    ("uptime_kuma", "Uptime Kuma's webhook notification"),
-    ("new_relic", "New Relic workflows' webhook"),
-    ("azure_monitor", "Azure Monitor's common alert schema"),
-    ("aws_sns", "Amazon SNS notifications carrying CloudWatch alarms"),
-];
-
 impl FormatChoices {
-    /// The formats svcgate ships, `generic` first.
-    pub fn builtin() -> Self {
+    /// The formats of `catalog`, `generic` first, then by name.
+    pub fn from_catalog(catalog: &Catalog) -> Self {
         FormatChoices(
-            BUILTIN
-                .iter()
-                .map(|(name, description)| FormatChoice {
-                    name: (*name).to_owned(),
-                    description: (*description).to_owned(),
+            catalog
+                .list()
+                .into_iter()
+                .map(|summary| FormatChoice {
+                    name: summary.name,
+                    description: summary.description,
                 })
                 .collect(),
         )
@@ -95,30 +70,31 @@ impl FormatChoices {
 
 #[cfg(test)]
 mod tests {
-    use super::{FormatChoice, FormatChoices, DEFAULT_FORMAT};
+    use super::{Catalog, FormatChoice, FormatChoices, DEFAULT_FORMAT};
 
     #[test]
     fn the_builtin_formats_are_the_twelve_senders_each_described_in_one_line() {
-        let choices = FormatChoices::builtin();
-        let names: Vec<&str> = choices.iter().map(|choice| choice.name.as_str()).collect();
-        assert_eq!(
-            names,
-            [
-                "generic",
-                "alertmanager",
-                "grafana",
-                "datadog",
-                "sentry",
-                "pagerduty",
-                "opsgenie",
-                "alerta",
-                "uptime_kuma",
-                "new_relic",
-                "azure_monitor",
-                "aws_sns"
-            ]
-        );
-        assert!(choices.contains(DEFAULT_FORMAT));
+        let catalog = Catalog::builtin().expect("the built-in formats compile");
+        let choices = FormatChoices::from_catalog(&catalog);
+        let mut names: Vec<&str> = choices.iter().map(|choice| choice.name.as_str()).collect();
+        assert_eq!(names.first(), Some(&DEFAULT_FORMAT));
+        names.sort_unstable();
+        let mut expected = [
+            "generic",
+            "alertmanager",
+            "grafana",
+            "datadog",
+            "sentry",
+            "pagerduty",
+            "opsgenie",
+            "alerta",
+            "uptime_kuma",
+            "new_relic",
+            "azure_monitor",
+            "aws_sns",
+        ];
+        expected.sort_unstable();
+        assert_eq!(names, expected);
         assert!(!choices.contains("Grafana") && !choices.contains(""));
         for choice in choices.iter() {
             assert!(
@@ -126,10 +102,8 @@ mod tests {
                 "{choice:?}"
             );
         }
-        assert!(choices
-            .names_sentence()
-            .starts_with("generic, alertmanager, grafana, "));
-        assert!(choices.names_sentence().ends_with(", azure_monitor or aws_sns"));
+        assert!(choices.names_sentence().starts_with("generic, "));
+        assert!(choices.names_sentence().ends_with(" or uptime_kuma"));
     }
 
     #[test]

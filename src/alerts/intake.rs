@@ -1,24 +1,26 @@
 //! The receiving endpoint: the checks of section 3 of the alert contract, in their order, each with its answer.
 //!
-//! 1 method, 2 address (one uniform 404), 3 key (constant time, before any body byte is read), 4 content type,
+//! 1 method, 2 address and the suffix its format takes (one uniform 404), 3 key (constant time, before any body byte
+//! is read, except for a format whose key travels in the body; [`super::reception`]), 4 content type,
 //! 5 size (from `Content-Length`, then from the stream), 6 JSON and depth, 7 payload shape, 8 rate limit,
 //! 9 durable commit, 10 the per-alert outcomes. Every error is `{"message": "...", "error": "<code>"}`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use base64::Engine;
 use http::header::{HeaderMap, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 use hyper::body::Incoming;
 use serde_json::json;
 
 use super::apply::{self, AnswerEntry};
-use super::integrations::{Address, Integration, Registry};
+use super::formats::{Catalog, Delivery, Reading};
+use super::integrations::{Integration, Registry, Target};
 use super::kinds;
 use super::normalized::Edition as PayloadEdition;
 use super::payload::PayloadError;
 use super::ratelimit::RateLimiter;
+use super::reception::{FormatMissing, Reception};
 use super::store_failures::StoreFailures;
 use crate::alerts::settings::{AlertConfig, Edition};
 use crate::http::body::{json_response, Body};
@@ -44,6 +46,8 @@ pub struct Intake {
     reading: Arc<tokio::sync::Semaphore>,
     /// Where alerts received are counted.
     metrics: Arc<Metrics>,
+    /// The payload formats integrations may read.
+    catalog: Arc<Catalog>,
     /// Alerts the store could not take, logged at a bounded rate.
     store_failures: StoreFailures,
 }
@@ -74,12 +78,19 @@ pub enum IntakeError {
     /// The body is not declared as JSON (415).
     #[error("the payload must be sent as application/json")]
     UnsupportedMediaType,
-    /// The body is larger than `alert_max_body_bytes` (413).
-    #[error("the payload is larger than {limit} bytes (alert_max_body_bytes)")]
+    /// The body is larger than `alert_max_body_bytes`, or `alert_key_in_body_max_bytes` for a body read before
+    /// its key is checked (413).
+    #[error("the payload is larger than {limit} bytes ({setting})")]
     TooLarge {
         /// The limit that applied.
         limit: u64,
+        /// The setting that holds it.
+        setting: &'static str,
     },
+    /// The integration's payload format is not loaded here (503, `Retry-After`: another replica, or this one
+    /// once its format directory is mended, may read it).
+    #[error(transparent)]
+    FormatMissing(#[from] FormatMissing),
     /// A shared limit is spent for now (503, `Retry-After`).
     #[error("{0}")]
     Busy(String),
@@ -118,7 +129,9 @@ impl IntakeError {
             IntakeError::Unauthorized => StatusCode::UNAUTHORIZED,
             IntakeError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             IntakeError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            IntakeError::Busy(_) | IntakeError::StoreUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            IntakeError::Busy(_) | IntakeError::StoreUnavailable(_) | IntakeError::FormatMissing(_) => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             IntakeError::TimedOut(_) | IntakeError::Stalled(_) => StatusCode::REQUEST_TIMEOUT,
             IntakeError::Unreadable => StatusCode::BAD_REQUEST,
             IntakeError::Payload(error) => error.status(),
@@ -141,6 +154,7 @@ impl IntakeError {
             IntakeError::Payload(error) => error.code(),
             IntakeError::RateLimited { .. } => "rate_limited",
             IntakeError::StoreUnavailable(_) => "store_unavailable",
+            IntakeError::FormatMissing(_) => "format_missing",
         }
     }
 
@@ -154,7 +168,7 @@ impl IntakeError {
                 crate::http::budget::RETRY_AFTER_SECONDS.to_string(),
             )),
             IntakeError::RateLimited { wait, .. } => Some((http::header::RETRY_AFTER, wait.to_string())),
-            IntakeError::StoreUnavailable(_) => {
+            IntakeError::StoreUnavailable(_) | IntakeError::FormatMissing(_) => {
                 Some((http::header::RETRY_AFTER, STORE_RETRY_AFTER.to_string()))
             }
             _ => None,
@@ -172,23 +186,6 @@ impl IntakeError {
     }
 }
 
-/// The key a sender presented: `Authorization: Bearer <key>`, or HTTP Basic with the key as password.
-fn presented_key(headers: &HeaderMap) -> Option<String> {
-    let value = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?.trim();
-    let (scheme, rest) = value.split_once(' ')?;
-    if scheme.eq_ignore_ascii_case("bearer") {
-        return Some(rest.trim().to_owned());
-    }
-    if scheme.eq_ignore_ascii_case("basic") {
-        let decoded = base64::engine::general_purpose::STANDARD
-            .decode(rest.trim())
-            .ok()?;
-        let text = String::from_utf8(decoded).ok()?;
-        return text.split_once(':').map(|(_, password)| password.to_owned());
-    }
-    None
-}
-
 fn is_json(headers: &HeaderMap) -> bool {
     headers
         .get(http::header::CONTENT_TYPE)
@@ -204,9 +201,11 @@ impl Intake {
         store: Arc<dyn Store>,
         config: AlertConfig,
         metrics: Arc<Metrics>,
+        catalog: Arc<Catalog>,
     ) -> Self {
         Intake {
             metrics,
+            catalog,
             registry,
             store,
             limiter: RateLimiter::new(config.rate_limit, config.rate_burst),
@@ -234,12 +233,15 @@ impl Intake {
     /// Answers one request to a receiving address, counting its alerts by outcome (a refused request once, by
     /// its reason) under the type of integration the address names. Test alerts sent through the management API
     /// or the settings page are not counted: this counter is what senders sent.
-    pub async fn handle(&self, request: Request<Incoming>, address: &Address) -> Response<Body> {
-        let integration_type = address.kind().as_str();
-        match self.receive(request, address).await {
-            Ok((integration, entries)) => {
-                self.count_outcomes(integration_type, &entries);
-                answer(&integration, &entries)
+    /// Answers one delivery to a receiving address.
+    pub async fn handle(&self, request: Request<Incoming>, target: &Target) -> Response<Body> {
+        let integration_type = target.address.kind().as_str();
+        match self.receive(request, target).await {
+            Ok(delivered) => {
+                if let Received::Alerts(entries) = &delivered.received {
+                    self.count_outcomes(integration_type, entries);
+                }
+                delivered.answer()
             }
             Err(error) => {
                 self.metrics
@@ -265,21 +267,30 @@ impl Intake {
         }
     }
 
-    /// The checks of the contract in their order, then the alerts applied.
-    async fn receive(
-        &self,
-        request: Request<Incoming>,
-        address: &Address,
-    ) -> Result<(Arc<Integration>, Vec<AnswerEntry>), IntakeError> {
+    /// The checks of the contract in their order, then the delivery read and applied.
+    async fn receive(&self, request: Request<Incoming>, target: &Target) -> Result<Delivered, IntakeError> {
         if request.method() != Method::POST {
             return Err(IntakeError::MethodNotAllowed);
         }
-        // One answer for an unknown project, an unknown endpoint and an inactive integration alike.
-        let integration = self.registry.receiving(address).ok_or(IntakeError::NotFound)?;
-        if !presented_key(request.headers()).is_some_and(|key| integration.accepts(&key)) {
+        // One answer for an unknown project, an unknown endpoint, an inactive integration, and a suffix its format
+        // is not posted to.
+        let integration = self
+            .registry
+            .receiving(&target.address)
+            .ok_or(IntakeError::NotFound)?;
+        let reception = Reception::of(&integration, &self.catalog)?.ok_or(IntakeError::NotFound)?;
+        if !reception.accepts_suffix(&target.suffix) {
+            return Err(IntakeError::NotFound);
+        }
+        let (parts, body) = request.into_parts();
+        let query = parts.uri.query();
+        // The key is checked before any body byte is read, except for a format whose key travels in the body:
+        // such a request, with no key in its head, is read within the smaller `alert_key_in_body_max_bytes` first.
+        let key_in_head = reception.head_key_matches(&integration, &parts.headers, query);
+        if !key_in_head && !reception.key_may_be_in_body() {
             return Err(IntakeError::Unauthorized);
         }
-        if !is_json(request.headers()) {
+        if reception.needs_json_label() && !is_json(&parts.headers) {
             return Err(IntakeError::UnsupportedMediaType);
         }
         let allowance = self.allowance(integration.record.id);
@@ -296,12 +307,35 @@ impl Intake {
                 "too many alert requests are waiting to be read; retry shortly".to_owned(),
             ));
         };
+        let (limit, setting) = if key_in_head {
+            (self.config.max_body_bytes, "alert_max_body_bytes")
+        } else {
+            (self.config.key_in_body_max_bytes, "alert_key_in_body_max_bytes")
+        };
         // The body's bytes stay counted in the budget and the integration's share until the alert is stored and
         // answered; the read slots are given back once it is read.
-        let (bytes, _held) = self.read_body(request, &allowance.share).await?;
+        let (bytes, _held) = self
+            .read_body(&parts.headers, body, &allowance.share, limit, setting)
+            .await?;
         drop((slot, own_slot));
-        let entries = self.accept(&integration, &bytes).await?;
-        Ok((integration, entries))
+        if !key_in_head && !reception.body_key_matches(&integration, &bytes) {
+            return Err(IntakeError::Unauthorized);
+        }
+        let delivery = Delivery {
+            body: &bytes,
+            suffix: &target.suffix,
+            query,
+            headers: &parts.headers,
+        };
+        let received = self.deliver(&integration, &reception, &delivery).await?;
+        let status = reception.success_status(&integration);
+        let request_id = format!("{:032x}", fastrand::u128(..));
+        let own_answer = reception.answer_body(&[("request_id", &request_id)], &bytes);
+        Ok(Delivered {
+            received,
+            status,
+            own_answer,
+        })
     }
 
     /// A slot among the requests read at once, all integrations together. A request waits for one (its body
@@ -331,26 +365,28 @@ impl Intake {
             .clone()
     }
 
-    /// Reads a payload whole within the budget and the integration's `share` of it. A sender over its share is
-    /// refused at once, never queued: a new request never waits behind others' stalled bodies.
+    /// Reads a payload whole, at most `limit` bytes (the `setting` that holds it), within the budget and the
+    /// integration's `share` of it. A sender over its share is refused at once, never queued: a new request never
+    /// waits behind others' stalled bodies.
     async fn read_body(
         &self,
-        request: Request<Incoming>,
+        headers: &HeaderMap,
+        body: Incoming,
         share: &Share,
+        limit: u64,
+        setting: &'static str,
     ) -> Result<(bytes::Bytes, Held), IntakeError> {
-        let limit = self.config.max_body_bytes;
-        let declared = request
-            .headers()
+        let declared = headers
             .get(http::header::CONTENT_LENGTH)
             .and_then(|value| value.to_str().ok())
             .and_then(|value| value.parse::<u64>().ok());
         let max = usize::try_from(limit).unwrap_or(usize::MAX);
         self.budget
             .within(share)
-            .read(request.into_body(), declared, max)
+            .read(body, declared, max)
             .await
             .map_err(|error| match error {
-                BudgetError::TooLarge { .. } => IntakeError::TooLarge { limit },
+                BudgetError::TooLarge { .. } => IntakeError::TooLarge { limit, setting },
                 BudgetError::Exhausted { budget } => IntakeError::Busy(format!(
                     "svcgate holds {budget} bytes of alert payloads already (alert_memory_budget_bytes); retry shortly"
                 )),
@@ -363,25 +399,50 @@ impl Intake {
             })
     }
 
-    /// Parses, checks, rate-limits and stores a payload already authorised (also used by test alerts): one answer
-    /// entry per alert, in order.
+    /// Reads, rate-limits and stores a payload already authorised, sent to the address itself (also used by test
+    /// alerts): one answer entry per alert, in order; none for a delivery that carries no alert.
     pub async fn accept(
         &self,
         integration: &Integration,
         bytes: &[u8],
     ) -> Result<Vec<AnswerEntry>, IntakeError> {
-        let now = time::OffsetDateTime::now_utc();
-        let max_depth = self.config.max_depth;
-        let spec = kinds::spec(integration.kind);
         // A kind that receives nothing has no address, so no sender reaches it; a test alert is refused before.
-        let read = spec.read.ok_or(IntakeError::NotFound)?;
-        let alerts = read(
-            bytes,
-            max_depth,
-            now,
-            self.edition(),
-            integration.mapping.as_ref(),
-        )?;
+        let reception = Reception::of(integration, &self.catalog)?.ok_or(IntakeError::NotFound)?;
+        let headers = HeaderMap::new();
+        let delivery = Delivery {
+            body: bytes,
+            suffix: "",
+            query: None,
+            headers: &headers,
+        };
+        match self.deliver(integration, &reception, &delivery).await? {
+            Received::Alerts(entries) => Ok(entries),
+            Received::Confirmation { .. } | Received::Ignored { .. } => Ok(Vec::new()),
+        }
+    }
+
+    /// Reads a delivery through the integration's format; rate-limits and stores its alerts.
+    async fn deliver(
+        &self,
+        integration: &Integration,
+        reception: &Reception,
+        delivery: &Delivery<'_>,
+    ) -> Result<Received, IntakeError> {
+        let now = time::OffsetDateTime::now_utc();
+        let alerts =
+            match reception.read(integration, delivery, self.config.max_depth, now, self.edition())? {
+                Reading::Alerts(alerts) => alerts,
+                Reading::Confirmation { subscribe_url } => {
+                    tracing::info!(
+                        integration = integration.record.id,
+                        %subscribe_url,
+                        "a sender asks for its subscription to be confirmed: a maintainer opens this address"
+                    );
+                    return Ok(Received::Confirmation { subscribe_url });
+                }
+                Reading::Ignored { reason } => return Ok(Received::Ignored { reason }),
+            };
+        let spec = kinds::spec(integration.kind);
         if let Err(wait) = self.limiter.take(integration.record.id, alerts.len()) {
             return Err(IntakeError::RateLimited {
                 wait,
@@ -391,12 +452,54 @@ impl Intake {
         match apply::process(self.store.as_ref(), integration, alerts, now).await {
             Ok(entries) => {
                 self.store_failures.succeeded();
-                Ok(entries)
+                Ok(Received::Alerts(entries))
             }
             Err(error) => {
                 self.store_failures.failed(&error, integration.record.id);
                 Err(IntakeError::StoreUnavailable(error))
             }
+        }
+    }
+}
+
+/// What a delivery came to.
+#[derive(Debug)]
+pub enum Received {
+    /// Alerts applied: one entry each, in order.
+    Alerts(Vec<AnswerEntry>),
+    /// A subscription to confirm (SNS): its address, for a maintainer to open.
+    Confirmation {
+        /// The address the sender asks to be opened.
+        subscribe_url: String,
+    },
+    /// Nothing to do (a test message, an acknowledgement).
+    Ignored {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// A delivery taken in, with how its sender is answered.
+struct Delivered {
+    received: Received,
+    status: StatusCode,
+    /// The body the format's senders expect (PagerDuty's, Alerta's, Opsgenie's), instead of svcgate's own.
+    own_answer: Option<serde_json::Value>,
+}
+
+impl Delivered {
+    /// The answer: the format's own body when it has one, else svcgate's: the alerts' entries, or a message.
+    fn answer(self) -> Response<Body> {
+        if let Some(body) = self.own_answer {
+            return json_response(self.status, &body);
+        }
+        match self.received {
+            Received::Alerts(entries) => json_response(self.status, &entries),
+            Received::Confirmation { .. } => json_response(
+                self.status,
+                &json!({ "message": "subscription confirmation kept: a maintainer confirms it from the integration's page" }),
+            ),
+            Received::Ignored { reason } => json_response(self.status, &json!({ "message": reason })),
         }
     }
 }
@@ -409,38 +512,5 @@ fn store_failure_message(error: &crate::store::StoreError) -> &'static str {
              groups with it)"
         }
         _ => "the alert was not stored: the store is unavailable; retry later",
-    }
-}
-
-/// The answer to alerts taken in: 201 for Prometheus (as Alertmanager's receivers answer), else 200.
-fn answer(integration: &Integration, entries: &[AnswerEntry]) -> Response<Body> {
-    let status = if kinds::spec(integration.kind).alertmanager_answers {
-        StatusCode::CREATED
-    } else {
-        StatusCode::OK
-    };
-    json_response(status, &entries)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn keys_come_from_bearer_or_basic_passwords() {
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            http::header::AUTHORIZATION,
-            HeaderValue::from_static("Bearer abc123"),
-        );
-        assert_eq!(presented_key(&headers).as_deref(), Some("abc123"));
-        // "user:s3cret" in base64.
-        headers.insert(
-            http::header::AUTHORIZATION,
-            HeaderValue::from_static("Basic dXNlcjpzM2NyZXQ="),
-        );
-        assert_eq!(presented_key(&headers).as_deref(), Some("s3cret"));
-        headers.insert(http::header::AUTHORIZATION, HeaderValue::from_static("Basic !!!"));
-        assert_eq!(presented_key(&headers), None);
     }
 }

@@ -154,6 +154,43 @@ const ADDRESS_MARK: &str = "alerts/notify";
 /// The named addresses' marker with its leading slash: `/{project}/alerts/notify/{slug}/{identifier}`.
 const NAMED_MARK: &str = "/alerts/notify/";
 
+/// A request path that reaches a receiving address: the address, and what the sender appended after its `.json`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The receiving address.
+    pub address: Address,
+    /// The path after the address's `.json` (`""`, or `/alert`, `/v2/alerts/{alias}/close`…): senders that take a
+    /// base address append their own API's path to it. The integration's format says which it accepts.
+    pub suffix: String,
+}
+
+/// Parses a request path as a receiving address, exactly (see [`parse_address`]), or as one followed by a path
+/// the sender appended after its `.json`.
+pub fn parse_target(path: &str) -> Option<Target> {
+    if !path.contains(ADDRESS_MARK) {
+        return None;
+    }
+    if let Some(address) = parse_address(path) {
+        return Some(Target {
+            address,
+            suffix: String::new(),
+        });
+    }
+    // `…/alerts/notify.json/v2/alerts`: the first `.json/` that ends an address (a project's own path may hold one).
+    let mut from = 0;
+    while let Some(found) = path[from..].find(".json/") {
+        let end = from + found + ".json".len();
+        if let Some(address) = parse_address(&path[..end]) {
+            return Some(Target {
+                address,
+                suffix: path[end..].to_owned(),
+            });
+        }
+        from = end;
+    }
+    None
+}
+
 /// Parses a request path as a receiving address: `/{project}/alerts/notify[.json]`,
 /// `/{project}/alerts/notify/{slug}/{identifier}[.json]` or `/{project}/prometheus/alerts/notify[.json]`.
 pub fn parse_address(path: &str) -> Option<Address> {
@@ -312,6 +349,28 @@ mod tests {
         ] {
             assert_eq!(parse_address(path), None, "{path}");
         }
+    }
+
+    #[test]
+    fn a_path_after_the_addresss_json_is_its_suffix() {
+        let target = parse_target("/g.json/p/alerts/notify/x/0123456789abcdef.json/v2/alerts/a%2Fb/close");
+        assert_eq!(
+            target,
+            Some(Target {
+                address: Address {
+                    project_path: "g.json/p".to_owned(),
+                    endpoint: "0123456789abcdef".to_owned()
+                },
+                suffix: "/v2/alerts/a%2Fb/close".to_owned()
+            })
+        );
+        let generic = parse_target("/g/p/alerts/notify.json/alert").map(|target| target.suffix);
+        assert_eq!(generic.as_deref(), Some("/alert"));
+        let exact = parse_target("/g/p/alerts/notify.json").map(|target| target.suffix);
+        assert_eq!(exact.as_deref(), Some(""));
+        // A suffix needs the `.json` the API and the pages show.
+        assert_eq!(parse_target("/g/p/alerts/notify/alert"), None);
+        assert_eq!(parse_target("/api/v4/projects.json/x"), None);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! resolves and stores them itself, and serves their management API.
 //!
 //! Modules: [`kinds`] (every kind of integration, listed once), [`integrations`] (kinds, addresses, the in-memory registry; tokens sealed by [`crate::util::secret`]),
-//! [`intake`] (the receiving endpoint's checks in order), [`ratelimit`], [`store_failures`] (their log). The alert model, pure: [`payload`] (the
+//! [`intake`] (the receiving endpoint's checks in order), [`reception`] (how each format is received), [`ratelimit`], [`store_failures`] (their log). The alert model, pure: [`payload`] (the
 //! body as JSON), [`generic`] with [`mapping`] and [`members`], [`prometheus`], and [`formats`] (senders' native
 //! formats as data files), each into [`normalized`] alerts, grouped by [`fingerprint`]. [`apply`] (alerts into the store, where [`crate::store::lifecycle`] decides what
 //! each does, and the answer), [`outbox`] (incidents through the backend), [`manage`] (the operations on integrations and alerts, typed, shared
@@ -31,6 +31,7 @@ pub mod outbox;
 pub mod payload;
 pub mod prometheus;
 pub mod ratelimit;
+pub mod reception;
 pub mod settings;
 pub mod store_failures;
 #[cfg(test)]
@@ -39,6 +40,7 @@ mod test_support;
 use std::sync::Arc;
 
 use self::format_choices::{FormatChoices, DEFAULT_FORMAT};
+use self::formats::Catalog;
 use self::intake::Intake;
 use self::integrations::{Integration, Registry};
 use self::kinds::Kind;
@@ -134,12 +136,19 @@ impl AlertService {
         secret: Arc<SecretBox>,
         backend_web_url: String,
         metrics: Arc<Metrics>,
-        formats: FormatChoices,
+        catalog: Arc<Catalog>,
     ) -> Result<Arc<Self>, AlertSetupError> {
         let registry = Arc::new(Registry::default());
         let records = store.integrations().await?;
+        let formats = FormatChoices::from_catalog(&catalog);
         let service = AlertService {
-            intake: Intake::new(Arc::clone(&registry), Arc::clone(&store), config.clone(), metrics),
+            intake: Intake::new(
+                Arc::clone(&registry),
+                Arc::clone(&store),
+                config.clone(),
+                metrics,
+                catalog,
+            ),
             access: AccessChecker::new(upstream, config.access_cache_ttl, config.access_cache_entries),
             registry,
             store,

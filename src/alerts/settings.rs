@@ -21,6 +21,8 @@ pub struct AlertConfig {
     pub secret_key: Option<[u8; 32]>,
     /// Largest payload.
     pub max_body_bytes: u64,
+    /// Largest payload read before its key is checked (formats whose key travels in the body: PagerDuty's).
+    pub key_in_body_max_bytes: u64,
     /// Deepest JSON nesting.
     pub max_depth: usize,
     /// Alerts per second per integration; `None` means no limit.

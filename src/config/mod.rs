@@ -205,6 +205,8 @@ options! {
     secret_key_file: Path,
     /// Largest alert payload.
     alert_max_body_bytes: Count = 1 << 20,
+    /// Largest alert payload read before its key is checked, for formats whose key travels in the body.
+    alert_key_in_body_max_bytes: Count = 64 << 10,
     /// Bytes of alert bodies held in memory at once, all requests together.
     alert_memory_budget_bytes: Count = 64 << 20,
     /// Alert requests read at once, all integrations together.
@@ -630,6 +632,7 @@ impl Config {
                 edition: options.edition,
                 secret_key,
                 max_body_bytes: options.alert_max_body_bytes as u64,
+                key_in_body_max_bytes: options.alert_key_in_body_max_bytes as u64,
                 max_depth: options.alert_max_depth,
                 rate_limit: options.alert_rate_limit,
                 rate_burst: options.alert_rate_burst,

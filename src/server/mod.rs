@@ -28,7 +28,7 @@ use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 use tracing::Instrument;
 
-use crate::alerts::integrations::parse_address;
+use crate::alerts::integrations::parse_target;
 use crate::alerts::manage::ManageError;
 use crate::alerts::AlertService;
 use crate::backend::access::{AccessChecker, Credentials};
@@ -107,7 +107,7 @@ impl Gateway {
             Arc::clone(&secret),
             backend.to_string().trim_end_matches('/').to_owned(),
             Arc::clone(&metrics),
-            crate::alerts::format_choices::FormatChoices::builtin(),
+            Arc::new(crate::alerts::formats::Catalog::builtin()?),
         )
         .await?;
         let rewriter = Rewriter::new(
@@ -238,10 +238,10 @@ impl Gateway {
             // a 404 a probe or an API client can read, never a redirect to the sign-in page.
             context.kind = "internal";
             Err(GatewayError::NoRoute)
-        } else if let Some(address) = parse_address(path) {
+        } else if let Some(target) = parse_target(path) {
             context.kind = "alerts";
             context.route = "alert intake".to_owned();
-            Ok(Box::pin(self.alerts.intake.handle(request, &address)).await)
+            Ok(Box::pin(self.alerts.intake.handle(request, &target)).await)
         } else if is_v3(path) {
             context.kind = "rewrite";
             Box::pin(self.rewriter.handle(request, &mut context)).await

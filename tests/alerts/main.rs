@@ -12,6 +12,7 @@ mod alert_intake;
 mod alert_management;
 mod alertmanager;
 mod browser;
+mod format_intake;
 mod oauth;
 mod pages;
 mod payload_format;

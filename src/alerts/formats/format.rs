@@ -286,6 +286,11 @@ impl Format {
         path.eval(&scope)?.as_str().map(str::to_owned)
     }
 
+    /// Whether the sender's key may travel in the body.
+    pub fn has_key_in_body(&self) -> bool {
+        self.key_in_body.is_some()
+    }
+
     /// How the key may be presented: Bearer first, then the format's own schemes.
     pub fn auth_schemes(&self) -> &[AuthScheme] {
         &self.auth

@@ -438,6 +438,8 @@ impl Intake {
                         %subscribe_url,
                         "a sender asks for its subscription to be confirmed: a maintainer opens this address"
                     );
+                    self.keep_confirmation(integration, Some(subscribe_url.clone()))
+                        .await?;
                     return Ok(Received::Confirmation { subscribe_url });
                 }
                 Reading::Ignored { reason } => return Ok(Received::Ignored { reason }),
@@ -452,6 +454,10 @@ impl Intake {
         match apply::process(self.store.as_ref(), integration, alerts, now).await {
             Ok(entries) => {
                 self.store_failures.succeeded();
+                // A sender that notifies has had its subscription confirmed: the kept address has served.
+                if integration.record.pending_confirmation.is_some() {
+                    self.keep_confirmation(integration, None).await?;
+                }
                 Ok(Received::Alerts(entries))
             }
             Err(error) => {
@@ -459,6 +465,30 @@ impl Intake {
                 Err(IntakeError::StoreUnavailable(error))
             }
         }
+    }
+}
+
+impl Intake {
+    /// Keeps the subscription confirmation address a sender sent (`None`: forgets it), in the store and in the
+    /// registry, for the integration's page to show a maintainer.
+    async fn keep_confirmation(
+        &self,
+        integration: &Integration,
+        url: Option<String>,
+    ) -> Result<(), IntakeError> {
+        let mut record = integration.record.clone();
+        record.pending_confirmation = url;
+        if let Err(error) = self.store.integration_update(record.clone()).await {
+            self.store_failures.failed(&error, integration.record.id);
+            return Err(IntakeError::StoreUnavailable(error));
+        }
+        self.registry.put(Integration::new(
+            record,
+            integration.kind,
+            integration.token().to_owned(),
+            integration.mapping.clone(),
+        ));
+        Ok(())
     }
 }
 

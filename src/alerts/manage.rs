@@ -313,6 +313,7 @@ pub async fn create_integration(
         updated_at: now,
         one_per_project: kind.one_per_project(),
         payload_format: DEFAULT_FORMAT.to_owned(),
+        pending_confirmation: None,
     };
     apply_fields(&mut record, kind, new.fields, true, &service.formats)?;
     check_exclusivity(service, &record, kind)?;

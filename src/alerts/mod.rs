@@ -259,6 +259,7 @@ impl AlertService {
             updated_at: now,
             one_per_project: Kind::Generic.one_per_project(),
             payload_format: DEFAULT_FORMAT.to_owned(),
+            pending_confirmation: None,
         };
         let stored = self.store.integration_insert(record).await?;
         let integration = self.to_integration(stored, token.clone());

@@ -41,6 +41,9 @@ pub struct IntegrationRecord {
     /// The name of the format its payloads are read in (`generic` unless chosen; chosen for Generic and HTTP
     /// Endpoint integrations only).
     pub payload_format: String,
+    /// The address a sender asked to be opened to confirm its subscription (SNS's `SubscribeURL`), kept for a
+    /// maintainer until the sender's first notification.
+    pub pending_confirmation: Option<String>,
 }
 
 /// What names an integration to the people reading its alerts: kept after it is deleted.

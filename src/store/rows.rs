@@ -178,6 +178,7 @@ pub fn integration<R: Columns>(row: &R) -> Result<IntegrationRecord, R::Error> {
         updated_at: row.text(13)?,
         one_per_project: row.flag(14)?,
         payload_format: row.text(15)?,
+        pending_confirmation: row.opt_text(16)?,
     })
 }
 
@@ -331,7 +332,7 @@ pub fn sqlite(statement: &str) -> String {
 /// Every integration not deleted, by id.
 pub const INTEGRATIONS_ALL: &str = "SELECT id, project_id, project_path, type, name, active, endpoint_identifier, \
     token_nonce, token_ciphertext, api_url, payload_example, payload_attribute_mapping, created_at, updated_at, \
-    one_per_project, payload_format FROM integrations WHERE deleted_at IS NULL ORDER BY id";
+    one_per_project, payload_format, pending_confirmation FROM integrations WHERE deleted_at IS NULL ORDER BY id";
 
 /// One integration's name and type by id, deleted or not, and whether it is deleted.
 pub const INTEGRATION_NAMED: &str =
@@ -341,13 +342,13 @@ pub const INTEGRATION_NAMED: &str =
 pub const INTEGRATION_INSERT: &str =
     "INSERT INTO integrations (project_id, project_path, type, name, active, \
     endpoint_identifier, token_nonce, token_ciphertext, api_url, payload_example, payload_attribute_mapping, \
-    created_at, updated_at, one_per_project, payload_format) \
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id";
+    created_at, updated_at, one_per_project, payload_format, pending_confirmation) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING id";
 
 /// Replaces an integration's mutable fields: `$1` is its id.
 pub const INTEGRATION_UPDATE: &str = "UPDATE integrations SET name = $2, active = $3, token_nonce = $4, \
     token_ciphertext = $5, api_url = $6, payload_example = $7, payload_attribute_mapping = $8, updated_at = $9, \
-    project_path = $10, payload_format = $11 WHERE id = $1 AND deleted_at IS NULL";
+    project_path = $10, payload_format = $11, pending_confirmation = $12 WHERE id = $1 AND deleted_at IS NULL";
 
 /// Deletes an integration: its row stays, marked deleted and switched off, so that its id and address are never
 /// another's and its alerts keep naming it; its sealed key is erased (`substr(…, 1, 0)` is the empty value of the

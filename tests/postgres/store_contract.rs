@@ -106,6 +106,7 @@ fn integration(project_id: u64, kind: &str) -> IntegrationRecord {
         updated_at: NOW.to_owned(),
         one_per_project: kind != "http",
         payload_format: if kind == "http" { "grafana" } else { "generic" }.to_owned(),
+        pending_confirmation: (kind == "http").then(|| "https://sns.example/confirm?token=t".to_owned()),
     }
 }
 
@@ -123,7 +124,9 @@ fn query(project_id: u64) -> AlertQuery {
     }
 }
 
-async fn integrations_are_kept_changed_and_deleted_with_their_payload_format(store: &dyn Store) {
+async fn integrations_are_kept_changed_and_deleted_with_their_payload_format_and_pending_confirmation(
+    store: &dyn Store,
+) {
     let generic = store.integration_insert(integration(7, "generic")).await.unwrap();
     let http = store.integration_insert(integration(7, "http")).await.unwrap();
     assert_ne!(generic.id, http.id);
@@ -136,13 +139,16 @@ async fn integrations_are_kept_changed_and_deleted_with_their_payload_format(sto
     renamed.active = false;
     renamed.token_ciphertext = vec![9; 32];
     renamed.payload_format = "datadog".to_owned();
+    // The confirmation address a sender asked for is kept as given, then forgotten.
+    assert!(http.pending_confirmation.is_some());
+    renamed.pending_confirmation = None;
     store.integration_update(renamed.clone()).await.unwrap();
     let all = store.integrations().await.unwrap();
     assert_eq!(all, vec![generic.clone(), renamed]);
     store.integration_delete(http.id).await.unwrap();
     assert_eq!(store.integrations().await.unwrap(), vec![generic]);
 }
-contract!(integrations_are_kept_changed_and_deleted_with_their_payload_format);
+contract!(integrations_are_kept_changed_and_deleted_with_their_payload_format_and_pending_confirmation);
 
 async fn repeats_group_and_an_end_time_resolves(store: &dyn Store) {
     let first = store.alert_event(event(7, Some("f1"), None)).await.unwrap();

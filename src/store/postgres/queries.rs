@@ -415,6 +415,7 @@ impl Store for PostgresStore {
                             &record.updated_at,
                             &record.one_per_project,
                             &record.payload_format,
+                            &record.pending_confirmation,
                         ],
                     )
                     .await?;
@@ -444,6 +445,7 @@ impl Store for PostgresStore {
                             &record.updated_at,
                             &record.project_path,
                             &record.payload_format,
+                            &record.pending_confirmation,
                         ],
                     )
                     .await?;

@@ -23,6 +23,7 @@ mod m09_deleted_integrations;
 mod m10_kinds_in_rust;
 mod m11_one_per_project_in_rust;
 mod m12_payload_format;
+mod m13_pending_confirmation;
 
 use rusqlite::Connection;
 use tokio_postgres::Client;
@@ -50,6 +51,7 @@ const STEPS: &[Step] = &[
     m10_kinds_in_rust::STEP,
     m11_one_per_project_in_rust::STEP,
     m12_payload_format::STEP,
+    m13_pending_confirmation::STEP,
 ];
 
 /// SQLite's migrations, in order.

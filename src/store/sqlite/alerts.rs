@@ -54,6 +54,7 @@ pub fn integration_insert(
             record.updated_at,
             record.one_per_project,
             record.payload_format,
+            record.pending_confirmation,
         ],
         |row| row.get(0),
     )?;
@@ -76,6 +77,7 @@ pub fn integration_update(connection: &Connection, record: &IntegrationRecord) -
             record.updated_at,
             record.project_path,
             record.payload_format,
+            record.pending_confirmation,
         ],
     )
 }

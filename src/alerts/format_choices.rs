@@ -69,12 +69,13 @@ impl FormatChoices {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::{Catalog, FormatChoice, FormatChoices, DEFAULT_FORMAT};
 
     #[test]
     fn the_builtin_formats_are_the_twelve_senders_each_described_in_one_line() {
-        let catalog = Catalog::builtin().expect("the built-in formats compile");
+        let catalog = Catalog::builtin().unwrap();
         let choices = FormatChoices::from_catalog(&catalog);
         let mut names: Vec<&str> = choices.iter().map(|choice| choice.name.as_str()).collect();
         assert_eq!(names.first(), Some(&DEFAULT_FORMAT));

@@ -162,35 +162,11 @@ impl Reception {
 /// The keys a request presents in its head, in the order they are tried: `Authorization: Bearer <key>` (or
 /// Basic's password), then each of the format's own schemes.
 pub fn presented_keys(headers: &HeaderMap, query: Option<&str>, schemes: &[AuthScheme]) -> Vec<String> {
-    let mut keys: Vec<String> = authorization_key(headers).into_iter().collect();
-    for scheme in schemes {
-        match scheme {
-            AuthScheme::Bearer => {}
-            AuthScheme::Header { name, scheme } => {
-                for value in headers.get_all(name) {
-                    let Ok(text) = value.to_str() else { continue };
-                    let text = text.trim();
-                    let key = match scheme {
-                        None => Some(text),
-                        Some(word) => text
-                            .split_once(' ')
-                            .filter(|(given, _)| given.eq_ignore_ascii_case(word))
-                            .map(|(_, key)| key.trim()),
-                    };
-                    keys.extend(key.filter(|key| !key.is_empty()).map(str::to_owned));
-                }
-            }
-            AuthScheme::Query { name } => {
-                let pairs = form_urlencoded::parse(query.unwrap_or("").as_bytes());
-                keys.extend(
-                    pairs
-                        .filter(|(given, value)| given == name && !value.is_empty())
-                        .map(|(_, value)| value.into_owned()),
-                );
-            }
-        }
-    }
-    keys
+    let own = schemes
+        .iter()
+        .filter(|scheme| **scheme != AuthScheme::Bearer)
+        .filter_map(|scheme| scheme.presented_key(headers, query));
+    authorization_key(headers).into_iter().chain(own).collect()
 }
 
 /// The key of `Authorization: Bearer <key>`, or the password of HTTP Basic.

@@ -107,7 +107,9 @@ impl Gateway {
             Arc::clone(&secret),
             backend.to_string().trim_end_matches('/').to_owned(),
             Arc::clone(&metrics),
-            Arc::new(crate::alerts::formats::Catalog::builtin()?),
+            Arc::new(crate::alerts::formats::Catalog::load(
+                config.alerts.formats_dir.as_deref(),
+            )?),
         )
         .await?;
         let rewriter = Rewriter::new(

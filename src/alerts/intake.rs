@@ -218,6 +218,11 @@ impl Intake {
         }
     }
 
+    /// The payload formats integrations may read.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
     /// Shares each integration's rate limit among `replicas` live replicas.
     pub fn share_rate_among(&self, replicas: u64) {
         self.limiter.set_replicas(replicas);
@@ -432,6 +437,14 @@ impl Intake {
         let alerts =
             match reception.read(integration, delivery, self.config.max_depth, now, self.edition())? {
                 Reading::Alerts(alerts) => alerts,
+                Reading::Confirmation { subscribe_url } if !subscribe_url.starts_with("https://") => {
+                    return Err(IntakeError::Payload(PayloadError::NotTheFormat {
+                        format: integration.record.payload_format.clone(),
+                        reason: format!(
+                            "expected an https:// subscription confirmation address, not {subscribe_url:?}"
+                        ),
+                    }));
+                }
                 Reading::Confirmation { subscribe_url } => {
                     tracing::info!(
                         integration = integration.record.id,

@@ -16,6 +16,7 @@ use super::views::{
 };
 use super::Pages;
 use crate::alerts::format_choices::{FormatChoices, DEFAULT_FORMAT};
+use crate::alerts::formats::AuthScheme;
 use crate::alerts::kinds::Kind;
 use crate::alerts::manage::{self, IntegrationFields, ManageError, NewIntegration, SettingsChanges};
 use crate::backend::access::ProjectAccess;
@@ -340,6 +341,20 @@ impl Pages {
         };
         // The address and key are shown only while the integration is active, as the API shows them.
         let address = record.active.then(|| integration.path()).flatten();
+        let url = address.as_ref().map(|path| format!("{}{path}", call.origin));
+        let format = integration
+            .payload_format()
+            .and_then(|name| call.service.intake.catalog().get(name));
+        let setup = format.as_ref().and_then(|format| {
+            let shown = url.as_deref().unwrap_or("(the Webhook URL, once Active)");
+            format.setup(&[("address", shown)])
+        });
+        let key_in_address = format.as_ref().is_some_and(|format| {
+            format
+                .auth_schemes()
+                .iter()
+                .any(|scheme| matches!(scheme, AuthScheme::Query { .. }))
+        });
         let settings = format!("{base}/settings/operations");
         render(
             if error.is_some() {
@@ -364,7 +379,7 @@ impl Pages {
                 } else {
                     String::new()
                 },
-                url: address.map(|path| format!("{}{path}", call.origin)),
+                url,
                 receives: integration.kind.receives(),
                 active: record.active,
                 is_http: integration.kind.fields().custom_payload,
@@ -389,6 +404,13 @@ impl Pages {
                 } else {
                     Vec::new()
                 },
+                setup,
+                key_in_address,
+                // Only an https address is ever kept (the intake refuses others); checked again before it is a link.
+                pending_confirmation: record
+                    .pending_confirmation
+                    .clone()
+                    .filter(|link| link.starts_with("https://")),
                 edit_action: format!("{settings}/integrations/{id}"),
                 delete_href: format!("{settings}/integrations/{id}/delete"),
                 reset_href: format!("{settings}/integrations/{id}/reset_token"),

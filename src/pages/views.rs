@@ -446,6 +446,12 @@ pub struct IntegrationPage {
     pub payload_format: Option<(String, String)>,
     /// The payload formats the edit form offers (empty for kinds that have no choice of one).
     pub formats: Vec<FormatOption>,
+    /// The sender's setup in a few lines, from the format's file, the address filled in (when active).
+    pub setup: Option<String>,
+    /// The format's senders put the key in the address's query string, which proxies log.
+    pub key_in_address: bool,
+    /// A subscription confirmation address its sender asked to be opened (SNS), for a maintainer.
+    pub pending_confirmation: Option<String>,
     /// Edit form target.
     pub edit_action: String,
     /// Delete confirmation link.

@@ -173,3 +173,158 @@ async fn a_body_that_does_not_fit_its_format_gets_422_with_what_was_expected() {
     );
     assert!(alerts(&world).await.is_empty());
 }
+
+/// Posts `body` to `url` with the given headers and content type.
+async fn post_as(
+    url: &str,
+    headers: &[(&str, &str)],
+    content_type: &str,
+    body: &str,
+) -> crate::common::Answer {
+    send(
+        Method::POST,
+        url,
+        headers,
+        Some((content_type, body.as_bytes().to_vec())),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn sns_keeps_its_subscription_confirmation_for_a_maintainer_then_its_alarms_fire_and_resolve() {
+    let world = AlertWorld::new().await;
+    let created = world
+        .integration(
+            json!({"type": "http", "name": "CloudWatch", "payload_format": "aws_sns", "active": true}),
+        )
+        .await;
+    let id = created["id"].as_u64().unwrap();
+    let url = created["url"].as_str().unwrap().to_owned();
+    let key = created["token"].as_str().unwrap().to_owned();
+    let fixture = |name: &str| {
+        std::fs::read_to_string(format!(
+            "{}/tests/fixtures/formats/aws_sns/{name}.json",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap()
+    };
+    // SNS sends JSON labelled text/plain and cannot set a header: the key is in the address.
+    let plain = "text/plain; charset=UTF-8";
+    let confirm = fixture("subscription-confirmation-1");
+    let refused = post_as(&url, &[], plain, &confirm).await;
+    assert_eq!(refused.status, StatusCode::UNAUTHORIZED, "{:?}", refused.body);
+    let wrong = post_as(&format!("{url}?token=nope"), &[], plain, &confirm).await;
+    assert_eq!(wrong.status, StatusCode::UNAUTHORIZED, "{:?}", wrong.body);
+    let kept = post_as(&format!("{url}?token={key}"), &[], plain, &confirm).await;
+    assert_eq!(kept.status, StatusCode::OK, "{:?}", kept.body);
+    assert!(alerts(&world).await.is_empty(), "a confirmation is no alert");
+
+    let page_path = format!(
+        "/-/svcgate/projects/{}/settings/operations/integrations/{id}",
+        world.demo.project_id
+    );
+    let base = world.gateway.url();
+    let cookie = crate::common::sign_in(&base, &world.maintainer).await.cookie();
+    let page = |cookie: String| {
+        let url = format!("{base}{page_path}");
+        async move {
+            let answer = send(Method::GET, &url, &[("cookie", &cookie)], None).await;
+            assert_eq!(answer.status, StatusCode::OK);
+            String::from_utf8_lossy(&answer.body).into_owned()
+        }
+    };
+    let shown = page(cookie.clone()).await;
+    assert!(shown.contains("id=\"pending-confirmation\""), "{shown}");
+    assert!(
+        shown.contains("https://sns.us-west-2.amazonaws.com/?Action=ConfirmSubscription&amp;TopicArn="),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("id=\"sender-setup\"") && shown.contains("id=\"key-in-address\""),
+        "{shown}"
+    );
+
+    let firing = post_as(&format!("{url}?token={key}"), &[], plain, &fixture("firing-1")).await;
+    assert_eq!(firing.status, StatusCode::OK, "{:?}", firing.body);
+    let open = alerts(&world).await;
+    assert_eq!(open.len(), 1, "{open:?}");
+    assert_eq!(open[0]["title"], json!("web-01-cpu-high"));
+    assert_eq!(open[0]["status"], json!("triggered"));
+    // The first notification shows the subscription confirmed: the kept address is gone.
+    assert!(!page(cookie).await.contains("id=\"pending-confirmation\""));
+
+    let resolved = post_as(&format!("{url}?token={key}"), &[], plain, &fixture("resolved-1")).await;
+    assert_eq!(resolved.status, StatusCode::OK, "{:?}", resolved.body);
+    assert_eq!(alerts(&world).await[0]["status"], json!("resolved"));
+}
+
+#[tokio::test]
+async fn opsgenie_clients_create_with_a_geniekey_and_close_by_alias_in_the_address() {
+    let world = AlertWorld::new().await;
+    let (url, key) = endpoint(&world, "opsgenie").await;
+    let genie = format!("GenieKey {key}");
+    let create = include_str!("../fixtures/formats/opsgenie/firing-1.json");
+    let answer = post_as(
+        &format!("{url}/v2/alerts"),
+        &[("authorization", &genie)],
+        "application/json",
+        create,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::ACCEPTED, "{:?}", answer.body);
+    assert!(answer.json()["requestId"]
+        .as_str()
+        .is_some_and(|id| !id.is_empty()));
+    assert_eq!(alerts(&world).await[0]["status"], json!("triggered"));
+    // Another scheme word than the format's is not the key.
+    let other = post_as(
+        &format!("{url}/v2/alerts"),
+        &[("authorization", &format!("Key {key}"))],
+        "application/json",
+        create,
+    )
+    .await;
+    assert_eq!(other.status, StatusCode::UNAUTHORIZED, "{:?}", other.body);
+
+    let alias = "6f0f3b1c2a8d4e5f9b7c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f2a";
+    let close = post_as(
+        &format!("{url}/v2/alerts/{alias}/close?identifierType=alias"),
+        &[("authorization", &genie)],
+        "application/json",
+        r#"{"source": "Alertmanager", "note": "Resolved"}"#,
+    )
+    .await;
+    assert_eq!(close.status, StatusCode::ACCEPTED, "{:?}", close.body);
+    let after = alerts(&world).await;
+    assert_eq!(after.len(), 1, "{after:?}");
+    assert_eq!(after[0]["status"], json!("resolved"));
+}
+
+#[tokio::test]
+async fn alerta_clients_post_to_alert_with_their_key_scheme_and_a_cleared_severity_resolves() {
+    let world = AlertWorld::new().await;
+    let (url, key) = endpoint(&world, "alerta").await;
+    let header = format!("Key {key}");
+    let firing = include_str!("../fixtures/formats/alerta/firing-1.json");
+    let answer = post_as(
+        &format!("{url}/alert"),
+        &[("authorization", &header)],
+        "application/json",
+        firing,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::CREATED, "{:?}", answer.body);
+    let open = alerts(&world).await;
+    assert_eq!(open.len(), 1, "{open:?}");
+    assert_eq!(open[0]["status"], json!("triggered"));
+    let resolved = include_str!("../fixtures/formats/alerta/resolved-1.json");
+    let answer = post_as(
+        &format!("{url}/alert?api-key={key}"),
+        &[],
+        "application/json",
+        resolved,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::CREATED, "{:?}", answer.body);
+    assert_eq!(alerts(&world).await[0]["status"], json!("resolved"));
+}

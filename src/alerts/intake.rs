@@ -426,6 +426,21 @@ impl Intake {
         }
     }
 
+    /// Reads a sample through the integration's format, as the intake would read it at the address itself, and
+    /// stores nothing: what "Save and test" shows before any alert is created.
+    pub fn preview(&self, integration: &Integration, bytes: &[u8]) -> Result<Reading, IntakeError> {
+        let reception = Reception::of(integration, &self.catalog)?.ok_or(IntakeError::NotFound)?;
+        let headers = HeaderMap::new();
+        let delivery = Delivery {
+            body: bytes,
+            suffix: "",
+            query: None,
+            headers: &headers,
+        };
+        let now = time::OffsetDateTime::now_utc();
+        Ok(reception.read(integration, &delivery, self.config.max_depth, now, self.edition())?)
+    }
+
     /// Reads a delivery through the integration's format; rate-limits and stores its alerts.
     async fn deliver(
         &self,

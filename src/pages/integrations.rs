@@ -11,15 +11,19 @@ use super::format::{plural, time_view};
 use super::render::{done, error_page, notice_text, project_view, redirect, render, user_view, Page};
 use super::session::Session;
 use super::views::{
-    Confirm, FailureRow, FormFields, FormatOption, IntegrationForm, IntegrationPage, IntegrationRow, Section,
-    Settings,
+    Confirm, FailureRow, FormFields, FormatOption, IntegrationForm, IntegrationPage, IntegrationRow,
+    PreviewRow, PreviewView, Section, Settings,
 };
 use super::Pages;
 use crate::alerts::format_choices::{FormatChoices, DEFAULT_FORMAT};
-use crate::alerts::formats::AuthScheme;
+use crate::alerts::formats::{AuthScheme, Reading};
+use crate::alerts::integrations::Integration;
 use crate::alerts::kinds::Kind;
 use crate::alerts::manage::{self, IntegrationFields, ManageError, NewIntegration, SettingsChanges};
+use crate::alerts::normalized::NormalizedAlert;
+use crate::alerts::AlertService;
 use crate::backend::access::ProjectAccess;
+use crate::util::time_format::format_time;
 
 /// The message line a re-rendered page shows.
 enum Flash {
@@ -262,6 +266,17 @@ impl Pages {
         if call.field("action") != Some("save_and_test") {
             return redirect(&format!("{page}?notice=created"));
         }
+        // A sender's own format is previewed: what its sample maps to, before any alert is created.
+        if created
+            .payload_format()
+            .is_some_and(|name| name != DEFAULT_FORMAT)
+            && created.kind.fields().payload_format
+        {
+            let preview = preview_of(call.service, &created);
+            return self
+                .integration_page(call, session, access, base, &id, None, Some(preview))
+                .await;
+        }
         match manage::test_alert(call.service, access, created.record.id, None).await {
             Ok(_) => redirect(&format!("{page}?notice=tested")),
             Err(error) => {
@@ -270,7 +285,7 @@ impl Pages {
                     "The integration was saved, but the test alert failed: {}",
                     error.message()
                 );
-                self.integration_page(call, session, access, base, &id, Some((error, "")))
+                self.integration_page(call, session, access, base, &id, Some((error, "")), None)
                     .await
             }
         }
@@ -324,6 +339,7 @@ impl Pages {
         base: &str,
         id: &str,
         error: Option<(String, &'static str)>,
+        preview: Option<PreviewView>,
     ) -> Page {
         let (error, invalid) = match error {
             Some((text, field)) => (Some(text), field),
@@ -411,6 +427,7 @@ impl Pages {
                     .pending_confirmation
                     .clone()
                     .filter(|link| link.starts_with("https://")),
+                preview,
                 edit_action: format!("{settings}/integrations/{id}"),
                 delete_href: format!("{settings}/integrations/{id}/delete"),
                 reset_href: format!("{settings}/integrations/{id}/reset_token"),
@@ -501,8 +518,16 @@ impl Pages {
             Err(error) => {
                 error.log();
                 let field = field_id(&error);
-                self.integration_page(call, session, access, base, id, Some((error.message(), field)))
-                    .await
+                self.integration_page(
+                    call,
+                    session,
+                    access,
+                    base,
+                    id,
+                    Some((error.message(), field)),
+                    None,
+                )
+                .await
             }
         }
     }
@@ -672,5 +697,64 @@ fn form_fields(drawn: &str) -> FormFields {
         api_url_shown: drawn_shows(api_url),
         receiving_shown: Kind::parse(drawn).map_or(true, Kind::receives),
         payload_format_shown: drawn_shows(payload_format),
+    }
+}
+/// What an integration's sample payload maps to through its format (nothing stored): its alerts, or why none.
+fn preview_of(service: &AlertService, integration: &Integration) -> PreviewView {
+    let Some(sample) = integration.record.payload_example.as_deref() else {
+        return PreviewView {
+            note: "The integration was saved. Give it a sample payload (Edit, Sample payload) to see what it maps \
+                   to; no alert was created."
+                .to_owned(),
+            rows: Vec::new(),
+        };
+    };
+    match service.intake.preview(integration, sample.as_bytes()) {
+        Ok(Reading::Alerts(alerts)) => PreviewView {
+            note: format!(
+                "The integration was saved. Its sample maps to {} alert{}, shown here; no alert was created.",
+                alerts.len(),
+                if alerts.len() == 1 { "" } else { "s" }
+            ),
+            rows: alerts.iter().map(preview_row).collect(),
+        },
+        Ok(Reading::Confirmation { subscribe_url }) => PreviewView {
+            note: format!(
+                "The integration was saved. The sample is a subscription confirmation ({subscribe_url}): a \
+                 delivery like it is kept for a maintainer to open; no alert was created."
+            ),
+            rows: Vec::new(),
+        },
+        Ok(Reading::Ignored { reason }) => PreviewView {
+            note: format!(
+                "The integration was saved. The sample carries no alert ({reason}); no alert was created."
+            ),
+            rows: Vec::new(),
+        },
+        Err(error) => PreviewView {
+            note: format!("The integration was saved, but its sample would be refused: {error}"),
+            rows: Vec::new(),
+        },
+    }
+}
+
+/// One previewed alert, for the page.
+fn preview_row(alert: &NormalizedAlert) -> PreviewRow {
+    let text = |value: &Option<String>| value.clone().unwrap_or_default();
+    PreviewRow {
+        action: if alert.is_resolve() { "resolves" } else { "fires" },
+        title: alert.title.clone(),
+        severity: alert.severity.as_str(),
+        started: format_time(alert.started_at),
+        ended: alert.ended_at.map(format_time).unwrap_or_default(),
+        hosts: alert.hosts.join(", "),
+        service: text(&alert.service),
+        environment: text(&alert.environment),
+        monitoring_tool: text(&alert.monitoring_tool),
+        fingerprint: alert.fingerprint.as_deref().map_or_else(
+            || "none".to_owned(),
+            |hash| format!("{}…", &hash[..hash.len().min(12)]),
+        ),
+        warnings: alert.warnings.join("; "),
     }
 }

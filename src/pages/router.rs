@@ -152,7 +152,8 @@ impl Pages {
             (&Method::POST, ["test"]) => self.test_alert(call, session, access, base).await,
             (&Method::POST, ["incidents"]) => self.save_incident_settings(call, session, access, base).await,
             (&Method::GET, ["integrations", id]) => {
-                self.integration_page(call, session, access, base, id, None).await
+                self.integration_page(call, session, access, base, id, None, None)
+                    .await
             }
             (&Method::POST, ["integrations", id]) => {
                 self.update_integration(call, session, access, base, id).await

@@ -452,6 +452,8 @@ pub struct IntegrationPage {
     pub key_in_address: bool,
     /// A subscription confirmation address its sender asked to be opened (SNS), for a maintainer.
     pub pending_confirmation: Option<String>,
+    /// What "Save and test" read from the sample, before any alert was created.
+    pub preview: Option<PreviewView>,
     /// Edit form target.
     pub edit_action: String,
     /// Delete confirmation link.
@@ -609,4 +611,38 @@ impl V3Usage {
     pub fn time(&self, iso: &str) -> TimeView {
         super::format::time_view(iso)
     }
+}
+
+/// What a sample payload maps to, shown after "Save and test" (nothing is stored).
+pub struct PreviewView {
+    /// What the reading came to, in words.
+    pub note: String,
+    /// One row per alert the sample holds.
+    pub rows: Vec<PreviewRow>,
+}
+
+/// One alert of a previewed sample, as the intake would store it.
+pub struct PreviewRow {
+    /// `fires` or `resolves`.
+    pub action: &'static str,
+    /// Title.
+    pub title: String,
+    /// Severity.
+    pub severity: &'static str,
+    /// Start time.
+    pub started: String,
+    /// End time, when it resolves.
+    pub ended: String,
+    /// Hosts, comma-separated.
+    pub hosts: String,
+    /// Service.
+    pub service: String,
+    /// Environment.
+    pub environment: String,
+    /// Monitoring tool.
+    pub monitoring_tool: String,
+    /// The start of the hashed fingerprint repeats group by, or `none`.
+    pub fingerprint: String,
+    /// What was defaulted or cut.
+    pub warnings: String,
 }

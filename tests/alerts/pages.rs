@@ -803,3 +803,45 @@ async fn the_add_form_offers_every_payload_format_with_its_description_and_the_p
         "{prometheus_page}"
     );
 }
+
+#[tokio::test]
+async fn save_and_test_of_a_senders_format_shows_what_its_sample_maps_to_and_stores_no_alert() {
+    let world = AlertWorld::new().await;
+    let visitor = Visitor::sign_in(&world, &world.maintainer).await;
+    let settings = format!(
+        "/-/svcgate/projects/{}/settings/operations",
+        world.demo.project_id
+    );
+    let sample = include_str!("../fixtures/formats/grafana/firing-1.json");
+    let form: String = form_urlencoded::Serializer::new(String::new())
+        .append_pair("type", "http")
+        .append_pair("name", "Grafana")
+        .append_pair("active", "on")
+        .append_pair("payload_format", "grafana")
+        .append_pair("payload_example", sample)
+        .append_pair("action", "save_and_test")
+        .finish();
+    let answer = visitor.post(&format!("{settings}/integrations"), &form).await;
+    let html = text(&answer);
+    assert_eq!(answer.status, StatusCode::OK, "{html}");
+    assert!(html.contains("id=\"sample-preview\""), "{html}");
+    assert!(html.contains("no alert was created"), "{html}");
+    let rows = html.matches("class=\"preview-row\"").count();
+    let expected: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/formats/grafana/firing-1.expected.json")).unwrap();
+    let first_title = expected["alerts"][0]["title"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert_eq!(rows, expected["count"].as_u64().unwrap() as usize, "{html}");
+    assert!(
+        html.contains(&first_title.replace('\'', "&#x27;")),
+        "{first_title} in {html}"
+    );
+    assert!(
+        html.contains("id=\"sender-setup\""),
+        "the sender's setup is shown: {html}"
+    );
+    let alerts = common::get(&world.api("/alerts"), &world.maintainer).await.json();
+    assert_eq!(alerts.as_array().map(Vec::len), Some(0), "{alerts}");
+}

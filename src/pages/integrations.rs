@@ -274,7 +274,7 @@ impl Pages {
         {
             let preview = preview_of(call.service, &created);
             return self
-                .integration_page(call, session, access, base, &id, None, Some(preview))
+                .integration_page(call, session, access, base, &id, Shown::Preview(preview))
                 .await;
         }
         match manage::test_alert(call.service, access, created.record.id, None).await {
@@ -285,7 +285,7 @@ impl Pages {
                     "The integration was saved, but the test alert failed: {}",
                     error.message()
                 );
-                self.integration_page(call, session, access, base, &id, Some((error, "")), None)
+                self.integration_page(call, session, access, base, &id, Shown::Error(error, ""))
                     .await
             }
         }
@@ -330,7 +330,7 @@ impl Pages {
         .await
     }
 
-    /// An integration's page; `error` is a refused edit's message and the field it names.
+    /// An integration's page, with a refused edit's message or a sample's preview when `shown` has one.
     pub(super) async fn integration_page(
         &self,
         call: &Call<'_>,
@@ -338,12 +338,12 @@ impl Pages {
         access: &ProjectAccess,
         base: &str,
         id: &str,
-        error: Option<(String, &'static str)>,
-        preview: Option<PreviewView>,
+        shown: Shown,
     ) -> Page {
-        let (error, invalid) = match error {
-            Some((text, field)) => (Some(text), field),
-            None => (None, ""),
+        let (error, invalid, preview) = match shown {
+            Shown::Error(text, field) => (Some(text), field, None),
+            Shown::Preview(preview) => (None, "", Some(preview)),
+            Shown::Plain => (None, "", None),
         };
         let integration =
             match integration_id(id).and_then(|id| manage::integration(call.service, access, id)) {
@@ -524,8 +524,7 @@ impl Pages {
                     access,
                     base,
                     id,
-                    Some((error.message(), field)),
-                    None,
+                    Shown::Error(error.message(), field),
                 )
                 .await
             }
@@ -699,6 +698,16 @@ fn form_fields(drawn: &str) -> FormFields {
         payload_format_shown: drawn_shows(payload_format),
     }
 }
+/// What an integration's page shows besides the integration.
+pub(super) enum Shown {
+    /// Nothing more.
+    Plain,
+    /// A refused edit's message and the id of the field it is about (`""` for none).
+    Error(String, &'static str),
+    /// What "Save and test" read from the sample.
+    Preview(PreviewView),
+}
+
 /// What an integration's sample payload maps to through its format (nothing stored): its alerts, or why none.
 fn preview_of(service: &AlertService, integration: &Integration) -> PreviewView {
     let Some(sample) = integration.record.payload_example.as_deref() else {

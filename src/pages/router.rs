@@ -152,7 +152,7 @@ impl Pages {
             (&Method::POST, ["test"]) => self.test_alert(call, session, access, base).await,
             (&Method::POST, ["incidents"]) => self.save_incident_settings(call, session, access, base).await,
             (&Method::GET, ["integrations", id]) => {
-                self.integration_page(call, session, access, base, id, None, None)
+                self.integration_page(call, session, access, base, id, super::integrations::Shown::Plain)
                     .await
             }
             (&Method::POST, ["integrations", id]) => {

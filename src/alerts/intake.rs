@@ -48,6 +48,8 @@ pub struct Intake {
     metrics: Arc<Metrics>,
     /// The payload formats integrations may read.
     catalog: Arc<Catalog>,
+    /// Read slots and bytes for bodies read before their key is checked (the key is inside them).
+    keyless: Allowance,
     /// Alerts the store could not take, logged at a bounded rate.
     store_failures: StoreFailures,
 }
@@ -206,6 +208,15 @@ impl Intake {
         Intake {
             metrics,
             catalog,
+            keyless: Allowance {
+                share: Share::new(
+                    config
+                        .key_in_body_max_concurrent
+                        .saturating_mul(usize::try_from(config.key_in_body_max_bytes).unwrap_or(usize::MAX)),
+                ),
+                reads: Arc::new(tokio::sync::Semaphore::new(config.key_in_body_max_concurrent)),
+                most_reads: config.key_in_body_max_concurrent,
+            },
             registry,
             store,
             limiter: RateLimiter::new(config.rate_limit, config.rate_burst),
@@ -298,41 +309,69 @@ impl Intake {
         if reception.needs_json_label() && !is_json(&parts.headers) {
             return Err(IntakeError::UnsupportedMediaType);
         }
-        let allowance = self.allowance(integration.record.id);
-        // No key takes every read slot with bodies that trickle in: one over its half is refused at once.
-        let Ok(own_slot) = Arc::clone(&allowance.reads).try_acquire_owned() else {
-            return Err(IntakeError::Busy(format!(
-                "this integration's senders are sending {} payloads at once already (half of alert_max_concurrent); \
-                 retry shortly",
-                allowance.most_reads
-            )));
-        };
-        let Some(slot) = self.reading_slot().await else {
-            return Err(IntakeError::Busy(
-                "too many alert requests are waiting to be read; retry shortly".to_owned(),
-            ));
-        };
-        let (limit, setting) = if key_in_head {
-            (self.config.max_body_bytes, "alert_max_body_bytes")
+        let (bytes, _held) = if key_in_head {
+            let allowance = self.allowance(integration.record.id);
+            // No key takes every read slot with bodies that trickle in: one over its half is refused at once.
+            let Ok(own_slot) = Arc::clone(&allowance.reads).try_acquire_owned() else {
+                return Err(IntakeError::Busy(format!(
+                    "this integration's senders are sending {} payloads at once already (half of \
+                     alert_max_concurrent); retry shortly",
+                    allowance.most_reads
+                )));
+            };
+            let Some(slot) = self.reading_slot().await else {
+                return Err(IntakeError::Busy(
+                    "too many alert requests are waiting to be read; retry shortly".to_owned(),
+                ));
+            };
+            // The body's bytes stay counted in the budget and the integration's share until the alert is stored
+            // and answered; the read slots are given back once it is read.
+            let limit = self.config.max_body_bytes;
+            let read = self
+                .read_body(
+                    &parts.headers,
+                    body,
+                    &allowance.share,
+                    limit,
+                    "alert_max_body_bytes",
+                )
+                .await?;
+            drop((slot, own_slot));
+            read
         } else {
-            (self.config.key_in_body_max_bytes, "alert_key_in_body_max_bytes")
+            // A body whose key is inside it is read before anyone is known: on read slots and bytes of its own
+            // (`alert_key_in_body_max_concurrent` bodies of at most `alert_key_in_body_max_bytes`), so that requests
+            // without a key cannot hold what keyed senders need.
+            let Ok(slot) = Arc::clone(&self.keyless.reads).try_acquire_owned() else {
+                return Err(IntakeError::Busy(
+                    "too many alert payloads whose key is in the body are being read at once \
+                     (alert_key_in_body_max_concurrent); retry shortly"
+                        .to_owned(),
+                ));
+            };
+            let limit = self.config.key_in_body_max_bytes.min(self.config.max_body_bytes);
+            let read = self
+                .read_body(
+                    &parts.headers,
+                    body,
+                    &self.keyless.share,
+                    limit,
+                    "alert_key_in_body_max_bytes",
+                )
+                .await?;
+            drop(slot);
+            if !reception.body_key_matches(&integration, &read.0) {
+                return Err(IntakeError::Unauthorized);
+            }
+            read
         };
-        // The body's bytes stay counted in the budget and the integration's share until the alert is stored and
-        // answered; the read slots are given back once it is read.
-        let (bytes, _held) = self
-            .read_body(&parts.headers, body, &allowance.share, limit, setting)
-            .await?;
-        drop((slot, own_slot));
-        if !key_in_head && !reception.body_key_matches(&integration, &bytes) {
-            return Err(IntakeError::Unauthorized);
-        }
         let delivery = Delivery {
             body: &bytes,
             suffix: &target.suffix,
             query,
             headers: &parts.headers,
         };
-        let received = self.deliver(&integration, &reception, &delivery).await?;
+        let received = self.deliver(&integration, &reception, &delivery, true).await?;
         let status = reception.success_status(&integration);
         let request_id = format!("{:032x}", fastrand::u128(..));
         let own_answer = reception.answer_body(&[("request_id", &request_id)], &bytes);
@@ -420,7 +459,8 @@ impl Intake {
             query: None,
             headers: &headers,
         };
-        match self.deliver(integration, &reception, &delivery).await? {
+        // A test alert never keeps a confirmation address: only a sender's own delivery may ask a maintainer to open one.
+        match self.deliver(integration, &reception, &delivery, false).await? {
             Received::Alerts(entries) => Ok(entries),
             Received::Confirmation { .. } | Received::Ignored { .. } => Ok(Vec::new()),
         }
@@ -441,37 +481,50 @@ impl Intake {
         Ok(reception.read(integration, &delivery, self.config.max_depth, now, self.edition())?)
     }
 
-    /// Reads a delivery through the integration's format; rate-limits and stores its alerts.
+    /// Reads a delivery through the integration's format; rate-limits and stores its alerts, and keeps a
+    /// subscription confirmation when `from_sender` (a delivery to the address, not a test alert).
     async fn deliver(
         &self,
         integration: &Integration,
         reception: &Reception,
         delivery: &Delivery<'_>,
+        from_sender: bool,
     ) -> Result<Received, IntakeError> {
         let now = time::OffsetDateTime::now_utc();
-        let alerts =
-            match reception.read(integration, delivery, self.config.max_depth, now, self.edition())? {
-                Reading::Alerts(alerts) => alerts,
-                Reading::Confirmation { subscribe_url } if !subscribe_url.starts_with("https://") => {
-                    return Err(IntakeError::Payload(PayloadError::NotTheFormat {
-                        format: integration.record.payload_format.clone(),
-                        reason: format!(
-                            "expected an https:// subscription confirmation address, not {subscribe_url:?}"
-                        ),
-                    }));
+        let alerts = match reception.read(
+            integration,
+            delivery,
+            self.config.max_depth,
+            now,
+            self.edition(),
+        )? {
+            Reading::Alerts(alerts) => alerts,
+            Reading::Confirmation { subscribe_url } => {
+                // Each kept confirmation is a write every replica reloads: it counts against the rate.
+                if let Err(wait) = self.limiter.take(integration.record.id, 1) {
+                    return Err(IntakeError::RateLimited {
+                        wait,
+                        prometheus: false,
+                    });
                 }
-                Reading::Confirmation { subscribe_url } => {
+                if from_sender && integration.record.pending_confirmation.as_ref() != Some(&subscribe_url) {
                     tracing::info!(
                         integration = integration.record.id,
                         %subscribe_url,
                         "a sender asks for its subscription to be confirmed: a maintainer opens this address"
                     );
-                    self.keep_confirmation(integration, Some(subscribe_url.clone()))
-                        .await?;
-                    return Ok(Received::Confirmation { subscribe_url });
+                    if let Err(error) = self
+                        .keep_confirmation(integration, Some(subscribe_url.clone()))
+                        .await
+                    {
+                        self.store_failures.failed(&error, integration.record.id);
+                        return Err(IntakeError::StoreUnavailable(error));
+                    }
                 }
-                Reading::Ignored { reason } => return Ok(Received::Ignored { reason }),
-            };
+                return Ok(Received::Confirmation { subscribe_url });
+            }
+            Reading::Ignored { reason } => return Ok(Received::Ignored { reason }),
+        };
         let spec = kinds::spec(integration.kind);
         if let Err(wait) = self.limiter.take(integration.record.id, alerts.len()) {
             return Err(IntakeError::RateLimited {
@@ -482,9 +535,16 @@ impl Intake {
         match apply::process(self.store.as_ref(), integration, alerts, now).await {
             Ok(entries) => {
                 self.store_failures.succeeded();
-                // A sender that notifies has had its subscription confirmed: the kept address has served.
-                if integration.record.pending_confirmation.is_some() {
-                    self.keep_confirmation(integration, None).await?;
+                // A sender that notifies has had its subscription confirmed: the kept address has served. The alerts
+                // are stored whatever happens to this write, so its failure is logged, not answered.
+                if from_sender && integration.record.pending_confirmation.is_some() {
+                    if let Err(error) = self.keep_confirmation(integration, None).await {
+                        tracing::warn!(
+                            integration = integration.record.id,
+                            %error,
+                            "could not forget a subscription confirmation that has served; its notice stays on the page"
+                        );
+                    }
                 }
                 Ok(Received::Alerts(entries))
             }
@@ -498,24 +558,25 @@ impl Intake {
 
 impl Intake {
     /// Keeps the subscription confirmation address a sender sent (`None`: forgets it), in the store and in the
-    /// registry, for the integration's page to show a maintainer.
+    /// registry, for the integration's page to show a maintainer. Only that field is written, on the integration as
+    /// it is now: a key reset, a switch-off or a deletion made meanwhile stays as it was made.
     async fn keep_confirmation(
         &self,
         integration: &Integration,
         url: Option<String>,
-    ) -> Result<(), IntakeError> {
-        let mut record = integration.record.clone();
-        record.pending_confirmation = url;
-        if let Err(error) = self.store.integration_update(record.clone()).await {
-            self.store_failures.failed(&error, integration.record.id);
-            return Err(IntakeError::StoreUnavailable(error));
+    ) -> Result<(), crate::store::StoreError> {
+        let id = integration.record.id;
+        self.store.integration_confirmation(id, url.clone()).await?;
+        if let Some(current) = self.registry.get(id) {
+            let mut record = current.record.clone();
+            record.pending_confirmation = url;
+            self.registry.put(Integration::new(
+                record,
+                current.kind,
+                current.token().to_owned(),
+                current.mapping.clone(),
+            ));
         }
-        self.registry.put(Integration::new(
-            record,
-            integration.kind,
-            integration.token().to_owned(),
-            integration.mapping.clone(),
-        ));
         Ok(())
     }
 }

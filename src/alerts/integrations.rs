@@ -201,7 +201,9 @@ pub fn parse_address(path: &str) -> Option<Address> {
     let trimmed = path.trim_start_matches('/');
     let address = |project: &str, endpoint: &str| {
         let project = project.trim_matches('/');
-        (project.contains('/') || !project.is_empty()).then(|| Address {
+        // A `-` segment starts the service's own routes inside a project (`/g/p/-/tree/main/…`): never a project.
+        let routes_inside = project.split('/').any(|segment| segment == "-");
+        (!project.is_empty() && !routes_inside).then(|| Address {
             project_path: project.to_lowercase(),
             endpoint: endpoint.to_owned(),
         })
@@ -371,6 +373,9 @@ mod tests {
         // A suffix needs the `.json` the API and the pages show.
         assert_eq!(parse_target("/g/p/alerts/notify/alert"), None);
         assert_eq!(parse_target("/api/v4/projects.json/x"), None);
+        // A repository path that looks like an address is the backend's.
+        assert_eq!(parse_target("/g/p/-/tree/main/alerts/notify.json/x"), None);
+        assert_eq!(parse_target("/g/p/-/raw/main/alerts/notify.json"), None);
     }
 
     #[test]

@@ -16,6 +16,7 @@ use http::{HeaderMap, StatusCode};
 use serde_json::Value;
 use time::OffsetDateTime;
 
+use super::fingerprint::fingerprint_of;
 use super::formats::{AuthScheme, Catalog, Delivery, Format, Reading};
 use super::integrations::Integration;
 use super::kinds::{self, ReadPayload};
@@ -125,7 +126,33 @@ impl Reception {
                 integration.mapping.as_ref(),
             )
             .map(Reading::Alerts),
-            Reception::Format(format) => format.read(delivery, max_depth, received_at, edition),
+            Reception::Format(format) => {
+                match format.read(delivery, max_depth, received_at, edition)? {
+                    Reading::Alerts(mut alerts) => {
+                        for alert in &mut alerts {
+                            // No stored payload keeps a key the sender put in its body.
+                            alert.payload = format.without_key(&alert.payload);
+                            // A sender's own ids (a monitor's number, a dedup key) group its alerts only with its
+                            // own: the format's and the integration's names go into the fingerprint.
+                            alert.fingerprint = alert.fingerprint.take().map(|hash| {
+                                let scoped = format!("{}:{}:{hash}", format.name(), integration.record.id);
+                                fingerprint_of(&Value::String(scoped))
+                            });
+                        }
+                        Ok(Reading::Alerts(alerts))
+                    }
+                    Reading::Confirmation { subscribe_url } if !format.confirmation_allowed(&subscribe_url) => {
+                        Err(PayloadError::NotTheFormat {
+                            format: format.name().to_owned(),
+                            reason: format!(
+                                "expected a subscription confirmation address of the sender's own (https, a host \
+                                 the format names), not {subscribe_url:?}"
+                            ),
+                        })
+                    }
+                    other => Ok(other),
+                }
+            }
         }
     }
 

@@ -23,6 +23,8 @@ pub struct AlertConfig {
     pub max_body_bytes: u64,
     /// Largest payload read before its key is checked (formats whose key travels in the body: PagerDuty's).
     pub key_in_body_max_bytes: u64,
+    /// Bodies read at once before their key is checked, all integrations together.
+    pub key_in_body_max_concurrent: usize,
     /// Deepest JSON nesting.
     pub max_depth: usize,
     /// Alerts per second per integration; `None` means no limit.

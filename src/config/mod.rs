@@ -207,6 +207,8 @@ options! {
     alert_max_body_bytes: Count = 1 << 20,
     /// Largest alert payload read before its key is checked, for formats whose key travels in the body.
     alert_key_in_body_max_bytes: Count = 64 << 10,
+    /// Alert payloads read at once before their key is checked (the key is in the body), all integrations together.
+    alert_key_in_body_max_concurrent: Count = 16,
     /// Bytes of alert bodies held in memory at once, all requests together.
     alert_memory_budget_bytes: Count = 64 << 20,
     /// Alert requests read at once, all integrations together.
@@ -633,6 +635,7 @@ impl Config {
                 secret_key,
                 max_body_bytes: options.alert_max_body_bytes as u64,
                 key_in_body_max_bytes: options.alert_key_in_body_max_bytes as u64,
+                key_in_body_max_concurrent: options.alert_key_in_body_max_concurrent,
                 max_depth: options.alert_max_depth,
                 rate_limit: options.alert_rate_limit,
                 rate_burst: options.alert_rate_burst,

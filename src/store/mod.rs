@@ -248,6 +248,9 @@ pub trait Store: StoreCounts + Send + Sync {
     fn integration_update(&self, record: IntegrationRecord) -> StoreFuture<'_, ()>;
     /// Removes an integration.
     fn integration_delete(&self, id: u64) -> StoreFuture<'_, ()>;
+    /// Sets (or clears) only an integration's pending subscription confirmation, if it is not deleted: nothing else
+    /// of its row, which a person may be changing at the same time.
+    fn integration_confirmation(&self, id: u64, address: Option<String>) -> StoreFuture<'_, ()>;
     /// Applies one incoming alert durably (the lifecycle), answering what it did.
     fn alert_event(&self, event: AlertEvent) -> StoreFuture<'_, EventOutcome>;
     /// One alert.

@@ -345,6 +345,10 @@ pub const INTEGRATION_INSERT: &str =
     created_at, updated_at, one_per_project, payload_format, pending_confirmation) \
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING id";
 
+/// Sets an integration's pending subscription confirmation alone: `$1` is its id.
+pub const INTEGRATION_CONFIRMATION: &str =
+    "UPDATE integrations SET pending_confirmation = $2 WHERE id = $1 AND deleted_at IS NULL";
+
 /// Replaces an integration's mutable fields: `$1` is its id.
 pub const INTEGRATION_UPDATE: &str = "UPDATE integrations SET name = $2, active = $3, token_nonce = $4, \
     token_ciphertext = $5, api_url = $6, payload_example = $7, payload_attribute_mapping = $8, updated_at = $9, \

@@ -60,6 +60,14 @@ async fn pagerduty_events_carry_their_key_in_the_body_and_resolve_by_dedup_key()
     assert_eq!(open[0]["severity"], json!("high"));
     assert_eq!(open[0]["status"], json!("triggered"));
 
+    // The key the sender put in its body is not kept in the stored payload.
+    let detail = get(&world.api("/alerts/1"), &world.developer).await;
+    assert!(
+        !String::from_utf8_lossy(&detail.body).contains(&key),
+        "{:?}",
+        detail.body
+    );
+
     let resolve = json!({"routing_key": key, "dedup_key": "disk-full-db-1", "event_action": "resolve"});
     let answer = post_without_header(&url, &resolve).await;
     assert_eq!(answer.status, StatusCode::ACCEPTED, "{:?}", answer.body);
@@ -301,7 +309,7 @@ async fn opsgenie_clients_create_with_a_geniekey_and_close_by_alias_in_the_addre
 }
 
 #[tokio::test]
-async fn alerta_clients_post_to_alert_with_their_key_scheme_and_a_cleared_severity_resolves() {
+async fn alerta_clients_post_to_alert_with_their_key_schemes_and_a_cleared_severity_resolves() {
     let world = AlertWorld::new().await;
     let (url, key) = endpoint(&world, "alerta").await;
     let header = format!("Key {key}");
@@ -319,12 +327,83 @@ async fn alerta_clients_post_to_alert_with_their_key_scheme_and_a_cleared_severi
     assert_eq!(open[0]["status"], json!("triggered"));
     let resolved = include_str!("../fixtures/formats/alerta/resolved-1.json");
     let answer = post_as(
-        &format!("{url}/alert?api-key={key}"),
-        &[],
+        &format!("{url}/alert"),
+        &[("x-api-key", &key)],
         "application/json",
         resolved,
     )
     .await;
     assert_eq!(answer.status, StatusCode::CREATED, "{:?}", answer.body);
     assert_eq!(alerts(&world).await[0]["status"], json!("resolved"));
+}
+
+#[tokio::test]
+async fn the_same_sender_id_on_two_integrations_groups_only_within_each() {
+    let world = AlertWorld::new().await;
+    let (first, first_key) = endpoint(&world, "pagerduty").await;
+    let (second, second_key) = endpoint(&world, "pagerduty").await;
+    for (url, key) in [(&first, &first_key), (&second, &second_key)] {
+        let trigger = json!({
+            "routing_key": key,
+            "dedup_key": "1",
+            "event_action": "trigger",
+            "payload": {"summary": "Monitor 1 is down", "source": "h", "severity": "critical"}
+        });
+        let answer = post_without_header(url, &trigger).await;
+        assert_eq!(answer.status, StatusCode::ACCEPTED, "{:?}", answer.body);
+    }
+    let open = alerts(&world).await;
+    assert_eq!(open.len(), 2, "one alert per integration: {open:?}");
+    // The second integration's resolve leaves the first's alert open.
+    let resolve = json!({"routing_key": second_key, "dedup_key": "1", "event_action": "resolve"});
+    assert_eq!(
+        post_without_header(&second, &resolve).await.status,
+        StatusCode::ACCEPTED
+    );
+    let statuses: Vec<Value> = alerts(&world)
+        .await
+        .iter()
+        .map(|alert| alert["status"].clone())
+        .collect();
+    assert!(
+        statuses.contains(&json!("triggered")) && statuses.contains(&json!("resolved")),
+        "{statuses:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_confirmation_address_outside_the_senders_own_hosts_is_refused_and_not_kept() {
+    let world = AlertWorld::new().await;
+    let (url, key) = endpoint(&world, "aws_sns").await;
+    let mut confirm: Value = serde_json::from_str(include_str!(
+        "../fixtures/formats/aws_sns/subscription-confirmation-1.json"
+    ))
+    .unwrap();
+    for planted in [
+        "https://evil.example/?Action=ConfirmSubscription",
+        "http://sns.us-west-2.amazonaws.com/?Action=ConfirmSubscription",
+        "https://sns.us-west-2.amazonaws.com.evil.example/",
+        "javascript:alert(1)",
+    ] {
+        confirm["SubscribeURL"] = json!(planted);
+        let answer = post_as(
+            &format!("{url}?token={key}"),
+            &[],
+            "text/plain",
+            &confirm.to_string(),
+        )
+        .await;
+        assert_eq!(
+            answer.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{planted}: {:?}",
+            answer.body
+        );
+    }
+    let shown = get(&world.api("/integrations"), &world.maintainer).await;
+    assert!(
+        !String::from_utf8_lossy(&shown.body).contains("evil"),
+        "{:?}",
+        shown.body
+    );
 }

@@ -144,8 +144,21 @@ async fn integrations_are_kept_changed_and_deleted_with_their_payload_format_and
     renamed.pending_confirmation = None;
     store.integration_update(renamed.clone()).await.unwrap();
     let all = store.integrations().await.unwrap();
-    assert_eq!(all, vec![generic.clone(), renamed]);
+    assert_eq!(all, vec![generic.clone(), renamed.clone()]);
+    // The confirmation alone is set, the rest of the row left as it is.
+    let address = "https://sns.example/confirm".to_owned();
+    store
+        .integration_confirmation(http.id, Some(address.clone()))
+        .await
+        .unwrap();
+    renamed.pending_confirmation = Some(address);
+    assert_eq!(store.integrations().await.unwrap(), vec![generic.clone(), renamed]);
     store.integration_delete(http.id).await.unwrap();
+    // A deleted integration keeps none.
+    store
+        .integration_confirmation(http.id, Some("https://sns.example/again".to_owned()))
+        .await
+        .unwrap();
     assert_eq!(store.integrations().await.unwrap(), vec![generic]);
 }
 contract!(integrations_are_kept_changed_and_deleted_with_their_payload_format_and_pending_confirmation);

@@ -139,6 +139,7 @@ pub(super) fn compile_file(
             auth: protocol.auth,
             answer: protocol.answer,
             routes: protocol.routes,
+            confirm_hosts: protocol.confirm_hosts,
             base,
             variants,
         }),
@@ -153,6 +154,7 @@ struct Protocol {
     auth: Vec<AuthScheme>,
     answer: Option<Value>,
     routes: Vec<Route>,
+    confirm_hosts: Vec<String>,
 }
 
 fn compile_receive(raw: &RawReceive, errors: &mut Errors<'_>) -> Option<Protocol> {
@@ -249,6 +251,11 @@ fn compile_receive(raw: &RawReceive, errors: &mut Errors<'_>) -> Option<Protocol
         auth,
         answer,
         routes,
+        confirm_hosts: raw
+            .confirm_hosts
+            .iter()
+            .map(|host| host.trim_matches('.').to_ascii_lowercase())
+            .collect(),
     })
 }
 

@@ -206,6 +206,7 @@ pub struct Format {
     pub(super) auth: Vec<AuthScheme>,
     pub(super) answer: Option<Value>,
     pub(super) routes: Vec<Route>,
+    pub(super) confirm_hosts: Vec<String>,
     pub(super) base: Mapping,
     pub(super) variants: Vec<Variant>,
 }
@@ -284,6 +285,38 @@ impl Format {
             max_depth: crate::alerts::payload::DEFAULT_MAX_DEPTH,
         };
         path.eval(&scope)?.as_str().map(str::to_owned)
+    }
+
+    /// Whether `address` may be kept as a subscription confirmation for a maintainer to open: an `https://`
+    /// address whose host is one of the file's `confirm_hosts` or under one (none listed: none may).
+    pub fn confirmation_allowed(&self, address: &str) -> bool {
+        let Ok(uri) = address.parse::<http::Uri>() else {
+            return false;
+        };
+        let host = uri.host().unwrap_or_default().to_ascii_lowercase();
+        uri.scheme_str() == Some("https")
+            && uri
+                .authority()
+                .is_some_and(|authority| !authority.as_str().contains('@'))
+            && self
+                .confirm_hosts
+                .iter()
+                .any(|allowed| host == *allowed || host.ends_with(&format!(".{allowed}")))
+    }
+
+    /// `payload` (an alert's stored JSON text) with the sender's key blanked where the body carries it, so that
+    /// no stored payload holds a key; unchanged for a format whose key is not in the body, or text not JSON.
+    pub fn without_key(&self, payload: &str) -> String {
+        let Some(path) = &self.key_in_body else {
+            return payload.to_owned();
+        };
+        let Ok(mut value) = serde_json::from_str::<Value>(payload) else {
+            return payload.to_owned();
+        };
+        if !path.blank(&mut value) {
+            return payload.to_owned();
+        }
+        serde_json::to_string(&value).unwrap_or_else(|_| payload.to_owned())
     }
 
     /// Whether the sender's key may travel in the body.

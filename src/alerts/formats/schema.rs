@@ -61,6 +61,9 @@ pub(super) struct RawReceive {
     /// Address suffixes accepted; none means only the address itself.
     #[serde(default)]
     pub route: Vec<Spanned<RawRoute>>,
+    /// The hosts a subscription confirmation address may name (`amazonaws.com`: that host or one under it).
+    #[serde(default)]
+    pub confirm_hosts: Vec<String>,
 }
 
 /// One entry of `receive.auth`.

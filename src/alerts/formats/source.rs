@@ -222,6 +222,29 @@ impl Path {
         }
     }
 
+    /// Replaces the string this path (from `$`, by keys only) names in `value` with `"[redacted]"`; whether it
+    /// did.
+    pub fn blank(&self, value: &mut Value) -> bool {
+        if !matches!(self.root, Root::Body | Root::Current) {
+            return false;
+        }
+        let mut at = value;
+        for step in &self.steps {
+            let Step::Key(key) = step else {
+                return false;
+            };
+            match at.get_mut(key.as_str()) {
+                Some(next) => at = next,
+                None => return false,
+            }
+        }
+        if !at.is_string() {
+            return false;
+        }
+        *at = Value::String("[redacted]".to_owned());
+        true
+    }
+
     /// Whether the path reads the request rather than the body.
     pub fn reads_request(&self) -> bool {
         matches!(self.root, Root::Header(_) | Root::Query(_) | Root::Route(_))

@@ -454,6 +454,17 @@ impl Store for PostgresStore {
         }))
     }
 
+    fn integration_confirmation(&self, id: u64, address: Option<String>) -> StoreFuture<'_, ()> {
+        self.bounded(with_notification(self, move |client| {
+            Box::pin(async move {
+                client
+                    .execute(rows::INTEGRATION_CONFIRMATION, &[&int(id), &address])
+                    .await?;
+                Ok(())
+            })
+        }))
+    }
+
     fn integration_delete(&self, id: u64) -> StoreFuture<'_, ()> {
         self.bounded(with_notification(self, move |client| {
             Box::pin(async move {

@@ -82,7 +82,19 @@ pub fn integration_update(connection: &Connection, record: &IntegrationRecord) -
     )
 }
 
-/// Deletes an integration.
+/// Sets an integration's pending subscription confirmation alone.
+pub fn integration_confirmation(
+    connection: &Connection,
+    id: u64,
+    address: Option<&str>,
+) -> rusqlite::Result<usize> {
+    connection.execute(
+        &rows::sqlite(rows::INTEGRATION_CONFIRMATION),
+        rusqlite::params![id, address],
+    )
+}
+
+/// Deletes an integration (its row stays, marked deleted).
 pub fn integration_delete(connection: &Connection, id: u64) -> rusqlite::Result<usize> {
     connection.execute(&rows::sqlite(rows::INTEGRATION_DELETE), [id])
 }

@@ -43,6 +43,12 @@ impl Store for SqliteStore {
         Box::pin(self.write(move |connection| alerts::integration_delete(connection, id).map(drop)))
     }
 
+    fn integration_confirmation(&self, id: u64, address: Option<String>) -> StoreFuture<'_, ()> {
+        Box::pin(self.write(move |connection| {
+            alerts::integration_confirmation(connection, id, address.as_deref()).map(drop)
+        }))
+    }
+
     fn alert_event(&self, event: AlertEvent) -> StoreFuture<'_, EventOutcome> {
         Box::pin(self.write(move |connection| alerts::process_event(connection, &event)))
     }

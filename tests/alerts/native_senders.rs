@@ -133,3 +133,24 @@ async fn alertmanager_opsgenie_configs_create_then_close_by_alias() {
     assert_eq!(alert["monitoring_tool"], json!("Alertmanager"));
     assert_eq!(alert["severity"], json!("critical"));
 }
+
+// With `update_alerts: true`, Alertmanager also sends `PUT …/v2/alerts/<alias>/message` and `…/description`
+// (Opsgenie's own methods for them). svcgate answers 405 to any PUT, so the notification fails, Alertmanager records
+// nothing as sent, and it never sends the close either: the alert stays triggered. The format's routes need a
+// method (`PUT`) for those two suffixes.
+#[tokio::test]
+#[ignore = "svcgate refuses Opsgenie's PUT …/message and …/description with 405; routes need method = \"PUT\""]
+async fn alertmanager_opsgenie_configs_updating_alerts_still_close_them() {
+    let world = AlertWorld::new().await;
+    let (url, key) = endpoint(&world, "opsgenie").await;
+    let receiver =
+        format!("opsgenie_configs:\n  - api_key: '{key}'\n    api_url: '{url}/'\n    update_alerts: true\n");
+    let manager = start_alertmanager_with(&receiver).await;
+    let alert = fire_then_resolve(&world, &manager).await;
+    assert_eq!(alert["title"], json!("[FIRING:1] DiskFull (db1 node critical)"));
+    assert!(
+        !manager.log().contains("Notify for alerts failed"),
+        "{}",
+        manager.log()
+    );
+}

@@ -5,22 +5,10 @@
 
 use std::time::Duration;
 
-use crate::common::alertmanager::{start_alertmanager, Alertmanager};
+use crate::common::alertmanager::start_alertmanager;
 use crate::common::alerts::AlertWorld;
-use crate::common::{get, send};
-use http::{Method, StatusCode};
+use crate::common::get;
 use serde_json::{json, Value};
-
-async fn push(manager: &Alertmanager, alerts: Value) {
-    let answer = send(
-        Method::POST,
-        &format!("{}/api/v2/alerts", manager.url),
-        &[],
-        Some(("application/json", serde_json::to_vec(&alerts).unwrap())),
-    )
-    .await;
-    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
-}
 
 async fn wait_for(world: &AlertWorld, what: &str, check: impl Fn(&Value) -> bool) -> Value {
     for _ in 0..300 {
@@ -62,7 +50,9 @@ async fn alertmanager_alerts_arrive_grouped_then_resolved() {
         }
         value
     };
-    push(&manager, json!([alert("db1", None), alert("db2", None)])).await;
+    manager
+        .push(&json!([alert("db1", None), alert("db2", None)]))
+        .await;
     let arrived = wait_for(&world, "both alerts", |alerts| {
         by_host(alerts, "db1").is_some() && by_host(alerts, "db2").is_some()
     })
@@ -88,11 +78,9 @@ async fn alertmanager_alerts_arrive_grouped_then_resolved() {
     );
 
     let ended = time::OffsetDateTime::now_utc() - time::Duration::seconds(1);
-    push(
-        &manager,
-        json!([alert("db1", Some(ended)), alert("db2", Some(ended))]),
-    )
-    .await;
+    manager
+        .push(&json!([alert("db1", Some(ended)), alert("db2", Some(ended))]))
+        .await;
     let resolved = wait_for(&world, "both resolved", |alerts| {
         ["db1", "db2"]
             .iter()

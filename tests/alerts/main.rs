@@ -1,6 +1,6 @@
-//! The alert suite, one test binary: intake, incidents, durability, management (payload formats included), a real
-//! Alertmanager, the pages over HTTP and in a browser, and signing in through OAuth. One module per topic; the
-//! harness is `tests/common/`.
+//! The alert suite, one test binary: intake, incidents, durability, management (payload formats included), real
+//! senders (Alertmanager's webhook, PagerDuty and Opsgenie receivers), the pages over HTTP and in a browser, and
+//! signing in through OAuth. One module per topic; the harness is `tests/common/`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../common/mod.rs"]
@@ -13,6 +13,7 @@ mod alert_management;
 mod alertmanager;
 mod browser;
 mod format_intake;
+mod native_senders;
 mod oauth;
 mod pages;
 mod payload_format;

@@ -1,6 +1,6 @@
 //! The alert suite, one test binary: intake, incidents, durability, management (payload formats included), a real
-//! Alertmanager, the pages over HTTP and in a browser, and signing in through OAuth. One module per topic; the
-//! harness is `tests/common/`.
+//! Alertmanager and a real Uptime Kuma, the pages over HTTP and in a browser, and signing in through OAuth. One
+//! module per topic; the harness is `tests/common/`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../common/mod.rs"]
@@ -16,3 +16,4 @@ mod format_intake;
 mod oauth;
 mod pages;
 mod payload_format;
+mod uptime_kuma;

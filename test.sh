@@ -25,6 +25,31 @@ if [ ! -x /usr/bin/prometheus-alertmanager ]; then
     $sudo systemctl disable --now prometheus-alertmanager >/dev/null 2>&1 || true
 fi
 
+# A real alert sender (tests/alerts/uptime_kuma.rs): Uptime Kuma from npm, pinned in tests/uptime-kuma/package-lock.json,
+# and the Python client that sets it up (tests/uptime-kuma/setup.py), pinned in tests/uptime-kuma/requirements.txt, in
+# the venv tests/uptime-kuma/.venv. Each is installed again only when its pins change.
+kuma=tests/uptime-kuma
+if ! cmp -s "$kuma/package-lock.json" "$kuma/node_modules/.svcgate-installed-lock"; then
+    npm ci --prefix "$kuma" --no-audit --no-fund
+    # The package's tarball leaves some of the migrations it runs outside db/old_migrations, where it looks for them.
+    for patch in "$kuma"/node_modules/uptime-kuma/db/patch-*.sql; do
+        [ -e "$kuma/node_modules/uptime-kuma/db/old_migrations/${patch##*/}" ] \
+            || cp "$patch" "$kuma/node_modules/uptime-kuma/db/old_migrations/"
+    done
+    cp "$kuma/package-lock.json" "$kuma/node_modules/.svcgate-installed-lock"
+fi
+if ! cmp -s "$kuma/requirements.txt" "$kuma/.venv/svcgate-installed-requirements.txt"; then
+    if ! python3 -m venv --help >/dev/null 2>&1; then
+        if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+        $sudo apt-get update
+        $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3 python3-venv
+    fi
+    rm -rf "$kuma/.venv"
+    python3 -m venv "$kuma/.venv"
+    "$kuma/.venv/bin/pip" install --quiet --disable-pip-version-check -r "$kuma/requirements.txt"
+    cp "$kuma/requirements.txt" "$kuma/.venv/svcgate-installed-requirements.txt"
+fi
+
 # svcgate's own monitoring (tests/operations/metrics.rs scrapes svcgate with a real Prometheus; deploy/prometheus/check.sh
 # checks the alerting rules with promtool): Debian's Prometheus, which ships promtool.
 if [ ! -x /usr/bin/prometheus ] || [ ! -x /usr/bin/promtool ]; then

@@ -9,6 +9,7 @@
 //! - the programmable origin for passthrough: [`origin::Origin`];
 //! - PostgreSQL, a throwaway cluster: [`postgres::Postgres`];
 //! - Prometheus and Alertmanager: [`prometheus`], [`alertmanager`] (both through [`go_server`]);
+//! - Uptime Kuma, set up through its Python client: [`uptime_kuma`];
 //! - a headless Chromium over WebDriver: [`browser`];
 //! - a small HTTP client ([`send`], [`get`], [`send_json`], [`sign_in`]) and a deadline ([`within`]).
 //!
@@ -28,6 +29,7 @@ pub mod process;
 pub mod prometheus;
 pub mod replicas;
 pub mod sim;
+pub mod uptime_kuma;
 
 use std::future::Future;
 use std::net::SocketAddr;

@@ -16,3 +16,4 @@ mod format_intake;
 mod oauth;
 mod pages;
 mod payload_format;
+mod zabbix_opsgenie;

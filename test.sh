@@ -50,6 +50,19 @@ if ! cmp -s "$kuma/requirements.txt" "$kuma/.venv/svcgate-installed-requirements
     cp "$kuma/requirements.txt" "$kuma/.venv/svcgate-installed-requirements.txt"
 fi
 
+# A real alert sender (tests/alerts/zabbix_opsgenie.rs): Zabbix's Opsgenie media type run by `zabbix_js`, from
+# Debian's zabbix-server-pgsql (the binary) and zabbix-frontend-php (the media types), downloaded and unpacked into
+# tests/.cache/zabbix/ (not installed: no Zabbix service is set up), once.
+if [ ! -x tests/.cache/zabbix/usr/bin/zabbix_js ]; then
+    if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+    $sudo apt-get update
+    mkdir -p tests/.cache/zabbix/debs
+    (cd tests/.cache/zabbix/debs && apt-get download zabbix-server-pgsql zabbix-frontend-php)
+    for deb in tests/.cache/zabbix/debs/*.deb; do
+        dpkg-deb -x "$deb" tests/.cache/zabbix/
+    done
+fi
+
 # svcgate's own monitoring (tests/operations/metrics.rs scrapes svcgate with a real Prometheus; deploy/prometheus/check.sh
 # checks the alerting rules with promtool): Debian's Prometheus, which ships promtool.
 if [ ! -x /usr/bin/prometheus ] || [ ! -x /usr/bin/promtool ]; then

@@ -34,6 +34,11 @@ impl AnswerEntry {
     pub fn outcome(&self) -> &'static str {
         self.outcome
     }
+
+    /// The touched alert's per-project number; `None` when no alert was touched.
+    pub fn iid(&self) -> Option<u64> {
+        self.iid
+    }
 }
 
 /// Applies `alerts` received through `integration`, answering one entry per alert in order.

@@ -17,6 +17,7 @@ use super::apply::{self, AnswerEntry};
 use super::formats::{Catalog, Delivery, Reading};
 use super::integrations::{Integration, Registry, Target};
 use super::kinds;
+use super::lookup;
 use super::normalized::Edition as PayloadEdition;
 use super::payload::PayloadError;
 use super::ratelimit::RateLimiter;
@@ -68,7 +69,7 @@ struct Allowance {
 /// that turns it into an answer, `{"message": "...", "error": "<code>"}`, with the headers senders act on.
 #[derive(Debug, thiserror::Error)]
 pub enum IntakeError {
-    /// Only POST is accepted (405, `Allow: POST`).
+    /// Only POST is accepted (405, `Allow: POST`), and GET at a format's lookup route.
     #[error("only POST is accepted")]
     MethodNotAllowed,
     /// No active integration at this address (one 404 for unknown projects, endpoints and inactive ones).
@@ -251,6 +252,11 @@ impl Intake {
     /// or the settings page are not counted: this counter is what senders sent.
     /// Answers one delivery to a receiving address.
     pub async fn handle(&self, request: Request<Incoming>, target: &Target) -> Response<Body> {
+        if request.method() == Method::GET {
+            return self
+                .look_up(&request, target)
+                .unwrap_or_else(IntakeError::into_response);
+        }
         let integration_type = target.address.kind().as_str();
         match self.receive(request, target).await {
             Ok(delivered) => {
@@ -281,6 +287,63 @@ impl Intake {
                     .alerts_received(integration_type, outcome, "", count as u64);
             }
         }
+    }
+
+    /// A sender's lookup of a request id it was answered with (Opsgenie's `GET …/v2/alerts/requests/{id}`), at
+    /// the lookup route of the integration's format; a `GET` anywhere else is refused as any method but POST is.
+    /// The key is checked as for a delivery.
+    fn look_up(&self, request: &Request<Incoming>, target: &Target) -> Result<Response<Body>, IntakeError> {
+        let integration = self
+            .registry
+            .receiving(&target.address)
+            .ok_or(IntakeError::MethodNotAllowed)?;
+        let reception = Reception::of(&integration, &self.catalog)?;
+        let Some(Reception::Format(format)) = &reception else {
+            return Err(IntakeError::MethodNotAllowed);
+        };
+        let request_id = format
+            .lookup_id(&target.suffix)
+            .ok_or(IntakeError::MethodNotAllowed)?;
+        if !reception.as_ref().is_some_and(|reception| {
+            reception.head_key_matches(&integration, request.headers(), request.uri().query())
+        }) {
+            return Err(IntakeError::Unauthorized);
+        }
+        let (status, body) = lookup::answer(integration.token(), &request_id);
+        Ok(json_response(status, &body))
+    }
+
+    /// The id a delivery is answered with (`{request_id}`): one its sender can look up, for a format with a lookup
+    /// route, else a random one.
+    fn request_id(
+        &self,
+        integration: &Integration,
+        reception: &Reception,
+        delivery: &Delivery<'_>,
+        received: &Received,
+    ) -> String {
+        let Reception::Format(format) = reception else {
+            return format!("{:032x}", fastrand::u128(..));
+        };
+        if !format.has_lookup() {
+            return format!("{:032x}", fastrand::u128(..));
+        }
+        let first = match received {
+            Received::Alerts(entries) => entries.first(),
+            Received::Confirmation { .. } | Received::Ignored { .. } => None,
+        };
+        let reason = match received {
+            Received::Ignored { reason } => Some(reason.clone()),
+            Received::Alerts(_) | Received::Confirmation { .. } => None,
+        };
+        let issued = lookup::Issued {
+            outcome: first.map_or("ignored", AnswerEntry::outcome).to_owned(),
+            iid: first.and_then(AnswerEntry::iid),
+            key: format.sender_key(delivery, self.config.max_depth),
+            reason,
+            nonce: fastrand::u64(..),
+        };
+        lookup::issue(integration.token(), &issued)
     }
 
     /// The checks of the contract in their order, then the delivery read and applied.
@@ -373,7 +436,7 @@ impl Intake {
         };
         let received = self.deliver(&integration, &reception, &delivery, true).await?;
         let status = reception.success_status(&integration);
-        let request_id = format!("{:032x}", fastrand::u128(..));
+        let request_id = self.request_id(&integration, &reception, &delivery, &received);
         let own_answer = reception.answer_body(&[("request_id", &request_id)], &bytes);
         Ok(Delivered {
             received,

@@ -2,7 +2,7 @@
 //! resolves and stores them itself, and serves their management API.
 //!
 //! Modules: [`kinds`] (every kind of integration, listed once), [`integrations`] (kinds, addresses, the in-memory registry; tokens sealed by [`crate::util::secret`]),
-//! [`intake`] (the receiving endpoint's checks in order), [`reception`] (how each format is received), [`ratelimit`], [`store_failures`] (their log). The alert model, pure: [`payload`] (the
+//! [`intake`] (the receiving endpoint's checks in order), [`reception`] (how each format is received), [`lookup`] (request ids a sender looks up), [`ratelimit`], [`store_failures`] (their log). The alert model, pure: [`payload`] (the
 //! body as JSON), [`generic`] with [`mapping`] and [`members`], [`prometheus`], and [`formats`] (senders' native
 //! formats as data files), each into [`normalized`] alerts, grouped by [`fingerprint`]. [`apply`] (alerts into the store, where [`crate::store::lifecycle`] decides what
 //! each does, and the answer), [`outbox`] (incidents through the backend), [`manage`] (the operations on integrations and alerts, typed, shared
@@ -23,6 +23,7 @@ pub mod generic;
 pub mod intake;
 pub mod integrations;
 pub mod kinds;
+pub mod lookup;
 pub mod manage;
 pub mod mapping;
 pub mod members;

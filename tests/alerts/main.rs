@@ -18,3 +18,4 @@ mod oauth;
 mod pages;
 mod payload_format;
 mod uptime_kuma;
+mod zabbix_opsgenie;

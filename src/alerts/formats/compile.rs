@@ -12,7 +12,7 @@ use super::format::{
     AuthScheme, Condition, Fields, Format, Mapping, Origin, Outcome, Route, Segment, SeverityOutcome,
     ValueMap, Variant, When,
 };
-use super::schema::{RawAuth, RawFields, RawFile, RawMapping, RawReceive, RawState, RawValueMap};
+use super::schema::{RawAuth, RawFields, RawFile, RawMapping, RawReceive, RawRoute, RawState, RawValueMap};
 use super::source::{Base, Chain, Path, Piece, Root, Source, Step};
 use super::times::TimeFormat;
 use crate::alerts::normalized::Severity;
@@ -236,8 +236,26 @@ fn compile_receive(raw: &RawReceive, errors: &mut Errors<'_>) -> Option<Protocol
                 None
             }
         };
+        let lookup = compile_lookup(raw_route, state);
+        if let Err(message) = &lookup {
+            errors.at(route.span(), format!("route {:?}: {message}", raw_route.suffix));
+        }
         match parse_suffix(&raw_route.suffix) {
-            Ok(segments) => routes.push(Route { segments, state }),
+            Ok(segments) => {
+                let lookup = match lookup {
+                    Ok(true) => check_lookup_segments(&segments)
+                        .map_err(|message| {
+                            errors.at(route.span(), format!("route {:?}: {message}", raw_route.suffix));
+                        })
+                        .is_ok(),
+                    _ => false,
+                };
+                routes.push(Route {
+                    segments,
+                    state,
+                    lookup,
+                });
+            }
             Err(message) => errors.at(
                 route.span(),
                 format!("route suffix {:?}: {message}", raw_route.suffix),
@@ -257,6 +275,37 @@ fn compile_receive(raw: &RawReceive, errors: &mut Errors<'_>) -> Option<Protocol
             .map(|host| host.trim_matches('.').to_ascii_lowercase())
             .collect(),
     })
+}
+
+/// Whether a route is a lookup: `method = "GET"` goes with `lookup = true`, and a lookup decides no state.
+fn compile_lookup(raw: &RawRoute, state: Option<Outcome>) -> Result<bool, String> {
+    let get = match raw.method.as_deref() {
+        None | Some("POST") => false,
+        Some("GET") => true,
+        Some(other) => return Err(format!("method: expected POST or GET, not {other:?}")),
+    };
+    match (get, raw.lookup) {
+        (false, false) => Ok(false),
+        (true, true) if state.is_none() => Ok(true),
+        (true, true) => Err("a lookup decides no state; remove state".to_owned()),
+        (true, false) => Err("a GET route is a lookup: add lookup = true".to_owned()),
+        (false, true) => Err("a lookup is a GET route: add method = \"GET\"".to_owned()),
+    }
+}
+
+/// A lookup's suffix names the request id in its last segment, `{request_id}`, and nothing else.
+fn check_lookup_segments(segments: &[Segment]) -> Result<(), String> {
+    let named: Vec<&str> = segments
+        .iter()
+        .filter_map(|segment| match segment {
+            Segment::Named(name) => Some(name.as_str()),
+            Segment::Literal(_) => None,
+        })
+        .collect();
+    match (named.as_slice(), segments.last()) {
+        (["request_id"], Some(Segment::Named(_))) => Ok(()),
+        _ => Err("a lookup's suffix ends in {request_id}, its only named segment".to_owned()),
+    }
 }
 
 fn compile_auth(raw: &RawAuth) -> Result<AuthScheme, String> {

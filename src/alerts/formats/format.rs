@@ -184,6 +184,8 @@ pub(super) struct Route {
     /// Its segments after the leading `/`: literal text or `{name}`.
     pub segments: Vec<Segment>,
     pub state: Option<Outcome>,
+    /// A `GET` route answering the status of a request id svcgate issued (`lookup = true`).
+    pub lookup: bool,
 }
 
 /// A segment of a route suffix.
@@ -239,11 +241,30 @@ impl Format {
         self.route_of(suffix).is_some()
     }
 
-    /// The route `suffix` matches, with its named segments.
+    /// The route a delivery (a `POST`) to `suffix` matches, with its named segments.
     pub(super) fn route_of(&self, suffix: &str) -> Option<(&Route, Vec<(String, String)>)> {
+        self.matching_route(suffix, false)
+    }
+
+    /// Whether the format's senders look up the request ids it answers deliveries with (a `lookup` route).
+    pub fn has_lookup(&self) -> bool {
+        self.routes.iter().any(|route| route.lookup)
+    }
+
+    /// The request id a `GET` to `suffix` looks up, when `suffix` is the format's lookup route.
+    pub fn lookup_id(&self, suffix: &str) -> Option<String> {
+        let (_, named) = self.matching_route(suffix, true)?;
+        named
+            .into_iter()
+            .find(|(name, _)| name == "request_id")
+            .map(|(_, value)| value)
+    }
+
+    /// The route of the kind asked (a lookup or a delivery) that `suffix` matches, with its named segments.
+    fn matching_route(&self, suffix: &str, lookup: bool) -> Option<(&Route, Vec<(String, String)>)> {
         let suffix = suffix.strip_suffix('/').unwrap_or(suffix);
         if self.routes.is_empty() {
-            return suffix.is_empty().then(|| (&EMPTY_ROUTE, Vec::new()));
+            return (suffix.is_empty() && !lookup).then(|| (&EMPTY_ROUTE, Vec::new()));
         }
         let parts: Vec<&str> = if suffix.is_empty() {
             Vec::new()
@@ -251,7 +272,7 @@ impl Format {
             suffix.strip_prefix('/')?.split('/').collect()
         };
         self.routes.iter().find_map(|route| {
-            if route.segments.len() != parts.len() {
+            if route.lookup != lookup || route.segments.len() != parts.len() {
                 return None;
             }
             let mut named = Vec::new();
@@ -366,6 +387,7 @@ impl Format {
 static EMPTY_ROUTE: Route = Route {
     segments: Vec::new(),
     state: None,
+    lookup: false,
 };
 
 impl When {

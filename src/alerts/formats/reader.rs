@@ -163,6 +163,31 @@ impl Format {
         })
     }
 
+    /// The sender's own key of a single-alert delivery, as text: the first present source of the mapping's
+    /// `fingerprint` (Opsgenie's alias, from the address on a close, from the body on a create), before it is
+    /// hashed. A lookup route answers it back. `None` for a list format, or when the delivery has none.
+    pub fn sender_key(&self, delivery: &Delivery<'_>, max_depth: usize) -> Option<String> {
+        let (_, named) = self.route_of(delivery.suffix)?;
+        let body = parse_json(delivery.body, max_depth)
+            .map(|(body, _)| body)
+            .unwrap_or_else(|_| Value::Object(serde_json::Map::new()));
+        let scope = Scope {
+            body: &body,
+            current: &body,
+            headers: delivery.headers,
+            query: &[],
+            route: &named,
+            lets: &[],
+            max_depth,
+        };
+        let mapping = self.mapping_for(&scope);
+        if mapping.list.is_some() {
+            return None;
+        }
+        let value = mapping.fields.fingerprint.eval(&scope)?;
+        scalar_text(&value)
+    }
+
     /// A 422 for a body that does not have this format's shape.
     fn refuse(&self, reason: String) -> PayloadError {
         PayloadError::NotTheFormat {

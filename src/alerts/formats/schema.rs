@@ -83,6 +83,11 @@ pub(super) struct RawRoute {
     pub suffix: String,
     /// `fire`, `resolve` or `ignore`: decided by the address, whatever the body says.
     pub state: Option<String>,
+    /// `POST` (the default) or `GET`; a `GET` route is a lookup.
+    pub method: Option<String>,
+    /// The route looks up a request id svcgate answered a delivery with (Opsgenie's request status).
+    #[serde(default)]
+    pub lookup: bool,
 }
 
 /// The mapping keys, at the top of the file and in each variant (written out in both: serde cannot flatten

@@ -411,6 +411,59 @@ fn an_operator_directory_adds_and_replaces_formats_and_reports_its_errors() {
     assert!(Catalog::load(Some(&dir.path().join("missing"))).is_err());
 }
 
+#[test]
+fn a_lookup_route_is_a_get_ending_in_its_request_id() {
+    let opsgenie = Catalog::builtin().unwrap().get("opsgenie").unwrap();
+    assert!(opsgenie.has_lookup());
+    assert_eq!(
+        opsgenie.lookup_id("/v2/alerts/requests/abc.123").as_deref(),
+        Some("abc.123")
+    );
+    assert_eq!(opsgenie.lookup_id("/v2/alerts"), None);
+    // A lookup route is not posted to, and the close route is not looked up.
+    assert!(!opsgenie.accepts_suffix("/v2/alerts/requests/abc"));
+    assert_eq!(opsgenie.lookup_id("/v2/alerts/abc/close"), None);
+    let map = http::HeaderMap::new();
+    let close = Delivery {
+        body: b"{}",
+        suffix: "/v2/alerts/4242/close",
+        query: Some("identifierType=alias"),
+        headers: &map,
+    };
+    assert_eq!(opsgenie.sender_key(&close, 64).as_deref(), Some("4242"));
+    let create = Delivery {
+        body: br#"{"message": "m", "alias": "a-1"}"#,
+        suffix: "/v2/alerts",
+        ..close
+    };
+    assert_eq!(opsgenie.sender_key(&create, 64).as_deref(), Some("a-1"));
+
+    let head = "description = \"x\"\n[receive]\n[[receive.route]]\n";
+    for (route, expected) in [
+        (
+            "suffix = \"/r/{request_id}\"\nmethod = \"GET\"\n",
+            "add lookup = true",
+        ),
+        (
+            "suffix = \"/r/{request_id}\"\nlookup = true\n",
+            "add method = \"GET\"",
+        ),
+        (
+            "suffix = \"/r/{id}\"\nmethod = \"GET\"\nlookup = true\n",
+            "ends in {request_id}",
+        ),
+        ("suffix = \"/r\"\nmethod = \"PUT\"\n", "expected POST or GET"),
+    ] {
+        let errors = check(&format!("{head}{route}"));
+        assert!(
+            errors
+                .iter()
+                .any(|error| error.starts_with("broken.toml:") && error.contains(expected)),
+            "{route}: {errors:?}"
+        );
+    }
+}
+
 fn format_of(text: &str) -> Format {
     compile_file("test.toml", "test", text, Origin::BuiltIn).unwrap()
 }

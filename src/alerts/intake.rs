@@ -250,7 +250,6 @@ impl Intake {
     /// Answers one request to a receiving address, counting its alerts by outcome (a refused request once, by
     /// its reason) under the type of integration the address names. Test alerts sent through the management API
     /// or the settings page are not counted: this counter is what senders sent.
-    /// Answers one delivery to a receiving address.
     pub async fn handle(&self, request: Request<Incoming>, target: &Target) -> Response<Body> {
         if request.method() == Method::GET {
             return self
@@ -348,7 +347,8 @@ impl Intake {
 
     /// The checks of the contract in their order, then the delivery read and applied.
     async fn receive(&self, request: Request<Incoming>, target: &Target) -> Result<Delivered, IntakeError> {
-        if request.method() != Method::POST {
+        // PUT only where a format's route says so (Opsgenie's updates of an alert's message).
+        if request.method() != Method::POST && request.method() != Method::PUT {
             return Err(IntakeError::MethodNotAllowed);
         }
         // One answer for an unknown project, an unknown endpoint, an inactive integration, and a suffix its format
@@ -358,8 +358,12 @@ impl Intake {
             .receiving(&target.address)
             .ok_or(IntakeError::NotFound)?;
         let reception = Reception::of(&integration, &self.catalog)?.ok_or(IntakeError::NotFound)?;
-        if !reception.accepts_suffix(&target.suffix) {
-            return Err(IntakeError::NotFound);
+        if !reception.accepts(request.method(), &target.suffix) {
+            return Err(if reception.accepts(&Method::POST, &target.suffix) {
+                IntakeError::MethodNotAllowed
+            } else {
+                IntakeError::NotFound
+            });
         }
         let (parts, body) = request.into_parts();
         let query = parts.uri.query();

@@ -59,11 +59,12 @@ impl Reception {
         }
     }
 
-    /// Whether a sender may post to the receiving address followed by `suffix` (the path after its `.json`).
-    pub fn accepts_suffix(&self, suffix: &str) -> bool {
+    /// Whether a sender may deliver with `method` to the receiving address followed by `suffix` (the path after
+    /// its `.json`): `POST` to the address itself, or what the format's routes say.
+    pub fn accepts(&self, method: &http::Method, suffix: &str) -> bool {
         match self {
-            Reception::Code(_) => suffix.is_empty(),
-            Reception::Format(format) => format.accepts_suffix(suffix),
+            Reception::Code(_) => suffix.is_empty() && method == http::Method::POST,
+            Reception::Format(format) => format.accepts_delivery(method, suffix),
         }
     }
 

@@ -135,11 +135,8 @@ async fn alertmanager_opsgenie_configs_create_then_close_by_alias() {
 }
 
 // With `update_alerts: true`, Alertmanager also sends `PUT …/v2/alerts/<alias>/message` and `…/description`
-// (Opsgenie's own methods for them). svcgate answers 405 to any PUT, so the notification fails, Alertmanager records
-// nothing as sent, and it never sends the close either: the alert stays triggered. The format's routes need a
-// method (`PUT`) for those two suffixes.
+// (Opsgenie's own methods for them): the format's routes take them (`method = "PUT"`), and the close still comes.
 #[tokio::test]
-#[ignore = "svcgate refuses Opsgenie's PUT …/message and …/description with 405; routes need method = \"PUT\""]
 async fn alertmanager_opsgenie_configs_updating_alerts_still_close_them() {
     let world = AlertWorld::new().await;
     let (url, key) = endpoint(&world, "opsgenie").await;

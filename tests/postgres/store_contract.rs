@@ -152,7 +152,10 @@ async fn integrations_are_kept_changed_and_deleted_with_their_payload_format_and
         .await
         .unwrap();
     renamed.pending_confirmation = Some(address);
-    assert_eq!(store.integrations().await.unwrap(), vec![generic.clone(), renamed]);
+    assert_eq!(
+        store.integrations().await.unwrap(),
+        vec![generic.clone(), renamed]
+    );
     store.integration_delete(http.id).await.unwrap();
     // A deleted integration keeps none.
     store

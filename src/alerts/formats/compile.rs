@@ -236,6 +236,7 @@ fn compile_receive(raw: &RawReceive, errors: &mut Errors<'_>) -> Option<Protocol
                 None
             }
         };
+        let put = raw_route.method.as_deref() == Some("PUT");
         let lookup = compile_lookup(raw_route, state);
         if let Err(message) = &lookup {
             errors.at(route.span(), format!("route {:?}: {message}", raw_route.suffix));
@@ -254,6 +255,7 @@ fn compile_receive(raw: &RawReceive, errors: &mut Errors<'_>) -> Option<Protocol
                     segments,
                     state,
                     lookup,
+                    put,
                 });
             }
             Err(message) => errors.at(
@@ -277,12 +279,13 @@ fn compile_receive(raw: &RawReceive, errors: &mut Errors<'_>) -> Option<Protocol
     })
 }
 
-/// Whether a route is a lookup: `method = "GET"` goes with `lookup = true`, and a lookup decides no state.
+/// Whether a route is a lookup: `method = "GET"` goes with `lookup = true`, and a lookup decides no state
+/// (`POST`, the default, and `PUT` are deliveries).
 fn compile_lookup(raw: &RawRoute, state: Option<Outcome>) -> Result<bool, String> {
     let get = match raw.method.as_deref() {
-        None | Some("POST") => false,
+        None | Some("POST") | Some("PUT") => false,
         Some("GET") => true,
-        Some(other) => return Err(format!("method: expected POST or GET, not {other:?}")),
+        Some(other) => return Err(format!("method: expected POST, PUT or GET, not {other:?}")),
     };
     match (get, raw.lookup) {
         (false, false) => Ok(false),

@@ -186,6 +186,8 @@ pub(super) struct Route {
     pub state: Option<Outcome>,
     /// A `GET` route answering the status of a request id svcgate issued (`lookup = true`).
     pub lookup: bool,
+    /// A delivery sent with `PUT` rather than `POST` (`method = "PUT"`: Opsgenie's updates of a message).
+    pub put: bool,
 }
 
 /// A segment of a route suffix.
@@ -239,6 +241,16 @@ impl Format {
     /// format's senders post to.
     pub fn accepts_suffix(&self, suffix: &str) -> bool {
         self.route_of(suffix).is_some()
+    }
+
+    /// Whether a delivery with `method` (`POST`, or `PUT` where the route says so) to `suffix` is one this
+    /// format's senders make.
+    pub fn accepts_delivery(&self, method: &http::Method, suffix: &str) -> bool {
+        match self.route_of(suffix) {
+            Some((route, _)) if route.put => method == http::Method::PUT,
+            Some(_) => method == http::Method::POST,
+            None => false,
+        }
     }
 
     /// The route a delivery (a `POST`) to `suffix` matches, with its named segments.
@@ -388,6 +400,7 @@ static EMPTY_ROUTE: Route = Route {
     segments: Vec::new(),
     state: None,
     lookup: false,
+    put: false,
 };
 
 impl When {

@@ -452,7 +452,7 @@ fn a_lookup_route_is_a_get_ending_in_its_request_id() {
             "suffix = \"/r/{id}\"\nmethod = \"GET\"\nlookup = true\n",
             "ends in {request_id}",
         ),
-        ("suffix = \"/r\"\nmethod = \"PUT\"\n", "expected POST or GET"),
+        ("suffix = \"/r\"\nmethod = \"PATCH\"\n", "expected POST, PUT or GET"),
     ] {
         let errors = check(&format!("{head}{route}"));
         assert!(

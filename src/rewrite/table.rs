@@ -90,20 +90,11 @@ impl RuleTable {
 
     /// Every `*.toml` file of `dir`, in name order.
     pub fn from_dir(dir: &Path, identifier_word: &str) -> Result<Self, LoadError> {
-        let entries =
-            std::fs::read_dir(dir).map_err(|error| LoadError(vec![format!("{}: {error}", dir.display())]))?;
-        let mut paths: Vec<_> = entries
-            .filter_map(Result::ok)
-            .map(|entry| entry.path())
-            .filter(|path| path.extension().is_some_and(|ext| ext == "toml"))
+        let sources: Vec<(String, String)> = crate::util::toml_files::read(dir)
+            .map_err(|error| LoadError(vec![error]))?
+            .into_iter()
+            .map(|(path, text)| (path.display().to_string(), text))
             .collect();
-        paths.sort();
-        let mut sources = Vec::new();
-        for path in paths {
-            let text = std::fs::read_to_string(&path)
-                .map_err(|error| LoadError(vec![format!("{}: {error}", path.display())]))?;
-            sources.push((path.display().to_string(), text));
-        }
         if sources.is_empty() {
             return Err(LoadError(vec![format!(
                 "{}: holds no .toml rule file",

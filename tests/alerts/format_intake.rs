@@ -10,17 +10,6 @@ use serde_json::{json, Value};
 use crate::common::alerts::{post_alert, AlertWorld};
 use crate::common::{get, send};
 
-/// An HTTP Endpoint reading `format`: its receiving address and key.
-async fn endpoint(world: &AlertWorld, format: &str) -> (String, String) {
-    let created = world
-        .integration(json!({"type": "http", "name": format, "payload_format": format, "active": true}))
-        .await;
-    (
-        created["url"].as_str().unwrap().to_owned(),
-        created["token"].as_str().unwrap().to_owned(),
-    )
-}
-
 /// Posts `body` to `url` as JSON with no `Authorization`.
 async fn post_without_header(url: &str, body: &Value) -> crate::common::Answer {
     send(
@@ -43,7 +32,7 @@ async fn alerts(world: &AlertWorld) -> Vec<Value> {
 #[tokio::test]
 async fn pagerduty_events_carry_their_key_in_the_body_and_resolve_by_dedup_key() {
     let world = AlertWorld::new().await;
-    let (url, key) = endpoint(&world, "pagerduty").await;
+    let (url, key) = world.endpoint("pagerduty").await;
     let trigger = json!({
         "routing_key": key,
         "dedup_key": "disk-full-db-1",
@@ -79,7 +68,7 @@ async fn pagerduty_events_carry_their_key_in_the_body_and_resolve_by_dedup_key()
 #[tokio::test]
 async fn a_wrong_or_missing_key_in_the_body_is_refused_and_stores_nothing() {
     let world = AlertWorld::new().await;
-    let (url, _key) = endpoint(&world, "pagerduty").await;
+    let (url, _key) = world.endpoint("pagerduty").await;
     for routing_key in [json!("not-the-key"), Value::Null] {
         let body = json!({
             "routing_key": routing_key,
@@ -96,7 +85,7 @@ async fn a_wrong_or_missing_key_in_the_body_is_refused_and_stores_nothing() {
 #[tokio::test]
 async fn a_body_read_before_its_key_is_held_to_the_smaller_limit_and_a_header_key_lifts_it() {
     let world = AlertWorld::with(|raw| raw.alert_key_in_body_max_bytes = Some(1024)).await;
-    let (url, key) = endpoint(&world, "pagerduty").await;
+    let (url, key) = world.endpoint("pagerduty").await;
     let body = json!({
         "routing_key": key,
         "event_action": "trigger",
@@ -117,7 +106,7 @@ async fn a_body_read_before_its_key_is_held_to_the_smaller_limit_and_a_header_ke
 #[tokio::test]
 async fn grafana_alerts_fire_and_resolve_with_a_bearer_key() {
     let world = AlertWorld::new().await;
-    let (url, key) = endpoint(&world, "grafana").await;
+    let (url, key) = world.endpoint("grafana").await;
     let firing: Value =
         serde_json::from_str(include_str!("../fixtures/formats/grafana/firing-1.json")).unwrap();
     let answer = post_alert(&url, &key, &firing).await;
@@ -142,7 +131,7 @@ async fn grafana_alerts_fire_and_resolve_with_a_bearer_key() {
 #[tokio::test]
 async fn a_suffix_the_format_does_not_take_is_not_an_address() {
     let world = AlertWorld::new().await;
-    let (pagerduty, key) = endpoint(&world, "pagerduty").await;
+    let (pagerduty, key) = world.endpoint("pagerduty").await;
     let trigger = json!({"routing_key": key, "event_action": "trigger", "payload": {"summary": "s", "source": "h", "severity": "info"}});
     let answer = post_alert(&format!("{pagerduty}/v2/alerts"), &key, &trigger).await;
     assert_eq!(answer.status, StatusCode::NOT_FOUND, "{:?}", answer.body);
@@ -163,7 +152,7 @@ async fn a_suffix_the_format_does_not_take_is_not_an_address() {
 #[tokio::test]
 async fn a_body_that_does_not_fit_its_format_gets_422_with_what_was_expected() {
     let world = AlertWorld::new().await;
-    let (url, key) = endpoint(&world, "grafana").await;
+    let (url, key) = world.endpoint("grafana").await;
     let answer = post_alert(&url, &key, &json!({"title": "a generic payload"})).await;
     assert_eq!(
         answer.status,
@@ -269,7 +258,7 @@ async fn sns_keeps_its_subscription_confirmation_for_a_maintainer_then_its_alarm
 #[tokio::test]
 async fn opsgenie_clients_create_with_a_geniekey_and_close_by_alias_in_the_address() {
     let world = AlertWorld::new().await;
-    let (url, key) = endpoint(&world, "opsgenie").await;
+    let (url, key) = world.endpoint("opsgenie").await;
     let genie = format!("GenieKey {key}");
     let create = include_str!("../fixtures/formats/opsgenie/firing-1.json");
     let answer = post_as(
@@ -311,7 +300,7 @@ async fn opsgenie_clients_create_with_a_geniekey_and_close_by_alias_in_the_addre
 #[tokio::test]
 async fn alerta_clients_post_to_alert_with_their_key_schemes_and_a_cleared_severity_resolves() {
     let world = AlertWorld::new().await;
-    let (url, key) = endpoint(&world, "alerta").await;
+    let (url, key) = world.endpoint("alerta").await;
     let header = format!("Key {key}");
     let firing = include_str!("../fixtures/formats/alerta/firing-1.json");
     let answer = post_as(
@@ -340,8 +329,8 @@ async fn alerta_clients_post_to_alert_with_their_key_schemes_and_a_cleared_sever
 #[tokio::test]
 async fn the_same_sender_id_on_two_integrations_groups_only_within_each() {
     let world = AlertWorld::new().await;
-    let (first, first_key) = endpoint(&world, "pagerduty").await;
-    let (second, second_key) = endpoint(&world, "pagerduty").await;
+    let (first, first_key) = world.endpoint("pagerduty").await;
+    let (second, second_key) = world.endpoint("pagerduty").await;
     for (url, key) in [(&first, &first_key), (&second, &second_key)] {
         let trigger = json!({
             "routing_key": key,
@@ -374,7 +363,7 @@ async fn the_same_sender_id_on_two_integrations_groups_only_within_each() {
 #[tokio::test]
 async fn a_confirmation_address_outside_the_senders_own_hosts_is_refused_and_not_kept() {
     let world = AlertWorld::new().await;
-    let (url, key) = endpoint(&world, "aws_sns").await;
+    let (url, key) = world.endpoint("aws_sns").await;
     let mut confirm: Value = serde_json::from_str(include_str!(
         "../fixtures/formats/aws_sns/subscription-confirmation-1.json"
     ))

@@ -13,17 +13,6 @@ use crate::common::alertmanager::{start_alertmanager_with, Alertmanager};
 use crate::common::alerts::AlertWorld;
 use crate::common::get;
 
-/// An HTTP Endpoint reading `format`: its receiving address (ending in `.json`) and key.
-async fn endpoint(world: &AlertWorld, format: &str) -> (String, String) {
-    let created = world
-        .integration(json!({"type": "http", "name": format, "payload_format": format, "active": true}))
-        .await;
-    (
-        created["url"].as_str().unwrap().to_owned(),
-        created["token"].as_str().unwrap().to_owned(),
-    )
-}
-
 /// Waits up to 15 s until the demo project's alerts pass `check`; else fails with Alertmanager's log.
 async fn wait_for(
     world: &AlertWorld,
@@ -96,7 +85,7 @@ async fn fire_then_resolve(world: &AlertWorld, manager: &Alertmanager) -> Value 
 #[tokio::test]
 async fn alertmanager_pagerduty_configs_trigger_then_resolve_by_dedup_key() {
     let world = AlertWorld::new().await;
-    let (url, key) = endpoint(&world, "pagerduty").await;
+    let (url, key) = world.endpoint("pagerduty").await;
     // `url` is Alertmanager's Events API v2 address; send_resolved is on by default. The key travels in the body.
     let receiver = format!(
         "pagerduty_configs:\n  - url: '{url}'\n    routing_key: '{key}'\n{}",
@@ -115,7 +104,7 @@ async fn alertmanager_pagerduty_configs_trigger_then_resolve_by_dedup_key() {
 #[tokio::test]
 async fn alertmanager_opsgenie_configs_create_then_close_by_alias() {
     let world = AlertWorld::new().await;
-    let (url, key) = endpoint(&world, "opsgenie").await;
+    let (url, key) = world.endpoint("opsgenie").await;
     // Alertmanager appends `v2/alerts` (and `v2/alerts/<alias>/close?identifierType=alias`) to `api_url`, and sends
     // `Authorization: GenieKey <api_key>`. Nothing else is configured: no priority, no entity.
     let receiver = format!("opsgenie_configs:\n  - api_key: '{key}'\n    api_url: '{url}/'\n");
@@ -139,7 +128,7 @@ async fn alertmanager_opsgenie_configs_create_then_close_by_alias() {
 #[tokio::test]
 async fn alertmanager_opsgenie_configs_updating_alerts_still_close_them() {
     let world = AlertWorld::new().await;
-    let (url, key) = endpoint(&world, "opsgenie").await;
+    let (url, key) = world.endpoint("opsgenie").await;
     let receiver =
         format!("opsgenie_configs:\n  - api_key: '{key}'\n    api_url: '{url}/'\n    update_alerts: true\n");
     let manager = start_alertmanager_with(&receiver).await;

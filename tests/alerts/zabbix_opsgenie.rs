@@ -118,17 +118,6 @@ async fn alerts(world: &AlertWorld) -> Vec<Value> {
     listed.as_array().cloned().unwrap_or_default()
 }
 
-/// An HTTP Endpoint reading `opsgenie`: its receiving address and key.
-async fn opsgenie_endpoint(world: &AlertWorld) -> (String, String) {
-    let created = world
-        .integration(json!({"type": "http", "name": "Zabbix", "payload_format": "opsgenie", "active": true}))
-        .await;
-    (
-        created["url"].as_str().unwrap().to_owned(),
-        created["token"].as_str().unwrap().to_owned(),
-    )
-}
-
 #[tokio::test]
 async fn zabbix_opsgenie_media_type_creates_the_alert_on_a_problem_and_resolves_it_on_recovery() {
     let (binary, export) = zabbix();
@@ -138,7 +127,7 @@ async fn zabbix_opsgenie_media_type_creates_the_alert_on_a_problem_and_resolves_
         "not the Opsgenie script:\n{script}"
     );
     let world = AlertWorld::new().await;
-    let (url, key) = opsgenie_endpoint(&world).await;
+    let (url, key) = world.endpoint("opsgenie").await;
 
     let mut parameters = parameters_of(&export);
     assert!(parameters.contains_key("opsgenie_api"), "{parameters:?}");
@@ -198,7 +187,7 @@ async fn zabbix_opsgenie_media_type_creates_the_alert_on_a_problem_and_resolves_
 #[tokio::test]
 async fn an_opsgenie_request_id_svcgate_did_not_issue_is_not_found_and_a_lookup_needs_the_key() {
     let world = AlertWorld::new().await;
-    let (url, key) = opsgenie_endpoint(&world).await;
+    let (url, key) = world.endpoint("opsgenie").await;
     let genie = format!("GenieKey {key}");
     let answer = send(
         Method::GET,

@@ -71,6 +71,17 @@ impl AlertWorld {
         )
     }
 
+    /// An active HTTP Endpoint reading the sender's `format`: its receiving address (ending in `.json`) and key.
+    pub async fn endpoint(&self, format: &str) -> (String, String) {
+        let created = self
+            .integration(json!({"type": "http", "name": format, "payload_format": format, "active": true}))
+            .await;
+        (
+            created["url"].as_str().unwrap().to_owned(),
+            created["token"].as_str().unwrap().to_owned(),
+        )
+    }
+
     /// Creates an integration as the Maintainer and answers it (with `url` and `token`).
     pub async fn integration(&self, body: Value) -> Value {
         let answer = send_json(Method::POST, &self.api("/integrations"), &self.maintainer, body).await;

@@ -164,24 +164,16 @@ fn valid_name(name: &str) -> bool {
 
 /// Every `*.toml` file of `dir`, in name order: its stem, path and text.
 fn read_dir(dir: &Path) -> Result<Vec<(String, std::path::PathBuf, String)>, FormatsError> {
-    let entries =
-        std::fs::read_dir(dir).map_err(|error| FormatsError(vec![format!("{}: {error}", dir.display())]))?;
-    let mut paths: Vec<_> = entries
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "toml"))
-        .collect();
-    paths.sort();
-    let mut files = Vec::new();
-    for path in paths {
-        let text = std::fs::read_to_string(&path)
-            .map_err(|error| FormatsError(vec![format!("{}: {error}", path.display())]))?;
-        let name = path
-            .file_stem()
-            .and_then(|stem| stem.to_str())
-            .unwrap_or_default()
-            .to_owned();
-        files.push((name, path, text));
-    }
-    Ok(files)
+    let files = crate::util::toml_files::read(dir).map_err(|error| FormatsError(vec![error]))?;
+    Ok(files
+        .into_iter()
+        .map(|(path, text)| {
+            let name = path
+                .file_stem()
+                .and_then(|stem| stem.to_str())
+                .unwrap_or_default()
+                .to_owned();
+            (name, path, text)
+        })
+        .collect())
 }

@@ -452,7 +452,10 @@ fn a_lookup_route_is_a_get_ending_in_its_request_id() {
             "suffix = \"/r/{id}\"\nmethod = \"GET\"\nlookup = true\n",
             "ends in {request_id}",
         ),
-        ("suffix = \"/r\"\nmethod = \"PATCH\"\n", "expected POST, PUT or GET"),
+        (
+            "suffix = \"/r\"\nmethod = \"PATCH\"\n",
+            "expected POST, PUT or GET",
+        ),
     ] {
         let errors = check(&format!("{head}{route}"));
         assert!(

@@ -519,13 +519,7 @@ impl Intake {
     ) -> Result<Vec<AnswerEntry>, IntakeError> {
         // A kind that receives nothing has no address, so no sender reaches it; a test alert is refused before.
         let reception = Reception::of(integration, &self.catalog)?.ok_or(IntakeError::NotFound)?;
-        let headers = HeaderMap::new();
-        let delivery = Delivery {
-            body: bytes,
-            suffix: "",
-            query: None,
-            headers: &headers,
-        };
+        let delivery = Delivery::sample(bytes);
         // A test alert never keeps a confirmation address: only a sender's own delivery may ask a maintainer to open one.
         match self.deliver(integration, &reception, &delivery, false).await? {
             Received::Alerts(entries) => Ok(entries),
@@ -537,13 +531,7 @@ impl Intake {
     /// stores nothing: what "Save and test" shows before any alert is created.
     pub fn preview(&self, integration: &Integration, bytes: &[u8]) -> Result<Reading, IntakeError> {
         let reception = Reception::of(integration, &self.catalog)?.ok_or(IntakeError::NotFound)?;
-        let headers = HeaderMap::new();
-        let delivery = Delivery {
-            body: bytes,
-            suffix: "",
-            query: None,
-            headers: &headers,
-        };
+        let delivery = Delivery::sample(bytes);
         let now = time::OffsetDateTime::now_utc();
         Ok(reception.read(integration, &delivery, self.config.max_depth, now, self.edition())?)
     }

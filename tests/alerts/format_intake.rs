@@ -7,7 +7,7 @@
 use http::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::common::alerts::{post_alert, AlertWorld};
+use crate::common::alerts::{alerts, post_alert, AlertWorld};
 use crate::common::{get, send};
 
 /// Posts `body` to `url` as JSON with no `Authorization`.
@@ -19,14 +19,6 @@ async fn post_without_header(url: &str, body: &Value) -> crate::common::Answer {
         Some(("application/json", serde_json::to_vec(body).unwrap())),
     )
     .await
-}
-
-/// Every alert of the demo project, newest first.
-async fn alerts(world: &AlertWorld) -> Vec<Value> {
-    let listed = get(&world.api("/alerts?status=all"), &world.developer)
-        .await
-        .json();
-    listed.as_array().cloned().unwrap_or_default()
 }
 
 #[tokio::test]

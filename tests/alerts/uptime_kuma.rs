@@ -11,8 +11,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
-use crate::common::alerts::AlertWorld;
-use crate::common::get;
+use crate::common::alerts::{alerts, AlertWorld};
 use crate::common::uptime_kuma::{start_uptime_kuma, UptimeKuma};
 
 /// The monitored target: a loopback port answering `200 OK` (closing each connection) until stopped, and again
@@ -83,16 +82,6 @@ async fn serve(listener: TcpListener) {
             let _ = stream.shutdown().await;
         }
     }
-}
-
-/// Every alert of the demo project.
-async fn alerts(world: &AlertWorld) -> Vec<Value> {
-    get(&world.api("/alerts?status=all"), &world.developer)
-        .await
-        .json()
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
 }
 
 /// Waits up to 60 s (Uptime Kuma checks every 20 s at the most often) until the alerts satisfy `check`.

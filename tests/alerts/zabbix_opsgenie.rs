@@ -11,8 +11,8 @@ use std::process::Command;
 use http::{Method, StatusCode};
 use serde_json::{json, Map, Value};
 
-use crate::common::alerts::AlertWorld;
-use crate::common::{get, send};
+use crate::common::alerts::{alerts, AlertWorld};
+use crate::common::send;
 
 /// Where `./test.sh` unpacks the two Debian packages.
 fn zabbix_root() -> PathBuf {
@@ -108,14 +108,6 @@ async fn run_media_script(binary: &Path, script: &str, parameters: &Map<String, 
         String::from_utf8_lossy(&output.stderr)
     );
     (output.status.success(), text)
-}
-
-/// Every alert of the demo project, newest first.
-async fn alerts(world: &AlertWorld) -> Vec<Value> {
-    let listed = get(&world.api("/alerts?status=all"), &world.developer)
-        .await
-        .json();
-    listed.as_array().cloned().unwrap_or_default()
 }
 
 #[tokio::test]

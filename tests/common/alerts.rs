@@ -121,6 +121,14 @@ impl Members {
     }
 }
 
+/// Every alert of the demo project (all statuses), newest first, as the Developer sees them.
+pub async fn alerts(world: &AlertWorld) -> Vec<Value> {
+    let listed = super::get(&world.api("/alerts?status=all"), &world.developer)
+        .await
+        .json();
+    listed.as_array().cloned().unwrap_or_default()
+}
+
 /// Posts a JSON alert payload to `url` with `key`.
 pub async fn post_alert(url: &str, key: &str, payload: &Value) -> Answer {
     send(

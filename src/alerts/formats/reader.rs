@@ -34,6 +34,20 @@ pub struct Delivery<'a> {
     pub headers: &'a http::HeaderMap,
 }
 
+impl<'a> Delivery<'a> {
+    /// `body` as if sent to the receiving address itself with no headers or query: a sample or a test alert.
+    pub fn sample(body: &'a [u8]) -> Self {
+        static NO_HEADERS: std::sync::LazyLock<http::HeaderMap> =
+            std::sync::LazyLock::new(http::HeaderMap::new);
+        Delivery {
+            body,
+            suffix: "",
+            query: None,
+            headers: &NO_HEADERS,
+        }
+    }
+}
+
 /// What a delivery means.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reading {

@@ -251,6 +251,9 @@ options! {
     usage_flush_interval: NonzeroDuration = "10s",
     /// Clients kept per V3 route in the usage counts (the least recent are folded into `others`).
     usage_max_clients_per_route: Count = 50,
+    /// How long a V3 client (a user and its `User-Agent`'s product) may go without a call before the migration
+    /// report marks it retired.
+    v3_client_retired_after: NonzeroDuration = "30d",
     /// Longest a metrics scrape waits for the store's counts (open alerts, outbox backlog) before leaving them out.
     metrics_store_timeout: NonzeroDuration = "2s",
 }
@@ -628,6 +631,7 @@ impl Config {
             usage: UsageSettings {
                 flush_interval: options.usage_flush_interval,
                 max_clients_per_route: options.usage_max_clients_per_route,
+                client_retired_after: options.v3_client_retired_after,
             },
             alerts: AlertConfig {
                 service_token_set: options.service_token.is_some(),

@@ -12,12 +12,14 @@
 //! 6. [`finish`]: remap the status, complete list items (in one [`graphql`] request where the backend answers
 //!    it), reshape the body with [`shape`], rewrite [`pagination`].
 //!
-//! Beside the pipeline: [`usage`] (which legacy clients still call which V3 routes). May use: [`crate::util`],
+//! Beside the pipeline: [`usage`] (which legacy clients still call which V3 routes) and [`clients`] (who a client
+//! is, and when it is retired). May use: [`crate::util`],
 //! [`crate::http`], [`crate::store`], [`crate::telemetry`], [`crate::backend`]; not [`crate::alerts`], which shares
 //! its layer.
 
 pub mod auth;
 pub mod backend;
+pub mod clients;
 pub mod exchange;
 pub mod explain;
 pub mod finish;

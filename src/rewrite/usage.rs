@@ -84,6 +84,8 @@ pub struct UsageSettings {
     pub flush_interval: Duration,
     /// Clients kept per route; the least recent are folded into `others` (`usage_max_clients_per_route`).
     pub max_clients_per_route: usize,
+    /// No call for this long marks a client retired (`v3_client_retired_after`).
+    pub client_retired_after: Duration,
 }
 
 impl UsageRecorder {

@@ -6,8 +6,11 @@
 //! event is visited, without the generic formatter's styles, padding bookkeeping and escapes for text that needs
 //! none: the generic formatter took about a quarter of svcgate's own CPU per passthrough request; bench row 1, 1 KB and 50 conn: svcgate / bare 0.75 → 0.84 × (100 KB: 0.91 → 0.93 ×) with the other changes of its step (bench/RESULTS.md, 2026-11-26). Any other event, an
 //! access event inside a span (at `debug`, the connection's), and coloured output go to the wrapped formatter.
+//!
+//! Names and text go in with `write_str`, integers with itoa, the latency with ryu (where it writes what `{:?}` does),
+//! and the date and time of the timestamp once a second: svcgate's instructions per 1 KB passthrough request 52,000 → 49,300 under callgrind (bench/RESULTS.md, 2026-11-27).
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber};
@@ -58,12 +61,19 @@ where
         }
         #[cfg(test)]
         tests::WRITTEN_HERE.with(|count| count.set(count.get() + 1));
-        let now = humantime::format_rfc3339_micros(now);
-        let level = event.metadata().level();
+        let level = event.metadata().level().as_str();
         if self.json {
-            write!(writer, "{{\"timestamp\":\"{now}\",\"level\":\"{level}\"")?;
+            writer.write_str("{\"timestamp\":\"")?;
+            write_timestamp(&mut writer, now)?;
+            writer.write_str("\",\"level\":\"")?;
+            writer.write_str(level)?;
+            writer.write_char('"')?;
         } else {
-            write!(writer, "{now} {level:>5} ")?;
+            write_timestamp(&mut writer, now)?;
+            // `{now} {level:>5} `, as the generic formatter pads the level.
+            writer.write_str(&"      "[level.len().min(5)..])?;
+            writer.write_str(level)?;
+            writer.write_char(' ')?;
         }
         let mut line = Line {
             writer: &mut writer,
@@ -77,6 +87,50 @@ where
             writer.write_char('}')?;
         }
         writer.write_char('\n')
+    }
+}
+
+thread_local! {
+    /// The last whole second written, and its text up to the seconds (`2026-11-27T02:40:07`): the date and time
+    /// are formatted once a second instead of once a line.
+    static SECOND: std::cell::RefCell<(u64, String)> = const { std::cell::RefCell::new((0, String::new())) };
+}
+
+/// Writes `now` as humantime's `format_rfc3339_micros` does (`2026-11-27T02:40:07.123456Z`); the caller has
+/// checked that `now` is after 1970 and before 10000.
+fn write_timestamp(writer: &mut Writer<'_>, now: std::time::SystemTime) -> fmt::Result {
+    let since = now
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_err(|_| fmt::Error)?;
+    let seconds = since.as_secs();
+    SECOND.with_borrow_mut(|(cached, text)| {
+        if text.is_empty() || *cached != seconds {
+            text.clear();
+            let whole = std::time::UNIX_EPOCH + std::time::Duration::from_secs(seconds);
+            write!(text, "{}", humantime::format_rfc3339_seconds(whole))?;
+            // `…:07Z` without its `Z`: the fraction goes before it.
+            text.pop();
+            *cached = seconds;
+        }
+        writer.write_str(text)
+    })?;
+    let mut fraction = *b".000000Z";
+    let mut micros = since.subsec_micros();
+    for digit in fraction[1..7].iter_mut().rev() {
+        *digit = b'0' + (micros % 10) as u8;
+        micros /= 10;
+    }
+    writer.write_str(std::str::from_utf8(&fraction).map_err(|_| fmt::Error)?)
+}
+
+/// Writes `value` as `{value:?}` does, with ryu where both write the same shortest digits in the same notation
+/// (zero, and plain decimals from 0.0001 up to 10^16), and the standard formatting for any other value.
+fn write_f64_debug(writer: &mut Writer<'_>, value: f64) -> fmt::Result {
+    let magnitude = value.abs();
+    if value == 0.0 || (1e-4..1e16).contains(&magnitude) {
+        writer.write_str(ryu::Buffer::new().format_finite(value))
+    } else {
+        write!(writer, "{value:?}")
     }
 }
 
@@ -94,11 +148,20 @@ impl Line<'_, '_> {
     fn name(&mut self, field: &Field) -> fmt::Result {
         let first = std::mem::replace(&mut self.first, false);
         match (self.json, field.name()) {
-            (true, name) => write!(self.writer, ",\"{name}\":"),
+            (true, name) => {
+                self.writer.write_str(",\"")?;
+                self.writer.write_str(name)?;
+                self.writer.write_str("\":")
+            }
             (false, "message") if first => Ok(()),
             (false, "message") => self.writer.write_char(' '),
-            (false, name) if first => write!(self.writer, "{name}="),
-            (false, name) => write!(self.writer, " {name}="),
+            (false, name) => {
+                if !first {
+                    self.writer.write_char(' ')?;
+                }
+                self.writer.write_str(name)?;
+                self.writer.write_char('=')
+            }
         }
     }
 
@@ -117,7 +180,11 @@ impl Line<'_, '_> {
                 .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
         };
         match (plain, self.json) {
-            (true, _) => write!(self.writer, "\"{value}\""),
+            (true, _) => {
+                self.writer.write_char('"')?;
+                self.writer.write_str(value)?;
+                self.writer.write_char('"')
+            }
             (false, false) => write!(self.writer, "{value:?}"),
             (false, true) => {
                 let quoted = serde_json::to_string(value).map_err(|_| fmt::Error)?;
@@ -126,10 +193,10 @@ impl Line<'_, '_> {
         }
     }
 
-    /// Writes a value that reads the same in text and JSON (a number, a boolean), unquoted.
-    fn bare(&mut self, field: &Field, value: impl fmt::Display) -> fmt::Result {
+    /// Writes an integer, which reads the same in text and JSON, unquoted.
+    fn integer(&mut self, field: &Field, value: impl itoa::Integer) -> fmt::Result {
         self.name(field)?;
-        write!(self.writer, "{value}")
+        self.writer.write_str(itoa::Buffer::new().format(value))
     }
 
     fn record(&mut self, write: impl FnOnce(&mut Self) -> fmt::Result) {
@@ -145,15 +212,18 @@ impl Visit for Line<'_, '_> {
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
-        self.record(|line| line.bare(field, value));
+        self.record(|line| line.integer(field, value));
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.record(|line| line.bare(field, value));
+        self.record(|line| line.integer(field, value));
     }
 
     fn record_bool(&mut self, field: &Field, value: bool) {
-        self.record(|line| line.bare(field, value));
+        self.record(|line| {
+            line.name(field)?;
+            line.writer.write_str(if value { "true" } else { "false" })
+        });
     }
 
     fn record_f64(&mut self, field: &Field, value: f64) {
@@ -163,7 +233,7 @@ impl Visit for Line<'_, '_> {
                 // serde_json's rendering (`null` for what JSON cannot hold), as the JSON formatter writes it.
                 write!(line.writer, "{}", serde_json::Value::from(value))
             } else {
-                write!(line.writer, "{value:?}")
+                write_f64_debug(line.writer, value)
             }
         });
     }
@@ -184,6 +254,7 @@ impl Visit for Line<'_, '_> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::telemetry::tests::Captured;
     use crate::telemetry::{subscriber, LogFormat};
@@ -248,7 +319,18 @@ mod tests {
             "/tab\there",
             "/é/\u{1b}[31m",
         ];
-        let latencies = [0.365, 1.0, 0.0, 12345.678, f64::NAN];
+        let latencies = [
+            0.365,
+            1.0,
+            0.0,
+            -0.0,
+            12345.678,
+            0.00005,
+            1e16,
+            1e300,
+            f64::INFINITY,
+            f64::NAN,
+        ];
         for format in [LogFormat::Text, LogFormat::Json] {
             for route in routes {
                 for latency in latencies {
@@ -269,6 +351,51 @@ mod tests {
                     assert_eq!(fast, slow, "{format:?} {route:?} {latency}");
                 }
             }
+        }
+    }
+
+    fn debug_of(value: f64) -> String {
+        let mut text = String::new();
+        write_f64_debug(&mut Writer::new(&mut text), value).unwrap();
+        text
+    }
+
+    #[test]
+    fn latencies_are_written_as_the_standard_debug_format_writes_them() {
+        // Every latency svcgate logs is whole microseconds over 1000.
+        for micros in (0..200_000u64).chain([999_999_999, 86_400_000_000, u64::from(u32::MAX)]) {
+            let value = micros as f64 / 1000.0;
+            assert_eq!(debug_of(value), format!("{value:?}"), "{micros} µs");
+        }
+        for value in [
+            1e-4,
+            9.999e-5,
+            1e16,
+            9.999_999_999_999_998e15,
+            -1.5,
+            f64::MIN_POSITIVE,
+            f64::MAX,
+        ] {
+            assert_eq!(debug_of(value), format!("{value:?}"));
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_double_is_written_as_the_standard_debug_format_writes_it(bits: u64) {
+            let value = f64::from_bits(bits);
+            proptest::prop_assert_eq!(debug_of(value), format!("{value:?}"));
+        }
+    }
+
+    #[test]
+    fn timestamps_are_what_humantime_writes_in_microseconds() {
+        let base = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_795_000_000);
+        for offset_micros in [0u64, 1, 999_999, 1_000_000, 1_000_001, 59_999_999, 86_400_000_123] {
+            let now = base + std::time::Duration::from_micros(offset_micros);
+            let mut text = String::new();
+            write_timestamp(&mut Writer::new(&mut text), now).unwrap();
+            assert_eq!(text, humantime::format_rfc3339_micros(now).to_string());
         }
     }
 

@@ -61,22 +61,25 @@ where
         }
         #[cfg(test)]
         tests::WRITTEN_HERE.with(|count| count.set(count.get() + 1));
+        // The line is put together here and handed over whole: one call through the writer instead of one a
+        // piece (bench/instructions, 1 KB passthrough: svcgate's instructions per request 49,500 → 48,600).
+        let mut text = String::with_capacity(256);
         let level = event.metadata().level().as_str();
         if self.json {
-            writer.write_str("{\"timestamp\":\"")?;
-            write_timestamp(&mut writer, now)?;
-            writer.write_str("\",\"level\":\"")?;
-            writer.write_str(level)?;
-            writer.write_char('"')?;
+            text.push_str("{\"timestamp\":\"");
+            write_timestamp(&mut text, now)?;
+            text.push_str("\",\"level\":\"");
+            text.push_str(level);
+            text.push('"');
         } else {
-            write_timestamp(&mut writer, now)?;
+            write_timestamp(&mut text, now)?;
             // `{now} {level:>5} `, as the generic formatter pads the level.
-            writer.write_str(&"      "[level.len().min(5)..])?;
-            writer.write_str(level)?;
-            writer.write_char(' ')?;
+            text.push_str(&"      "[level.len().min(5)..]);
+            text.push_str(level);
+            text.push(' ');
         }
         let mut line = Line {
-            writer: &mut writer,
+            writer: &mut text,
             json: self.json,
             first: true,
             result: Ok(()),
@@ -84,9 +87,10 @@ where
         event.record(&mut line);
         line.result?;
         if self.json {
-            writer.write_char('}')?;
+            text.push('}');
         }
-        writer.write_char('\n')
+        text.push('\n');
+        writer.write_str(&text)
     }
 }
 
@@ -98,7 +102,7 @@ thread_local! {
 
 /// Writes `now` as humantime's `format_rfc3339_micros` does (`2026-11-27T02:40:07.123456Z`); the caller has
 /// checked that `now` is after 1970 and before 10000.
-fn write_timestamp(writer: &mut Writer<'_>, now: std::time::SystemTime) -> fmt::Result {
+fn write_timestamp(writer: &mut impl fmt::Write, now: std::time::SystemTime) -> fmt::Result {
     let since = now
         .duration_since(std::time::UNIX_EPOCH)
         .map_err(|_| fmt::Error)?;
@@ -125,7 +129,7 @@ fn write_timestamp(writer: &mut Writer<'_>, now: std::time::SystemTime) -> fmt::
 
 /// Writes `value` as `{value:?}` does, with ryu where both write the same shortest digits in the same notation
 /// (zero, and plain decimals from 0.0001 up to 10^16), and the standard formatting for any other value.
-fn write_f64_debug(writer: &mut Writer<'_>, value: f64) -> fmt::Result {
+fn write_f64_debug(writer: &mut impl fmt::Write, value: f64) -> fmt::Result {
     let magnitude = value.abs();
     if value == 0.0 || (1e-4..1e16).contains(&magnitude) {
         writer.write_str(ryu::Buffer::new().format_finite(value))
@@ -135,15 +139,16 @@ fn write_f64_debug(writer: &mut Writer<'_>, value: f64) -> fmt::Result {
 }
 
 /// Writes an access event's fields as they are visited.
-struct Line<'w, 'a> {
-    writer: &'w mut Writer<'a>,
+struct Line<'w> {
+    /// The line being put together.
+    writer: &'w mut String,
     json: bool,
     /// Whether no field has been written yet (text puts no space before the first).
     first: bool,
     result: fmt::Result,
 }
 
-impl Line<'_, '_> {
+impl Line<'_> {
     /// Writes the separator and the field's name: ` name=` in text (nothing before the message), `,"name":` in JSON.
     fn name(&mut self, field: &Field) -> fmt::Result {
         let first = std::mem::replace(&mut self.first, false);
@@ -206,7 +211,7 @@ impl Line<'_, '_> {
     }
 }
 
-impl Visit for Line<'_, '_> {
+impl Visit for Line<'_> {
     fn record_str(&mut self, field: &Field, value: &str) {
         self.record(|line| line.text(field, value));
     }
@@ -356,7 +361,7 @@ mod tests {
 
     fn debug_of(value: f64) -> String {
         let mut text = String::new();
-        write_f64_debug(&mut Writer::new(&mut text), value).unwrap();
+        write_f64_debug(&mut text, value).unwrap();
         text
     }
 
@@ -394,7 +399,7 @@ mod tests {
         for offset_micros in [0u64, 1, 999_999, 1_000_000, 1_000_001, 59_999_999, 86_400_000_123] {
             let now = base + std::time::Duration::from_micros(offset_micros);
             let mut text = String::new();
-            write_timestamp(&mut Writer::new(&mut text), now).unwrap();
+            write_timestamp(&mut text, now).unwrap();
             assert_eq!(text, humantime::format_rfc3339_micros(now).to_string());
         }
     }

@@ -5,13 +5,24 @@
 //! never the token itself — and the `User-Agent`), with first and last call and error answers. Counts gather in
 //! memory and are written to the store in batches (every `usage_flush_interval`, and before every report), never
 //! once a request.
+//!
+//! At each batch the recorder also notices a retired client coming back (`svcgate_v3_retired_clients_returned_total`):
+//! it keeps each client's last call (as many clients as `access_cache_entries`, loaded from the store at the first
+//! batch), and for a client in the batch whose last known call is older than `v3_client_retired_after` (or that it
+//! does not know) it reads the store's rows again before counting, since another replica may have seen the client
+//! meanwhile.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use prometheus_client::metrics::counter::Counter;
+
 use crate::backend::access::{AccessChecker, AccessError, Credentials};
 use crate::store::{Store, UsageDelta, UsageRow};
+
+use super::clients::is_retired;
+use super::retirement;
 
 /// The client name of requests without credentials.
 pub const ANONYMOUS: &str = "anonymous";
@@ -56,6 +67,13 @@ pub struct UsageRecorder {
     store: Arc<dyn Store>,
     access: AccessChecker,
     max_clients: usize,
+    retired_after: Duration,
+    /// Each client's last call by client id, least recently called dropped first; `None` until the first batch
+    /// loads it from the store.
+    last_calls: tokio::sync::Mutex<Option<lru::LruCache<String, String>>>,
+    max_last_calls: std::num::NonZeroUsize,
+    /// Calls from retired clients, each return counted once (`svcgate_v3_retired_clients_returned_total`).
+    returned: Counter,
 }
 
 /// Folds a path's ids away for routes no rule names: numbers, encoded paths and hashes become `:id`.
@@ -89,18 +107,44 @@ pub struct UsageSettings {
 }
 
 impl UsageRecorder {
-    /// A recorder writing to `store`, asking `access` who callers are, keeping `max_clients` clients a route and
-    /// at most `max_callers` callers' names in memory.
-    pub fn new(store: Arc<dyn Store>, access: AccessChecker, max_clients: usize, max_callers: usize) -> Self {
+    /// A recorder writing to `store`, asking `access` who callers are, keeping `settings.max_clients_per_route`
+    /// clients a route, at most `max_callers` callers' names and clients' last calls in memory, and counting
+    /// retired clients that call again into `returned`.
+    pub fn new(
+        store: Arc<dyn Store>,
+        access: AccessChecker,
+        settings: &UsageSettings,
+        max_callers: usize,
+        returned: Counter,
+    ) -> Self {
+        let max_callers = std::num::NonZeroUsize::new(max_callers).unwrap_or(std::num::NonZeroUsize::MIN);
         UsageRecorder {
             pending: Mutex::new(HashMap::new()),
-            callers: Mutex::new(lru::LruCache::new(
-                std::num::NonZeroUsize::new(max_callers).unwrap_or(std::num::NonZeroUsize::MIN),
-            )),
+            callers: Mutex::new(lru::LruCache::new(max_callers)),
             store,
             access,
-            max_clients,
+            max_clients: settings.max_clients_per_route,
+            retired_after: settings.client_retired_after,
+            last_calls: tokio::sync::Mutex::new(None),
+            max_last_calls: max_callers,
+            returned,
         }
+    }
+
+    /// How long without a call marks a client retired and a route unused (`v3_client_retired_after`).
+    pub fn retired_after(&self) -> Duration {
+        self.retired_after
+    }
+
+    /// Clients with a call within [`Self::retired_after`], as the store counts them now (so every replica on one
+    /// store says the same).
+    pub async fn active_clients(&self) -> Result<u64, crate::store::StoreError> {
+        let rows = self.store.usage().await?;
+        Ok(retirement::active_clients(
+            &rows,
+            time::OffsetDateTime::now_utc(),
+            self.retired_after,
+        ))
     }
 
     /// Counts one V3 call.
@@ -216,12 +260,82 @@ impl UsageRecorder {
             entry.first_seen = entry.first_seen.clone().min(counts.first_seen);
             entry.last_seen = entry.last_seen.clone().max(counts.last_seen);
         }
-        if let Err(error) = self
-            .store
-            .usage_add(merged.into_values().collect(), self.max_clients)
-            .await
-        {
+        let deltas: Vec<UsageDelta> = merged.into_values().collect();
+        // One batch at a time watches for returns, so that two flushes never both count one client.
+        let mut last_calls = self.last_calls.lock().await;
+        self.count_returns(&mut last_calls, &deltas).await;
+        if let Err(error) = self.store.usage_add(deltas, self.max_clients).await {
             tracing::warn!(%error, "V3 usage counts could not be stored");
+        }
+    }
+
+    /// Counts the clients of `batch` that come back after being retired, then notes the batch's calls as each
+    /// client's last. A client whose last known call is recent costs nothing; one that is unknown or retired by
+    /// what this replica knows is checked against the store's rows (read at most once a batch) before it counts.
+    async fn count_returns(&self, known: &mut Option<lru::LruCache<String, String>>, batch: &[UsageDelta]) {
+        let now = time::OffsetDateTime::now_utc();
+        let mut stored: Option<HashMap<String, String>> = None;
+        if known.is_none() {
+            match self.store.usage().await {
+                Ok(rows) => {
+                    let mut loaded: Vec<(String, String)> =
+                        retirement::last_calls(&rows).into_iter().collect();
+                    // The most recent are kept when there are more clients than room.
+                    loaded.sort_by(|a, b| a.1.cmp(&b.1));
+                    let mut cache = lru::LruCache::new(self.max_last_calls);
+                    for (id, last) in &loaded {
+                        cache.put(id.clone(), last.clone());
+                    }
+                    *known = Some(cache);
+                    stored = Some(loaded.into_iter().collect());
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "V3 usage: the clients' last calls could not be read");
+                    return;
+                }
+            }
+        }
+        let Some(cache) = known.as_mut() else { return };
+        let mut batch_last: HashMap<String, &str> = HashMap::new();
+        for delta in batch {
+            if let Some(id) = retirement::client_of(delta) {
+                let last = batch_last.entry(id).or_insert(delta.last_seen.as_str());
+                if delta.last_seen.as_str() > *last {
+                    *last = delta.last_seen.as_str();
+                }
+            }
+        }
+        let suspects: Vec<&String> = batch_last
+            .keys()
+            .filter(|id| match cache.peek(*id) {
+                Some(last) => is_retired(last, now, self.retired_after),
+                None => true,
+            })
+            .collect();
+        if !suspects.is_empty() {
+            if stored.is_none() {
+                match self.store.usage().await {
+                    Ok(rows) => stored = Some(retirement::last_calls(&rows)),
+                    Err(error) => {
+                        tracing::warn!(%error, "V3 usage: the clients' last calls could not be read")
+                    }
+                }
+            }
+            if let Some(stored) = &stored {
+                for id in suspects {
+                    // A client the store has never seen is new, not back.
+                    if stored
+                        .get(id)
+                        .is_some_and(|last| is_retired(last, now, self.retired_after))
+                    {
+                        tracing::info!(client = %id, "V3 usage: a retired client called again");
+                        self.returned.inc();
+                    }
+                }
+            }
+        }
+        for (id, last) in batch_last {
+            cache.put(id, last.to_owned());
         }
     }
 
@@ -258,9 +372,6 @@ mod tests {
     }
 }
 
-/// Days without a call after which a route is marked unused.
-pub const UNUSED_AFTER_DAYS: i64 = 30;
-
 /// One route's usage, with its clients, most called first.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RouteUsage {
@@ -276,7 +387,7 @@ pub struct RouteUsage {
     pub first_seen: String,
     /// Last call.
     pub last_seen: String,
-    /// No call for [`UNUSED_AFTER_DAYS`] days.
+    /// No call for `v3_client_retired_after` (30 days unless configured; the name is the default's).
     pub unused_for_30_days: bool,
     /// Its clients.
     pub clients: Vec<ClientUsage>,
@@ -299,8 +410,14 @@ pub struct ClientUsage {
     pub last_seen: String,
 }
 
-/// Groups stored rows by route, routes sorted by `sort` (`calls`, `errors`, `last_seen`, `route`).
-pub fn by_route(rows: Vec<UsageRow>, sort: &str, now: time::OffsetDateTime) -> Vec<RouteUsage> {
+/// Groups stored rows by route, routes sorted by `sort` (`calls`, `errors`, `last_seen`, `route`); a route without a
+/// call for `unused_after` is marked unused.
+pub fn by_route(
+    rows: Vec<UsageRow>,
+    sort: &str,
+    now: time::OffsetDateTime,
+    unused_after: Duration,
+) -> Vec<RouteUsage> {
     let mut routes: Vec<RouteUsage> = Vec::new();
     for row in rows {
         let client = ClientUsage {
@@ -335,8 +452,7 @@ pub fn by_route(rows: Vec<UsageRow>, sort: &str, now: time::OffsetDateTime) -> V
         route
             .clients
             .sort_by_key(|client| std::cmp::Reverse(client.calls));
-        route.unused_for_30_days = crate::util::time_format::parse_time(&route.last_seen)
-            .is_some_and(|last| (now - last).whole_days() >= UNUSED_AFTER_DAYS);
+        route.unused_for_30_days = is_retired(&route.last_seen, now, unused_after);
     }
     match sort {
         "route" => routes.sort_by(|a, b| a.route.cmp(&b.route)),
@@ -384,6 +500,8 @@ pub fn csv(routes: &[RouteUsage]) -> Result<String, csv::Error> {
 mod report_tests {
     use super::*;
 
+    const THIRTY_DAYS: Duration = Duration::from_secs(30 * 86_400);
+
     fn row(route: &str, client: &str, calls: u64, last_seen: &str) -> UsageRow {
         UsageRow {
             route: route.to_owned(),
@@ -406,13 +524,16 @@ mod report_tests {
             row("GET /b", "x", 5, "2026-02-28T00:00:00.000Z"),
             row("GET /b", "y", 2, "2026-02-20T00:00:00.000Z"),
         ];
-        let routes = by_route(rows, "calls", now);
+        let routes = by_route(rows, "calls", now, THIRTY_DAYS);
         assert_eq!(routes[0].route, "GET /b");
         assert_eq!(routes[0].calls, 7);
         assert_eq!(routes[0].last_seen, "2026-02-28T00:00:00.000Z");
         assert!(!routes[0].unused_for_30_days);
         assert!(routes[1].unused_for_30_days, "no call since January");
-        assert_eq!(by_route(routes_rows(), "route", now)[0].route, "GET /a");
+        assert_eq!(
+            by_route(routes_rows(), "route", now, THIRTY_DAYS)[0].route,
+            "GET /a"
+        );
     }
 
     fn routes_rows() -> Vec<UsageRow> {

@@ -187,6 +187,8 @@ pub struct Metrics {
     pub outbox_failures: Family<OutboxLabels, Counter>,
     /// 1 when the last scrape read its counts from the store, else 0.
     pub store_gauges_up: Gauge,
+    /// Calls from V3 clients that were retired, each return counted once (by the usage recorder).
+    pub v3_retired_clients_returned: Counter,
     /// What the store's writer observes of each commit.
     pub store_commits: CommitMetrics,
 }
@@ -268,8 +270,15 @@ impl Metrics {
         let store_gauges_up = Gauge::default();
         registry.register(
             names::STORE_GAUGES_UP,
-            "1 when this scrape read open alerts and the outbox backlog from the store, else 0 (they are then left out)",
+            "1 when this scrape read open alerts, the outbox backlog and the active V3 clients from the store, else 0 \
+             (they are then left out)",
             store_gauges_up.clone(),
+        );
+        let v3_retired_clients_returned = Counter::default();
+        registry.register(
+            names::V3_RETIRED_CLIENTS_RETURNED,
+            "Calls from a V3 client that was retired (no call for v3_client_retired_after), each return counted once",
+            v3_retired_clients_returned.clone(),
         );
         let store_commits = CommitMetrics {
             duration: latency_histogram(),
@@ -298,6 +307,7 @@ impl Metrics {
             outbox_done,
             outbox_failures,
             store_gauges_up,
+            v3_retired_clients_returned,
             store_commits,
             backend_up,
             connections_closed,
@@ -359,8 +369,8 @@ impl Metrics {
         family.get_or_create(&OutboxLabels { kind }).inc();
     }
 
-    /// Sets the gauges counted in the store (open alerts by severity, the outbox backlog) from one query each,
-    /// waiting at most `timeout`. They are read at scrape time rather than kept by the writer so that every
+    /// Sets the gauges counted in the store (open alerts by severity, the outbox backlog, the active V3 clients
+    /// that `active_clients` counts) from one query each, waiting at most `timeout` for all of them. They are read at scrape time rather than kept by the writer so that every
     /// replica on a shared PostgreSQL reports the same, whole count (so dashboards take their `max`, not their
     /// `sum`). Should the store fail or be slow, they are left out of this scrape and `svcgate_store_gauges_up`
     /// is 0: a stale count would look like a real one. `severities` are the alerts' severity names, most severe
@@ -370,11 +380,17 @@ impl Metrics {
         store: &dyn Store,
         timeout: Duration,
         severities: [&'static str; 6],
+        active_clients: impl std::future::Future<Output = Result<u64, StoreError>>,
     ) {
-        let read =
-            async { Ok::<_, StoreError>((store.open_alert_counts().await?, store.outbox_backlog().await?)) };
+        let read = async {
+            Ok::<_, StoreError>((
+                store.open_alert_counts().await?,
+                store.outbox_backlog().await?,
+                active_clients.await?,
+            ))
+        };
         match tokio::time::timeout(timeout, read).await {
-            Ok(Ok((open, backlog))) => {
+            Ok(Ok((open, backlog, active_clients))) => {
                 let open = severities.map(|name| {
                     let count = open
                         .iter()
@@ -383,7 +399,11 @@ impl Metrics {
                         .sum::<u64>();
                     (name, count)
                 });
-                self.store_counts.set(Some(CountsRead { open, backlog }));
+                self.store_counts.set(Some(CountsRead {
+                    open,
+                    backlog,
+                    active_clients,
+                }));
                 self.store_gauges_up.set(1);
             }
             failed => {
@@ -417,6 +437,8 @@ struct CountsRead {
     open: [(&'static str, u64); 6],
     /// Incident calls waiting.
     backlog: u64,
+    /// V3 clients with a call within the retirement period.
+    active_clients: u64,
 }
 
 /// Encodes the store's counts read for this scrape; nothing when they could not be read.
@@ -443,7 +465,22 @@ impl Collector for StoreCountsCollector {
         open.encode(encoder.encode_descriptor(names::ALERTS_OPEN, help, None, open.metric_type())?)?;
         let backlog = ConstGauge::new(i64::try_from(counts.backlog).unwrap_or(i64::MAX));
         let help = "Incident calls waiting in the outbox, counted in the store when scraped.";
-        backlog.encode(encoder.encode_descriptor(names::OUTBOX_BACKLOG, help, None, backlog.metric_type())?)
+        backlog.encode(encoder.encode_descriptor(
+            names::OUTBOX_BACKLOG,
+            help,
+            None,
+            backlog.metric_type(),
+        )?)?;
+        let active = ConstGauge::new(i64::try_from(counts.active_clients).unwrap_or(i64::MAX));
+        let help =
+            "V3 clients (a user and a product) with a call within v3_client_retired_after, counted in the \
+                    store when scraped.";
+        active.encode(encoder.encode_descriptor(
+            names::V3_ACTIVE_CLIENTS,
+            help,
+            None,
+            active.metric_type(),
+        )?)
     }
 }
 

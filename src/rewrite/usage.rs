@@ -370,6 +370,113 @@ mod tests {
         );
         assert_eq!(route_of_path("GET", "/user"), "GET /user (no rule)");
     }
+
+    /// A recorder on a SQLite store in `dir`, retiring clients after 30 days; its callers are all anonymous, so
+    /// the backend (nothing listens there) is never asked.
+    fn recorder(dir: &std::path::Path) -> (UsageRecorder, Arc<dyn Store>, Counter) {
+        let store: Arc<dyn Store> = Arc::new(crate::store::SqliteStore::open(dir).unwrap());
+        let backend = crate::backend::upstream::BackendConfig {
+            url: None,
+            ca_bundle: None,
+            client_identity: None,
+            connect_timeout: Duration::from_millis(100),
+            timeout: Duration::from_millis(100),
+            pool_idle_timeout: Duration::from_secs(1),
+            preserve_host: false,
+            upgrade_idle_timeout: Duration::from_secs(1),
+            memory_budget_bytes: 1 << 20,
+        };
+        let upstream = crate::backend::upstream::Upstream::new(
+            &backend,
+            &http::Uri::from_static("http://127.0.0.1:9"),
+            crate::telemetry::Metrics::new(),
+        )
+        .unwrap();
+        let access = AccessChecker::new(Arc::new(upstream), Duration::from_secs(60), 100);
+        let settings = UsageSettings {
+            flush_interval: Duration::from_secs(3600),
+            max_clients_per_route: 50,
+            client_retired_after: Duration::from_secs(30 * 86_400),
+        };
+        let returned = Counter::default();
+        let recorder = UsageRecorder::new(Arc::clone(&store), access, &settings, 100, returned.clone());
+        (recorder, store, returned)
+    }
+
+    /// A stored row of `user_agent`'s anonymous calls to `route`, last at `days_ago` days before now.
+    fn old_row(route: &str, user_agent: &str, days_ago: i64) -> UsageDelta {
+        let at = crate::util::time_format::format_time(
+            time::OffsetDateTime::now_utc() - time::Duration::days(days_ago),
+        );
+        UsageDelta {
+            route: route.to_owned(),
+            since: "9.0".to_owned(),
+            client: ANONYMOUS.to_owned(),
+            user_agent: user_agent.to_owned(),
+            calls: 3,
+            errors: 0,
+            first_seen: at.clone(),
+            last_seen: at,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_retired_client_calling_again_is_counted_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (recorder, store, returned) = recorder(dir.path());
+        // Rows older than the period, as an earlier run (or another replica) wrote them.
+        store
+            .usage_add(
+                vec![
+                    old_row("GET /projects", "old-tool/1.0", 45),
+                    old_row("GET /user (no rule)", "old-tool/1.0", 40),
+                    old_row("GET /projects", "recent-tool/2", 3),
+                ],
+                50,
+            )
+            .await
+            .unwrap();
+        assert_eq!(recorder.active_clients().await.unwrap(), 1);
+
+        // A recent client and a new one: nobody came back.
+        recorder.record("GET /projects", "9.0", None, "recent-tool/2", 200);
+        recorder.record("GET /projects", "9.0", None, "brand-new/1", 200);
+        recorder.flush().await;
+        assert_eq!(returned.get(), 0);
+
+        // The retired client calls again, in a newer version: one client, counted once.
+        recorder.record("GET /projects", "9.0", None, "old-tool/1.1", 200);
+        recorder.record("GET /projects", "9.0", None, "old-tool/1.1", 200);
+        recorder.flush().await;
+        assert_eq!(returned.get(), 1);
+        assert_eq!(recorder.active_clients().await.unwrap(), 3);
+
+        // Its next calls are those of an active client.
+        recorder.record("GET /user (no rule)", "", None, "old-tool/1.1", 200);
+        recorder.flush().await;
+        assert_eq!(returned.get(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_return_another_replica_already_stored_is_not_counted_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let (recorder, store, returned) = recorder(dir.path());
+        store
+            .usage_add(vec![old_row("GET /projects", "old-tool/1.0", 45)], 50)
+            .await
+            .unwrap();
+        // This replica learns the client's old last call at its first batch.
+        recorder.record("GET /projects", "9.0", None, "other/1", 200);
+        recorder.flush().await;
+        // Another replica stores the client's return.
+        store
+            .usage_add(vec![old_row("GET /projects", "old-tool/1.0", 0)], 50)
+            .await
+            .unwrap();
+        recorder.record("GET /projects", "9.0", None, "old-tool/1.0", 200);
+        recorder.flush().await;
+        assert_eq!(returned.get(), 0, "the store says it was back already");
+    }
 }
 
 /// One route's usage, with its clients, most called first.

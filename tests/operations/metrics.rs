@@ -207,6 +207,8 @@ async fn every_metric_the_rules_and_dashboard_name_is_one_svcgate_exports() {
         "svcgate_requests_total",
         "svcgate_request_duration_seconds_bucket",
         "svcgate_v3_requests_total",
+        "svcgate_v3_active_clients",
+        "svcgate_v3_retired_clients_returned_total",
         "svcgate_alerts_received_total",
         "svcgate_alerts_open",
         "svcgate_incident_outbox_backlog",

@@ -598,7 +598,8 @@ async fn a_real_prometheus_scrapes_svcgate_and_reads_back_the_alerts_it_was_sent
             "SvcgateBackendUnreachable",
             "SvcgateOutboxStuck",
             "SvcgateStoreSlow",
-            "SvcgateRefusalsRising"
+            "SvcgateRefusalsRising",
+            "SvcgateV3RetiredClientReturned"
         ]
     );
     for rule in rules {

@@ -157,48 +157,34 @@ mod tests {
 
     #[test]
     fn clients_and_routes_are_active_or_retired_by_their_last_call() {
-        // (what, rows, clients active, clients retired, routes active, routes unused)
-        let cases: [(&str, Vec<UsageRow>, usize, usize, usize, usize); 7] = [
-            ("nothing counted", vec![], 0, 0, 0, 0),
+        // (what, rows, (clients active, clients retired, routes active, routes unused))
+        type Counts = (usize, usize, usize, usize);
+        let cases: [(&str, Vec<UsageRow>, Counts); 7] = [
+            ("nothing counted", vec![], (0, 0, 0, 0)),
             (
                 "a recent call",
                 vec![row("GET /a", "alice", "tool/1", "2026-11-26T12:00:00.000Z")],
-                1,
-                0,
-                1,
-                0,
+                (1, 0, 1, 0),
             ),
             (
                 "an old call",
                 vec![row("GET /a", "alice", "tool/1", "2026-09-01T00:00:00.000Z")],
-                0,
-                1,
-                0,
-                1,
+                (0, 1, 0, 1),
             ),
             (
                 "just inside the period",
                 vec![row("GET /a", "alice", "tool/1", "2026-10-28T12:00:01.000Z")],
-                1,
-                0,
-                1,
-                0,
+                (1, 0, 1, 0),
             ),
             (
                 "exactly the period ago",
                 vec![row("GET /a", "alice", "tool/1", "2026-10-28T12:00:00.000Z")],
-                0,
-                1,
-                0,
-                1,
+                (0, 1, 0, 1),
             ),
             (
                 "an unreadable time counts as recent",
                 vec![row("GET /a", "alice", "tool/1", "yesterday")],
-                1,
-                0,
-                1,
-                0,
+                (1, 0, 1, 0),
             ),
             (
                 "one recent route keeps the client active; versions are one client; others is no client",
@@ -208,13 +194,10 @@ mod tests {
                     row("GET /c", "bob", "tool/1", "2026-09-01T00:00:00.000Z"),
                     row("GET /c", OTHERS, "", "2026-11-01T00:00:00.000Z"),
                 ],
-                1,
-                1,
-                2,
-                1,
+                (1, 1, 2, 1),
             ),
         ];
-        for (what, rows, clients_active, clients_retired, routes_active, routes_unused) in cases {
+        for (what, rows, counts) in cases {
             let summary = summary(&rows, now(), THIRTY_DAYS);
             assert_eq!(
                 (
@@ -223,13 +206,13 @@ mod tests {
                     summary.routes_active,
                     summary.routes_unused
                 ),
-                (clients_active, clients_retired, routes_active, routes_unused),
+                counts,
                 "{what}"
             );
             assert_eq!(summary.period_days, 30);
             assert_eq!(
                 active_clients(&rows, now(), THIRTY_DAYS),
-                clients_active as u64,
+                counts.0 as u64,
                 "{what}: the gauge agrees"
             );
         }

@@ -356,6 +356,7 @@ impl UsageRecorder {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]

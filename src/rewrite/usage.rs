@@ -10,9 +10,11 @@
 //! it keeps each client's last call (as many clients as `access_cache_entries`, loaded from the store at the first
 //! batch), and for a client in the batch whose last known call is older than `v3_client_retired_after` (or that it
 //! does not know) it reads the store's rows again before counting, since another replica may have seen the client
-//! meanwhile.
+//! meanwhile. A return is judged at the client's first call in the batch, not at the flush; `unknown` callers are
+//! no client that could come back. When the store cannot be read in time (`database_timeout`), nothing is counted
+//! for the clients it could not check, and their calls wait for the next batch, which checks them again.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -52,6 +54,36 @@ struct Counts {
     last_seen: String,
 }
 
+/// The batches' knowledge of clients' last calls.
+#[derive(Default)]
+struct LastCalls {
+    /// Each client's last call by client id, least recently called dropped first; `None` until the first batch
+    /// loads it from the store.
+    known: Option<lru::LruCache<String, String>>,
+    /// Calls of clients whose return could not be checked, stored with the next batch once it can be.
+    held: Vec<UsageDelta>,
+}
+
+/// Adds `delta` to the batch's counts of its route, client and user agent.
+fn merge(merged: &mut HashMap<(String, String, String), UsageDelta>, delta: UsageDelta) {
+    match merged.entry((
+        delta.route.clone(),
+        delta.client.clone(),
+        delta.user_agent.clone(),
+    )) {
+        std::collections::hash_map::Entry::Occupied(mut entry) => {
+            let entry = entry.get_mut();
+            entry.calls += delta.calls;
+            entry.errors += delta.errors;
+            entry.first_seen = entry.first_seen.clone().min(delta.first_seen);
+            entry.last_seen = entry.last_seen.clone().max(delta.last_seen);
+        }
+        std::collections::hash_map::Entry::Vacant(entry) => {
+            entry.insert(delta);
+        }
+    }
+}
+
 enum Who {
     /// Not asked yet: the credentials to ask with, kept in memory only until then.
     Pending(Credentials),
@@ -68,9 +100,10 @@ pub struct UsageRecorder {
     access: AccessChecker,
     max_clients: usize,
     retired_after: Duration,
-    /// Each client's last call by client id, least recently called dropped first; `None` until the first batch
-    /// loads it from the store.
-    last_calls: tokio::sync::Mutex<Option<lru::LruCache<String, String>>>,
+    /// What the batches know of clients' last calls; one batch at a time.
+    last_calls: tokio::sync::Mutex<LastCalls>,
+    /// Longest a read of the store's rows may take when checking for returns (`database_timeout`).
+    store_timeout: Duration,
     max_last_calls: std::num::NonZeroUsize,
     /// Calls from retired clients, each return counted once (`svcgate_v3_retired_clients_returned_total`).
     returned: Counter,
@@ -104,6 +137,9 @@ pub struct UsageSettings {
     pub max_clients_per_route: usize,
     /// No call for this long marks a client retired (`v3_client_retired_after`).
     pub client_retired_after: Duration,
+    /// Longest a read of the stored rows may take when a batch checks for returning clients (`database_timeout`,
+    /// the bound of one store operation).
+    pub store_timeout: Duration,
 }
 
 impl UsageRecorder {
@@ -125,7 +161,8 @@ impl UsageRecorder {
             access,
             max_clients: settings.max_clients_per_route,
             retired_after: settings.client_retired_after,
-            last_calls: tokio::sync::Mutex::new(None),
+            last_calls: tokio::sync::Mutex::new(LastCalls::default()),
+            store_timeout: settings.store_timeout,
             max_last_calls: max_callers,
             returned,
         }
@@ -237,106 +274,167 @@ impl UsageRecorder {
             Ok(mut pending) => pending.drain().collect(),
             Err(_) => return,
         };
-        if batch.is_empty() {
+        // One batch at a time watches for returns, so that two flushes never both count one client.
+        let mut last_calls = self.last_calls.lock().await;
+        let held = std::mem::take(&mut last_calls.held);
+        if batch.is_empty() && held.is_empty() {
             return;
         }
         let mut merged: HashMap<(String, String, String), UsageDelta> = HashMap::new();
+        for delta in held {
+            merge(&mut merged, delta);
+        }
         for (key, counts) in batch {
             let client = self.name_of(&key.caller).await;
-            let entry = merged
-                .entry((key.route.clone(), client.clone(), key.user_agent.clone()))
-                .or_insert_with(|| UsageDelta {
-                    route: key.route.clone(),
-                    since: key.since.clone(),
+            merge(
+                &mut merged,
+                UsageDelta {
+                    route: key.route,
+                    since: key.since,
                     client,
-                    user_agent: key.user_agent.clone(),
-                    calls: 0,
-                    errors: 0,
-                    first_seen: counts.first_seen.clone(),
-                    last_seen: counts.last_seen.clone(),
-                });
-            entry.calls += counts.calls;
-            entry.errors += counts.errors;
-            entry.first_seen = entry.first_seen.clone().min(counts.first_seen);
-            entry.last_seen = entry.last_seen.clone().max(counts.last_seen);
+                    user_agent: key.user_agent,
+                    calls: counts.calls,
+                    errors: counts.errors,
+                    first_seen: counts.first_seen,
+                    last_seen: counts.last_seen,
+                },
+            );
         }
         let deltas: Vec<UsageDelta> = merged.into_values().collect();
-        // One batch at a time watches for returns, so that two flushes never both count one client.
-        let mut last_calls = self.last_calls.lock().await;
-        self.count_returns(&mut last_calls, &deltas).await;
+        let unresolved = self.count_returns(&mut last_calls.known, &deltas).await;
+        // The calls of clients that could not be checked wait for the next batch: stored now, they would make
+        // the client look recent to that batch's check, and its return would never be counted.
+        let (held, mut deltas): (Vec<UsageDelta>, Vec<UsageDelta>) = deltas
+            .into_iter()
+            .partition(|delta| retirement::client_of(delta).is_some_and(|id| unresolved.contains(&id)));
+        if held.len() > MAX_PENDING {
+            tracing::warn!(
+                rows = held.len(),
+                "V3 usage: the clients' last calls could not be read for too long; their calls are stored \
+                 without checking for returns"
+            );
+            deltas.extend(held);
+        } else {
+            last_calls.held = held;
+        }
+        if deltas.is_empty() {
+            return;
+        }
         if let Err(error) = self.store.usage_add(deltas, self.max_clients).await {
             tracing::warn!(%error, "V3 usage counts could not be stored");
         }
     }
 
-    /// Counts the clients of `batch` that come back after being retired, then notes the batch's calls as each
-    /// client's last. A client whose last known call is recent costs nothing; one that is unknown or retired by
-    /// what this replica knows is checked against the store's rows (read at most once a batch) before it counts.
-    async fn count_returns(&self, known: &mut Option<lru::LruCache<String, String>>, batch: &[UsageDelta]) {
-        let now = time::OffsetDateTime::now_utc();
-        let mut stored: Option<HashMap<String, String>> = None;
-        if known.is_none() {
-            match self.store.usage().await {
-                Ok(rows) => {
-                    let mut loaded: Vec<(String, String)> =
-                        retirement::last_calls(&rows).into_iter().collect();
-                    // The most recent are kept when there are more clients than room.
-                    loaded.sort_by(|a, b| a.1.cmp(&b.1));
-                    let mut cache = lru::LruCache::new(self.max_last_calls);
-                    for (id, last) in &loaded {
-                        cache.put(id.clone(), last.clone());
-                    }
-                    *known = Some(cache);
-                    stored = Some(loaded.into_iter().collect());
-                }
-                Err(error) => {
-                    tracing::warn!(%error, "V3 usage: the clients' last calls could not be read");
-                    return;
-                }
+    /// Every stored row, bounded by `store_timeout`; `None` (and a warning) when it fails or takes longer.
+    async fn stored_rows(&self) -> Option<Vec<UsageRow>> {
+        match tokio::time::timeout(self.store_timeout, self.store.usage()).await {
+            Ok(Ok(rows)) => Some(rows),
+            Ok(Err(error)) => {
+                tracing::warn!(%error, "V3 usage: the clients' last calls could not be read");
+                None
+            }
+            Err(_) => {
+                tracing::warn!(
+                    timeout = ?self.store_timeout,
+                    "V3 usage: the clients' last calls took longer than database_timeout to read"
+                );
+                None
             }
         }
-        let Some(cache) = known.as_mut() else { return };
-        let mut batch_last: HashMap<String, &str> = HashMap::new();
+    }
+
+    /// Counts the clients of `batch` that come back after being retired, then notes the batch's calls as each
+    /// client's last. A client whose last known call is recent costs nothing; one that is unknown or retired by
+    /// what this replica knows is checked against the store's rows (read at most once a batch) before it counts,
+    /// judged at its first call in the batch (not at the flush, which comes later). Returns the clients that
+    /// could not be checked (the store failed or was slow): their last calls are left as they were, so that a
+    /// later batch checks them again. [`UNKNOWN`] callers (refused credentials, a backend that could not say who
+    /// called, the overflow bucket) are no client that could come back.
+    async fn count_returns(
+        &self,
+        known: &mut Option<lru::LruCache<String, String>>,
+        batch: &[UsageDelta],
+    ) -> HashSet<String> {
+        let now = time::OffsetDateTime::now_utc();
+        // Each client's (first, last) call in the batch.
+        let mut calls: HashMap<String, (&str, &str)> = HashMap::new();
         for delta in batch {
+            if delta.client == UNKNOWN {
+                continue;
+            }
             if let Some(id) = retirement::client_of(delta) {
-                let last = batch_last.entry(id).or_insert(delta.last_seen.as_str());
+                let (first, last) = calls
+                    .entry(id)
+                    .or_insert((delta.first_seen.as_str(), delta.last_seen.as_str()));
+                if delta.first_seen.as_str() < *first {
+                    *first = delta.first_seen.as_str();
+                }
                 if delta.last_seen.as_str() > *last {
                     *last = delta.last_seen.as_str();
                 }
             }
         }
-        let suspects: Vec<&String> = batch_last
+        let mut stored: Option<HashMap<String, String>> = None;
+        if known.is_none() {
+            let Some(rows) = self.stored_rows().await else {
+                return calls.into_keys().collect();
+            };
+            let mut loaded: Vec<(String, String)> = retirement::last_calls(&rows).into_iter().collect();
+            // The most recent are kept when there are more clients than room.
+            loaded.sort_by(|a, b| a.1.cmp(&b.1));
+            let mut cache = lru::LruCache::new(self.max_last_calls);
+            for (id, last) in &loaded {
+                cache.put(id.clone(), last.clone());
+            }
+            *known = Some(cache);
+            stored = Some(loaded.into_iter().collect());
+        }
+        let Some(cache) = known.as_mut() else {
+            return HashSet::new();
+        };
+        // A cheap first sift at the flush's time: a client retired at its call is retired now too.
+        let suspects: Vec<&String> = calls
             .keys()
             .filter(|id| match cache.peek(*id) {
                 Some(last) => is_retired(last, now, self.retired_after),
                 None => true,
             })
             .collect();
-        if !suspects.is_empty() {
-            if stored.is_none() {
-                match self.store.usage().await {
-                    Ok(rows) => stored = Some(retirement::last_calls(&rows)),
-                    Err(error) => {
-                        tracing::warn!(%error, "V3 usage: the clients' last calls could not be read")
+        if !suspects.is_empty() && stored.is_none() {
+            match self.stored_rows().await {
+                Some(rows) => stored = Some(retirement::last_calls(&rows)),
+                None => {
+                    let unresolved: HashSet<String> = suspects.into_iter().cloned().collect();
+                    for (id, (_, last)) in calls {
+                        if !unresolved.contains(&id) {
+                            cache.put(id, last.to_owned());
+                        }
                     }
-                }
-            }
-            if let Some(stored) = &stored {
-                for id in suspects {
-                    // A client the store has never seen is new, not back.
-                    if stored
-                        .get(id)
-                        .is_some_and(|last| is_retired(last, now, self.retired_after))
-                    {
-                        tracing::info!(client = %id, "V3 usage: a retired client called again");
-                        self.returned.inc();
-                    }
+                    return unresolved;
                 }
             }
         }
-        for (id, last) in batch_last {
+        if let Some(stored) = &stored {
+            for id in suspects {
+                let first_call = calls
+                    .get(id)
+                    .and_then(|(first, _)| crate::util::time_format::parse_time(first));
+                // A client the store has never seen is new, not back; one that called within the period before
+                // its first call here is not back either, however late the flush.
+                let back = stored
+                    .get(id)
+                    .zip(first_call)
+                    .is_some_and(|(last, first_call)| is_retired(last, first_call, self.retired_after));
+                if back {
+                    tracing::info!(client = %id, "V3 usage: a retired client called again");
+                    self.returned.inc();
+                }
+            }
+        }
+        for (id, (_, last)) in calls {
             cache.put(id, last.to_owned());
         }
+        HashSet::new()
     }
 
     /// Flushes every `interval` until the task is dropped.
@@ -398,6 +496,7 @@ mod tests {
             flush_interval: Duration::from_secs(3600),
             max_clients_per_route: 50,
             client_retired_after: Duration::from_secs(30 * 86_400),
+            store_timeout: Duration::from_secs(5),
         };
         let returned = Counter::default();
         let recorder = UsageRecorder::new(Arc::clone(&store), access, &settings, 100, returned.clone());
@@ -454,6 +553,108 @@ mod tests {
 
         // Its next calls are those of an active client.
         recorder.record("GET /user (no rule)", "", None, "old-tool/1.1", 200);
+        recorder.flush().await;
+        assert_eq!(returned.get(), 1);
+    }
+
+    /// `row` with both its calls at `at`.
+    fn at(mut row: UsageDelta, at: time::OffsetDateTime) -> UsageDelta {
+        row.first_seen = crate::util::time_format::format_time(at);
+        row.last_seen = row.first_seen.clone();
+        row
+    }
+
+    /// Puts one anonymous call of `user_agent` made at `when` in the recorder's next batch.
+    fn record_at(recorder: &UsageRecorder, user_agent: &str, when: time::OffsetDateTime) {
+        let when = crate::util::time_format::format_time(when);
+        let key = Key {
+            route: "GET /projects".to_owned(),
+            since: "9.0".to_owned(),
+            caller: ANONYMOUS.to_owned(),
+            user_agent: user_agent.to_owned(),
+        };
+        let counts = Counts {
+            calls: 1,
+            errors: 0,
+            first_seen: when.clone(),
+            last_seen: when,
+        };
+        recorder.pending.lock().unwrap().insert(key, counts);
+    }
+
+    #[tokio::test]
+    async fn a_call_just_inside_the_period_flushed_after_it_is_no_return() {
+        let dir = tempfile::tempdir().unwrap();
+        let (recorder, store, returned) = recorder(dir.path());
+        let now = time::OffsetDateTime::now_utc();
+        let period = time::Duration::days(30);
+        // Last stored call 30 days and 5 seconds before the flush; the new call 10 seconds before it.
+        let last = now - period - time::Duration::seconds(5);
+        store
+            .usage_add(vec![at(old_row("GET /projects", "old-tool/1.0", 0), last)], 50)
+            .await
+            .unwrap();
+        record_at(&recorder, "old-tool/1.0", now - time::Duration::seconds(10));
+        recorder.flush().await;
+        assert_eq!(
+            returned.get(),
+            0,
+            "the call came 30 days less 5 seconds after the last"
+        );
+    }
+
+    #[tokio::test]
+    async fn unknown_callers_are_no_client_coming_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let (recorder, store, returned) = recorder(dir.path());
+        let mut unknown = old_row("GET /projects", "tool/1.0", 45);
+        unknown.client = UNKNOWN.to_owned();
+        store.usage_add(vec![unknown], 50).await.unwrap();
+        // Refused credentials are counted as `unknown`, as a backend that cannot say who called.
+        recorder.record(
+            "GET /projects",
+            "9.0",
+            Credentials::from_token("t0ken"),
+            "tool/1.0",
+            401,
+        );
+        recorder.flush().await;
+        assert_eq!(returned.get(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_return_that_could_not_be_checked_is_counted_by_a_later_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let (recorder, store, returned) = recorder(dir.path());
+        store
+            .usage_add(
+                vec![
+                    old_row("GET /projects", "old-tool/1.0", 45),
+                    old_row("GET /projects", "recent-tool/1", 1),
+                ],
+                50,
+            )
+            .await
+            .unwrap();
+        // The first batch learns the last calls.
+        recorder.record("GET /projects", "9.0", None, "recent-tool/1", 200);
+        recorder.flush().await;
+        // The store fails the check: nothing counted, and the return's calls wait.
+        let table = rusqlite::Connection::open(dir.path().join("svcgate.db")).unwrap();
+        table
+            .execute_batch("ALTER TABLE v3_usage RENAME TO v3_usage_away")
+            .unwrap();
+        recorder.record("GET /projects", "9.0", None, "old-tool/1.0", 200);
+        recorder.flush().await;
+        assert_eq!(returned.get(), 0);
+        // The store answers again: the return is counted once, and its calls stored.
+        table
+            .execute_batch("ALTER TABLE v3_usage_away RENAME TO v3_usage")
+            .unwrap();
+        recorder.flush().await;
+        assert_eq!(returned.get(), 1);
+        assert_eq!(recorder.active_clients().await.unwrap(), 2);
+        recorder.record("GET /projects", "9.0", None, "old-tool/1.0", 200);
         recorder.flush().await;
         assert_eq!(returned.get(), 1);
     }

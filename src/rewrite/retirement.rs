@@ -5,7 +5,8 @@
 //! its last call over all its routes is older than `v3_client_retired_after` ([`super::clients::is_retired`]). A
 //! route is active when any of its calls is within the same period. A time that cannot be read counts as recent,
 //! so nothing is called retired on a doubt. The `others` rows (a route's least recent clients folded together)
-//! count for their route but are no client.
+//! count for their route but are no client. The [`NO_RULE`] bucket (failed calls to paths no rule names) is no
+//! route to migrate: it counts for its clients but neither as an active nor as an unused route.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -13,6 +14,10 @@ use std::time::Duration;
 use crate::store::{UsageRow, OTHERS};
 
 use super::clients::{agent, client_id, is_retired};
+
+/// The one route bucket of V3 calls no rule names that the backend did not answer with success (typos, invented
+/// paths): clients cannot grow the report or the metrics by inventing paths.
+pub const NO_RULE: &str = "(no rule)";
 
 /// How many clients and routes are still active, and each client's last call.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -25,7 +30,7 @@ pub struct Summary {
     pub clients_active: usize,
     /// Clients without one.
     pub clients_retired: usize,
-    /// Routes with a call within the period.
+    /// Routes with a call within the period (the [`NO_RULE`] bucket is no route).
     pub routes_active: usize,
     /// Routes without one.
     pub routes_unused: usize,
@@ -86,9 +91,11 @@ pub fn summary(rows: &[UsageRow], now: time::OffsetDateTime, retired_after: Dura
     let mut clients: HashMap<String, ClientActivity> = HashMap::new();
     let mut routes: HashMap<&str, &str> = HashMap::new();
     for row in rows {
-        let route = routes.entry(row.route.as_str()).or_insert("");
-        if later(&row.last_seen, route) {
-            *route = row.last_seen.as_str();
+        if row.route != NO_RULE {
+            let route = routes.entry(row.route.as_str()).or_insert("");
+            if later(&row.last_seen, route) {
+                *route = row.last_seen.as_str();
+            }
         }
         let Some(id) = client_of(row) else { continue };
         let client = clients.entry(id.clone()).or_insert_with(|| ClientActivity {
@@ -159,7 +166,7 @@ mod tests {
     fn clients_and_routes_are_active_or_retired_by_their_last_call() {
         // (what, rows, (clients active, clients retired, routes active, routes unused))
         type Counts = (usize, usize, usize, usize);
-        let cases: [(&str, Vec<UsageRow>, Counts); 7] = [
+        let cases: [(&str, Vec<UsageRow>, Counts); 8] = [
             ("nothing counted", vec![], (0, 0, 0, 0)),
             (
                 "a recent call",
@@ -195,6 +202,15 @@ mod tests {
                     row("GET /c", OTHERS, "", "2026-11-01T00:00:00.000Z"),
                 ],
                 (1, 1, 2, 1),
+            ),
+            (
+                "failed calls to invented paths are no route, but their client is active",
+                vec![
+                    row(NO_RULE, "carol", "tool/1", "2026-11-26T00:00:00.000Z"),
+                    row(NO_RULE, "dave", "tool/1", "2026-09-01T00:00:00.000Z"),
+                    row("GET /a", "dave", "tool/1", "2026-09-01T00:00:00.000Z"),
+                ],
+                (1, 1, 0, 1),
             ),
         ];
         for (what, rows, counts) in cases {

@@ -30,9 +30,7 @@ use super::retirement;
 pub const ANONYMOUS: &str = "anonymous";
 /// The client name of credentials the backend refused.
 pub const UNKNOWN: &str = "unknown";
-/// The one route bucket of V3 calls no rule names that the backend did not answer with success (typos, invented
-/// paths): clients cannot grow the report or the metrics by inventing paths.
-pub const NO_RULE: &str = "(no rule)";
+pub use super::retirement::NO_RULE;
 /// Distinct (route, caller, user agent) counts kept between two flushes; past it, calls are counted under
 /// [`UNKNOWN`] and one user agent, so a flood of invented callers cannot grow memory.
 const MAX_PENDING: usize = 10_000;

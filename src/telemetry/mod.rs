@@ -837,6 +837,7 @@ mod tests {
     }
 
     #[tokio::test]
+    #[allow(clippy::unwrap_used)]
     async fn a_slow_count_of_active_clients_leaves_only_itself_out() {
         let dir = tempfile::tempdir().unwrap();
         let store = crate::store::SqliteStore::open(dir.path()).unwrap();

@@ -632,6 +632,7 @@ impl Config {
                 flush_interval: options.usage_flush_interval,
                 max_clients_per_route: options.usage_max_clients_per_route,
                 client_retired_after: options.v3_client_retired_after,
+                store_timeout: options.database_timeout,
             },
             alerts: AlertConfig {
                 service_token_set: options.service_token.is_some(),

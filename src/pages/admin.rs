@@ -21,11 +21,11 @@ impl Pages {
             Ok(rows) => rows,
             Err(error) => return error_page(Some(session), &error.into()),
         };
-        let routes = crate::rewrite::usage::by_route(
-            rows,
-            call.query("sort").unwrap_or("calls"),
-            time::OffsetDateTime::now_utc(),
-        );
+        let now = time::OffsetDateTime::now_utc();
+        let retired_after = call.usage.retired_after();
+        let summary = crate::rewrite::retirement::summary(&rows, now, retired_after);
+        let routes =
+            crate::rewrite::usage::by_route(rows, call.query("sort").unwrap_or("calls"), now, retired_after);
         if as_csv {
             return match crate::rewrite::usage::csv(&routes) {
                 Ok(text) => {
@@ -53,6 +53,7 @@ impl Pages {
                 project: None,
                 notice: None,
                 error: None,
+                summary,
                 routes,
             },
         )

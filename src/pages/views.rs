@@ -592,11 +592,35 @@ pub struct V3Usage {
     pub notice: Option<String>,
     /// Layout.
     pub error: Option<String>,
+    /// How many clients and routes are still active.
+    pub summary: crate::rewrite::retirement::Summary,
     /// Routes by the chosen order.
     pub routes: Vec<crate::rewrite::usage::RouteUsage>,
 }
 
 impl V3Usage {
+    /// `1 client`, `2 clients`.
+    pub fn clients(&self, count: &usize) -> String {
+        super::format::plural(*count as u64, "client", "clients")
+    }
+
+    /// `1 route`, `2 routes`.
+    pub fn routes(&self, count: &usize) -> String {
+        super::format::plural(*count as u64, "route", "routes")
+    }
+
+    /// The retirement period in words: `30 days`, `12 hours`, `90 seconds`.
+    pub fn period(&self) -> String {
+        let seconds = self.summary.period_seconds;
+        if seconds % 86_400 == 0 {
+            super::format::plural(seconds / 86_400, "day", "days")
+        } else if seconds % 3_600 == 0 {
+            super::format::plural(seconds / 3_600, "hour", "hours")
+        } else {
+            super::format::plural(seconds, "second", "seconds")
+        }
+    }
+
     /// `1 call`, `2 calls`.
     pub fn calls(&self, count: &u64) -> String {
         super::format::plural(*count, "call", "calls")

@@ -12,8 +12,8 @@
 //! 6. [`finish`]: remap the status, complete list items (in one [`graphql`] request where the backend answers
 //!    it), reshape the body with [`shape`], rewrite [`pagination`].
 //!
-//! Beside the pipeline: [`usage`] (which legacy clients still call which V3 routes) and [`clients`] (who a client
-//! is, and when it is retired). May use: [`crate::util`],
+//! Beside the pipeline: [`usage`] (which legacy clients still call which V3 routes), [`clients`] (who a client
+//! is, and when it is retired) and [`retirement`] (how many clients and routes are still active). May use: [`crate::util`],
 //! [`crate::http`], [`crate::store`], [`crate::telemetry`], [`crate::backend`]; not [`crate::alerts`], which shares
 //! its layer.
 
@@ -33,6 +33,7 @@ pub mod plan;
 pub mod procedures;
 pub mod raw;
 pub mod request;
+pub mod retirement;
 pub mod rule;
 pub mod sessions;
 pub mod shape;

@@ -21,6 +21,7 @@ use crate::alerts::normalized::Severity;
 use crate::backend::upstream::Upstream;
 use crate::http::body::{self, json_response, Body};
 use crate::http::error::GatewayError;
+use crate::rewrite::usage::UsageRecorder;
 use crate::store::Store;
 use crate::telemetry::Metrics;
 
@@ -43,6 +44,8 @@ pub struct Probes<'a> {
     pub upstream: &'a Arc<Upstream>,
     /// The metrics served at `metrics`.
     pub metrics: &'a Arc<Metrics>,
+    /// The V3 usage counts, whose active clients are read from the store at each scrape.
+    pub usage: &'a UsageRecorder,
     /// Longest a scrape waits for the counts it reads from the store (`metrics_store_timeout`).
     pub store_timeout: Duration,
     /// Longest readiness waits for the store (`ready_timeout`).
@@ -153,6 +156,7 @@ pub async fn handle(probes: Probes<'_>, method: &Method, path: &str) -> Response
                     probes.store,
                     probes.store_timeout,
                     Severity::ALL.map(Severity::as_str),
+                    probes.usage.active_clients(),
                 )
                 .await;
             let mut response = Response::new(body::full(probes.metrics.encode()));

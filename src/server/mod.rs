@@ -99,6 +99,7 @@ impl Gateway {
         let upstream = Arc::new(Upstream::new(&config.backend, backend, Arc::clone(&metrics))?);
         let secret = Arc::new(SecretBox::load(config.alerts.secret_key, data_dir)?);
         let store_for_usage = Arc::clone(&store);
+        let retired_clients_returned = metrics.v3_retired_clients_returned.clone();
         let upstream_for_usage = Arc::clone(&upstream);
         let alerts = AlertService::start(
             Arc::clone(&store),
@@ -152,8 +153,9 @@ impl Gateway {
                     config.alerts.access_cache_ttl,
                     config.alerts.access_cache_entries,
                 ),
-                config.usage.max_clients_per_route,
+                &config.usage,
                 config.alerts.access_cache_entries,
+                retired_clients_returned,
             )),
         }))
     }
@@ -208,6 +210,7 @@ impl Gateway {
                 health: &self.health,
                 upstream: &self.upstream,
                 metrics: &self.metrics,
+                usage: &self.usage,
                 store_timeout: self.metrics_store_timeout,
                 ready_timeout: self.ready_timeout,
             };
@@ -287,7 +290,8 @@ impl Gateway {
         response
     }
 
-    /// `GET /-/svcgate/api/v3-usage`: routes by calls with their clients; for admins of the backend only.
+    /// `GET /-/svcgate/api/v3-usage`: how many clients and routes are still active (`summary`) and the routes by
+    /// calls with their clients (`routes`); for admins of the backend only.
     async fn v3_usage_api(&self, headers: &http::HeaderMap, query: Option<&str>) -> Response<Body> {
         let report = async {
             let credentials = Credentials::from_headers(headers).ok_or(ManageError::Unauthenticated)?;
@@ -306,8 +310,13 @@ impl Gateway {
             .iter()
             .find(|(name, _)| name == "sort")
             .map_or("calls", |(_, value)| value.as_str());
-        let routes = crate::rewrite::usage::by_route(rows, sort, time::OffsetDateTime::now_utc());
-        crate::http::body::json_response(http::StatusCode::OK, &serde_json::json!({ "routes": routes }))
+        let now = time::OffsetDateTime::now_utc();
+        let summary = crate::rewrite::retirement::summary(&rows, now, self.usage.retired_after());
+        let routes = crate::rewrite::usage::by_route(rows, sort, now, self.usage.retired_after());
+        crate::http::body::json_response(
+            http::StatusCode::OK,
+            &serde_json::json!({ "summary": summary, "routes": routes }),
+        )
     }
 
     /// The gateway's base URL as clients see it: `public_url`, else the request's scheme and host.

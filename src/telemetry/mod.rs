@@ -185,8 +185,10 @@ pub struct Metrics {
     pub outbox_done: Family<OutboxLabels, Counter>,
     /// Incident calls that failed (each retried later).
     pub outbox_failures: Family<OutboxLabels, Counter>,
-    /// 1 when the last scrape read its counts from the store, else 0.
+    /// 1 when the last scrape read all its counts from the store, else 0.
     pub store_gauges_up: Gauge,
+    /// Calls from V3 clients that were retired, each return counted once (by the usage recorder).
+    pub v3_retired_clients_returned: Counter,
     /// What the store's writer observes of each commit.
     pub store_commits: CommitMetrics,
 }
@@ -268,8 +270,15 @@ impl Metrics {
         let store_gauges_up = Gauge::default();
         registry.register(
             names::STORE_GAUGES_UP,
-            "1 when this scrape read open alerts and the outbox backlog from the store, else 0 (they are then left out)",
+            "1 when this scrape read open alerts, the outbox backlog and the active V3 clients from the store, else 0 \
+             (those not read are then left out)",
             store_gauges_up.clone(),
+        );
+        let v3_retired_clients_returned = Counter::default();
+        registry.register(
+            names::V3_RETIRED_CLIENTS_RETURNED,
+            "Calls from a V3 client that was retired (no call for v3_client_retired_after), each return counted once",
+            v3_retired_clients_returned.clone(),
         );
         let store_commits = CommitMetrics {
             duration: latency_histogram(),
@@ -298,6 +307,7 @@ impl Metrics {
             outbox_done,
             outbox_failures,
             store_gauges_up,
+            v3_retired_clients_returned,
             store_commits,
             backend_up,
             connections_closed,
@@ -359,45 +369,44 @@ impl Metrics {
         family.get_or_create(&OutboxLabels { kind }).inc();
     }
 
-    /// Sets the gauges counted in the store (open alerts by severity, the outbox backlog) from one query each,
-    /// waiting at most `timeout`. They are read at scrape time rather than kept by the writer so that every
-    /// replica on a shared PostgreSQL reports the same, whole count (so dashboards take their `max`, not their
-    /// `sum`). Should the store fail or be slow, they are left out of this scrape and `svcgate_store_gauges_up`
-    /// is 0: a stale count would look like a real one. `severities` are the alerts' severity names, most severe
-    /// first: the gauge has one series for each, 0 when the store counts none.
+    /// Sets the gauges counted in the store (open alerts by severity and the outbox backlog, from one query each;
+    /// the active V3 clients that `active_clients` counts), the two reads run side by side, each waiting at most
+    /// `timeout`. They are read at scrape time rather than kept by the writer so that every replica on a shared
+    /// PostgreSQL reports the same, whole count (so dashboards take their `max`, not their `sum`). A read that
+    /// fails or is slow leaves its own gauges out of this scrape (a stale count would look like a real one) and
+    /// `svcgate_store_gauges_up` at 0; a slow scan of the V3 usage never hides the open alerts. `severities` are
+    /// the alerts' severity names, most severe first: the gauge has one series for each, 0 when the store counts
+    /// none.
     pub async fn refresh_from_store(
         &self,
         store: &dyn Store,
         timeout: Duration,
         severities: [&'static str; 6],
+        active_clients: impl std::future::Future<Output = Result<u64, StoreError>>,
     ) {
-        let read =
+        let alerts =
             async { Ok::<_, StoreError>((store.open_alert_counts().await?, store.outbox_backlog().await?)) };
-        match tokio::time::timeout(timeout, read).await {
-            Ok(Ok((open, backlog))) => {
-                let open = severities.map(|name| {
-                    let count = open
-                        .iter()
-                        .filter(|(stored, _)| stored == name)
-                        .map(|(_, count)| *count)
-                        .sum::<u64>();
-                    (name, count)
-                });
-                self.store_counts.set(Some(CountsRead { open, backlog }));
-                self.store_gauges_up.set(1);
-            }
-            failed => {
-                match failed {
-                    Ok(Err(error)) => tracing::warn!(%error, "metrics: the store's counts could not be read"),
-                    _ => tracing::warn!(
-                        ?timeout,
-                        "metrics: the store's counts took longer than metrics_store_timeout"
-                    ),
-                }
-                self.store_counts.set(None);
-                self.store_gauges_up.set(0);
-            }
-        }
+        let (alerts, active_clients) = tokio::join!(
+            bounded("open alerts and the outbox backlog", timeout, alerts),
+            bounded("active V3 clients", timeout, active_clients),
+        );
+        let alerts = alerts.map(|(open, backlog)| {
+            let open = severities.map(|name| {
+                let count = open
+                    .iter()
+                    .filter(|(stored, _)| stored == name)
+                    .map(|(_, count)| *count)
+                    .sum::<u64>();
+                (name, count)
+            });
+            (open, backlog)
+        });
+        self.store_gauges_up
+            .set(i64::from(alerts.is_some() && active_clients.is_some()));
+        self.store_counts.set(CountsRead {
+            alerts,
+            active_clients,
+        });
     }
 
     /// The registry in the Prometheus text format.
@@ -410,40 +419,83 @@ impl Metrics {
     }
 }
 
-/// What the store said at the last scrape.
-#[derive(Debug, Clone, Copy)]
-struct CountsRead {
-    /// Open alerts of each severity, most severe first.
-    open: [(&'static str, u64); 6],
-    /// Incident calls waiting.
-    backlog: u64,
+/// One of the store's counts for a scrape, waiting at most `timeout`; `None` (and a warning naming `what`) when the
+/// store failed or was slower.
+async fn bounded<T>(
+    what: &'static str,
+    timeout: Duration,
+    read: impl std::future::Future<Output = Result<T, StoreError>>,
+) -> Option<T> {
+    match tokio::time::timeout(timeout, read).await {
+        Ok(Ok(counts)) => Some(counts),
+        Ok(Err(error)) => {
+            tracing::warn!(%error, what, "metrics: the store's counts could not be read");
+            None
+        }
+        Err(_) => {
+            tracing::warn!(
+                ?timeout,
+                what,
+                "metrics: the store's counts took longer than metrics_store_timeout"
+            );
+            None
+        }
+    }
 }
 
-/// Encodes the store's counts read for this scrape; nothing when they could not be read.
+/// What the store said at the last scrape; `None` for a count that could not be read.
+#[derive(Debug, Clone, Copy, Default)]
+struct CountsRead {
+    /// Open alerts of each severity, most severe first, and the incident calls waiting.
+    alerts: Option<([(&'static str, u64); 6], u64)>,
+    /// V3 clients with a call within the retirement period.
+    active_clients: Option<u64>,
+}
+
+/// Encodes the store's counts read for this scrape; nothing for those that could not be read.
 #[derive(Debug, Clone, Default)]
-struct StoreCountsCollector(Arc<std::sync::Mutex<Option<CountsRead>>>);
+struct StoreCountsCollector(Arc<std::sync::Mutex<CountsRead>>);
 
 impl StoreCountsCollector {
-    fn set(&self, counts: Option<CountsRead>) {
+    fn set(&self, counts: CountsRead) {
         *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = counts;
     }
 }
 
 impl Collector for StoreCountsCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let Some(counts) = *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) else {
+        let counts = *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((open_counts, backlog)) = counts.alerts {
+            let open = Family::<SeverityLabels, Gauge>::default();
+            for (severity, count) in open_counts {
+                open.get_or_create(&SeverityLabels { severity })
+                    .set(i64::try_from(count).unwrap_or(i64::MAX));
+            }
+            let help =
+                "Open alerts (triggered or acknowledged) by severity, counted in the store when scraped.";
+            open.encode(encoder.encode_descriptor(names::ALERTS_OPEN, help, None, open.metric_type())?)?;
+            let backlog = ConstGauge::new(i64::try_from(backlog).unwrap_or(i64::MAX));
+            let help = "Incident calls waiting in the outbox, counted in the store when scraped.";
+            backlog.encode(encoder.encode_descriptor(
+                names::OUTBOX_BACKLOG,
+                help,
+                None,
+                backlog.metric_type(),
+            )?)?;
+        }
+        let Some(active_clients) = counts.active_clients else {
             return Ok(());
         };
-        let open = Family::<SeverityLabels, Gauge>::default();
-        for (severity, count) in counts.open {
-            open.get_or_create(&SeverityLabels { severity })
-                .set(i64::try_from(count).unwrap_or(i64::MAX));
-        }
-        let help = "Open alerts (triggered or acknowledged) by severity, counted in the store when scraped.";
-        open.encode(encoder.encode_descriptor(names::ALERTS_OPEN, help, None, open.metric_type())?)?;
-        let backlog = ConstGauge::new(i64::try_from(counts.backlog).unwrap_or(i64::MAX));
-        let help = "Incident calls waiting in the outbox, counted in the store when scraped.";
-        backlog.encode(encoder.encode_descriptor(names::OUTBOX_BACKLOG, help, None, backlog.metric_type())?)
+        let active = ConstGauge::new(i64::try_from(active_clients).unwrap_or(i64::MAX));
+        let help =
+            "V3 clients (a user and a product) with a call within v3_client_retired_after, counted in the \
+                    store when scraped.";
+        active.encode(encoder.encode_descriptor(
+            names::V3_ACTIVE_CLIENTS,
+            help,
+            None,
+            active.metric_type(),
+        )?)
     }
 }
 
@@ -782,6 +834,32 @@ mod tests {
         // Nothing was read from a store yet: the store's counts are left out, not shown as 0.
         assert!(!text.contains("svcgate_alerts_open"), "{text}");
         assert!(!text.contains("svcgate_incident_outbox_backlog"), "{text}");
+    }
+
+    #[tokio::test]
+    #[allow(clippy::unwrap_used)]
+    async fn a_slow_count_of_active_clients_leaves_only_itself_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::SqliteStore::open(dir.path()).unwrap();
+        let metrics = Metrics::new();
+        let severities = ["critical", "high", "medium", "low", "info", "unknown"];
+        let has = |text: &str, line: &str| text.lines().any(|written| written == line);
+        let timeout = Duration::from_millis(200);
+        metrics
+            .refresh_from_store(&store, timeout, severities, std::future::pending())
+            .await;
+        let text = metrics.encode();
+        assert!(has(&text, "svcgate_alerts_open{severity=\"medium\"} 0"), "{text}");
+        assert!(has(&text, "svcgate_incident_outbox_backlog 0"), "{text}");
+        assert!(!text.contains("svcgate_v3_active_clients"), "{text}");
+        assert!(has(&text, "svcgate_store_gauges_up 0"), "{text}");
+        metrics
+            .refresh_from_store(&store, timeout, severities, async { Ok(4) })
+            .await;
+        let text = metrics.encode();
+        assert!(has(&text, "svcgate_v3_active_clients 4"), "{text}");
+        assert!(has(&text, "svcgate_alerts_open{severity=\"medium\"} 0"), "{text}");
+        assert!(has(&text, "svcgate_store_gauges_up 1"), "{text}");
     }
 
     #[test]

@@ -28,7 +28,12 @@ pub const OUTBOX_BACKLOG: &str = "svcgate_incident_outbox_backlog";
 pub const OUTBOX_DONE: &str = "svcgate_incident_outbox_done";
 /// Incident calls that failed and wait for a retry, by kind; exposed with `_total`.
 pub const OUTBOX_FAILURES: &str = "svcgate_incident_outbox_failures";
-/// 1 when the scrape-time counts (open alerts, outbox backlog) were read from the store, else 0.
+/// V3 clients (a user and a product) with a call within `v3_client_retired_after`, counted in the store at scrape
+/// time; no per-client label.
+pub const V3_ACTIVE_CLIENTS: &str = "svcgate_v3_active_clients";
+/// Calls from a V3 client that was retired, each return counted once; exposed with `_total`.
+pub const V3_RETIRED_CLIENTS_RETURNED: &str = "svcgate_v3_retired_clients_returned";
+/// 1 when the scrape-time counts (open alerts, outbox backlog, active V3 clients) were read from the store, else 0.
 pub const STORE_GAUGES_UP: &str = "svcgate_store_gauges_up";
 /// Time one batch of store writes took, from its transaction's start to its durable commit.
 pub const STORE_COMMIT_DURATION: &str = "svcgate_store_commit_duration_seconds";

@@ -19,6 +19,7 @@ mod v3_answers;
 mod v3_auth;
 mod v3_client;
 mod v3_flows;
+mod v3_retirement;
 mod v3_specs;
 mod v3_usage;
 mod world;

@@ -207,6 +207,8 @@ async fn every_metric_the_rules_and_dashboard_name_is_one_svcgate_exports() {
         "svcgate_requests_total",
         "svcgate_request_duration_seconds_bucket",
         "svcgate_v3_requests_total",
+        "svcgate_v3_active_clients",
+        "svcgate_v3_retired_clients_returned_total",
         "svcgate_alerts_received_total",
         "svcgate_alerts_open",
         "svcgate_incident_outbox_backlog",
@@ -596,7 +598,8 @@ async fn a_real_prometheus_scrapes_svcgate_and_reads_back_the_alerts_it_was_sent
             "SvcgateBackendUnreachable",
             "SvcgateOutboxStuck",
             "SvcgateStoreSlow",
-            "SvcgateRefusalsRising"
+            "SvcgateRefusalsRising",
+            "SvcgateV3RetiredClientReturned"
         ]
     );
     for rule in rules {

@@ -595,6 +595,57 @@ pub fn example(table: &RuleTable, rule: &Rule) -> Option<Example> {
     })
 }
 
+/// The output formats of `svcgate v3 report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Each client's Markdown, one after another.
+    Markdown,
+    /// `{"clients": [...]}`, each client's full report.
+    Json,
+    /// One line per client and route.
+    Csv,
+}
+
+/// Why a report cannot be given.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// No client has this id or user.
+    #[error("no V3 client {0:?} in the usage counts: give a client id or a user (the JSON or CSV report lists them)")]
+    UnknownClient(String),
+    /// The CSV could not be written.
+    #[error("writing the CSV: {0}")]
+    Csv(#[from] csv::Error),
+    /// The JSON could not be written.
+    #[error("writing the JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// The clients `wanted` names (its id, or every client of that user), or all of them without `wanted`.
+pub fn select(clients: Vec<ClientReport>, wanted: Option<&str>) -> Result<Vec<ClientReport>, ReportError> {
+    let Some(wanted) = wanted else {
+        return Ok(clients);
+    };
+    let chosen: Vec<ClientReport> = clients
+        .into_iter()
+        .filter(|client| client.is_named(wanted))
+        .collect();
+    if chosen.is_empty() {
+        return Err(ReportError::UnknownClient(wanted.to_owned()));
+    }
+    Ok(chosen)
+}
+
+/// The reports in `format`.
+pub fn render(clients: &[ClientReport], format: Format) -> Result<String, ReportError> {
+    match format {
+        Format::Markdown => Ok(clients.iter().map(markdown).collect::<Vec<_>>().join("\n")),
+        Format::Json => Ok(serde_json::to_string_pretty(
+            &serde_json::json!({ "clients": clients }),
+        )?),
+        Format::Csv => Ok(csv(clients)?),
+    }
+}
+
 fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
@@ -1013,5 +1064,50 @@ mod tests {
             assert_eq!(client.versions.len(), 200);
         }
         assert!(clients.iter().map(|client| client.routes.len()).sum::<usize>() <= rows.len());
+    }
+
+    #[test]
+    fn a_client_is_chosen_by_id_or_user_and_an_unknown_one_is_refused() {
+        let rows = vec![
+            row(
+                "GET /projects",
+                "alice",
+                "python-gitlab/3.15.0",
+                3,
+                "2026-11-26T00:00:00.000Z",
+            ),
+            row(
+                "GET /projects",
+                "alice",
+                "curl/8.5.0",
+                1,
+                "2026-11-26T00:00:00.000Z",
+            ),
+            row(
+                "GET /projects",
+                "bob",
+                "curl/8.5.0",
+                1,
+                "2026-11-26T00:00:00.000Z",
+            ),
+        ];
+        let clients = report(&rows, &table(), now(), THIRTY_DAYS);
+        assert_eq!(select(clients.clone(), Some("alice")).unwrap().len(), 2);
+        let id = client_id("bob", "curl");
+        assert_eq!(select(clients.clone(), Some(&id)).unwrap()[0].user, "bob");
+        assert_eq!(select(clients.clone(), None).unwrap().len(), 3);
+        assert!(matches!(
+            select(clients.clone(), Some("carol")),
+            Err(ReportError::UnknownClient(_))
+        ));
+        let json: serde_json::Value = serde_json::from_str(&render(&clients, Format::Json).unwrap()).unwrap();
+        assert_eq!(json["clients"].as_array().unwrap().len(), 3);
+        assert_eq!(
+            render(&clients, Format::Markdown)
+                .unwrap()
+                .matches("## V3 migration: ")
+                .count(),
+            3
+        );
     }
 }

@@ -56,6 +56,8 @@ pub struct UsageRecorder {
     store: Arc<dyn Store>,
     access: AccessChecker,
     max_clients: usize,
+    /// No call for this long marks a client retired in the migration report (`v3_client_retired_after`).
+    retired_after: Duration,
 }
 
 /// Folds a path's ids away for routes no rule names: numbers, encoded paths and hashes become `:id`.
@@ -100,7 +102,19 @@ impl UsageRecorder {
             store,
             access,
             max_clients,
+            retired_after: Duration::from_secs(30 * 86_400),
         }
+    }
+
+    /// The recorder with `v3_client_retired_after` set.
+    pub fn with_retired_after(mut self, retired_after: Duration) -> Self {
+        self.retired_after = retired_after;
+        self
+    }
+
+    /// No call for this long marks a client retired (`v3_client_retired_after`).
+    pub fn retired_after(&self) -> Duration {
+        self.retired_after
     }
 
     /// Counts one V3 call.

@@ -11,6 +11,7 @@
 //! Files: this one, and [`internal`] (the gateway's own routes). May use every layer below it (see `lib.rs`).
 
 pub mod internal;
+pub mod v3_clients;
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -145,16 +146,19 @@ impl Gateway {
             metrics_store_timeout: config.server.metrics_store_timeout,
             ready_timeout: config.server.ready_timeout,
             answers_favicon: config.dev && config.backend.url.is_none(),
-            usage: Arc::new(UsageRecorder::new(
-                Arc::clone(&store_for_usage),
-                AccessChecker::new(
-                    Arc::clone(&upstream_for_usage),
-                    config.alerts.access_cache_ttl,
+            usage: Arc::new(
+                UsageRecorder::new(
+                    Arc::clone(&store_for_usage),
+                    AccessChecker::new(
+                        Arc::clone(&upstream_for_usage),
+                        config.alerts.access_cache_ttl,
+                        config.alerts.access_cache_entries,
+                    ),
+                    config.usage.max_clients_per_route,
                     config.alerts.access_cache_entries,
-                ),
-                config.usage.max_clients_per_route,
-                config.alerts.access_cache_entries,
-            )),
+                )
+                .with_retired_after(config.usage.client_retired_after),
+            ),
         }))
     }
 
@@ -196,6 +200,15 @@ impl Gateway {
             context.kind = "internal";
             context.route = V3_USAGE_API.to_owned();
             Ok(Box::pin(self.v3_usage_api(request.headers(), request.uri().query())).await)
+        } else if let Some(rest) = v3_clients::rest_of(path) {
+            context.kind = "internal";
+            context.route = v3_clients::ROUTE.to_owned();
+            let sources = v3_clients::Sources {
+                usage: &self.usage,
+                table: self.rewriter.table(),
+                access: &self.alerts.access,
+            };
+            Ok(Box::pin(v3_clients::handle(sources, request.headers(), rest)).await)
         } else if path.starts_with(alerts::api::PREFIX) {
             context.kind = "internal";
             context.route = "/-/svcgate/api/projects/:project/…".to_owned();
@@ -226,10 +239,14 @@ impl Gateway {
                     .public_url
                     .as_deref()
                     .is_some_and(|url| url.starts_with("https://"));
-            Ok(Box::pin(
-                self.pages
-                    .handle(&self.alerts, &self.usage, request, secure, origin),
-            )
+            Ok(Box::pin(self.pages.handle(
+                &self.alerts,
+                &self.usage,
+                self.rewriter.table(),
+                request,
+                secure,
+                origin,
+            ))
             .await)
         } else if self.answers_favicon && path == "/favicon.ico" {
             context.kind = "pages";

@@ -167,5 +167,102 @@ fn a_third_party_v3_client_works_through_the_gateway() {
         summary.ends_with(" passed, 0 failed"),
         "the V3 client's last line is not a clean summary:\n{stdout}\n{stderr}"
     );
+    migration_report_names_every_route_with_translate_s_v4_request(&banner);
     gateway.stop();
+}
+
+/// What `svcgate translate` says the V4 request of a V3 request is: the rule's V4 method and template, or the
+/// prefix-changed path when no rule names it.
+fn translated(request: &str) -> String {
+    let output = common::process::command()
+        .args(["translate", request])
+        .output()
+        .expect("svcgate translate runs");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    // Exit 0 when a rule matched, 2 when the request passes with the prefix change only.
+    assert!(
+        matches!(output.status.code(), Some(0 | 2)),
+        "translate {request}: {text}"
+    );
+    if let Some(line) = text.lines().find(|line| line.starts_with("rule: ")) {
+        let v4 = line.split(" → ").nth(1).unwrap().split(" (since").next().unwrap();
+        let (method, template) = v4.split_once(' ').unwrap();
+        return format!("{method} /api/v4{template}");
+    }
+    let line = text
+        .lines()
+        .skip_while(|line| !line.starts_with("no rule"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("translate {request}: no V4 request in\n{text}"));
+    line.trim().to_owned()
+}
+
+/// After the client's run: the usage API names who called what; the migration report of each of those clients
+/// names every route with a V4 request, and that request is the one `svcgate translate` plans.
+fn migration_report_names_every_route_with_translate_s_v4_request(banner: &Banner) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let get = |path: String| {
+        runtime
+            .block_on(common::get(&format!("{}{path}", banner.url), &banner.admin_token))
+            .json()
+    };
+    // The usage API flushes the counts before it answers.
+    let usage = get("/-/svcgate/api/v3-usage".to_owned());
+    let mut called: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for route in usage["routes"].as_array().unwrap() {
+        for client in route["clients"].as_array().unwrap() {
+            let product = svcgate::rewrite::clients::agent(client["user_agent"].as_str().unwrap()).product;
+            let id = svcgate::rewrite::clients::client_id(client["user"].as_str().unwrap(), &product);
+            called
+                .entry(id)
+                .or_default()
+                .push(route["route"].as_str().unwrap().to_owned());
+        }
+    }
+    assert!(!called.is_empty(), "the client's calls were counted: {usage}");
+    let mut checked = 0;
+    for (id, routes) in &called {
+        let report = get(format!("/-/svcgate/api/v3-clients/{id}"));
+        for name in routes {
+            let route = report["routes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|route| route["route"].as_str() == Some(name))
+                .unwrap_or_else(|| panic!("client {id}: no route {name} in {report}"));
+            let advice = &route["advice"];
+            if advice["change"] == serde_json::json!("failed_unknown_paths") {
+                continue;
+            }
+            let v4 = format!(
+                "{} {}",
+                advice["v4_method"]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("{name}: no V4 request: {advice}")),
+                advice["v4_path"].as_str().unwrap()
+            );
+            // A sample request of the template: the report's own example, or the template with its ids as 1.
+            let sample = match advice["example"]["v3"].as_str() {
+                Some(sample) => sample.to_owned(),
+                None => {
+                    let (method, template) = name.trim_end_matches(" (no rule)").split_once(' ').unwrap();
+                    format!("{method} /api/v3{template}")
+                }
+            };
+            let expected = translated(&sample.replace(":id", "1"));
+            assert_eq!(
+                v4.replace(":id", "1"),
+                expected.replace(":id", "1"),
+                "client {id}, route {name}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= 10,
+        "the client called at least ten routes, {checked} checked"
+    );
 }

@@ -18,7 +18,7 @@ use serde::Serialize;
 use super::clients::{agent, client_id, is_retired};
 use super::explain::{explain, procedure_text};
 use super::rule::{Converter, Rule, Segment};
-use super::shape::Source;
+use super::shape::{FieldConverter, Source};
 use super::table::RuleTable;
 use super::usage::NO_RULE;
 use crate::store::{IdKind, UsageRow};
@@ -358,7 +358,9 @@ fn rule_advice(table: &RuleTable, rule: &Rule) -> RouteAdvice {
     let (v4_method, v4_path) = v4_route(rule);
     let moved = rule.v3.method != rule.v4.method || rule.v3.template != rule.v4.template;
     let summary = match (rule.procedure, moved) {
-        (Some(_), _) => format!("no single V4 call: {v4_method} {v4_path} with the steps below"),
+        (Some(_), _) => format!(
+            "call {v4_method} {v4_path}; where V4 has no single equivalent call, take the steps under \"instead\""
+        ),
         (None, true) => format!("moved: call {v4_method} {v4_path}"),
         (None, false) => format!("same route under /api/v4 ({v4_method} {v4_path}); see the changes below"),
     };
@@ -455,7 +457,12 @@ pub fn request_changes(rule: &Rule) -> Vec<String> {
 
 fn field_converter_text(source: &Source) -> Option<String> {
     match source {
-        Source::From(_, Some(converter)) => Some(format!("{converter:?}").to_lowercase()),
+        Source::From(_, Some(FieldConverter::VisibilityLevel)) => {
+            Some("V4's private/internal/public where V3 gave 0/10/20".to_owned())
+        }
+        Source::From(_, Some(FieldConverter::VisibilityIsPublic)) => {
+            Some("V4's \"public\" where V3 gave true, anything else false".to_owned())
+        }
         _ => None,
     }
 }
@@ -549,7 +556,7 @@ pub fn answer_change(table: &RuleTable, rule: &Rule) -> AnswerChange {
     }
     if let Some((status, message)) = &rule.unseen {
         answer.notes.push(format!(
-            "an id the caller may not see: V3 answered {status} {message}, V4 answers 404"
+            "an id the caller may not see: V3 answered {status} {{\"message\":\"{message}\"}}, V4 answers its own 404"
         ));
     }
     answer
@@ -646,6 +653,10 @@ pub fn render(clients: &[ClientReport], format: Format) -> Result<String, Report
     }
 }
 
+fn plural(count: u64, one: &str, many: &str) -> String {
+    format!("{count} {}", if count == 1 { one } else { many })
+}
+
 fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
@@ -664,10 +675,10 @@ pub fn markdown(client: &ClientReport) -> String {
         cell(&client.product)
     ));
     out.push_str(&format!(
-        "Client `{}`: {} V3 calls ({} errors) from {} to {}{}. Every route below must move to V4 before V3 is switched off.\n\n",
+        "Client `{}`: {} ({}) from {} to {}{}. Every route below must move to V4 before V3 is switched off.\n\n",
         client.id,
-        client.calls,
-        client.errors,
+        plural(client.calls, "V3 call", "V3 calls"),
+        plural(client.errors, "error", "errors"),
         client.first_call,
         client.last_call,
         if client.retired { "; retired (no recent call)" } else { "" }
@@ -738,16 +749,17 @@ fn advice_markdown(advice: &RouteAdvice) -> String {
         bullets.push(format!("Answer: {text}"));
     }
     if let Some(example) = &advice.example {
-        bullets.push(format!(
-            "Example: `{}` → {}",
-            example.v3,
+        let calls = if example.v4.is_empty() {
+            "the steps under Instead".to_owned()
+        } else {
             example
                 .v4
                 .iter()
                 .map(|call| format!("`{call}`"))
                 .collect::<Vec<_>>()
                 .join(", ")
-        ));
+        };
+        bullets.push(format!("Example: `{}` → {calls}", example.v3));
     }
     if !bullets.is_empty() {
         out.push('\n');

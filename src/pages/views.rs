@@ -692,6 +692,11 @@ impl V3Client {
         super::format::time_view(iso)
     }
 
+    /// `1 V3 call`, `2 V3 calls`.
+    pub fn count(&self, count: &u64, one: &str, many: &str) -> String {
+        super::format::plural(*count, one, many)
+    }
+
     /// The route's V4 request, `GET /api/v4/…`, or a dash when there is none.
     pub fn v4(&self, advice: &crate::rewrite::migration::RouteAdvice) -> String {
         match (&advice.v4_method, &advice.v4_path) {

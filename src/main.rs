@@ -347,7 +347,16 @@ fn translate(args: TranslateArgs) -> ExitCode {
         }
     }
     match explain(&table, &args.request, body, &resolved) {
-        Ok(explanation) => match print_lines(&explanation.lines) {
+        Ok(mut explanation) => match print_lines({
+            // What the client itself must change, as the migration report says it.
+            if let Some(advice) = svcgate::rewrite::migration::request_advice(&table, &args.request) {
+                explanation.lines.push(format!("migration: {}", advice.summary));
+                explanation
+                    .lines
+                    .extend(advice.changes().into_iter().map(|line| format!("  {line}")));
+            }
+            &explanation.lines
+        }) {
             Err(error) => fail(error),
             Ok(()) if explanation.matched => ExitCode::SUCCESS,
             Ok(()) => ExitCode::from(EXIT_NO_RULE),

@@ -354,9 +354,21 @@ pub fn v4_route(rule: &Rule) -> (String, String) {
     (rule.v4.method.to_string(), format!("/api/v4{}", rule.v4.template))
 }
 
+/// Whether V4 has the route at another method or path: parameter names (`:issue_id` → `:issue_iid`) do not count.
+fn is_moved(rule: &Rule) -> bool {
+    let same_segment = |pair: (&Segment, &Segment)| match pair {
+        (Segment::Literal(v3), Segment::Literal(v4)) => v3 == v4,
+        (Segment::Param(_), Segment::Param(_)) | (Segment::Rest(_), Segment::Rest(_)) => true,
+        _ => false,
+    };
+    rule.v3.method != rule.v4.method
+        || rule.v3.segments.len() != rule.v4.segments.len()
+        || !rule.v3.segments.iter().zip(&rule.v4.segments).all(same_segment)
+}
+
 fn rule_advice(table: &RuleTable, rule: &Rule) -> RouteAdvice {
     let (v4_method, v4_path) = v4_route(rule);
-    let moved = rule.v3.method != rule.v4.method || rule.v3.template != rule.v4.template;
+    let moved = is_moved(rule);
     let summary = match (rule.procedure, moved) {
         (Some(_), _) => format!(
             "call {v4_method} {v4_path}; where V4 has no single equivalent call, take the steps under \"instead\""
@@ -707,6 +719,66 @@ pub fn markdown(client: &ClientReport) -> String {
     out
 }
 
+impl RouteAdvice {
+    /// What to change, one sentence each (`Request: …`, `Instead: …`, `Answer: …`, `Status: …`): the lines the
+    /// Markdown report lists and `svcgate translate` prints under "migration".
+    pub fn changes(&self) -> Vec<String> {
+        let mut lines: Vec<String> = Vec::new();
+        for change in &self.request {
+            lines.push(format!("Request: {change}."));
+        }
+        if let Some(instead) = &self.instead {
+            lines.push(format!("Instead: {instead}."));
+        }
+        let answer = &self.answer;
+        for rename in &answer.fields_renamed {
+            match &rename.converted {
+                Some(how) => lines.push(format!("Answer: `{}` is V4's `{}` ({how})", rename.v3, rename.v4)),
+                None => lines.push(format!("Answer: `{}` is V4's `{}`", rename.v3, rename.v4)),
+            }
+        }
+        if !answer.fields_removed.is_empty() {
+            lines.push(format!(
+                "Answer: V4 has no {}",
+                answer
+                    .fields_removed
+                    .iter()
+                    .map(|field| format!("`{field}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        for status in &answer.status {
+            lines.push(format!(
+                "Status: V4 answers {} where V3 answered {}",
+                status.v4, status.v3
+            ));
+        }
+        for text in answer.pagination.iter().chain(&answer.notes) {
+            lines.push(format!("Answer: {text}"));
+        }
+        lines
+    }
+}
+
+/// The advice for one request as `svcgate translate` takes it (`METHOD /api/v3/path[?query]`): the route the
+/// usage counts would name it by, and its [`route_advice`]. `None` when the text is not a V3 request.
+pub fn request_advice(table: &RuleTable, request_line: &str) -> Option<RouteAdvice> {
+    let (method, target) = request_line.trim().split_once(' ')?;
+    let method: http::Method = method.to_ascii_uppercase().parse().ok()?;
+    let path = target.trim().split('?').next()?.strip_prefix(super::V3_PREFIX)?;
+    let path = super::fold_empty_segments(path);
+    let route = if super::is_github_compat(&path) {
+        "github-compat".to_owned()
+    } else {
+        match table.find(&method, &path) {
+            Some(matched) => format!("{} {}", matched.rule.v3.method, matched.rule.v3.template),
+            None => super::usage::route_of_path(method.as_str(), &path),
+        }
+    };
+    Some(route_advice(table, &route))
+}
+
 fn advice_markdown(advice: &RouteAdvice) -> String {
     let mut out = format!("{}.\n", advice.summary);
     if let (Some(since), Some(section)) = (&advice.since, &advice.section) {
@@ -714,40 +786,7 @@ fn advice_markdown(advice: &RouteAdvice) -> String {
             "\nChanged in {since} (translation reference §{section}).\n"
         ));
     }
-    let mut bullets: Vec<String> = Vec::new();
-    for change in &advice.request {
-        bullets.push(format!("Request: {change}."));
-    }
-    if let Some(instead) = &advice.instead {
-        bullets.push(format!("Instead: {instead}."));
-    }
-    let answer = &advice.answer;
-    for rename in &answer.fields_renamed {
-        match &rename.converted {
-            Some(how) => bullets.push(format!("Answer: `{}` is V4's `{}` ({how})", rename.v3, rename.v4)),
-            None => bullets.push(format!("Answer: `{}` is V4's `{}`", rename.v3, rename.v4)),
-        }
-    }
-    if !answer.fields_removed.is_empty() {
-        bullets.push(format!(
-            "Answer: V4 has no {}",
-            answer
-                .fields_removed
-                .iter()
-                .map(|field| format!("`{field}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
-    for status in &answer.status {
-        bullets.push(format!(
-            "Status: V4 answers {} where V3 answered {}",
-            status.v4, status.v3
-        ));
-    }
-    for text in answer.pagination.iter().chain(&answer.notes) {
-        bullets.push(format!("Answer: {text}"));
-    }
+    let mut bullets = advice.changes();
     if let Some(example) = &advice.example {
         let calls = if example.v4.is_empty() {
             "the steps under Instead".to_owned()
@@ -980,6 +1019,7 @@ mod tests {
             .request
             .iter()
             .any(|text| text.contains("membership=true")));
+        assert!(!route_advice(&table, "PUT /projects/:id/issues/:issue_id").moved);
         let star = route_advice(&table, "DELETE /projects/:id/star");
         assert!(star.moved);
         assert_eq!(star.v4_path.as_deref(), Some("/api/v4/projects/:id/unstar"));
@@ -999,6 +1039,22 @@ mod tests {
             route_advice(&table, "GET /gone/:id").change,
             Change::NoLongerInTable
         );
+    }
+
+    #[test]
+    fn translate_s_request_gets_the_advice_of_the_route_it_counts_under() {
+        let table = table();
+        let issue = request_advice(&table, "GET /api/v3/projects/1/issues/2?x=1").unwrap();
+        assert_eq!(
+            issue.v4_path.as_deref(),
+            Some("/api/v4/projects/:id/issues/:issue_iid")
+        );
+        assert!(issue.changes()[0].starts_with("Request: issue_id was the issue's global id"));
+        assert_eq!(
+            request_advice(&table, "GET /api/v3/user").unwrap().change,
+            Change::PrefixOnly
+        );
+        assert!(request_advice(&table, "projects").is_none());
     }
 
     #[test]

@@ -4,7 +4,8 @@
 
 use serde::Serialize;
 
-use crate::rewrite::explain::{explain, procedure_text};
+use super::procedures::{procedure_advice, ProcedureKind};
+use crate::rewrite::explain::explain;
 use crate::rewrite::rule::{Converter, Rule, Segment};
 use crate::rewrite::shape::{FieldConverter, Source};
 use crate::rewrite::table::RuleTable;
@@ -90,6 +91,9 @@ pub struct RouteAdvice {
     pub v4_path: Option<String>,
     /// Whether V4 has the route at another path or method.
     pub moved: bool,
+    /// For a route the gateway serves with a procedure: whether V4 replaced, removed or changed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<ProcedureKind>,
     /// The release that changed the route (`9.0`), for rules.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub since: Option<String>,
@@ -172,6 +176,7 @@ fn plain(change: Change, summary: &str, v4: Option<(&str, String)>) -> RouteAdvi
         v4_method,
         v4_path,
         moved: false,
+        kind: None,
         since: None,
         section: None,
         request: Vec::new(),
@@ -201,28 +206,37 @@ fn is_moved(rule: &Rule) -> bool {
 fn rule_advice(table: &RuleTable, rule: &Rule) -> RouteAdvice {
     let (v4_method, v4_path) = v4_route(rule);
     let moved = is_moved(rule);
-    let summary = match (rule.procedure, moved) {
-        (Some(_), _) => format!(
-            "call {v4_method} {v4_path}; where V4 has no single equivalent call, take the steps under \"instead\""
-        ),
-        (None, true) => format!("moved: call {v4_method} {v4_path}"),
-        (None, false) => format!("same route under /api/v4 ({v4_method} {v4_path}); see the changes below"),
-    };
-    RouteAdvice {
+    let mut advice = RouteAdvice {
         change: Change::Rule,
-        summary,
+        summary: if moved {
+            format!("moved: call {v4_method} {v4_path}")
+        } else {
+            format!("same route under /api/v4 ({v4_method} {v4_path}); see the changes below")
+        },
         v4_method: Some(v4_method),
         v4_path: Some(v4_path),
         moved,
+        kind: None,
         since: Some(rule.since.clone()),
         section: Some(rule.section.clone()),
         request: request_changes(rule),
-        instead: rule
-            .procedure
-            .map(|procedure| procedure_text(procedure).to_owned()),
+        instead: None,
         answer: answer_change(table, rule),
         example: example(table, rule),
+    };
+    if let Some(procedure) = rule.procedure {
+        let client = procedure_advice(rule, procedure);
+        advice.moved = advice.v4_path.as_deref() != Some(client.path.as_str())
+            || advice.v4_method.as_deref() != Some(client.method.as_str())
+            || moved;
+        advice.kind = Some(client.kind);
+        advice.summary = client.summary;
+        advice.v4_method = Some(client.method);
+        advice.v4_path = Some(client.path);
+        advice.instead = Some(client.instead);
+        advice.request.extend(client.request);
     }
+    advice
 }
 
 fn kind_name(kind: IdKind) -> &'static str {

@@ -8,10 +8,12 @@
 //! Nothing but route templates, counts and times goes in: no token, no body. The report has at most one entry per
 //! stored usage row, so its size follows the usage caps (`usage_max_clients_per_route`, the pending-count bound).
 //!
-//! Files: this one (clients and their routes), `advice.rs` (a route's [`RouteAdvice`]) and `render.rs` (JSON,
+//! Files: this one (clients and their routes), `advice.rs` (a route's [`RouteAdvice`]), `procedures.rs` (the
+//! client-facing advice for routes the gateway serves with a procedure) and `render.rs` (JSON,
 //! [`markdown`] and [`csv`]).
 
 mod advice;
+mod procedures;
 mod render;
 
 use std::collections::BTreeMap;
@@ -23,6 +25,7 @@ pub use self::advice::{
     answer_change, example, request_advice, request_changes, route_advice, sample_request, v4_route,
     AnswerChange, Change, Example, FieldRename, RouteAdvice, StatusChange,
 };
+pub use self::procedures::{procedure_advice, ProcedureAdvice, ProcedureKind};
 pub use self::render::{csv, markdown, render, select, Format, ReportError};
 use super::clients::{agent, client_id, is_retired};
 use super::table::RuleTable;
@@ -216,29 +219,205 @@ mod tests {
     const THIRTY_DAYS: Duration = Duration::from_secs(30 * 86_400);
 
     /// The V4 method and path (no query) of the call the gateway makes for the rule's sample request, from
-    /// `explain`: the call after the pre-fetch, or (for a procedure, whose calls depend on answers) the rule line.
+    /// `explain`: the call after the pre-fetch. Not for procedures, whose calls depend on answers.
     fn explained_route(table: &RuleTable, rule: &Rule) -> (String, String) {
         let request = sample_request(rule);
         let resolved: Vec<(String, u64)> = rule.ids.iter().map(|(param, _)| (param.clone(), 7)).collect();
         let explanation = explain(table, &request, None, &resolved).unwrap();
-        let main = explanation.calls.get(usize::from(rule.prefetch));
-        match (rule.procedure, main) {
-            (None, Some(call)) => {
-                let path = call.target.split('?').next().unwrap_or_default().to_owned();
-                (call.method.to_string(), path)
-            }
-            _ => {
-                let line = explanation
-                    .lines
-                    .iter()
-                    .find(|line| line.starts_with("rule: "))
-                    .unwrap();
-                let v4 = line.split(" → ").nth(1).unwrap();
-                let v4 = v4.split(" (since").next().unwrap();
-                let (method, template) = v4.split_once(' ').unwrap();
-                (method.to_owned(), format!("/api/v4{template}"))
-            }
+        let call = explanation.calls.get(usize::from(rule.prefetch)).unwrap();
+        let path = call.target.split('?').next().unwrap_or_default().to_owned();
+        (call.method.to_string(), path)
+    }
+
+    /// Every route the gateway serves with a procedure, and what a migrated client calls instead, written by hand
+    /// from the translation reference: V3 route, V4 method, V4 path, kind.
+    const PROCEDURE_ROUTES: &[(&str, &str, &str, ProcedureKind)] = {
+        use ProcedureKind::{Changed, Removed, Replaced};
+        &[
+            ("GET /projects/all", "GET", "/api/v4/projects", Replaced),
+            ("PUT /projects/:id", "PUT", "/api/v4/projects/:id", Changed),
+            ("GET /issues", "GET", "/api/v4/issues", Changed),
+            (
+                "GET /projects/:id/issues",
+                "GET",
+                "/api/v4/projects/:id/issues",
+                Changed,
+            ),
+            (
+                "POST /projects/:id/issues/:issue_id/award_emoji",
+                "POST",
+                "/api/v4/projects/:id/issues/:issue_iid/award_emoji",
+                Changed,
+            ),
+            (
+                "POST /projects/:id/issues/:issue_id/notes/:note_id/award_emoji",
+                "POST",
+                "/api/v4/projects/:id/issues/:issue_iid/notes/:note_id/award_emoji",
+                Changed,
+            ),
+            (
+                "POST /projects/:id/merge_requests/:merge_request_id/award_emoji",
+                "POST",
+                "/api/v4/projects/:id/merge_requests/:merge_request_iid/award_emoji",
+                Changed,
+            ),
+            (
+                "POST /projects/:id/merge_requests/:merge_request_id/notes/:note_id/award_emoji",
+                "POST",
+                "/api/v4/projects/:id/merge_requests/:merge_request_iid/notes/:note_id/award_emoji",
+                Changed,
+            ),
+            (
+                "POST /projects/:id/snippets/:snippet_id/award_emoji",
+                "POST",
+                "/api/v4/projects/:id/snippets/:snippet_id/award_emoji",
+                Changed,
+            ),
+            (
+                "POST /projects/:id/snippets/:snippet_id/notes/:note_id/award_emoji",
+                "POST",
+                "/api/v4/projects/:id/snippets/:snippet_id/notes/:note_id/award_emoji",
+                Changed,
+            ),
+            ("DELETE /todos", "POST", "/api/v4/todos/mark_as_done", Replaced),
+            (
+                "GET /projects/:id/repository/commits/:sha/builds",
+                "GET",
+                "/api/v4/projects/:id/pipelines?sha=:sha",
+                Replaced,
+            ),
+            (
+                "POST /projects/:id/trigger/builds",
+                "POST",
+                "/api/v4/projects/:id/trigger/pipeline",
+                Replaced,
+            ),
+            (
+                "POST /projects/:id/ref/:ref/trigger/builds",
+                "POST",
+                "/api/v4/projects/:id/ref/:ref/trigger/pipeline",
+                Replaced,
+            ),
+            (
+                "GET /projects/:id/triggers/:token",
+                "GET",
+                "/api/v4/projects/:id/triggers/:trigger_id",
+                Changed,
+            ),
+            (
+                "DELETE /projects/:id/triggers/:token",
+                "DELETE",
+                "/api/v4/projects/:id/triggers/:trigger_id",
+                Changed,
+            ),
+            (
+                "DELETE /projects/:id/labels",
+                "DELETE",
+                "/api/v4/projects/:id/labels",
+                Changed,
+            ),
+            (
+                "POST /projects/:id/members",
+                "POST",
+                "/api/v4/projects/:id/members",
+                Changed,
+            ),
+            (
+                "PUT /projects/:id/members/:user_id",
+                "PUT",
+                "/api/v4/projects/:id/members/:user_id",
+                Changed,
+            ),
+            (
+                "DELETE /projects/:id/members/:user_id",
+                "DELETE",
+                "/api/v4/projects/:id/members/:user_id",
+                Changed,
+            ),
+            (
+                "POST /groups/:id/members",
+                "POST",
+                "/api/v4/groups/:id/members",
+                Changed,
+            ),
+            (
+                "PUT /groups/:id/members/:user_id",
+                "PUT",
+                "/api/v4/groups/:id/members/:user_id",
+                Changed,
+            ),
+            (
+                "PUT /snippets/:snippet_id",
+                "PUT",
+                "/api/v4/snippets/:snippet_id",
+                Changed,
+            ),
+            (
+                "DELETE /snippets/:snippet_id",
+                "DELETE",
+                "/api/v4/snippets/:snippet_id",
+                Changed,
+            ),
+            ("POST /session", "POST", "/oauth/token", Removed),
+            (
+                "PUT /projects/:id/merge_requests/:merge_request_id",
+                "PUT",
+                "/api/v4/projects/:id/merge_requests/:merge_request_iid",
+                Changed,
+            ),
+            (
+                "PUT /projects/:id/merge_request/:merge_request_id",
+                "PUT",
+                "/api/v4/projects/:id/merge_requests/:merge_request_iid",
+                Changed,
+            ),
+        ]
+    };
+
+    #[test]
+    fn procedure_routes_advise_what_a_migrated_client_calls() {
+        let table = table();
+        let mut seen = std::collections::BTreeSet::new();
+        for rule in table.rules().iter().filter(|rule| rule.procedure.is_some()) {
+            let route = format!("{} {}", rule.v3.method, rule.v3.template);
+            let (_, method, path, kind) = PROCEDURE_ROUTES
+                .iter()
+                .find(|(v3, ..)| *v3 == route)
+                .unwrap_or_else(|| panic!("{route}: not in the expected table"));
+            let advice = route_advice(&table, &route);
+            assert_eq!(advice.v4_method.as_deref(), Some(*method), "{route}");
+            assert_eq!(advice.v4_path.as_deref(), Some(*path), "{route}");
+            assert_eq!(advice.kind, Some(*kind), "{route}");
+            let instead = advice.instead.clone().unwrap();
+            assert!(
+                !instead.contains("svcgate") && !instead.is_empty(),
+                "{route}: {instead}"
+            );
+            seen.insert(route);
         }
+        assert_eq!(
+            seen.len(),
+            PROCEDURE_ROUTES.len(),
+            "a route of the table has no procedure rule"
+        );
+        let session = route_advice(&table, "POST /session");
+        assert!(
+            session.summary.contains("personal access token"),
+            "{}",
+            session.summary
+        );
+        assert!(!session.v4_path.unwrap().starts_with("/api/v4"));
+        let builds = route_advice(&table, "GET /projects/:id/repository/commits/:sha/builds");
+        assert!(builds.instead.unwrap().contains("/pipelines/:pipeline_id/jobs"));
+        let trigger = route_advice(&table, "DELETE /projects/:id/triggers/:token");
+        assert!(trigger
+            .request
+            .iter()
+            .any(|text| text.contains(":token becomes the trigger's id")));
+        assert!(trigger
+            .instead
+            .unwrap()
+            .contains("GET /api/v4/projects/:id/triggers"));
     }
 
     /// The advice's V4 template with the sample values the plan filled in: `1`, iid 7, `a%2Fb`, moved params `x`.
@@ -273,11 +452,10 @@ mod tests {
             let route = format!("{} {}", rule.v3.method, rule.v3.template);
             let advice = route_advice(&table, &route);
             let (method, path) = (advice.v4_method.clone().unwrap(), advice.v4_path.clone().unwrap());
-            let (explained_method, explained_path) = explained_route(&table, rule);
-            assert_eq!(method, explained_method, "{route}");
-            if rule.procedure.is_some() {
-                assert_eq!(path, explained_path, "{route}");
-            } else {
+            // Procedure rules: checked against a hand-written table above.
+            if rule.procedure.is_none() {
+                let (explained_method, explained_path) = explained_route(&table, rule);
+                assert_eq!(method, explained_method, "{route}");
                 assert_eq!(filled(rule, &path), explained_path, "{route}");
             }
             if rule.is_passthrough() {

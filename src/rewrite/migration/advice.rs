@@ -2,6 +2,8 @@
 //! answer, read from the route's [`Rule`], and an example planned by [`explain`] (the plan the gateway carries
 //! out). The migration report gives it per route; `svcgate translate` prints its changes for one request.
 
+use std::collections::BTreeSet;
+
 use serde::Serialize;
 
 use super::procedures::{procedure_advice, ProcedureKind};
@@ -325,6 +327,58 @@ fn field_converter_text(source: &Source) -> Option<String> {
     }
 }
 
+/// Whether a nested field holds a list: the entities name lists in the plural (`projects`, `shared_with_groups`),
+/// objects in the singular (`namespace`, `note`), `statistics` being an object.
+fn is_list(name: &str) -> bool {
+    name.ends_with('s') && name != "statistics"
+}
+
+/// Adds the renamed and removed fields of `entity` to `answer`, named by their path (`projects[].public`,
+/// `statistics.build_artifacts_size`) under the V3 and V4 prefixes, and follows nested entities once each.
+fn nested_fields<'t>(
+    table: &'t RuleTable,
+    entity: &'t str,
+    prefixes: (&str, &str),
+    visited: &mut BTreeSet<&'t str>,
+    answer: &mut AnswerChange,
+) {
+    if !visited.insert(entity) {
+        return;
+    }
+    let (v3_prefix, v4_prefix) = prefixes;
+    for field in table.shapes().fields(entity) {
+        let v3 = format!("{v3_prefix}{}", field.name);
+        let v4_name = match &field.source {
+            Source::From(v4, _) => v4.as_str(),
+            Source::Same | Source::Const(_) => field.name.as_str(),
+        };
+        let v4 = format!("{v4_prefix}{v4_name}");
+        match &field.source {
+            Source::From(_, converter) if v4 != v3 || converter.is_some() => {
+                if !answer.fields_renamed.iter().any(|known| known.v3 == v3) {
+                    answer.fields_renamed.push(FieldRename {
+                        converted: field_converter_text(&field.source),
+                        v3,
+                        v4: v4.clone(),
+                    });
+                }
+            }
+            Source::Const(_) => {
+                if !answer.fields_removed.contains(&v3) {
+                    answer.fields_removed.push(v3.clone());
+                }
+            }
+            Source::Same | Source::From(..) => {}
+        }
+        if let Some(nested) = &field.entity {
+            let separator = if is_list(&field.name) { "[]." } else { "." };
+            let v3_nested = format!("{v3_prefix}{}{separator}", field.name);
+            let v4_nested = format!("{v4_prefix}{v4_name}{separator}");
+            nested_fields(table, nested, (&v3_nested, &v4_nested), visited, answer);
+        }
+    }
+}
+
 /// What changes in the answer: the rule's response shape (renamed and removed fields), status map, pagination.
 pub fn answer_change(table: &RuleTable, rule: &Rule) -> AnswerChange {
     let mut answer = AnswerChange {
@@ -334,34 +388,14 @@ pub fn answer_change(table: &RuleTable, rule: &Rule) -> AnswerChange {
     let mut entities: Vec<&str> = rule.response.iter().map(String::as_str).collect();
     entities.extend(rule.response_when.iter().map(|(_, entity)| entity.as_str()));
     entities.extend(rule.response_anonymous.as_deref());
+    let mut visited = BTreeSet::new();
     for entity in entities {
-        for field in table.shapes().fields(entity) {
-            match &field.source {
-                Source::From(v4, _) if v4 != &field.name => {
-                    if !answer.fields_renamed.iter().any(|known| known.v3 == field.name) {
-                        answer.fields_renamed.push(FieldRename {
-                            v3: field.name.clone(),
-                            v4: v4.clone(),
-                            converted: field_converter_text(&field.source),
-                        });
-                    }
-                }
-                Source::From(_, Some(_)) => {
-                    if !answer.fields_renamed.iter().any(|known| known.v3 == field.name) {
-                        answer.fields_renamed.push(FieldRename {
-                            v3: field.name.clone(),
-                            v4: field.name.clone(),
-                            converted: field_converter_text(&field.source),
-                        });
-                    }
-                }
-                Source::Const(_) => {
-                    if !answer.fields_removed.contains(&field.name) {
-                        answer.fields_removed.push(field.name.clone());
-                    }
-                }
-                Source::Same | Source::From(..) => {}
-            }
+        nested_fields(table, entity, ("", ""), &mut visited, &mut answer);
+    }
+    if let Some(embed) = &rule.embed {
+        if let Some(entity) = &embed.entity {
+            let prefix = format!("{}.", embed.field);
+            nested_fields(table, entity, (&prefix, &prefix), &mut visited, &mut answer);
         }
     }
     answer.status = rule

@@ -513,6 +513,39 @@ mod tests {
     }
 
     #[test]
+    fn nested_entities_name_their_renamed_and_removed_fields_by_path() {
+        let table = table();
+        let group = route_advice(&table, "GET /groups/:id");
+        let renamed: Vec<&str> = group
+            .answer
+            .fields_renamed
+            .iter()
+            .map(|rename| rename.v3.as_str())
+            .collect();
+        assert!(renamed.contains(&"projects[].public"), "{renamed:?}");
+        assert!(
+            renamed.contains(&"statistics.build_artifacts_size"),
+            "{renamed:?}"
+        );
+        let artifacts = group
+            .answer
+            .fields_renamed
+            .iter()
+            .find(|rename| rename.v3 == "statistics.build_artifacts_size")
+            .unwrap();
+        assert_eq!(artifacts.v4, "statistics.job_artifacts_size");
+        // Each entity is followed once: `shared_projects` are projects already described under `projects[]`.
+        assert!(
+            !renamed.iter().any(|name| name.starts_with("shared_projects[]")),
+            "{renamed:?}"
+        );
+        assert!(group
+            .changes()
+            .iter()
+            .any(|line| line.contains("`projects[].public`")));
+    }
+
+    #[test]
     fn routes_without_a_rule_change_only_the_prefix_and_failures_say_so() {
         let table = table();
         let user = route_advice(&table, "GET /user (no rule)");

@@ -37,6 +37,7 @@ impl Pages {
                     notice: None,
                     error: None,
                     clients: clients.iter().map(ClientReport::summary).collect(),
+                    folded: migration::folded(&rows).into_iter().collect(),
                 },
             );
         };

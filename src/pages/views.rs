@@ -661,6 +661,8 @@ pub struct V3Clients {
     pub error: Option<String>,
     /// The clients, most called first.
     pub clients: Vec<crate::rewrite::migration::ClientSummary>,
+    /// The calls folded into others (no client's), per route.
+    pub folded: Vec<(String, u64)>,
 }
 
 impl V3Clients {

@@ -23,6 +23,8 @@ pub const NO_RULE: &str = "(no rule)";
 /// Distinct (route, caller, user agent) counts kept between two flushes; past it, calls are counted under
 /// [`UNKNOWN`] and one user agent, so a flood of invented callers cannot grow memory.
 const MAX_PENDING: usize = 10_000;
+/// The user agent of the calls counted under [`UNKNOWN`] past [`MAX_PENDING`].
+pub const MANY_AGENTS: &str = "(many)";
 
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct Key {
@@ -158,7 +160,7 @@ impl UsageRecorder {
         };
         if pending.len() >= MAX_PENDING && !pending.contains_key(&key) {
             key.caller = UNKNOWN.to_owned();
-            key.user_agent = "(many)".to_owned();
+            key.user_agent = MANY_AGENTS.to_owned();
         }
         let counts = pending.entry(key).or_insert_with(|| Counts {
             calls: 0,

@@ -1,6 +1,9 @@
 //! The migration report's API: `GET /-/svcgate/api/v3-clients` (every V3 client, summed up),
 //! `…/v3-clients/:id` (one client's full report, JSON) and `…/v3-clients/:id.md` (the same as Markdown, to paste
 //! into an issue). For administrators of the backend only, as the usage API is; errors in the service's shape.
+//! The list carries, beside `clients`, `folded`: the calls folded into others per route (no client's).
+
+use std::collections::BTreeMap;
 
 use http::{HeaderMap, HeaderValue, Response, StatusCode};
 
@@ -34,32 +37,36 @@ pub fn rest_of(path: &str) -> Option<&str> {
         .filter(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
-/// Every client's report, for an admin caller.
-async fn reports(sources: &Sources<'_>, headers: &HeaderMap) -> Result<Vec<ClientReport>, ManageError> {
+/// Every client's report and the calls folded into others per route, for an admin caller.
+async fn reports(
+    sources: &Sources<'_>,
+    headers: &HeaderMap,
+) -> Result<(Vec<ClientReport>, BTreeMap<String, u64>), ManageError> {
     let credentials = Credentials::from_headers(headers).ok_or(ManageError::Unauthenticated)?;
     let (_, admin) = sources.access.user(&credentials).await?;
     if !admin {
         return Err(ManageError::AdminOnly);
     }
     let rows = sources.usage.report().await?;
-    Ok(migration::report(
+    let clients = migration::report(
         &rows,
         sources.table,
         time::OffsetDateTime::now_utc(),
         sources.usage.retired_after(),
-    ))
+    );
+    Ok((clients, migration::folded(&rows)))
 }
 
 /// Answers a request of this API; `rest` is what [`rest_of`] returned.
 pub async fn handle(sources: Sources<'_>, headers: &HeaderMap, rest: &str) -> Response<Body> {
     let answer = async {
-        let clients = reports(&sources, headers).await?;
+        let (clients, folded) = reports(&sources, headers).await?;
         let wanted = rest.trim_start_matches('/');
         if wanted.is_empty() {
             let list: Vec<_> = clients.iter().map(ClientReport::summary).collect();
             return Ok(body::json_response(
                 StatusCode::OK,
-                &serde_json::json!({ "clients": list }),
+                &serde_json::json!({ "clients": list, "folded": folded }),
             ));
         }
         let (id, as_markdown) = match wanted.strip_suffix(".md") {

@@ -59,7 +59,7 @@ pub use postgres::{PostgresOptions, PostgresStore};
 pub use records::{
     AlertEvent, AlertPage, AlertQuery, AlertRecord, AlertSettings, EventOutcome, IdKind, IdRecord,
     IntegrationName, IntegrationRecord, OAuthStateRecord, OutboxFailure, OutboxItem, OutboxState,
-    PageSessionRecord, TouchedAlert, UsageDelta, UsageRow,
+    PageSessionRecord, TouchedAlert, UsageDelta, UsageRow, OTHERS,
 };
 pub use sqlite::SqliteStore;
 

@@ -29,7 +29,8 @@ pub use self::procedures::{procedure_advice, ProcedureAdvice, ProcedureKind};
 pub use self::render::{csv, markdown, render, select, Format, ReportError};
 use super::clients::{agent, client_id, is_retired};
 use super::table::RuleTable;
-use crate::store::UsageRow;
+use crate::rewrite::usage::{MANY_AGENTS, UNKNOWN};
+use crate::store::{UsageRow, OTHERS};
 
 /// One route a client called.
 #[derive(Debug, Clone, Serialize)]
@@ -53,7 +54,7 @@ pub struct RouteReport {
 pub struct ClientReport {
     /// The client id ([`client_id`]).
     pub id: String,
-    /// The user (or `anonymous`, `unknown`, `others`).
+    /// The user (or `anonymous`, or `unknown` for credentials the backend refused).
     pub user: String,
     /// The `User-Agent` without its versions.
     pub product: String,
@@ -121,7 +122,24 @@ impl ClientReport {
     }
 }
 
-/// Groups usage rows into clients, each with its routes and their advice; clients most called first.
+/// Whether a usage row folds many callers rather than counting one client: the store's `others` (the least recent
+/// clients of a route, with an empty user agent) and the overflow of the pending counts (`unknown`, `(many)`).
+pub fn is_folded(row: &UsageRow) -> bool {
+    (row.client == OTHERS && row.user_agent.is_empty())
+        || (row.client == UNKNOWN && row.user_agent == MANY_AGENTS)
+}
+
+/// The calls folded into others (see [`is_folded`]), per route: counted, but no client's.
+pub fn folded(rows: &[UsageRow]) -> BTreeMap<String, u64> {
+    let mut folded: BTreeMap<String, u64> = BTreeMap::new();
+    for row in rows.iter().filter(|row| is_folded(row)) {
+        *folded.entry(row.route.clone()).or_default() += row.calls;
+    }
+    folded
+}
+
+/// Groups usage rows into clients, each with its routes and their advice; clients most called first. Rows that
+/// fold many callers ([`is_folded`]) are no client and are left out: [`folded`] counts them.
 pub fn report(
     rows: &[UsageRow],
     table: &RuleTable,
@@ -130,7 +148,7 @@ pub fn report(
 ) -> Vec<ClientReport> {
     let mut clients: BTreeMap<String, ClientReport> = BTreeMap::new();
     let mut advice: BTreeMap<&str, RouteAdvice> = BTreeMap::new();
-    for row in rows {
+    for row in rows.iter().filter(|row| !is_folded(row)) {
         let agent = agent(&row.user_agent);
         let id = client_id(&row.client, &agent.product);
         let client = clients.entry(id.clone()).or_insert_with(|| ClientReport {
@@ -630,6 +648,47 @@ mod tests {
         let csv = csv(&clients).unwrap();
         assert_eq!(csv.lines().count(), 1 + 3);
         assert!(csv.contains("alice,python-gitlab,3.14.0 3.15.0,no,GET /projects,5,2,"));
+    }
+
+    #[test]
+    fn calls_folded_into_others_are_no_client_and_are_counted_per_route() {
+        let rows = vec![
+            row(
+                "GET /projects",
+                "alice",
+                "curl/8.5.0",
+                3,
+                "2026-11-26T00:00:00.000Z",
+            ),
+            row("GET /projects", OTHERS, "", 4, "2026-11-26T00:00:00.000Z"),
+            row(
+                "GET /projects",
+                UNKNOWN,
+                MANY_AGENTS,
+                2,
+                "2026-11-26T00:00:00.000Z",
+            ),
+            row("GET /user (no rule)", OTHERS, "", 1, "2026-11-26T00:00:00.000Z"),
+            row(
+                "GET /user (no rule)",
+                UNKNOWN,
+                "curl/8.5.0",
+                1,
+                "2026-11-26T00:00:00.000Z",
+            ),
+        ];
+        let clients = report(&rows, &table(), now(), THIRTY_DAYS);
+        let users: Vec<&str> = clients.iter().map(|client| client.user.as_str()).collect();
+        assert_eq!(
+            users,
+            ["alice", "unknown"],
+            "refused credentials with a user agent stay a client"
+        );
+        assert!(select(clients.clone(), Some(OTHERS)).is_err());
+        assert!(!csv(&clients).unwrap().contains("others"));
+        let folded = folded(&rows);
+        assert_eq!(folded.get("GET /projects"), Some(&6));
+        assert_eq!(folded.get("GET /user (no rule)"), Some(&1));
     }
 
     #[test]

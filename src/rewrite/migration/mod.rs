@@ -691,6 +691,50 @@ mod tests {
         assert_eq!(folded.get("GET /user (no rule)"), Some(&1));
     }
 
+    /// The Markdown outside code spans (where nothing is read as markup).
+    fn outside_code_spans(markdown: &str) -> String {
+        markdown.split('`').step_by(2).collect::<Vec<_>>().join(" ")
+    }
+
+    /// Whether `needle` occurs in `text` without a backslash before it.
+    fn unescaped(text: &str, needle: &str) -> bool {
+        text.match_indices(needle)
+            .any(|(at, _)| at == 0 || text.as_bytes()[at - 1] != b'\\')
+    }
+
+    #[test]
+    fn a_user_agent_s_markup_is_no_link_image_mention_or_comment_in_the_markdown() {
+        let agent = "x [docs](https://evil) ![](https://t/px) @all <!--";
+        let rows = vec![
+            row("GET /projects", "alice", agent, 2, "2026-11-26T00:00:00.000Z"),
+            row(
+                "GET /projects",
+                "alice",
+                &format!("{agent}/1.0"),
+                1,
+                "2026-11-26T00:00:00.000Z",
+            ),
+            row(
+                "GET /a`b](x) (no rule)",
+                "alice",
+                agent,
+                1,
+                "2026-11-26T00:00:00.000Z",
+            ),
+        ];
+        for client in report(&rows, &table(), now(), THIRTY_DAYS) {
+            let markdown = markdown(&client);
+            let prose = outside_code_spans(&markdown);
+            assert!(!prose.contains("]("), "{markdown}");
+            assert!(!prose.contains("<!--"), "{markdown}");
+            assert!(!unescaped(&prose, "["), "{markdown}");
+            assert!(!unescaped(&prose, "!"), "{markdown}");
+            assert!(!unescaped(&prose, "@all"), "{markdown}");
+            assert!(!unescaped(&prose, "<"), "{markdown}");
+            assert!(markdown.contains("### `GET /ab](x) (no rule)`"), "{markdown}");
+        }
+    }
+
     #[test]
     fn the_report_is_bounded_by_the_usage_rows() {
         let rows: Vec<UsageRow> = (0..2_000)

@@ -63,18 +63,43 @@ fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
+/// Caller-provided text (a user, a product or versions from the `User-Agent`) for Markdown prose, headings and
+/// cells: every character Markdown or an issue tracker could read as markup (links, images, emphasis, HTML and
+/// comments, mentions, headings, table cells) is backslash-escaped, and line breaks become spaces.
+fn escape_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for character in text.chars() {
+        match character {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '<' | '>' | '!' | '#' | '@' | '|' | '~' => {
+                out.push('\\');
+                out.push(character);
+            }
+            '\n' | '\r' => out.push(' '),
+            other if other.is_control() => out.push(' '),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Text that may hold caller-provided parts (a route without a rule keeps the path's words) as a code span:
+/// backticks removed so it cannot end early, line breaks as spaces, `|` escaped for table cells.
+fn code(text: &str) -> String {
+    format!("`{}`", cell(&text.replace('`', "").replace('\r', " ")))
+}
+
 /// One client's report as Markdown, to paste into an issue: a heading, a table of routes, then each route's change.
 pub fn markdown(client: &ClientReport) -> String {
     let mut out = String::new();
     let versions = if client.versions.is_empty() {
         String::new()
     } else {
-        format!(" (versions {})", client.versions.join(", "))
+        format!(" (versions {})", escape_text(&client.versions.join(", ")))
     };
     out.push_str(&format!(
         "## V3 migration: {} — {}{versions}\n\n",
-        cell(&client.user),
-        cell(&client.product)
+        escape_text(&client.user),
+        escape_text(&client.product)
     ));
     out.push_str(&format!(
         "Client `{}`: {} ({}) from {} to {}{}. Every route below must move to V4 before V3 is switched off.\n\n",
@@ -89,21 +114,20 @@ pub fn markdown(client: &ClientReport) -> String {
     out.push_str("|---|---:|---:|---|---|---|\n");
     for route in &client.routes {
         let v4 = match (&route.advice.v4_method, &route.advice.v4_path) {
-            (Some(method), Some(path)) => format!("`{method} {path}`"),
+            (Some(method), Some(path)) => code(&format!("{method} {path}")),
             _ => "—".to_owned(),
         };
         out.push_str(&format!(
-            "| `{}` | {} | {} | {} | {} | {} |\n",
-            cell(&route.route),
+            "| {} | {} | {} | {} | {} | {v4} |\n",
+            code(&route.route),
             route.calls,
             route.errors,
             route.first_call,
             route.last_call,
-            cell(&v4)
         ));
     }
     for route in &client.routes {
-        out.push_str(&format!("\n### `{}`\n\n", cell(&route.route)));
+        out.push_str(&format!("\n### {}\n\n", code(&route.route)));
         out.push_str(&advice_markdown(&route.advice));
     }
     out

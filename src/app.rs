@@ -355,27 +355,16 @@ pub async fn v3_report(
         &config.rewrite.identifier_word,
     )
     .context("rules")?;
-    let store: Arc<dyn Store> = match (&config.store.database, &config.store.data_dir) {
-        (Some(database), _) => Arc::new(
-            PostgresStore::connect(database)
-                .await
-                .context("connecting to PostgreSQL (database_url)")?,
-        ),
-        (None, Some(data_dir)) => {
-            // Reading only: a directory without a store is a mistake, not a new store to create.
-            anyhow::ensure!(
-                data_dir.join("svcgate.db").is_file(),
-                "{} holds no svcgate store (svcgate.db)",
-                data_dir.display()
-            );
-            Arc::new(
-                SqliteStore::open(data_dir)
-                    .with_context(|| format!("opening the store in {}", data_dir.display()))?,
-            )
-        }
+    // Read only: no migration and no writer, so a cron job on a newer binary leaves a running gateway's store as
+    // it is (a schema older than this build is refused with a message).
+    let rows = match (&config.store.database, &config.store.data_dir) {
+        (Some(database), _) => crate::store::read_usage::postgres(database)
+            .await
+            .context("reading the V3 usage counts from PostgreSQL (database_url)")?,
+        (None, Some(data_dir)) => crate::store::read_usage::sqlite(data_dir)
+            .with_context(|| format!("reading the V3 usage counts in {}", data_dir.display()))?,
         (None, None) => anyhow::bail!("give the store: --data-dir (SQLite) or --database-url (PostgreSQL)"),
     };
-    let rows = store.usage().await.context("reading the V3 usage counts")?;
     let clients = migration::report(
         &rows,
         &table,

@@ -170,7 +170,7 @@ async fn the_clients_pages_are_for_admins_and_linked_from_the_usage_page() {
 }
 
 #[tokio::test]
-async fn svcgate_v3_report_reads_the_store_after_the_gateway_stopped() {
+async fn svcgate_v3_report_reads_the_store_read_only_after_the_gateway_stopped() {
     let (sim, demo) = common::sim::with_demo().await;
     let data = tempfile::tempdir().unwrap();
     let gateway = TestGateway::start_in(&sim.url(), data.path(), |_| {}).await;
@@ -211,6 +211,33 @@ async fn svcgate_v3_report_reads_the_store_after_the_gateway_stopped() {
     let unknown = run(&["--client", "nobody"]);
     assert_eq!(unknown.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("no V3 client \"nobody\""));
+
+    // A store whose schema is older than this build is refused, and left unmigrated: the report only reads.
+    let path = data.path().join("svcgate.db");
+    let newest = |db: &rusqlite::Connection| -> i64 {
+        db.query_row("SELECT max(version) FROM schema_migrations", [], |row| row.get(0))
+            .unwrap()
+    };
+    let db = rusqlite::Connection::open(&path).unwrap();
+    let known = newest(&db);
+    db.execute("DELETE FROM schema_migrations WHERE version = ?1", [known])
+        .unwrap();
+    drop(db);
+    let old = run(&["--format", "json"]);
+    assert!(!old.status.success());
+    let stderr = String::from_utf8_lossy(&old.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "schema is at migration {}, older than this svcgate's {known}",
+            known - 1
+        )),
+        "{stderr}"
+    );
+    assert_eq!(
+        newest(&rusqlite::Connection::open(&path).unwrap()),
+        known - 1,
+        "not migrated"
+    );
 
     let empty = tempfile::tempdir().unwrap();
     let missing = common::process::command()

@@ -208,7 +208,13 @@ impl Gateway {
                 table: self.rewriter.table(),
                 access: &self.alerts.access,
             };
-            Ok(Box::pin(v3_clients::handle(sources, request.headers(), rest)).await)
+            Ok(Box::pin(v3_clients::handle(
+                sources,
+                request.method(),
+                request.headers(),
+                rest,
+            ))
+            .await)
         } else if path.starts_with(alerts::api::PREFIX) {
             context.kind = "internal";
             context.route = "/-/svcgate/api/projects/:project/…".to_owned();

@@ -57,8 +57,17 @@ async fn reports(
     Ok((clients, migration::folded(&rows)))
 }
 
-/// Answers a request of this API; `rest` is what [`rest_of`] returned.
-pub async fn handle(sources: Sources<'_>, headers: &HeaderMap, rest: &str) -> Response<Body> {
+/// Answers a request of this API; `rest` is what [`rest_of`] returned. Only GET and HEAD: other methods are 405
+/// in the service's error shape, with `Allow`.
+pub async fn handle(
+    sources: Sources<'_>,
+    method: &http::Method,
+    headers: &HeaderMap,
+    rest: &str,
+) -> Response<Body> {
+    if method != http::Method::GET && method != http::Method::HEAD {
+        return crate::http::error::GatewayError::MethodNotAllowed("GET, HEAD").into_response();
+    }
     let answer = async {
         let (clients, folded) = reports(&sources, headers).await?;
         let wanted = rest.trim_start_matches('/');

@@ -77,6 +77,16 @@ async fn each_client_reports_its_routes_with_their_v4_requests_for_admins_only()
     let list = get(&base, "root-token").await.json();
     let clients = list["clients"].as_array().unwrap();
     assert_eq!(clients.len(), 2, "{list}");
+    assert_eq!(
+        list["folded"],
+        json!({}),
+        "no call was folded into others: {list}"
+    );
+
+    let post = send(Method::POST, &base, &[("private-token", "root-token")], None).await;
+    assert_eq!(post.status, StatusCode::METHOD_NOT_ALLOWED, "only GET and HEAD");
+    assert_eq!(post.header("allow"), Some("GET, HEAD"));
+    assert_eq!(post.json()["message"], json!("405 Method Not Allowed"));
     let id = client_id("demo", "legacy-tool");
     let legacy = clients.iter().find(|client| client["id"] == json!(id)).unwrap();
     assert_eq!(legacy["versions"], json!(["1.0", "1.1"]));

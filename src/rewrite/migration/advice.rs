@@ -22,7 +22,8 @@ pub enum Change {
     Rule,
     /// The same route under `/api/v4` (no rule names it, or its rule is a checked pass-through).
     PrefixOnly,
-    /// The bucket of failed calls to paths no rule names: nothing to translate, the calls failed.
+    /// The bucket of failed calls that matched no rule (a typo, a removed route, or a prefix-only route that
+    /// failed).
     FailedUnknownPaths,
     /// GitHub-compatibility routes, which stay under `/api/v3` on the server itself.
     GithubCompat,
@@ -120,9 +121,9 @@ pub fn route_advice(table: &RuleTable, route: &str) -> RouteAdvice {
     if route == NO_RULE {
         return plain(
             Change::FailedUnknownPaths,
-            "failed calls to paths no rule names (typos, invented or removed routes), counted together: the \
-             backend answered them with an error, so there is nothing to translate; find the failing calls in the \
-             client's own logs",
+            "failed calls that matched no rule, counted together: a route with a typo, a route V4 removed, or a \
+             route that passes with only the prefix changed and failed; the backend answered each with an error. \
+             Find them in the client's own logs and check each with `svcgate translate`",
             None,
         );
     }

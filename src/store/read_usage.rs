@@ -121,7 +121,7 @@ pub async fn postgres(options: &PostgresOptions) -> Result<Vec<UsageRow>, ReadUs
             .await?;
         let rows = rows
             .iter()
-            .map(|row| super::rows::usage(row))
+            .map(super::rows::usage)
             .collect::<Result<Vec<_>, _>>()?;
         client.batch_execute("COMMIT").await?;
         Ok(rows)

@@ -6,7 +6,6 @@
 
 use serde::Serialize;
 
-use super::advice::v4_route;
 use crate::rewrite::rule::{Procedure, Rule};
 
 /// How V4 treats a route the gateway serves with a procedure.
@@ -40,7 +39,7 @@ pub struct ProcedureAdvice {
 
 /// The advice for `rule`, which the gateway serves with `procedure`.
 pub fn procedure_advice(rule: &Rule, procedure: Procedure) -> ProcedureAdvice {
-    let (method, path) = v4_route(rule);
+    let (method, path) = (rule.v4.method.to_string(), format!("/api/v4{}", rule.v4.template));
     let changed = |instead: &str| ProcedureAdvice {
         kind: ProcedureKind::Changed,
         summary: format!("call {method} {path}, and handle what V4 answers differently (see \"instead\")"),

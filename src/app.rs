@@ -338,3 +338,39 @@ async fn open_store(config: &Config, data_dir: &std::path::Path) -> anyhow::Resu
     }
     Ok(Arc::new(store))
 }
+
+/// `svcgate v3 report`: the V3 migration report of `client` (an id or a user; every client without it) in
+/// `format`, read from the store `config` names (SQLite in `data_dir`, or PostgreSQL) without a running gateway,
+/// against the rule table the gateway runs (`rules_dir`). An unknown client is a `migration::ReportError` inside
+/// the error.
+pub async fn v3_report(
+    config: &Config,
+    client: Option<&str>,
+    format: crate::rewrite::migration::Format,
+) -> anyhow::Result<String> {
+    use crate::rewrite::migration;
+    crate::util::identifier::set(&config.rewrite.identifier_word).context("identifier_word")?;
+    let table = RuleTable::load(
+        config.rewrite.rules_dir.as_deref(),
+        &config.rewrite.identifier_word,
+    )
+    .context("rules")?;
+    // Read only: no migration and no writer, so a cron job on a newer binary leaves a running gateway's store as
+    // it is (a schema older than this build is refused with a message).
+    let rows = match (&config.store.database, &config.store.data_dir) {
+        (Some(database), _) => crate::store::read_usage::postgres(database)
+            .await
+            .context("reading the V3 usage counts from PostgreSQL (database_url)")?,
+        (None, Some(data_dir)) => crate::store::read_usage::sqlite(data_dir)
+            .with_context(|| format!("reading the V3 usage counts in {}", data_dir.display()))?,
+        (None, None) => anyhow::bail!("give the store: --data-dir (SQLite) or --database-url (PostgreSQL)"),
+    };
+    let clients = migration::report(
+        &rows,
+        &table,
+        time::OffsetDateTime::now_utc(),
+        config.usage.client_retired_after,
+    );
+    let chosen = migration::select(clients, client)?;
+    Ok(migration::render(&chosen, format)?)
+}

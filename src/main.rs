@@ -1,4 +1,4 @@
-//! The `svcgate` command line: serve, rules check, rules list, formats check, formats list, translate, store copy,
+//! The `svcgate` command line: serve, rules check, rules list, formats check, formats list, translate, v3 report, store copy,
 //! version (`--version` too).
 //!
 //! Every command writes its output through [`print_lines`]: a reader that went away (`svcgate rules list | head
@@ -47,6 +47,11 @@ enum Command {
     },
     /// Show what the gateway would do with one V3 request, without sending it.
     Translate(TranslateArgs),
+    /// Reports on V3's remaining clients.
+    V3 {
+        #[command(subcommand)]
+        action: V3Action,
+    },
     /// Work on the store itself.
     Store {
         #[command(subcommand)]
@@ -54,6 +59,39 @@ enum Command {
     },
     /// Print the version.
     Version,
+}
+
+#[derive(Subcommand)]
+enum V3Action {
+    /// The migration report: per V3 client, each route it called and the V4 request that replaces it, read from
+    /// the store (the counts as last flushed; a running gateway flushes every usage_flush_interval).
+    Report(ReportArgs),
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    /// One client: its id, or a user (all of that user's clients).
+    #[arg(long)]
+    client: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "markdown")]
+    format: ReportFormat,
+    /// TOML configuration file, as for serve.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Directory of the embedded store.
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// PostgreSQL URL (postgres://…) of a shared store.
+    #[arg(long)]
+    database_url: Option<String>,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ReportFormat {
+    Markdown,
+    Json,
+    Csv,
 }
 
 #[derive(Subcommand)]
@@ -194,6 +232,9 @@ fn main() -> ExitCode {
         Command::Store {
             action: StoreAction::Copy(args),
         } => store_copy(args),
+        Command::V3 {
+            action: V3Action::Report(args),
+        } => v3_report(args),
         Command::Serve(args) => serve(args),
     }
 }
@@ -306,7 +347,16 @@ fn translate(args: TranslateArgs) -> ExitCode {
         }
     }
     match explain(&table, &args.request, body, &resolved) {
-        Ok(explanation) => match print_lines(&explanation.lines) {
+        Ok(mut explanation) => match print_lines({
+            // What the client itself must change, as the migration report says it.
+            if let Some(advice) = svcgate::rewrite::migration::request_advice(&table, &args.request) {
+                explanation.lines.push(format!("migration: {}", advice.summary));
+                explanation
+                    .lines
+                    .extend(advice.changes().into_iter().map(|line| format!("  {line}")));
+            }
+            &explanation.lines
+        }) {
             Err(error) => fail(error),
             Ok(()) if explanation.matched => ExitCode::SUCCESS,
             Ok(()) => ExitCode::from(EXIT_NO_RULE),
@@ -363,6 +413,50 @@ fn store_copy(args: CopyArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(error) => fail(error.to_string()),
+    }
+}
+
+fn v3_report(args: ReportArgs) -> ExitCode {
+    let flags = RawConfig {
+        data_dir: args.data_dir,
+        database_url: args.database_url,
+        // The report never calls the backend; the option is only required to serve.
+        backend: Some("http://backend.invalid".to_owned()),
+        ..RawConfig::default()
+    };
+    let config = match Config::load(args.config.as_deref(), std::env::vars(), flags) {
+        Ok(config) => config,
+        Err(error) => {
+            say(&format!("svcgate v3 report: {error}"));
+            return ExitCode::from(2);
+        }
+    };
+    let format = match args.format {
+        ReportFormat::Markdown => svcgate::rewrite::migration::Format::Markdown,
+        ReportFormat::Json => svcgate::rewrite::migration::Format::Json,
+        ReportFormat::Csv => svcgate::rewrite::migration::Format::Csv,
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => return complain("svcgate v3 report", &format!("starting the runtime: {error}")),
+    };
+    match runtime.block_on(app::v3_report(&config, args.client.as_deref(), format)) {
+        Ok(text) => match print_lines([text.trim_end()]) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => complain("svcgate v3 report", &error),
+        },
+        Err(error) => {
+            let unknown = matches!(
+                error.downcast_ref::<svcgate::rewrite::migration::ReportError>(),
+                Some(svcgate::rewrite::migration::ReportError::UnknownClient(_))
+            );
+            say(&format!("svcgate v3 report: {error:#}"));
+            if unknown {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
+        }
     }
 }
 

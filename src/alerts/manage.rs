@@ -61,6 +61,9 @@ pub enum ManageError {
     /// No such operation (404).
     #[error("404 Not Found")]
     NoRoute,
+    /// No V3 client with this id in the usage counts (404).
+    #[error("404 Client Not Found")]
+    ClientNotFound,
     /// The backend could not be asked who the caller is (502).
     #[error("502 Bad Gateway: the backend could not be asked")]
     Backend,
@@ -108,6 +111,7 @@ impl ManageError {
             ManageError::ProjectNotFound
             | ManageError::IntegrationNotFound
             | ManageError::AlertNotFound
+            | ManageError::ClientNotFound
             | ManageError::NoRoute => StatusCode::NOT_FOUND,
             ManageError::Backend => StatusCode::BAD_GATEWAY,
             ManageError::Invalid(_) => StatusCode::BAD_REQUEST,

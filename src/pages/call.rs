@@ -4,6 +4,7 @@
 use http::Method;
 
 use crate::alerts::AlertService;
+use crate::rewrite::table::RuleTable;
 use crate::rewrite::usage::UsageRecorder;
 use crate::util::url_parts::encode_pairs;
 
@@ -25,6 +26,8 @@ pub(super) struct Call<'a> {
     pub(super) service: &'a AlertService,
     /// The V3 usage recorder the admin page reports from.
     pub(super) usage: &'a UsageRecorder,
+    /// The rule table the gateway runs, for the V3 migration report.
+    pub(super) table: &'a RuleTable,
     /// The gateway's public origin, as the browser sees it.
     pub(super) origin: String,
 }

@@ -16,7 +16,8 @@
 //! - `call.rs`: the request in hand; `render.rs`: responses, the error page and the parts every page shows;
 //! - one file per page family: `sign_in.rs` (signing in and out), `projects.rs` (the project list),
 //!   `alerts.rs` (the alert list, an alert's page, the environments dashboard), `integrations.rs`
-//!   (Settings › Operations and the integrations' pages) and `admin.rs` (the V3 usage page);
+//!   (Settings › Operations and the integrations' pages) `admin.rs` (the V3 usage page) and `v3_clients.rs` (the
+//!   per-client V3 migration report);
 //! - `router.rs`: reads the request, checks the session and CSRF token, and hands it to its page.
 //!
 //! The pages may use the alert intake's management operations and service (`alerts`), the backend's access
@@ -35,6 +36,7 @@ mod router;
 pub mod routes;
 pub mod session;
 pub mod sign_in;
+mod v3_clients;
 pub mod views;
 
 use std::sync::Arc;

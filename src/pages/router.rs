@@ -13,6 +13,7 @@ use super::{icon, routes, sign_in, Pages, PREFIX};
 use crate::alerts::manage::{self, ManageError};
 use crate::alerts::AlertService;
 use crate::backend::access::{ProjectAccess, Role};
+use crate::rewrite::table::RuleTable;
 use crate::rewrite::usage::UsageRecorder;
 use crate::util::url_parts::parse_pairs;
 
@@ -25,6 +26,7 @@ impl Pages {
         &self,
         service: &AlertService,
         usage: &UsageRecorder,
+        table: &RuleTable,
         request: Request<Incoming>,
         secure: bool,
         origin: String,
@@ -47,6 +49,7 @@ impl Pages {
             secure,
             service,
             usage,
+            table,
             origin,
         };
         self.route(&call).await
@@ -94,6 +97,8 @@ impl Pages {
             (&Method::GET, ["projects"]) => self.projects(call, &session).await,
             (&Method::GET, ["admin", "v3-usage"]) => self.v3_usage(call, &session, false).await,
             (&Method::GET, ["admin", "v3-usage.csv"]) => self.v3_usage(call, &session, true).await,
+            (&Method::GET, ["admin", "v3-clients"]) => self.v3_clients(call, &session, None).await,
+            (&Method::GET, ["admin", "v3-clients", id]) => self.v3_clients(call, &session, Some(id)).await,
             (_, ["projects", project, rest @ ..]) => {
                 let project = crate::util::url_parts::decode(project);
                 let credentials = match session.credentials() {

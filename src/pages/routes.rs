@@ -38,7 +38,8 @@ pub fn is_page_path(rest: &str) -> bool {
 pub fn exists(method: &Method, segments: &[&str]) -> bool {
     let (get, post) = (method == Method::GET, method == Method::POST);
     match segments {
-        [""] | ["projects"] | ["admin", "v3-usage" | "v3-usage.csv"] => get,
+        [""] | ["projects"] | ["admin", "v3-usage" | "v3-usage.csv" | "v3-clients"] => get,
+        ["admin", "v3-clients", _client] => get,
         ["assets", "style.css" | "app.js" | "icon.svg"] | ["oauth", "start" | "callback"] => get,
         ["sign_in"] => get || post,
         ["sign_out"] => post,
@@ -102,6 +103,8 @@ mod tests {
             (Method::POST, "sign_out"),
             (Method::GET, "oauth/callback"),
             (Method::GET, "admin/v3-usage.csv"),
+            (Method::GET, "admin/v3-clients"),
+            (Method::GET, "admin/v3-clients/0123456789abcdef.md"),
             (Method::GET, "projects/group%2Fapp/alerts/3"),
             (Method::POST, "projects/7/alerts/3/status"),
             (Method::GET, "projects/7/settings/operations/"),

@@ -670,3 +670,64 @@ pub struct PreviewRow {
     /// What was defaulted or cut.
     pub warnings: String,
 }
+
+/// The V3 clients page (admins): every client of V3 with its migration summary.
+#[derive(Template)]
+#[template(path = "v3_clients.html")]
+pub struct V3Clients {
+    /// Layout.
+    pub user: Option<UserView>,
+    /// Layout.
+    pub project: Option<ProjectView>,
+    /// Layout.
+    pub notice: Option<String>,
+    /// Layout.
+    pub error: Option<String>,
+    /// The clients, most called first.
+    pub clients: Vec<crate::rewrite::migration::ClientSummary>,
+    /// The calls folded into others (no client's), per route.
+    pub folded: Vec<(String, u64)>,
+}
+
+impl V3Clients {
+    /// A time as the pages show it.
+    pub fn time(&self, iso: &str) -> TimeView {
+        super::format::time_view(iso)
+    }
+}
+
+/// One V3 client's migration report (admins).
+#[derive(Template)]
+#[template(path = "v3_client.html")]
+pub struct V3Client {
+    /// Layout.
+    pub user: Option<UserView>,
+    /// Layout.
+    pub project: Option<ProjectView>,
+    /// Layout.
+    pub notice: Option<String>,
+    /// Layout.
+    pub error: Option<String>,
+    /// The report.
+    pub client: crate::rewrite::migration::ClientReport,
+}
+
+impl V3Client {
+    /// A time as the pages show it.
+    pub fn time(&self, iso: &str) -> TimeView {
+        super::format::time_view(iso)
+    }
+
+    /// `1 V3 call`, `2 V3 calls`.
+    pub fn count(&self, count: &u64, one: &str, many: &str) -> String {
+        super::format::plural(*count, one, many)
+    }
+
+    /// The route's V4 request, `GET /api/v4/…`, or a dash when there is none.
+    pub fn v4(&self, advice: &crate::rewrite::migration::RouteAdvice) -> String {
+        match (&advice.v4_method, &advice.v4_path) {
+            (Some(method), Some(path)) => format!("{method} {path}"),
+            _ => "—".to_owned(),
+        }
+    }
+}

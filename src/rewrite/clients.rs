@@ -7,7 +7,21 @@
 //! anything the user agent may hold.
 
 use sha2::{Digest, Sha256};
+
+use crate::store::OTHERS;
 use std::time::Duration;
+
+/// The client name of credentials the backend refused.
+pub const UNKNOWN: &str = "unknown";
+/// The user agent of the calls the usage counts keep under [`UNKNOWN`] once too many distinct callers are pending.
+pub const MANY_AGENTS: &str = "(many)";
+
+/// Whether usage counts under `client` and `user_agent` are calls folded together rather than one client's: a
+/// route's `others` row (its least recent clients) and the overflow of too many callers. Neither is a client in
+/// the migration report, the usage summary or `svcgate_v3_active_clients`.
+pub fn is_folded(client: &str, user_agent: &str) -> bool {
+    (client == OTHERS && user_agent.is_empty()) || (client == UNKNOWN && user_agent == MANY_AGENTS)
+}
 
 /// A `User-Agent` split into the product it names and the versions it carries.
 #[derive(Debug, Clone, PartialEq, Eq)]

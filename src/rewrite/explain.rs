@@ -132,7 +132,8 @@ fn kind_name(kind: IdKind) -> &'static str {
     }
 }
 
-fn procedure_text(procedure: Procedure) -> &'static str {
+/// What a procedure does, in one sentence (also the migration report's "what to do instead").
+pub(crate) fn procedure_text(procedure: Procedure) -> &'static str {
     match procedure {
         Procedure::MemberConflict => {
             "sends the POST; a 409 (already a member) becomes 201 with GET …/members/:user_id; a 400 about the access level becomes 422"

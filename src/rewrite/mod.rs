@@ -26,6 +26,7 @@ pub mod finish;
 pub mod graphql;
 pub mod ids;
 pub mod loader;
+pub mod migration;
 pub mod pagination;
 pub mod param_names;
 pub mod params;

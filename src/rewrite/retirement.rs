@@ -11,9 +11,9 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use crate::store::{UsageRow, OTHERS};
+use crate::store::UsageRow;
 
-use super::clients::{agent, client_id, is_retired};
+use super::clients::{agent, client_id, is_folded, is_retired};
 
 /// The one route bucket of V3 calls no rule names that the backend did not answer with success (typos, invented
 /// paths): clients cannot grow the report or the metrics by inventing paths.
@@ -53,9 +53,10 @@ pub struct ClientActivity {
     pub retired: bool,
 }
 
-/// The id of the client a row belongs to, or `None` for a route's `others` row.
+/// The id of the client a row belongs to, or `None` for calls folded together ([`is_folded`]).
 pub fn client_of(row: &UsageRow) -> Option<String> {
-    (row.client != OTHERS).then(|| client_id(&row.client, &agent(&row.user_agent).product))
+    (!is_folded(&row.client, &row.user_agent))
+        .then(|| client_id(&row.client, &agent(&row.user_agent).product))
 }
 
 /// The last call of each client in `rows`, by client id.
@@ -142,6 +143,7 @@ pub fn active_clients(rows: &[UsageRow], now: time::OffsetDateTime, retired_afte
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::OTHERS;
 
     const THIRTY_DAYS: Duration = Duration::from_secs(30 * 86_400);
 

@@ -189,6 +189,11 @@ impl Shapes {
             .unwrap_or_default()
     }
 
+    /// The V3 fields of a shape, in order (none for an unknown name).
+    pub fn fields(&self, name: &str) -> &[Field] {
+        self.get(name).map_or(&[], |shape| shape.fields.as_slice())
+    }
+
     /// The shape names, sorted.
     pub fn names(&self) -> Vec<&str> {
         let mut names: Vec<&str> = self.index.keys().map(String::as_str).collect();

@@ -28,8 +28,7 @@ use super::retirement;
 
 /// The client name of requests without credentials.
 pub const ANONYMOUS: &str = "anonymous";
-/// The client name of credentials the backend refused.
-pub const UNKNOWN: &str = "unknown";
+pub use super::clients::{MANY_AGENTS, UNKNOWN};
 pub use super::retirement::NO_RULE;
 /// Distinct (route, caller, user agent) counts kept between two flushes; past it, calls are counted under
 /// [`UNKNOWN`] and one user agent, so a flood of invented callers cannot grow memory.
@@ -223,7 +222,7 @@ impl UsageRecorder {
         };
         if pending.len() >= MAX_PENDING && !pending.contains_key(&key) {
             key.caller = UNKNOWN.to_owned();
-            key.user_agent = "(many)".to_owned();
+            key.user_agent = MANY_AGENTS.to_owned();
         }
         let counts = pending.entry(key).or_insert_with(|| Counts {
             calls: 0,

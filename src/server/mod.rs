@@ -11,6 +11,7 @@
 //! Files: this one, and [`internal`] (the gateway's own routes). May use every layer below it (see `lib.rs`).
 
 pub mod internal;
+pub mod v3_clients;
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -198,6 +199,21 @@ impl Gateway {
             context.kind = "internal";
             context.route = V3_USAGE_API.to_owned();
             Ok(Box::pin(self.v3_usage_api(request.headers(), request.uri().query())).await)
+        } else if let Some(rest) = v3_clients::rest_of(path) {
+            context.kind = "internal";
+            context.route = v3_clients::ROUTE.to_owned();
+            let sources = v3_clients::Sources {
+                usage: &self.usage,
+                table: self.rewriter.table(),
+                access: &self.alerts.access,
+            };
+            Ok(Box::pin(v3_clients::handle(
+                sources,
+                request.method(),
+                request.headers(),
+                rest,
+            ))
+            .await)
         } else if path.starts_with(alerts::api::PREFIX) {
             context.kind = "internal";
             context.route = "/-/svcgate/api/projects/:project/…".to_owned();
@@ -229,10 +245,14 @@ impl Gateway {
                     .public_url
                     .as_deref()
                     .is_some_and(|url| url.starts_with("https://"));
-            Ok(Box::pin(
-                self.pages
-                    .handle(&self.alerts, &self.usage, request, secure, origin),
-            )
+            Ok(Box::pin(self.pages.handle(
+                &self.alerts,
+                &self.usage,
+                self.rewriter.table(),
+                request,
+                secure,
+                origin,
+            ))
             .await)
         } else if self.answers_favicon && path == "/favicon.ico" {
             context.kind = "pages";

@@ -44,6 +44,7 @@ pub mod copy;
 mod counts;
 pub mod lifecycle;
 pub mod postgres;
+pub mod read_usage;
 mod records;
 pub mod rows;
 mod schema;

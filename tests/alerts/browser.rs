@@ -994,6 +994,19 @@ async fn tables_journey(b: &Browser, world: &AlertWorld, phone: bool) -> Result<
     );
     b.scroll_to("table#v3-usage").await?;
     b.shot("v3-usage").await?;
+    step!("open the V3 clients", b.click_and_load("#v3-clients"));
+    let rows = step!(
+        "V3 client cells under their headings",
+        b.expect_cells_under_their_headings("table#v3-clients", phone)
+    );
+    ensure!(rows >= 1, "the V3 clients table has no row");
+    step!("open a client's report", b.click_and_load("tr.client td.user a"));
+    let rows = step!(
+        "V3 client route cells under their headings",
+        b.expect_cells_under_their_headings("table#v3-client-routes", phone)
+    );
+    ensure!(rows >= 1, "the client's report has no route");
+    b.shot("v3-client").await?;
     Ok(())
 }
 
@@ -1822,5 +1835,7 @@ async fn accessibility_journey(b: &Browser, world: &AlertWorld, phone: bool) -> 
     );
     step!("axe: V3 usage", b.expect_accessible(&axe, "V3 usage page"));
     b.shot("v3-usage").await?;
+    step!("the V3 clients page", b.click_and_load("#v3-clients"));
+    step!("axe: V3 clients", b.expect_accessible(&axe, "V3 clients page"));
     Ok(())
 }

@@ -657,6 +657,7 @@ async fn unknown_svcgate_paths_answer_404_signed_in_or_out_and_only_existing_pag
         format!("/-/svcgate/projects/{project}/settings/operations/nope"),
         format!("/-/svcgate/projects/{project}/alerts/1/status"),
         "/-/svcgate/admin/nope".to_owned(),
+        "/-/svcgate/admin/v3-clients/0123456789abcdef/nope".to_owned(),
         "/-/svcgate/assets/nope.png".to_owned(),
     ] {
         for (who, answer) in [
@@ -678,6 +679,8 @@ async fn unknown_svcgate_paths_answer_404_signed_in_or_out_and_only_existing_pag
         format!("/-/svcgate/projects/{project}/alerts"),
         format!("/-/svcgate/projects/{project}/settings/operations"),
         "/-/svcgate/projects".to_owned(),
+        "/-/svcgate/admin/v3-clients".to_owned(),
+        "/-/svcgate/admin/v3-clients/0123456789abcdef.md".to_owned(),
         "/-/svcgate/".to_owned(),
     ] {
         let answer = signed_out(path.clone()).await;

@@ -18,6 +18,7 @@ mod rules;
 mod v3_answers;
 mod v3_auth;
 mod v3_client;
+mod v3_clients;
 mod v3_flows;
 mod v3_retirement;
 mod v3_specs;

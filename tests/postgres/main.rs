@@ -10,4 +10,5 @@ mod postgres_connection;
 mod postgres_copy;
 mod postgres_processes;
 mod postgres_replicas;
+mod postgres_v3_report;
 mod store_contract;

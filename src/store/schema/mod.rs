@@ -95,9 +95,13 @@ fn apply_through(connection: &mut Connection, last: i64) -> rusqlite::Result<()>
 }
 
 /// The highest SQLite migration number this build knows.
-#[cfg(test)]
-pub fn latest() -> i64 {
+pub fn latest_sqlite() -> i64 {
     sqlite_migrations().last().map_or(0, |(version, _)| *version)
+}
+
+/// The highest PostgreSQL migration number this build knows.
+pub fn latest_postgres() -> i64 {
+    postgres_migrations().last().map_or(0, |(version, _)| *version)
 }
 
 /// The advisory lock migrations run under (any fixed number; "svcgate" in ASCII).

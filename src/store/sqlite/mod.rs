@@ -567,6 +567,6 @@ mod tests {
 
     #[test]
     fn migrations_are_numbered_from_one() {
-        assert!(schema::latest() >= 1);
+        assert!(schema::latest_sqlite() >= 1);
     }
 }

@@ -4,8 +4,8 @@
 //! A client is the one [`super::clients`] defines (a user and the product of its `User-Agent`); it is retired when
 //! its last call over all its routes is older than `v3_client_retired_after` ([`super::clients::is_retired`]). A
 //! route is active when any of its calls is within the same period. A time that cannot be read counts as recent,
-//! so nothing is called retired on a doubt. The `others` rows (a route's least recent clients folded together)
-//! count for their route but are no client. The [`NO_RULE`] bucket (failed calls to paths no rule names) is no
+//! so nothing is called retired on a doubt. Calls folded together ([`super::clients::is_folded`]: a route's
+//! `others` row and the overflow of too many callers) count for their route but are no client. The [`NO_RULE`] bucket (failed calls to paths no rule names) is no
 //! route to migrate: it counts for its clients but neither as an active nor as an unused route.
 
 use std::collections::HashMap;
@@ -143,6 +143,7 @@ pub fn active_clients(rows: &[UsageRow], now: time::OffsetDateTime, retired_afte
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rewrite::clients::{MANY_AGENTS, UNKNOWN};
     use crate::store::OTHERS;
 
     const THIRTY_DAYS: Duration = Duration::from_secs(30 * 86_400);
@@ -168,7 +169,7 @@ mod tests {
     fn clients_and_routes_are_active_or_retired_by_their_last_call() {
         // (what, rows, (clients active, clients retired, routes active, routes unused))
         type Counts = (usize, usize, usize, usize);
-        let cases: [(&str, Vec<UsageRow>, Counts); 8] = [
+        let cases: [(&str, Vec<UsageRow>, Counts); 9] = [
             ("nothing counted", vec![], (0, 0, 0, 0)),
             (
                 "a recent call",
@@ -202,8 +203,14 @@ mod tests {
                     row("GET /b", "alice", "tool/2", "2026-11-20T00:00:00.000Z"),
                     row("GET /c", "bob", "tool/1", "2026-09-01T00:00:00.000Z"),
                     row("GET /c", OTHERS, "", "2026-11-01T00:00:00.000Z"),
+                    row("GET /c", UNKNOWN, MANY_AGENTS, "2026-11-01T00:00:00.000Z"),
                 ],
                 (1, 1, 2, 1),
+            ),
+            (
+                "a caller the backend could not name is a client with its program",
+                vec![row("GET /a", UNKNOWN, "curl/8.5.0", "2026-11-26T12:00:00.000Z")],
+                (1, 0, 1, 0),
             ),
             (
                 "failed calls to invented paths are no route, but their client is active",

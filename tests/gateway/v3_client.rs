@@ -282,7 +282,10 @@ fn migration_report_names_every_route_with_translate_s_v4_request(banner: &Banne
     for route in usage["routes"].as_array().unwrap() {
         for client in route["clients"].as_array().unwrap() {
             // Calls folded into others are no client's.
-            if client["user"] == "others" && client["user_agent"] == "" {
+            if svcgate::rewrite::clients::is_folded(
+                client["user"].as_str().unwrap(),
+                client["user_agent"].as_str().unwrap(),
+            ) {
                 continue;
             }
             let product = svcgate::rewrite::clients::agent(client["user_agent"].as_str().unwrap()).product;

@@ -637,6 +637,18 @@ async fn sessions_ids_and_usage_are_kept(store: &dyn Store) {
         .collect();
     assert!(clients.contains(&"others".to_owned()), "{clients:?}");
     assert!(!clients.contains(&"alice".to_owned()), "{clients:?}");
+    // A user named `others` is a client like any other: it counts toward the cap, so the least recent client folds.
+    store
+        .usage_add(vec![delta("others", "2026-11-24T10:03:00.000Z")], 2)
+        .await
+        .unwrap();
+    let rows = store.usage().await.unwrap();
+    assert!(
+        rows.iter()
+            .any(|row| row.client == "others" && row.user_agent == "tool/1"),
+        "{rows:?}"
+    );
+    assert!(!rows.iter().any(|row| row.client == "bob"), "{rows:?}");
     store.ping().await.unwrap();
 }
 contract!(sessions_ids_and_usage_are_kept);

@@ -760,7 +760,7 @@ async fn fold_usage<C: GenericClient>(client: &C, route: &str, max_clients: usiz
     let count = uint(
         client
             .query_one(
-                "SELECT COUNT(*) FROM v3_usage WHERE route = $1 AND client <> $2",
+                "SELECT COUNT(*) FROM v3_usage WHERE route = $1 AND NOT (client = $2 AND user_agent = '')",
                 &[&route, &others],
             )
             .await?
@@ -773,7 +773,7 @@ async fn fold_usage<C: GenericClient>(client: &C, route: &str, max_clients: usiz
     let folded = client
         .query(
             "DELETE FROM v3_usage WHERE (route, client, user_agent) IN (
-                SELECT route, client, user_agent FROM v3_usage WHERE route = $1 AND client <> $2
+                SELECT route, client, user_agent FROM v3_usage WHERE route = $1 AND NOT (client = $2 AND user_agent = '')
                 ORDER BY last_seen ASC LIMIT $3)
              RETURNING calls, errors, first_seen, last_seen, since",
             &[&route, &others, &int(count - max_clients)],

@@ -37,10 +37,11 @@ pub fn add(connection: &Connection, deltas: &[UsageDelta], max_clients: usize) -
     Ok(())
 }
 
-/// Folds a route's least recent clients into `others` until at most `max_clients` rows remain besides it.
+/// Folds a route's least recent clients into `others` until at most `max_clients` rows remain besides it (the
+/// `others` row is the one with that name and no user agent: a user named `others` is a client like any other).
 fn fold(connection: &Connection, route: &str, max_clients: usize) -> rusqlite::Result<()> {
     let count: usize = connection.query_row(
-        "SELECT COUNT(*) FROM v3_usage WHERE route = ?1 AND client != ?2",
+        "SELECT COUNT(*) FROM v3_usage WHERE route = ?1 AND NOT (client = ?2 AND user_agent = '')",
         params![route, OTHERS],
         |row| row.get(0),
     )?;
@@ -50,7 +51,7 @@ fn fold(connection: &Connection, route: &str, max_clients: usize) -> rusqlite::R
     let excess = count - max_clients;
     let mut statement = connection.prepare(
         "SELECT client, user_agent, calls, errors, first_seen, last_seen, since FROM v3_usage
-         WHERE route = ?1 AND client != ?2 ORDER BY last_seen ASC LIMIT ?3",
+         WHERE route = ?1 AND NOT (client = ?2 AND user_agent = '') ORDER BY last_seen ASC LIMIT ?3",
     )?;
     let folded: Vec<(String, String, u64, u64, String, String, String)> = statement
         .query_map(params![route, OTHERS, excess], |row| {

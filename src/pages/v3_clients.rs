@@ -45,7 +45,7 @@ impl Pages {
             Some(id) => (id, true),
             None => (id, false),
         };
-        let Some(client) = clients.into_iter().find(|client| client.id == id) else {
+        let Some(client) = clients.into_iter().find(|client| client.facts.id == id) else {
             return error_page(Some(session), &ManageError::ClientNotFound);
         };
         if as_markdown {

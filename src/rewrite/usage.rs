@@ -500,6 +500,16 @@ mod tests {
         (recorder, store, returned)
     }
 
+    /// [`recorder`] on a store in `dir` that already holds `rows`, as an earlier run (or another replica) wrote them.
+    async fn seeded(
+        dir: &std::path::Path,
+        rows: Vec<UsageDelta>,
+    ) -> (UsageRecorder, Arc<dyn Store>, Counter) {
+        let (recorder, store, returned) = recorder(dir);
+        store.usage_add(rows, 50).await.unwrap();
+        (recorder, store, returned)
+    }
+
     /// A stored row of `user_agent`'s anonymous calls to `route`, last at `days_ago` days before now.
     fn old_row(route: &str, user_agent: &str, days_ago: i64) -> UsageDelta {
         let at = crate::util::time_format::format_time(
@@ -520,19 +530,16 @@ mod tests {
     #[tokio::test]
     async fn a_retired_client_calling_again_is_counted_once() {
         let dir = tempfile::tempdir().unwrap();
-        let (recorder, store, returned) = recorder(dir.path());
         // Rows older than the period, as an earlier run (or another replica) wrote them.
-        store
-            .usage_add(
-                vec![
-                    old_row("GET /projects", "old-tool/1.0", 45),
-                    old_row("GET /user (no rule)", "old-tool/1.0", 40),
-                    old_row("GET /projects", "recent-tool/2", 3),
-                ],
-                50,
-            )
-            .await
-            .unwrap();
+        let (recorder, _, returned) = seeded(
+            dir.path(),
+            vec![
+                old_row("GET /projects", "old-tool/1.0", 45),
+                old_row("GET /user (no rule)", "old-tool/1.0", 40),
+                old_row("GET /projects", "recent-tool/2", 3),
+            ],
+        )
+        .await;
         assert_eq!(recorder.active_clients().await.unwrap(), 1);
 
         // A recent client and a new one: nobody came back.
@@ -582,15 +589,15 @@ mod tests {
     #[tokio::test]
     async fn a_call_just_inside_the_period_flushed_after_it_is_no_return() {
         let dir = tempfile::tempdir().unwrap();
-        let (recorder, store, returned) = recorder(dir.path());
         let now = time::OffsetDateTime::now_utc();
         let period = time::Duration::days(30);
         // Last stored call 30 days and 5 seconds before the flush; the new call 10 seconds before it.
         let last = now - period - time::Duration::seconds(5);
-        store
-            .usage_add(vec![at(old_row("GET /projects", "old-tool/1.0", 0), last)], 50)
-            .await
-            .unwrap();
+        let (recorder, _, returned) = seeded(
+            dir.path(),
+            vec![at(old_row("GET /projects", "old-tool/1.0", 0), last)],
+        )
+        .await;
         record_at(&recorder, "old-tool/1.0", now - time::Duration::seconds(10));
         recorder.flush().await;
         assert_eq!(
@@ -603,10 +610,9 @@ mod tests {
     #[tokio::test]
     async fn unknown_callers_are_no_client_coming_back() {
         let dir = tempfile::tempdir().unwrap();
-        let (recorder, store, returned) = recorder(dir.path());
         let mut unknown = old_row("GET /projects", "tool/1.0", 45);
         unknown.client = UNKNOWN.to_owned();
-        store.usage_add(vec![unknown], 50).await.unwrap();
+        let (recorder, _, returned) = seeded(dir.path(), vec![unknown]).await;
         // Refused credentials are counted as `unknown`, as a backend that cannot say who called.
         recorder.record(
             "GET /projects",
@@ -622,17 +628,14 @@ mod tests {
     #[tokio::test]
     async fn a_return_that_could_not_be_checked_is_counted_by_a_later_batch() {
         let dir = tempfile::tempdir().unwrap();
-        let (recorder, store, returned) = recorder(dir.path());
-        store
-            .usage_add(
-                vec![
-                    old_row("GET /projects", "old-tool/1.0", 45),
-                    old_row("GET /projects", "recent-tool/1", 1),
-                ],
-                50,
-            )
-            .await
-            .unwrap();
+        let (recorder, _, returned) = seeded(
+            dir.path(),
+            vec![
+                old_row("GET /projects", "old-tool/1.0", 45),
+                old_row("GET /projects", "recent-tool/1", 1),
+            ],
+        )
+        .await;
         // The first batch learns the last calls.
         recorder.record("GET /projects", "9.0", None, "recent-tool/1", 200);
         recorder.flush().await;
@@ -659,11 +662,8 @@ mod tests {
     #[tokio::test]
     async fn a_return_another_replica_already_stored_is_not_counted_again() {
         let dir = tempfile::tempdir().unwrap();
-        let (recorder, store, returned) = recorder(dir.path());
-        store
-            .usage_add(vec![old_row("GET /projects", "old-tool/1.0", 45)], 50)
-            .await
-            .unwrap();
+        let (recorder, store, returned) =
+            seeded(dir.path(), vec![old_row("GET /projects", "old-tool/1.0", 45)]).await;
         // This replica learns the client's old last call at its first batch.
         recorder.record("GET /projects", "9.0", None, "other/1", 200);
         recorder.flush().await;

@@ -84,7 +84,7 @@ pub async fn handle(
         };
         let client = clients
             .iter()
-            .find(|client| client.id == id)
+            .find(|client| client.facts.id == id)
             .ok_or(ManageError::ClientNotFound)?;
         if as_markdown {
             let mut response = Response::new(body::full(migration::markdown(client)));

@@ -6,6 +6,7 @@
 //! - svcgate as a process: [`process::command`] for the binary, [`replicas::Replica`] for `serve` waited on
 //!   until it listens, [`process::signal`] to stop it as an orchestrator does;
 //! - svc-sim in this process: [`sim`]; with the alert API's users and an integration: [`alerts::AlertWorld`];
+//!   with a gateway that counts V3 usage until a report asks, and that report: [`usage`];
 //! - the programmable origin for passthrough: [`origin::Origin`];
 //! - PostgreSQL, a throwaway cluster: [`postgres::Postgres`];
 //! - Prometheus and Alertmanager: [`prometheus`], [`alertmanager`] (both through [`go_server`]);
@@ -30,6 +31,7 @@ pub mod prometheus;
 pub mod replicas;
 pub mod sim;
 pub mod uptime_kuma;
+pub mod usage;
 
 use std::future::Future;
 use std::net::SocketAddr;

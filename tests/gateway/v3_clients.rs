@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
+use crate::common::usage;
 use crate::common::{get, send, TestGateway};
 use http::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -58,11 +59,7 @@ async fn calls(gateway: &TestGateway, demo: &svc_sim::DemoSeed) {
 
 #[tokio::test]
 async fn each_client_reports_its_routes_with_their_v4_requests_for_admins_only() {
-    let (sim, demo) = common::sim::with_demo().await;
-    let gateway = TestGateway::start_with(&sim.url(), |raw| {
-        raw.usage_flush_interval = Some("1h".to_owned());
-    })
-    .await;
+    let (_sim, demo, gateway) = usage::world(|_| {}).await;
     calls(&gateway, &demo).await;
     let base = format!("{}/-/svcgate/api/v3-clients", gateway.url());
 
@@ -186,7 +183,7 @@ async fn svcgate_v3_report_reads_the_store_read_only_after_the_gateway_stopped()
     let gateway = TestGateway::start_in(&sim.url(), data.path(), |_| {}).await;
     calls(&gateway, &demo).await;
     // The usage API writes the counts gathered so far.
-    get(&format!("{}/-/svcgate/api/v3-usage", gateway.url()), "root-token").await;
+    usage::report(&gateway).await;
     gateway.stop().await;
 
     let data_dir = data.path().to_str().unwrap();

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
+use crate::common::usage;
 use crate::common::{get, send, TestGateway};
 use http::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -22,10 +23,7 @@ async fn v3(gateway: &TestGateway, path: &str, token: &str, agent: &str) {
 
 /// The usage API's summary (the report flushes the counts first).
 async fn summary(gateway: &TestGateway) -> Value {
-    let report = get(&format!("{}/-/svcgate/api/v3-usage", gateway.url()), "root-token")
-        .await
-        .json();
-    report["summary"].clone()
+    usage::report(gateway).await["summary"].clone()
 }
 
 async fn metrics(gateway: &TestGateway) -> String {
@@ -52,11 +50,7 @@ fn old_row(route: &str, client: &str, user_agent: &str, days_ago: i64) -> UsageD
 
 #[tokio::test]
 async fn v3_calls_show_as_one_active_client_in_the_summary_the_page_and_the_metric() {
-    let (sim, demo) = common::sim::with_demo().await;
-    let gateway = TestGateway::start_with(&sim.url(), |raw| {
-        raw.usage_flush_interval = Some("1h".to_owned());
-    })
-    .await;
+    let (_sim, demo, gateway) = usage::world(|_| {}).await;
     // One user and one program, in two versions: one client.
     v3(&gateway, "/projects", &demo.token, "legacy-tool/1.0").await;
     v3(&gateway, "/projects", &demo.token, "legacy-tool/1.1").await;

@@ -3,21 +3,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
+use crate::common::usage;
 use crate::common::{get, send, TestGateway};
 use http::{Method, StatusCode};
 use serde_json::{json, Value};
-
-async fn world(
-    tweak: impl FnOnce(&mut svcgate::config::RawConfig),
-) -> (svc_sim::SimHandle, svc_sim::DemoSeed, TestGateway) {
-    let (sim, demo) = common::sim::with_demo().await;
-    let gateway = TestGateway::start_with(&sim.url(), |raw| {
-        raw.usage_flush_interval = Some("1h".to_owned());
-        tweak(raw);
-    })
-    .await;
-    (sim, demo, gateway)
-}
 
 async fn v3(gateway: &TestGateway, path: &str, token: &str, agent: &str) -> StatusCode {
     let mut headers = vec![("user-agent", agent)];
@@ -45,7 +34,7 @@ fn route<'a>(report: &'a Value, name: &str) -> &'a Value {
 
 #[tokio::test]
 async fn calls_are_counted_per_route_and_client_with_errors_and_never_a_token() {
-    let (_sim, demo, gateway) = world(|_| {}).await;
+    let (_sim, demo, gateway) = usage::world(|_| {}).await;
     for _ in 0..3 {
         assert_eq!(
             v3(&gateway, "/projects", &demo.token, "legacy-tool/1.0").await,
@@ -79,9 +68,7 @@ async fn calls_are_counted_per_route_and_client_with_errors_and_never_a_token() 
     .await;
     assert_eq!(anonymous.status, StatusCode::UNAUTHORIZED);
 
-    let report = get(&format!("{}/-/svcgate/api/v3-usage", gateway.url()), "root-token")
-        .await
-        .json();
+    let report = usage::report(&gateway).await;
     let projects = route(&report, "GET /projects");
     assert_eq!(projects["calls"], json!(4));
     assert_eq!(projects["since"], json!("9.0"));
@@ -180,12 +167,7 @@ async fn concurrent_calls_are_all_counted_and_survive_a_restart() {
     }
     gateway.stop().await;
     let restarted = TestGateway::start_in(&sim.url(), data.path(), |_| {}).await;
-    let report = get(
-        &format!("{}/-/svcgate/api/v3-usage", restarted.url()),
-        "root-token",
-    )
-    .await
-    .json();
+    let report = usage::report(&restarted).await;
     let projects = route(&report, "GET /projects");
     assert_eq!(projects["calls"], json!(200));
     let per_user: Vec<u64> = projects["clients"]
@@ -200,15 +182,13 @@ async fn concurrent_calls_are_all_counted_and_survive_a_restart() {
 
 #[tokio::test]
 async fn the_least_recent_clients_are_folded_into_others() {
-    let (_sim, demo, gateway) = world(|raw| raw.usage_max_clients_per_route = Some(2)).await;
+    let (_sim, demo, gateway) = usage::world(|raw| raw.usage_max_clients_per_route = Some(2)).await;
     for agent in ["tool-a", "tool-b", "tool-c", "tool-d"] {
         v3(&gateway, "/projects", &demo.token, agent).await;
         // Each batch is its own flush, so the order of last calls is known.
-        get(&format!("{}/-/svcgate/api/v3-usage", gateway.url()), "root-token").await;
+        usage::report(&gateway).await;
     }
-    let report = get(&format!("{}/-/svcgate/api/v3-usage", gateway.url()), "root-token")
-        .await
-        .json();
+    let report = usage::report(&gateway).await;
     let projects = route(&report, "GET /projects");
     let clients = projects["clients"].as_array().unwrap();
     assert_eq!(clients.len(), 3, "two clients and others: {clients:?}");
@@ -223,7 +203,7 @@ async fn the_least_recent_clients_are_folded_into_others() {
 
 #[tokio::test]
 async fn the_usage_page_is_for_admins_and_offers_csv() {
-    let (_sim, demo, gateway) = world(|_| {}).await;
+    let (_sim, demo, gateway) = usage::world(|_| {}).await;
     v3(&gateway, "/projects", &demo.token, "legacy, \"quoted\" agent").await;
     let sign_in = |token: String| {
         let base = gateway.url();

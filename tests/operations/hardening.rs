@@ -88,6 +88,19 @@ async fn five_more_issues(sim: &svc_sim::SimHandle, demo: &svc_sim::DemoSeed) {
     }
 }
 
+/// The V3 list of the demo project's issues, `per_page` a page, as the demo user reads it through `gateway`.
+async fn issues_page(gateway: &TestGateway, demo: &svc_sim::DemoSeed, per_page: u32) -> common::Answer {
+    get(
+        &format!(
+            "{}/api/v3/projects/{}/issues?per_page={per_page}",
+            gateway.url(),
+            demo.project_id
+        ),
+        &demo.token,
+    )
+    .await
+}
+
 #[tokio::test]
 async fn every_fan_out_counts_against_the_call_budget() {
     let (sim, demo) = common::sim::with_demo().await;
@@ -107,15 +120,7 @@ async fn every_fan_out_counts_against_the_call_budget() {
         .contains("labels is too long"));
     // Item completion with GraphQL: the list and one batched request, within three calls.
     sim.clear_requests();
-    let answer = get(
-        &format!(
-            "{}/api/v3/projects/{}/issues?per_page=20",
-            gateway.url(),
-            demo.project_id
-        ),
-        &demo.token,
-    )
-    .await;
+    let answer = issues_page(&gateway, &demo, 20).await;
     assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
     assert_eq!(sim.requests().len(), 2);
     gateway.stop().await;
@@ -130,30 +135,14 @@ async fn every_fan_out_counts_against_the_call_budget() {
     five_more_issues(&sim, &demo).await;
     let gateway =
         TestGateway::start_with(&sim.url(), |raw| raw.max_backend_calls_per_request = Some(3)).await;
-    let answer = get(
-        &format!(
-            "{}/api/v3/projects/{}/issues?per_page=20",
-            gateway.url(),
-            demo.project_id
-        ),
-        &demo.token,
-    )
-    .await;
+    let answer = issues_page(&gateway, &demo, 20).await;
     assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{:?}", answer.body);
     assert!(answer.json()["message"]
         .as_str()
         .unwrap()
         .contains("more than 3 backend calls"));
     // A request within the budget still works.
-    let answer = get(
-        &format!(
-            "{}/api/v3/projects/{}/issues?per_page=1",
-            gateway.url(),
-            demo.project_id
-        ),
-        &demo.token,
-    )
-    .await;
+    let answer = issues_page(&gateway, &demo, 1).await;
     assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
 }
 

@@ -48,9 +48,9 @@ pub struct RouteReport {
     pub advice: RouteAdvice,
 }
 
-/// One client's migration report.
+/// What the report and the list both say of a client.
 #[derive(Debug, Clone, Serialize)]
-pub struct ClientReport {
+pub struct ClientFacts {
     /// The client id ([`client_id`]).
     pub id: String,
     /// The user (or `anonymous`, or `unknown` for credentials the backend refused).
@@ -69,6 +69,14 @@ pub struct ClientReport {
     pub last_call: String,
     /// No call for `v3_client_retired_after`.
     pub retired: bool,
+}
+
+/// One client's migration report.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClientReport {
+    /// Who the client is and how it called, over all routes.
+    #[serde(flatten)]
+    pub facts: ClientFacts,
     /// Its routes, most called first.
     pub routes: Vec<RouteReport>,
 }
@@ -76,24 +84,9 @@ pub struct ClientReport {
 /// A client in the list: the report without its routes, with their count.
 #[derive(Debug, Clone, Serialize)]
 pub struct ClientSummary {
-    /// The client id.
-    pub id: String,
-    /// The user.
-    pub user: String,
-    /// The `User-Agent` without its versions.
-    pub product: String,
-    /// The versions seen.
-    pub versions: Vec<String>,
-    /// Calls.
-    pub calls: u64,
-    /// Error answers.
-    pub errors: u64,
-    /// First call.
-    pub first_call: String,
-    /// Last call.
-    pub last_call: String,
-    /// No call for `v3_client_retired_after`.
-    pub retired: bool,
+    /// Who the client is and how it called, over all routes.
+    #[serde(flatten)]
+    pub facts: ClientFacts,
     /// How many routes it called.
     pub routes: usize,
 }
@@ -102,22 +95,14 @@ impl ClientReport {
     /// The client without its routes.
     pub fn summary(&self) -> ClientSummary {
         ClientSummary {
-            id: self.id.clone(),
-            user: self.user.clone(),
-            product: self.product.clone(),
-            versions: self.versions.clone(),
-            calls: self.calls,
-            errors: self.errors,
-            first_call: self.first_call.clone(),
-            last_call: self.last_call.clone(),
-            retired: self.retired,
+            facts: self.facts.clone(),
             routes: self.routes.len(),
         }
     }
 
     /// Whether `wanted` names this client: its id, or its user.
     pub fn is_named(&self, wanted: &str) -> bool {
-        self.id == wanted || self.user == wanted
+        self.facts.id == wanted || self.facts.user == wanted
     }
 }
 
@@ -150,24 +135,27 @@ pub fn report(
         let agent = agent(&row.user_agent);
         let id = client_id(&row.client, &agent.product);
         let client = clients.entry(id.clone()).or_insert_with(|| ClientReport {
-            id,
-            user: row.client.clone(),
-            product: agent.product.clone(),
-            versions: Vec::new(),
-            calls: 0,
-            errors: 0,
-            first_call: row.first_seen.clone(),
-            last_call: row.last_seen.clone(),
-            retired: false,
+            facts: ClientFacts {
+                id,
+                user: row.client.clone(),
+                product: agent.product.clone(),
+                versions: Vec::new(),
+                calls: 0,
+                errors: 0,
+                first_call: row.first_seen.clone(),
+                last_call: row.last_seen.clone(),
+                retired: false,
+            },
             routes: Vec::new(),
         });
-        if !agent.version.is_empty() && !client.versions.contains(&agent.version) {
-            client.versions.push(agent.version);
+        let facts = &mut client.facts;
+        if !agent.version.is_empty() && !facts.versions.contains(&agent.version) {
+            facts.versions.push(agent.version);
         }
-        client.calls += row.calls;
-        client.errors += row.errors;
-        client.first_call = client.first_call.clone().min(row.first_seen.clone());
-        client.last_call = client.last_call.clone().max(row.last_seen.clone());
+        facts.calls += row.calls;
+        facts.errors += row.errors;
+        facts.first_call = facts.first_call.clone().min(row.first_seen.clone());
+        facts.last_call = facts.last_call.clone().max(row.last_seen.clone());
         match client.routes.iter_mut().find(|route| route.route == row.route) {
             Some(route) => {
                 route.calls += row.calls;
@@ -193,13 +181,18 @@ pub fn report(
     }
     let mut clients: Vec<ClientReport> = clients.into_values().collect();
     for client in &mut clients {
-        client.versions.sort();
-        client.retired = is_retired(&client.last_call, now, retired_after);
+        client.facts.versions.sort();
+        client.facts.retired = is_retired(&client.facts.last_call, now, retired_after);
         client
             .routes
             .sort_by(|a, b| b.calls.cmp(&a.calls).then_with(|| a.route.cmp(&b.route)));
     }
-    clients.sort_by(|a, b| b.calls.cmp(&a.calls).then_with(|| a.id.cmp(&b.id)));
+    clients.sort_by(|a, b| {
+        b.facts
+            .calls
+            .cmp(&a.facts.calls)
+            .then_with(|| a.facts.id.cmp(&b.facts.id))
+    });
     clients
 }
 
@@ -630,16 +623,16 @@ mod tests {
         let clients = report(&rows, &table(), now(), THIRTY_DAYS);
         assert_eq!(clients.len(), 2);
         let alice = &clients[0];
-        assert_eq!(alice.id, client_id("alice", "python-gitlab"));
-        assert_eq!(alice.versions, ["3.14.0", "3.15.0"]);
-        assert_eq!(alice.calls, 6);
+        assert_eq!(alice.facts.id, client_id("alice", "python-gitlab"));
+        assert_eq!(alice.facts.versions, ["3.14.0", "3.15.0"]);
+        assert_eq!(alice.facts.calls, 6);
         assert_eq!(alice.routes.len(), 2);
         assert_eq!(alice.routes[0].route, "GET /projects");
         assert_eq!(alice.routes[0].calls, 5);
         assert_eq!(alice.routes[0].errors, 2);
-        assert_eq!(alice.last_call, "2026-11-26T00:00:00.000Z");
-        assert!(!alice.retired);
-        assert!(clients[1].retired, "bob's last call was in September");
+        assert_eq!(alice.facts.last_call, "2026-11-26T00:00:00.000Z");
+        assert!(!alice.facts.retired);
+        assert!(clients[1].facts.retired, "bob's last call was in September");
         assert_eq!(alice.summary().routes, 2);
         let markdown = markdown(alice);
         assert!(markdown.starts_with("## V3 migration: alice — python-gitlab (versions 3.14.0, 3.15.0)"));
@@ -648,6 +641,36 @@ mod tests {
         let csv = csv(&clients).unwrap();
         assert_eq!(csv.lines().count(), 1 + 3);
         assert!(csv.contains("alice,python-gitlab,3.14.0 3.15.0,no,GET /projects,5,2,"));
+    }
+
+    #[test]
+    fn the_json_of_a_client_and_of_the_list_keeps_its_keys_in_order() {
+        let rows = [row(
+            "GET /projects",
+            "alice",
+            "python-gitlab/3.15.0",
+            3,
+            "2026-11-26T00:00:00.000Z",
+        )];
+        let clients = report(&rows, &table(), now(), THIRTY_DAYS);
+        let keys = |value: serde_json::Value| -> Vec<String> {
+            value.as_object().unwrap().keys().cloned().collect()
+        };
+        let facts = [
+            "id",
+            "user",
+            "product",
+            "versions",
+            "calls",
+            "errors",
+            "first_call",
+            "last_call",
+            "retired",
+            "routes",
+        ];
+        assert_eq!(keys(serde_json::to_value(&clients[0]).unwrap()), facts);
+        assert_eq!(keys(serde_json::to_value(clients[0].summary()).unwrap()), facts);
+        assert_eq!(serde_json::to_value(clients[0].summary()).unwrap()["routes"], 1);
     }
 
     #[test]
@@ -678,7 +701,7 @@ mod tests {
             ),
         ];
         let clients = report(&rows, &table(), now(), THIRTY_DAYS);
-        let users: Vec<&str> = clients.iter().map(|client| client.user.as_str()).collect();
+        let users: Vec<&str> = clients.iter().map(|client| client.facts.user.as_str()).collect();
         assert_eq!(
             users,
             ["alice", "unknown"],
@@ -752,7 +775,7 @@ mod tests {
         assert_eq!(clients.len(), 10);
         for client in &clients {
             assert!(client.routes.len() <= 2);
-            assert_eq!(client.versions.len(), 200);
+            assert_eq!(client.facts.versions.len(), 200);
         }
         assert!(clients.iter().map(|client| client.routes.len()).sum::<usize>() <= rows.len());
     }
@@ -785,7 +808,7 @@ mod tests {
         let clients = report(&rows, &table(), now(), THIRTY_DAYS);
         assert_eq!(select(clients.clone(), Some("alice")).unwrap().len(), 2);
         let id = client_id("bob", "curl");
-        assert_eq!(select(clients.clone(), Some(&id)).unwrap()[0].user, "bob");
+        assert_eq!(select(clients.clone(), Some(&id)).unwrap()[0].facts.user, "bob");
         assert_eq!(select(clients.clone(), None).unwrap().len(), 3);
         assert!(matches!(
             select(clients.clone(), Some("carol")),

@@ -91,24 +91,25 @@ fn code(text: &str) -> String {
 /// One client's report as Markdown, to paste into an issue: a heading, a table of routes, then each route's change.
 pub fn markdown(client: &ClientReport) -> String {
     let mut out = String::new();
-    let versions = if client.versions.is_empty() {
+    let facts = &client.facts;
+    let versions = if facts.versions.is_empty() {
         String::new()
     } else {
-        format!(" (versions {})", escape_text(&client.versions.join(", ")))
+        format!(" (versions {})", escape_text(&facts.versions.join(", ")))
     };
     out.push_str(&format!(
         "## V3 migration: {} — {}{versions}\n\n",
-        escape_text(&client.user),
-        escape_text(&client.product)
+        escape_text(&facts.user),
+        escape_text(&facts.product)
     ));
     out.push_str(&format!(
         "Client `{}`: {} ({}) from {} to {}{}. Every route below must move to V4 before V3 is switched off.\n\n",
-        client.id,
-        plural(client.calls, "V3 call", "V3 calls"),
-        plural(client.errors, "error", "errors"),
-        client.first_call,
-        client.last_call,
-        if client.retired { "; retired (no recent call)" } else { "" }
+        facts.id,
+        plural(facts.calls, "V3 call", "V3 calls"),
+        plural(facts.errors, "error", "errors"),
+        facts.first_call,
+        facts.last_call,
+        if facts.retired { "; retired (no recent call)" } else { "" }
     ));
     out.push_str("| V3 route | Calls | Errors | First call | Last call | V4 request |\n");
     out.push_str("|---|---:|---:|---|---|---|\n");
@@ -211,11 +212,11 @@ pub fn csv(clients: &[ClientReport]) -> Result<String, csv::Error> {
                 .and_then(|value| value.as_str().map(str::to_owned))
                 .unwrap_or_default();
             writer.write_record([
-                client.id.as_str(),
-                client.user.as_str(),
-                client.product.as_str(),
-                &client.versions.join(" "),
-                if client.retired { "yes" } else { "no" },
+                client.facts.id.as_str(),
+                client.facts.user.as_str(),
+                client.facts.product.as_str(),
+                &client.facts.versions.join(" "),
+                if client.facts.retired { "yes" } else { "no" },
                 route.route.as_str(),
                 &route.calls.to_string(),
                 &route.errors.to_string(),

@@ -47,6 +47,7 @@ use crate::rewrite::table::RuleTable;
 use crate::rewrite::usage::UsageRecorder;
 use crate::rewrite::{is_v3, Rewriter};
 use crate::store::Store;
+use crate::telemetry::access_log::AccessEntry;
 use crate::telemetry::{Metrics, RequestId, V3Labels, X_REQUEST_ID};
 use crate::util::secret::SecretBox;
 use crate::util::tls::{read_certs, read_key};
@@ -377,18 +378,15 @@ impl Gateway {
         } else {
             context.route.as_str()
         };
-        tracing::info!(
-            target: crate::telemetry::access_log::TARGET,
-            request_id = %context.request_id,
-            method = %method,
-            kind = context.kind,
+        crate::telemetry::access_log::log(&AccessEntry {
+            request_id: context.request_id.as_str(),
+            method: method.as_str(),
+            kind: context.kind,
             route,
             status,
-            // Whole microseconds: the division is exact to the nearest double, so the line shows at most 3 decimals.
-            latency_ms = elapsed.as_micros() as f64 / 1000.0,
-            backend_calls = context.backend_call_count(),
-            "request"
-        );
+            latency_micros: u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
+            backend_calls: u64::from(context.backend_call_count()),
+        });
     }
 }
 

@@ -1,97 +1,128 @@
-//! The access log's formatting: every answered request logs one `request` event at `info` with target
-//! [`TARGET`], and [`AccessFirst`] writes that event's line itself instead of the generic formatter.
+//! The access log: one line per answered request, [`log`]ged by the server once the answer is ready.
 //!
-//! The line is byte for byte what tracing-subscriber's formatter writes (text or JSON, as `log_format` says; the
-//! tests compare both for the same events), so nothing downstream changes. It is written field by field as the
-//! event is visited, without the generic formatter's styles, padding bookkeeping and escapes for text that needs
-//! none: the generic formatter took about a quarter of svcgate's own CPU per passthrough request; bench row 1, 1 KB and 50 conn: svcgate / bare 0.75 → 0.84 × (100 KB: 0.91 → 0.93 ×) with the other changes of its step (bench/RESULTS.md, 2026-11-26). Any other event, an
-//! access event inside a span (at `debug`, the connection's), and coloured output go to the wrapped formatter.
+//! When svcgate's own log sink writes the lines (the binary's [`init_logging`](super::init_logging), no colours,
+//! nothing logged at `debug`) and the access log is on, [`log`] puts the line together itself and hands it to the
+//! sink: no tracing event, no field visitor, no generic formatter. Otherwise it logs a `request` event at `info`
+//! with target [`TARGET`], which the subscriber formats as any other. The line is byte for byte what
+//! tracing-subscriber's formatter writes for that event (text or JSON, as `log_format` says; the tests compare both
+//! over awkward routes and latencies), so nothing downstream changes with the path taken.
 //!
-//! Names and text go in with `write_str`, integers with itoa, the latency with ryu (where it writes what `{:?}` does),
-//! and the date and time of the timestamp once a second: svcgate's instructions per 1 KB passthrough request 52,000 → 49,300 under callgrind (bench/RESULTS.md, 2026-11-27).
+//! Writing the line straight into the sink instead of through the event and the visitor: svcgate's instructions per
+//! 1 KB passthrough request 48,600 → 46,900 under callgrind, with the sink keeping its buffer's size
+//! (bench/instructions, bench/RESULTS.md, 2026-11-27). Names and text go in with `push_str`, integers with itoa,
+//! and the date and time of the timestamp once a second: 52,000 → 49,300 (same page); the latency from its whole
+//! microseconds, as `{:?}` writes the milliseconds, instead of through ryu: 46,900 → 46,700.
 
 use std::fmt::{self, Write as _};
+use std::sync::OnceLock;
+use std::time::SystemTime;
 
-use tracing::field::{Field, Visit};
-use tracing::{Event, Subscriber};
-use tracing_subscriber::fmt::format::Writer;
-use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
-use tracing_subscriber::registry::LookupSpan;
+use crate::telemetry::logsink::BatchedStderr;
 
 /// The target of the access log's events (`log_level = "info,svcgate::access=warn"` silences the access log).
 pub const TARGET: &str = "svcgate::access";
 
-/// A formatter that writes access events itself and hands every other event to `inner`.
-pub struct AccessFirst<E> {
-    inner: E,
+/// One answered request, as its access line shows it.
+#[derive(Debug, Clone, Copy)]
+pub struct AccessEntry<'a> {
+    /// The request id (svcgate's, or the client's own `X-Request-Id`).
+    pub request_id: &'a str,
+    /// The request method.
+    pub method: &'a str,
+    /// What answered: `passthrough`, `rewrite`, `alerts`, `pages` or `internal`.
+    pub kind: &'a str,
+    /// The rule's V3 template for a rewritten request, the path (never the query) otherwise.
+    pub route: &'a str,
+    /// The answer's status code.
+    pub status: u16,
+    /// Time to the answer's head, in whole microseconds (the line shows milliseconds).
+    pub latency_micros: u64,
+    /// Requests sent to the backend for this one.
+    pub backend_calls: u64,
+}
+
+/// Where [`log`] writes lines itself, once [`write_directly`] has set it.
+struct Direct {
+    sink: BatchedStderr,
     json: bool,
 }
 
-impl<E> AccessFirst<E> {
-    /// Wraps `inner`, which writes text lines (or JSON ones when `json`): access lines are written the same way.
-    pub fn new(inner: E, json: bool) -> Self {
-        AccessFirst { inner, json }
-    }
+static DIRECT: OnceLock<Direct> = OnceLock::new();
+
+/// Has [`log`] write lines straight into `sink`, as JSON when `json`. Called once, by the binary's
+/// [`init_logging`](super::init_logging), and only when its subscriber would write the access event as a plain line
+/// into that sink: installed, without colours, with nothing at `debug` (no span around the event) and the access
+/// target on at `info`.
+pub(super) fn write_directly(sink: BatchedStderr, json: bool) {
+    // A second call (tests that start several gateways) keeps the first sink, as the first subscriber is kept.
+    drop(DIRECT.set(Direct { sink, json }));
 }
 
-impl<S, N, E> FormatEvent<S, N> for AccessFirst<E>
-where
-    S: Subscriber + for<'a> LookupSpan<'a>,
-    N: for<'a> FormatFields<'a> + 'static,
-    E: FormatEvent<S, N>,
-{
-    fn format_event(
-        &self,
-        ctx: &FmtContext<'_, S, N>,
-        mut writer: Writer<'_>,
-        event: &Event<'_>,
-    ) -> fmt::Result {
-        let now = std::time::SystemTime::now();
-        // humantime writes years 1970 to 9999 only; a clock outside them is the generic formatter's to write.
-        let writable_time = now
-            .duration_since(std::time::UNIX_EPOCH)
-            .is_ok_and(|since| since.as_secs() < 253_402_300_800);
-        let plain = event.metadata().target() == TARGET
-            && writable_time
-            && !writer.has_ansi_escapes()
-            && event.parent().is_none()
-            && ctx.lookup_current().is_none();
-        if !plain {
-            return self.inner.format_event(ctx, writer, event);
+/// Logs one answered request.
+pub fn log(entry: &AccessEntry<'_>) {
+    if let Some(direct) = DIRECT.get() {
+        let now = SystemTime::now();
+        let mut line = String::with_capacity(256);
+        if format_line(&mut line, now, direct.json, entry).is_ok() {
+            direct.sink.append(line.as_bytes());
+            return;
         }
-        #[cfg(test)]
-        tests::WRITTEN_HERE.with(|count| count.set(count.get() + 1));
-        // The line is put together here and handed over whole: one call through the writer instead of one a
-        // piece (bench/instructions, 1 KB passthrough: svcgate's instructions per request 49,500 → 48,600).
-        let mut text = String::with_capacity(256);
-        let level = event.metadata().level().as_str();
-        if self.json {
-            text.push_str("{\"timestamp\":\"");
-            write_timestamp(&mut text, now)?;
-            text.push_str("\",\"level\":\"");
-            text.push_str(level);
-            text.push('"');
-        } else {
-            write_timestamp(&mut text, now)?;
-            // `{now} {level:>5} `, as the generic formatter pads the level.
-            text.push_str(&"      "[level.len().min(5)..]);
-            text.push_str(level);
-            text.push(' ');
-        }
-        let mut line = Line {
-            writer: &mut text,
-            json: self.json,
-            first: true,
-            result: Ok(()),
-        };
-        event.record(&mut line);
-        line.result?;
-        if self.json {
-            text.push('}');
-        }
-        text.push('\n');
-        writer.write_str(&text)
     }
+    event(entry);
+}
+
+/// Logs `entry` as a tracing event, for the subscriber to format.
+fn event(entry: &AccessEntry<'_>) {
+    tracing::info!(
+        target: TARGET,
+        request_id = %entry.request_id,
+        method = %entry.method,
+        kind = entry.kind,
+        route = entry.route,
+        status = entry.status,
+        // Whole microseconds: the division is exact to the nearest double, so the line shows at most 3 decimals.
+        latency_ms = entry.latency_micros as f64 / 1000.0,
+        backend_calls = entry.backend_calls,
+        "request"
+    );
+}
+
+/// Writes `entry`'s whole line (with its newline) as the generic formatter writes its event at `now`. Fails, writing
+/// nothing worth keeping, for a clock before 1970 or after 9999, which humantime cannot write and the generic
+/// formatter writes its own way.
+fn format_line(line: &mut String, now: SystemTime, json: bool, entry: &AccessEntry<'_>) -> fmt::Result {
+    let level = tracing::Level::INFO.as_str();
+    if json {
+        line.push_str("{\"timestamp\":\"");
+        write_timestamp(line, now)?;
+        line.push_str("\",\"level\":\"");
+        line.push_str(level);
+        line.push('"');
+    } else {
+        write_timestamp(line, now)?;
+        // `{now} {level:>5} `, as the generic formatter pads the level.
+        line.push_str(&"      "[level.len().min(5)..]);
+        line.push_str(level);
+        line.push(' ');
+    }
+    let mut fields = Fields {
+        line,
+        json,
+        first: true,
+    };
+    fields.message("request");
+    fields.display("request_id", entry.request_id);
+    fields.display("method", entry.method);
+    fields.text("kind", entry.kind)?;
+    fields.text("route", entry.route)?;
+    fields.integer("status", entry.status);
+    fields.milliseconds("latency_ms", entry.latency_micros)?;
+    fields.integer("backend_calls", entry.backend_calls);
+    if json {
+        line.push('}');
+    }
+    line.push('\n');
+    Ok(())
 }
 
 thread_local! {
@@ -100,13 +131,16 @@ thread_local! {
     static SECOND: std::cell::RefCell<(u64, String)> = const { std::cell::RefCell::new((0, String::new())) };
 }
 
-/// Writes `now` as humantime's `format_rfc3339_micros` does (`2026-11-27T02:40:07.123456Z`); the caller has
-/// checked that `now` is after 1970 and before 10000.
-fn write_timestamp(writer: &mut impl fmt::Write, now: std::time::SystemTime) -> fmt::Result {
+/// Writes `now` as humantime's `format_rfc3339_micros` does (`2026-11-27T02:40:07.123456Z`); fails for a time before
+/// 1970 or from the year 10000 on.
+fn write_timestamp(line: &mut String, now: SystemTime) -> fmt::Result {
     let since = now
         .duration_since(std::time::UNIX_EPOCH)
         .map_err(|_| fmt::Error)?;
     let seconds = since.as_secs();
+    if seconds >= 253_402_300_800 {
+        return Err(fmt::Error);
+    }
     SECOND.with_borrow_mut(|(cached, text)| {
         if text.is_empty() || *cached != seconds {
             text.clear();
@@ -116,7 +150,8 @@ fn write_timestamp(writer: &mut impl fmt::Write, now: std::time::SystemTime) -> 
             text.pop();
             *cached = seconds;
         }
-        writer.write_str(text)
+        line.push_str(text);
+        Ok(())
     })?;
     let mut fraction = *b".000000Z";
     let mut micros = since.subsec_micros();
@@ -124,136 +159,134 @@ fn write_timestamp(writer: &mut impl fmt::Write, now: std::time::SystemTime) -> 
         *digit = b'0' + (micros % 10) as u8;
         micros /= 10;
     }
-    writer.write_str(std::str::from_utf8(&fraction).map_err(|_| fmt::Error)?)
+    line.push_str(std::str::from_utf8(&fraction).map_err(|_| fmt::Error)?);
+    Ok(())
 }
 
-/// Writes `value` as `{value:?}` does, with ryu where both write the same shortest digits in the same notation
-/// (zero, and plain decimals from 0.0001 up to 10^16), and the standard formatting for any other value.
-fn write_f64_debug(writer: &mut impl fmt::Write, value: f64) -> fmt::Result {
-    let magnitude = value.abs();
-    if value == 0.0 || (1e-4..1e16).contains(&magnitude) {
-        writer.write_str(ryu::Buffer::new().format_finite(value))
-    } else {
-        write!(writer, "{value:?}")
+/// Below this many microseconds (11.6 days), the milliseconds' double is within a ten-thousandth of a millisecond of
+/// every 3-decimal number near it, so its shortest form (what `{:?}` and serde_json write) is the exact decimal.
+const EXACT_MICROS: u64 = 1_000_000_000_000;
+
+/// Writes `micros` microseconds as milliseconds, as `{:?}` writes `micros as f64 / 1000.0` (`1.0`, `0.365`,
+/// `12345.678`), and as serde_json writes it: the same digits for every latency below [`EXACT_MICROS`], formatted
+/// as the double past it.
+fn write_millis(line: &mut String, micros: u64, json: bool) -> fmt::Result {
+    if micros >= EXACT_MICROS {
+        let value = micros as f64 / 1000.0;
+        return if json {
+            write!(line, "{}", serde_json::Value::from(value))
+        } else {
+            write!(line, "{value:?}")
+        };
     }
+    line.push_str(itoa::Buffer::new().format(micros / 1000));
+    line.push('.');
+    let fraction = micros % 1000;
+    let digits = [
+        b'0' + (fraction / 100) as u8,
+        b'0' + (fraction / 10 % 10) as u8,
+        b'0' + (fraction % 10) as u8,
+    ];
+    // At least one decimal (`1.0`), trailing zeros left out (`1.5`, not `1.500`).
+    let kept = digits[1..]
+        .iter()
+        .rposition(|&digit| digit != b'0')
+        .map_or(1, |last| last + 2);
+    line.push_str(std::str::from_utf8(&digits[..kept]).map_err(|_| fmt::Error)?);
+    Ok(())
 }
 
-/// Writes an access event's fields as they are visited.
-struct Line<'w> {
+/// Writes an access line's fields, each as the generic formatter writes a field of its type.
+struct Fields<'l> {
     /// The line being put together.
-    writer: &'w mut String,
+    line: &'l mut String,
     json: bool,
     /// Whether no field has been written yet (text puts no space before the first).
     first: bool,
-    result: fmt::Result,
 }
 
-impl Line<'_> {
-    /// Writes the separator and the field's name: ` name=` in text (nothing before the message), `,"name":` in JSON.
-    fn name(&mut self, field: &Field) -> fmt::Result {
+impl Fields<'_> {
+    /// Writes the separator and the field's name: ` name=` in text, `,"name":` in JSON.
+    fn name(&mut self, name: &str) {
         let first = std::mem::replace(&mut self.first, false);
-        match (self.json, field.name()) {
-            (true, name) => {
-                self.writer.write_str(",\"")?;
-                self.writer.write_str(name)?;
-                self.writer.write_str("\":")
-            }
-            (false, "message") if first => Ok(()),
-            (false, "message") => self.writer.write_char(' '),
-            (false, name) => {
-                if !first {
-                    self.writer.write_char(' ')?;
-                }
-                self.writer.write_str(name)?;
-                self.writer.write_char('=')
-            }
-        }
-    }
-
-    /// Writes a text value: quoted and escaped as `{:?}` does in text, as a JSON string in JSON. Text that needs no
-    /// escape (a route, a kind) is copied as it is; anything else goes through the standard escapes.
-    fn text(&mut self, field: &Field, value: &str) -> fmt::Result {
-        self.name(field)?;
-        if !self.json && field.name() == "message" {
-            return self.writer.write_str(value);
-        }
-        let plain = if self.json {
-            value.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\')
+        if self.json {
+            self.line.push_str(",\"");
+            self.line.push_str(name);
+            self.line.push_str("\":");
         } else {
-            value
-                .bytes()
-                .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
-        };
-        match (plain, self.json) {
-            (true, _) => {
-                self.writer.write_char('"')?;
-                self.writer.write_str(value)?;
-                self.writer.write_char('"')
+            if !first {
+                self.line.push(' ');
             }
-            (false, false) => write!(self.writer, "{value:?}"),
-            (false, true) => {
-                let quoted = serde_json::to_string(value).map_err(|_| fmt::Error)?;
-                self.writer.write_str(&quoted)
-            }
+            self.line.push_str(name);
+            self.line.push('=');
         }
     }
 
-    /// Writes an integer, which reads the same in text and JSON, unquoted.
-    fn integer(&mut self, field: &Field, value: impl itoa::Integer) -> fmt::Result {
-        self.name(field)?;
-        self.writer.write_str(itoa::Buffer::new().format(value))
-    }
-
-    fn record(&mut self, write: impl FnOnce(&mut Self) -> fmt::Result) {
-        if self.result.is_ok() {
-            self.result = write(self);
+    /// The event's message: bare text first in a text line, `"message"` in JSON.
+    fn message(&mut self, message: &str) {
+        if self.json {
+            self.name("message");
+            self.json_string(message);
+        } else {
+            self.first = false;
+            self.line.push_str(message);
         }
     }
-}
 
-impl Visit for Line<'_> {
-    fn record_str(&mut self, field: &Field, value: &str) {
-        self.record(|line| line.text(field, value));
+    /// A `%value` field: as it displays in text, a JSON string in JSON.
+    fn display(&mut self, name: &str, value: &str) {
+        self.name(name);
+        if self.json {
+            self.json_string(value);
+        } else {
+            self.line.push_str(value);
+        }
     }
 
-    fn record_u64(&mut self, field: &Field, value: u64) {
-        self.record(|line| line.integer(field, value));
+    /// A text field: quoted and escaped as `{:?}` does in text, a JSON string in JSON.
+    fn text(&mut self, name: &str, value: &str) -> fmt::Result {
+        self.name(name);
+        if self.json {
+            self.json_string(value);
+            return Ok(());
+        }
+        // Text that needs no escape (a route, a kind) is copied as it is; anything else goes through `{:?}`.
+        if value
+            .bytes()
+            .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+        {
+            self.line.push('"');
+            self.line.push_str(value);
+            self.line.push('"');
+            Ok(())
+        } else {
+            write!(self.line, "{value:?}")
+        }
     }
 
-    fn record_i64(&mut self, field: &Field, value: i64) {
-        self.record(|line| line.integer(field, value));
+    /// A JSON string, escaped only where it needs to be, as serde_json writes it.
+    fn json_string(&mut self, value: &str) {
+        if value.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+            self.line.push('"');
+            self.line.push_str(value);
+            self.line.push('"');
+        } else {
+            // Serialising a `str` into a `String` cannot fail; the fallback keeps the line well-formed regardless.
+            let quoted = serde_json::to_string(value).unwrap_or_else(|_| "\"\"".to_owned());
+            self.line.push_str(&quoted);
+        }
     }
 
-    fn record_bool(&mut self, field: &Field, value: bool) {
-        self.record(|line| {
-            line.name(field)?;
-            line.writer.write_str(if value { "true" } else { "false" })
-        });
+    /// An integer, which reads the same in text and JSON, unquoted.
+    fn integer(&mut self, name: &str, value: impl itoa::Integer) {
+        self.name(name);
+        self.line.push_str(itoa::Buffer::new().format(value));
     }
 
-    fn record_f64(&mut self, field: &Field, value: f64) {
-        self.record(|line| {
-            line.name(field)?;
-            if line.json {
-                // serde_json's rendering (`null` for what JSON cannot hold), as the JSON formatter writes it.
-                write!(line.writer, "{}", serde_json::Value::from(value))
-            } else {
-                write_f64_debug(line.writer, value)
-            }
-        });
-    }
-
-    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        self.record(|line| {
-            if line.json {
-                // Any value is a JSON string once formatted: the same path as a `&str`.
-                let text = format!("{value:?}");
-                return line.text(field, &text);
-            }
-            // Text writes the message and `%` values as they format.
-            line.name(field)?;
-            write!(line.writer, "{value:?}")
-        });
+    /// Whole microseconds as the milliseconds' double is written ([`write_millis`]).
+    fn milliseconds(&mut self, name: &str, micros: u64) -> fmt::Result {
+        self.name(name);
+        write_millis(self.line, micros, self.json)
     }
 }
 
@@ -264,48 +297,23 @@ mod tests {
     use crate::telemetry::tests::Captured;
     use crate::telemetry::{subscriber, LogFormat};
 
-    thread_local! {
-        /// Lines this formatter wrote itself on this thread, to tell them from lines it handed on.
-        pub(super) static WRITTEN_HERE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-    }
-
-    /// One access event as svcgate logs it, with these values.
-    fn access(route: &str, latency_ms: f64) {
-        tracing::info!(
-            target: TARGET,
-            request_id = %"0123456789abcdef",
-            method = %http::Method::GET,
-            kind = "passthrough",
+    /// An access entry with these values.
+    fn entry(route: &str, latency_micros: u64) -> AccessEntry<'_> {
+        AccessEntry {
+            request_id: "0123456789abcdef",
+            method: "GET",
+            kind: "passthrough",
             route,
-            status = 200u16,
-            latency_ms,
-            backend_calls = 1u32,
-            "request"
-        );
+            status: 200,
+            latency_micros,
+            backend_calls: 1,
+        }
     }
 
-    /// The same event from another target, which the generic formatter writes.
-    fn generic(route: &str, latency_ms: f64) {
-        tracing::info!(
-            request_id = %"0123456789abcdef",
-            method = %http::Method::GET,
-            kind = "passthrough",
-            route,
-            status = 200u16,
-            latency_ms,
-            backend_calls = 1u32,
-            "request"
-        );
-    }
-
-    fn lines(format: LogFormat, log: impl Fn()) -> Vec<String> {
-        let captured = Captured::default();
-        tracing::subscriber::with_default(subscriber(format, "info", captured.clone(), false), log);
-        captured
-            .text()
-            .lines()
+    /// What surrounds the timestamp of each line: two lines written at different times compare equal.
+    fn without_timestamps(format: LogFormat, text: &str) -> Vec<String> {
+        text.lines()
             .map(|line| match format {
-                // Timestamps differ between two lines: compare what surrounds them.
                 LogFormat::Text => line.split_once("Z ").map_or(line, |(_, rest)| rest).to_owned(),
                 LogFormat::Json => {
                     let (head, rest) = line.split_once("\"timestamp\":\"").unwrap_or_default();
@@ -316,8 +324,21 @@ mod tests {
             .collect()
     }
 
+    /// The lines the installed subscriber writes while `log` runs.
+    fn formatted(format: LogFormat, filter: &str, log: impl Fn()) -> String {
+        let captured = Captured::default();
+        tracing::subscriber::with_default(subscriber(format, filter, captured.clone(), false), log);
+        captured.text()
+    }
+
+    fn written_here(format: LogFormat, entry: &AccessEntry<'_>) -> String {
+        let mut line = String::new();
+        format_line(&mut line, SystemTime::now(), format == LogFormat::Json, entry).unwrap();
+        line
+    }
+
     #[test]
-    fn access_lines_are_what_the_generic_formatter_writes() {
+    fn access_lines_written_here_are_what_the_generic_formatter_writes() {
         let routes = [
             "/api/v4/projects/1",
             "/a \"quoted\" \\ path",
@@ -325,71 +346,79 @@ mod tests {
             "/é/\u{1b}[31m",
         ];
         let latencies = [
-            0.365,
-            1.0,
-            0.0,
-            -0.0,
-            12345.678,
-            0.00005,
-            1e16,
-            1e300,
-            f64::INFINITY,
-            f64::NAN,
+            365,
+            1000,
+            0,
+            1,
+            12_345_678,
+            999_999_999_999,
+            EXACT_MICROS,
+            123_456_789_012_345,
+            u64::MAX,
         ];
         for format in [LogFormat::Text, LogFormat::Json] {
             for route in routes {
                 for latency in latencies {
-                    let before = WRITTEN_HERE.with(std::cell::Cell::get);
-                    let fast = lines(format, || access(route, latency));
+                    let entry = entry(route, latency);
+                    let here = written_here(format, &entry);
+                    let generic = formatted(format, "info", || event(&entry));
+                    assert_eq!(here.lines().count(), 1, "{format:?} {route:?} {latency}");
+                    assert!(here.ends_with('\n'));
                     assert_eq!(
-                        WRITTEN_HERE.with(std::cell::Cell::get),
-                        before + 1,
-                        "not written here"
+                        without_timestamps(format, &here),
+                        without_timestamps(format, &generic),
+                        "{format:?} {route:?} {latency}"
                     );
-                    let slow = lines(format, || generic(route, latency));
-                    assert_eq!(
-                        WRITTEN_HERE.with(std::cell::Cell::get),
-                        before + 1,
-                        "written here"
-                    );
-                    assert_eq!(fast.len(), 1, "{format:?} {route:?} {latency}");
-                    assert_eq!(fast, slow, "{format:?} {route:?} {latency}");
                 }
             }
         }
     }
 
-    fn debug_of(value: f64) -> String {
-        let mut text = String::new();
-        write_f64_debug(&mut text, value).unwrap();
-        text
+    /// What the line shows for `micros`, and what `{:?}` and serde_json write for the milliseconds' double.
+    fn millis_both_ways(micros: u64) -> [(String, String); 2] {
+        let value = micros as f64 / 1000.0;
+        [
+            (false, format!("{value:?}")),
+            (true, serde_json::Value::from(value).to_string()),
+        ]
+        .map(|(json, expected)| {
+            let mut text = String::new();
+            write_millis(&mut text, micros, json).unwrap();
+            (text, expected)
+        })
     }
 
     #[test]
-    fn latencies_are_written_as_the_standard_debug_format_writes_them() {
-        // Every latency svcgate logs is whole microseconds over 1000.
-        for micros in (0..200_000u64).chain([999_999_999, 86_400_000_000, u64::from(u32::MAX)]) {
-            let value = micros as f64 / 1000.0;
-            assert_eq!(debug_of(value), format!("{value:?}"), "{micros} µs");
-        }
-        for value in [
-            1e-4,
-            9.999e-5,
-            1e16,
-            9.999_999_999_999_998e15,
-            -1.5,
-            f64::MIN_POSITIVE,
-            f64::MAX,
-        ] {
-            assert_eq!(debug_of(value), format!("{value:?}"));
+    fn latencies_are_written_as_the_milliseconds_double_is_written() {
+        for micros in (0..200_000u64).chain([
+            999_999_999,
+            86_400_000_000,
+            u64::from(u32::MAX),
+            EXACT_MICROS - 1,
+            EXACT_MICROS,
+            u64::MAX,
+        ]) {
+            for (written, expected) in millis_both_ways(micros) {
+                assert_eq!(written, expected, "{micros} µs");
+            }
         }
     }
 
     proptest::proptest! {
         #[test]
-        fn any_double_is_written_as_the_standard_debug_format_writes_it(bits: u64) {
-            let value = f64::from_bits(bits);
-            proptest::prop_assert_eq!(debug_of(value), format!("{value:?}"));
+        fn any_latency_is_written_as_the_milliseconds_double_is_written(micros: u64) {
+            for (written, expected) in millis_both_ways(micros) {
+                proptest::prop_assert_eq!(written, expected);
+            }
+        }
+
+        #[test]
+        fn any_latency_below_the_exact_bound_is_written_as_the_milliseconds_double_is_written(
+            micros in 0..EXACT_MICROS
+        ) {
+            for (written, expected) in millis_both_ways(micros) {
+                proptest::prop_assert_eq!(written, expected);
+            }
         }
     }
 
@@ -405,13 +434,15 @@ mod tests {
     }
 
     #[test]
+    fn a_clock_humantime_cannot_write_is_left_to_the_generic_formatter() {
+        let mut line = String::new();
+        let far = std::time::UNIX_EPOCH + std::time::Duration::from_secs(253_402_300_800);
+        assert!(format_line(&mut line, far, false, &entry("/x", 1000)).is_err());
+    }
+
+    #[test]
     fn access_lines_start_with_an_rfc3339_timestamp_in_microseconds() {
-        let captured = Captured::default();
-        tracing::subscriber::with_default(
-            subscriber(LogFormat::Text, "info", captured.clone(), false),
-            || access("/x", 1.5),
-        );
-        let text = captured.text();
+        let text = written_here(LogFormat::Text, &entry("/x", 1500));
         let (timestamp, rest) = text.split_once(' ').unwrap_or_default();
         assert_eq!(timestamp.len(), "2026-11-22T17:25:45.526728Z".len(), "{text}");
         assert!(humantime::parse_rfc3339(timestamp).is_ok(), "{text}");
@@ -419,25 +450,14 @@ mod tests {
             rest.starts_with(" INFO request request_id=0123456789abcdef method=GET"),
             "{text}"
         );
-        assert!(text.ends_with('\n'));
     }
 
     #[test]
-    fn a_filter_that_silences_the_access_target_silences_access_lines() {
-        let captured = Captured::default();
-        tracing::subscriber::with_default(
-            subscriber(
-                LogFormat::Text,
-                "info,svcgate::access=warn",
-                captured.clone(),
-                false,
-            ),
-            || {
-                access("/x", 1.0);
-                generic("/y", 1.0);
-            },
-        );
-        let text = captured.text();
+    fn a_filter_that_silences_the_access_target_silences_access_events() {
+        let text = formatted(LogFormat::Text, "info,svcgate::access=warn", || {
+            event(&entry("/x", 1000));
+            tracing::info!(route = "/y", "request");
+        });
         assert_eq!(text.lines().count(), 1, "{text}");
         assert!(text.contains("route=\"/y\""));
     }

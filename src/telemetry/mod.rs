@@ -5,8 +5,9 @@
 //! user or token.
 //!
 //! Files: this one (the metrics registry and the log subscriber), [`names`], [`process_metrics`] (the process's own,
-//! from `/proc`), [`logsink`] (the batched stderr writer). May use: [`crate::util`], [`crate::http`],
-//! [`crate::store`] (the counts read at scrape time). Whatever a metric's labels mean (alert severities, kinds) the
+//! from `/proc`), [`logsink`] (the batched stderr writer), [`access_log`] (the line of each answered request),
+//! [`request_series`] (the request counters resolved once per kind and status). May use: [`crate::util`],
+//! [`crate::http`], [`crate::store`] (the counts read at scrape time). Whatever a metric's labels mean (alert severities, kinds) the
 //! caller passes in, so telemetry knows no feature.
 
 pub mod access_log;
@@ -504,9 +505,19 @@ impl Collector for StoreCountsCollector {
 /// Colours only when stderr is a terminal.
 pub fn init_logging(format: LogFormat, filter: &str) -> std::io::Result<LogFlusher> {
     let (sink, flusher) = BatchedStderr::start()?;
+    let ansi = std::io::stderr().is_terminal();
     // A subscriber may already be installed (tests start several gateways in one process); keep the first.
     // `try_init` also passes `log` records (rustls, the store's pool) on to it.
-    drop(subscriber(format, filter, sink, std::io::stderr().is_terminal()).try_init());
+    let installed = subscriber(format, filter, sink.clone(), ansi).try_init().is_ok();
+    // Access lines skip the event when the subscriber would write them as plain lines into this sink: no colours,
+    // no span around them (spans are at `debug`), the access target on.
+    if installed
+        && !ansi
+        && tracing::level_filters::LevelFilter::current() <= tracing::level_filters::LevelFilter::INFO
+        && tracing::enabled!(target: access_log::TARGET, tracing::Level::INFO)
+    {
+        access_log::write_directly(sink, format == LogFormat::Json);
+    }
     Ok(flusher)
 }
 
@@ -529,7 +540,10 @@ where
     // Whatever `log_level` says, records that carry the data svcgate handles are never written.
     let filter = tracing_subscriber::filter::FilterExt::and(
         filter,
-        tracing_subscriber::filter::filter_fn(|metadata| !carries_data(metadata)),
+        // It may pass anything up to `trace`: the hint leaves the level to `filter` (an `and` with no hint has none,
+        // which would make every disabled `debug!` in svcgate and its crates ask the subscriber).
+        tracing_subscriber::filter::filter_fn(|metadata| !carries_data(metadata))
+            .with_max_level_hint(tracing::level_filters::LevelFilter::TRACE),
     );
     let layer = tracing_subscriber::fmt::layer()
         .with_writer(writer)
@@ -537,22 +551,8 @@ where
         .with_target(false);
     let registry = tracing_subscriber::registry();
     match format {
-        LogFormat::Text => Box::new(
-            registry.with(
-                layer
-                    .map_event_format(|generic| access_log::AccessFirst::new(generic, false))
-                    .with_filter(filter),
-            ),
-        ),
-        LogFormat::Json => Box::new(
-            registry.with(
-                layer
-                    .json()
-                    .flatten_event(true)
-                    .map_event_format(|generic| access_log::AccessFirst::new(generic, true))
-                    .with_filter(filter),
-            ),
-        ),
+        LogFormat::Text => Box::new(registry.with(layer.with_filter(filter))),
+        LogFormat::Json => Box::new(registry.with(layer.json().flatten_event(true).with_filter(filter))),
     }
 }
 

@@ -4,7 +4,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -240,20 +239,7 @@ async fn serve_dev_prints_a_working_curl_and_stops_on_sigterm() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let lines: Vec<String> = tokio::task::spawn_blocking(move || {
-        let mut reader = BufReader::new(stdout).lines();
-        let lines = reader
-            .by_ref()
-            .map_while(Result::ok)
-            .take_while(|line| !line.trim_start().starts_with("curl "))
-            .collect();
-        // Keep reading, as a terminal would, so the gateway's later output never meets a closed pipe.
-        std::thread::spawn(move || for _ in reader {});
-        lines
-    })
-    .await
-    .unwrap();
+    let lines = common::process::dev_banner(&mut child).await;
     let banner = lines.join("\n");
     assert!(
         banner.contains("svcgate is listening on http://127.0.0.1:"),
@@ -299,20 +285,8 @@ async fn serve_dev_prints_a_working_curl_and_stops_on_sigterm() {
         "{text}"
     );
 
-    let status = common::process::signal(child.id(), "-TERM");
-    assert!(status.success());
-    let started = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            assert!(status.success(), "exit status {status}");
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "still running after SIGTERM"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let status = common::process::terminate(&mut child).await;
+    assert!(status.success(), "exit status {status}");
 }
 
 #[tokio::test]
@@ -330,19 +304,7 @@ async fn serve_dev_with_a_public_url_says_where_it_listens_and_where_it_is_reach
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let lines: Vec<String> = tokio::task::spawn_blocking(move || {
-        let mut reader = BufReader::new(stdout).lines();
-        let lines = reader
-            .by_ref()
-            .map_while(Result::ok)
-            .take_while(|line| !line.trim_start().starts_with("curl "))
-            .collect();
-        std::thread::spawn(move || for _ in reader {});
-        lines
-    })
-    .await
-    .unwrap();
+    let lines = common::process::dev_banner(&mut child).await;
     let banner = lines.join("\n");
     let first = lines.first().cloned().unwrap_or_default();
     let listening = first
@@ -359,16 +321,7 @@ async fn serve_dev_with_a_public_url_says_where_it_listens_and_where_it_is_reach
     let health = common::get(&format!("{listening}/-/svcgate/health"), "").await;
     assert_eq!(health.status, http::StatusCode::OK);
 
-    let status = common::process::signal(child.id(), "-TERM");
-    assert!(status.success());
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "still running after SIGTERM"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    common::process::terminate(&mut child).await;
 }
 
 #[test]

@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod access_log;
 mod cli;
 mod dev_mode;
 mod hardening;

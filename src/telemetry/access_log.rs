@@ -1,7 +1,8 @@
 //! The access log: one line per answered request, [`log`]ged by the server once the answer is ready.
 //!
 //! When svcgate's own log sink writes the lines (the binary's [`init_logging`](super::init_logging), no colours,
-//! nothing logged at `debug`) and the access log is on, [`log`] puts the line together itself and hands it to the
+//! nothing logged at `debug`, no `log_level` directive on spans or fields) and the access log is on, [`log`] puts
+//! the line together itself and hands it to the
 //! sink: no tracing event, no field visitor, no generic formatter. Otherwise it logs a `request` event at `info`
 //! with target [`TARGET`], which the subscriber formats as any other. The line is byte for byte what
 //! tracing-subscriber's formatter writes for that event (text or JSON, as `log_format` says; the tests compare both
@@ -56,6 +57,15 @@ static DIRECT: OnceLock<Direct> = OnceLock::new();
 pub(super) fn write_directly(sink: BatchedStderr, json: bool) {
     // A second call (tests that start several gateways) keeps the first sink, as the first subscriber is kept.
     drop(DIRECT.set(Direct { sink, json }));
+}
+
+/// Whether the current subscriber, built from `filter` with `max_level` as its most verbose level, writes the access
+/// event as a plain line: nothing at `debug` (svcgate's spans are all at `debug`, and a line inside one names it), no
+/// directive that selects by span or field (`svcgate::access[{status}]=warn`, which a probe without the event's
+/// values cannot answer for), and the access target on at `info`.
+pub(super) fn written_plain(filter: &str, max_level: Option<tracing::level_filters::LevelFilter>) -> bool {
+    let nothing_at_debug = max_level.is_some_and(|max| max <= tracing::level_filters::LevelFilter::INFO);
+    nothing_at_debug && !filter.contains('[') && tracing::enabled!(target: TARGET, tracing::Level::INFO)
 }
 
 /// Logs one answered request.
@@ -450,6 +460,25 @@ mod tests {
             rest.starts_with(" INFO request request_id=0123456789abcdef method=GET"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn lines_are_written_here_only_where_the_subscriber_writes_the_event_as_a_plain_line() {
+        for (filter, plain) in [
+            ("info", true),
+            ("warn", false),
+            ("debug", false),
+            ("info,svcgate::server=debug", false),
+            ("info,svcgate::access=warn", false),
+            ("info,svcgate::access[{status}]=warn", false),
+            ("info,svcgate::access[{route}]=off", false),
+            ("info,svcgate::access[{status=500}]=info", false),
+        ] {
+            let subscriber = subscriber(LogFormat::Text, filter, Captured::default(), false);
+            let max_level = subscriber.max_level_hint();
+            let written = tracing::subscriber::with_default(subscriber, || written_plain(filter, max_level));
+            assert_eq!(written, plain, "{filter}");
+        }
     }
 
     #[test]

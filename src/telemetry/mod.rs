@@ -508,14 +508,12 @@ pub fn init_logging(format: LogFormat, filter: &str) -> std::io::Result<LogFlush
     let ansi = std::io::stderr().is_terminal();
     // A subscriber may already be installed (tests start several gateways in one process); keep the first.
     // `try_init` also passes `log` records (rustls, the store's pool) on to it.
-    let installed = subscriber(format, filter, sink.clone(), ansi).try_init().is_ok();
+    let subscriber = subscriber(format, filter, sink.clone(), ansi);
+    let max_level = subscriber.max_level_hint();
+    let installed = subscriber.try_init().is_ok();
     // Access lines skip the event when the subscriber would write them as plain lines into this sink: no colours,
-    // no span around them (spans are at `debug`), the access target on.
-    if installed
-        && !ansi
-        && tracing::level_filters::LevelFilter::current() <= tracing::level_filters::LevelFilter::INFO
-        && tracing::enabled!(target: access_log::TARGET, tracing::Level::INFO)
-    {
+    // no span around them, the access event on.
+    if installed && !ansi && access_log::written_plain(filter, max_level) {
         access_log::write_directly(sink, format == LogFormat::Json);
     }
     Ok(flusher)

@@ -1755,12 +1755,17 @@ def main():
         lines += ["", "Anomalies:", ""] + [f"* {a}" for a in bench.anomalies]
     text = "\n".join(lines) + "\n"
     suffix = ("-replicas" if args.replicas_only else "-alerts" if args.alerts_only
-              else "-graphql" if args.graphql_only else "")
+              else "-graphql" if args.graphql_only else "-passthrough" if args.passthrough_only else "")
+    # The date and the commit name a result: a second run on the same day must not overwrite the first.
+    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                         text=True).stdout.strip() or "unknown"
     if reps < 5 or duration < 5:  # a trial is not a result: keep it out of bench/results/
-        out = WORK / f"{datetime.date.today().isoformat()}{suffix}-trial.md"
+        out = WORK / f"{datetime.date.today().isoformat()}-{rev}{suffix}-trial.md"
     else:
         RESULTS.mkdir(exist_ok=True)
-        out = RESULTS / f"{datetime.date.today().isoformat()}{suffix}.md"
+        out = RESULTS / f"{datetime.date.today().isoformat()}-{rev}{suffix}.md"
+        if out.exists():  # the same commit measured twice on one day: keep both
+            out = out.with_name(f"{out.stem}-{time.strftime('%H%M%S')}.md")
     out.write_text(text)
     print()
     print(text)

@@ -69,9 +69,10 @@ struct Allowance {
 /// that turns it into an answer, `{"message": "...", "error": "<code>"}`, with the headers senders act on.
 #[derive(Debug, thiserror::Error)]
 pub enum IntakeError {
-    /// Only POST is accepted (405, `Allow: POST`), and GET at a format's lookup route.
-    #[error("only POST is accepted")]
-    MethodNotAllowed,
+    /// A method the address does not take (405, with `Allow`: `POST`, or what the routes of the integration's
+    /// format take there: `PUT`, `GET` at a lookup route). The methods, as `Allow` lists them.
+    #[error("only {0} is accepted at this address")]
+    MethodNotAllowed(String),
     /// No active integration at this address (one 404 for unknown projects, endpoints and inactive ones).
     #[error("no active alert integration at this address")]
     NotFound,
@@ -127,7 +128,7 @@ impl IntakeError {
     /// The status this error is answered with.
     pub fn status(&self) -> StatusCode {
         match self {
-            IntakeError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            IntakeError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             IntakeError::NotFound => StatusCode::NOT_FOUND,
             IntakeError::Unauthorized => StatusCode::UNAUTHORIZED,
             IntakeError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -146,7 +147,7 @@ impl IntakeError {
     /// The answer's `error` code, for senders that branch on it.
     pub fn code(&self) -> &'static str {
         match self {
-            IntakeError::MethodNotAllowed => "method_not_allowed",
+            IntakeError::MethodNotAllowed(_) => "method_not_allowed",
             IntakeError::NotFound => "not_found",
             IntakeError::Unauthorized => "unauthorized",
             IntakeError::UnsupportedMediaType => "unsupported_media_type",
@@ -164,7 +165,7 @@ impl IntakeError {
     /// The answer for this error, in the intake's shape and with the header the sender acts on.
     pub fn into_response(self) -> Response<Body> {
         let header = match &self {
-            IntakeError::MethodNotAllowed => Some((http::header::ALLOW, "POST".to_owned())),
+            IntakeError::MethodNotAllowed(allow) => Some((http::header::ALLOW, allow.clone())),
             IntakeError::Unauthorized => Some((http::header::WWW_AUTHENTICATE, "Bearer".to_owned())),
             IntakeError::Busy(_) => Some((
                 http::header::RETRY_AFTER,
@@ -295,14 +296,14 @@ impl Intake {
         let integration = self
             .registry
             .receiving(&target.address)
-            .ok_or(IntakeError::MethodNotAllowed)?;
+            .ok_or_else(|| self.not_allowed(target))?;
         let reception = Reception::of(&integration, &self.catalog)?;
         let Some(Reception::Format(format)) = &reception else {
-            return Err(IntakeError::MethodNotAllowed);
+            return Err(self.not_allowed(target));
         };
         let request_id = format
             .lookup_id(&target.suffix)
-            .ok_or(IntakeError::MethodNotAllowed)?;
+            .ok_or_else(|| self.not_allowed(target))?;
         if !reception.as_ref().is_some_and(|reception| {
             reception.head_key_matches(&integration, request.headers(), request.uri().query())
         }) {
@@ -310,6 +311,22 @@ impl Intake {
         }
         let (status, body) = lookup::answer(integration.token(), &request_id);
         Ok(json_response(status, &body))
+    }
+
+    /// The refusal of a method `target` does not take, naming those it does: what the routes of its integration's
+    /// format take there, and `POST` where the address is unknown (as at any receiving address) or takes nothing.
+    fn not_allowed(&self, target: &Target) -> IntakeError {
+        let methods = self
+            .registry
+            .receiving(&target.address)
+            .and_then(|integration| Reception::of(&integration, &self.catalog).ok().flatten())
+            .map(|reception| reception.allowed_methods(&target.suffix))
+            .unwrap_or_default();
+        IntakeError::MethodNotAllowed(if methods.is_empty() {
+            "POST".to_owned()
+        } else {
+            methods.join(", ")
+        })
     }
 
     /// The id a delivery is answered with (`{request_id}`): one its sender can look up, for a format with a lookup
@@ -349,7 +366,7 @@ impl Intake {
     async fn receive(&self, request: Request<Incoming>, target: &Target) -> Result<Delivered, IntakeError> {
         // PUT only where a format's route says so (Opsgenie's updates of an alert's message).
         if request.method() != Method::POST && request.method() != Method::PUT {
-            return Err(IntakeError::MethodNotAllowed);
+            return Err(self.not_allowed(target));
         }
         // One answer for an unknown project, an unknown endpoint, an inactive integration, and a suffix its format
         // is not posted to.
@@ -359,10 +376,11 @@ impl Intake {
             .ok_or(IntakeError::NotFound)?;
         let reception = Reception::of(&integration, &self.catalog)?.ok_or(IntakeError::NotFound)?;
         if !reception.accepts(request.method(), &target.suffix) {
-            return Err(if reception.accepts(&Method::POST, &target.suffix) {
-                IntakeError::MethodNotAllowed
-            } else {
+            let methods = reception.allowed_methods(&target.suffix);
+            return Err(if methods.is_empty() {
                 IntakeError::NotFound
+            } else {
+                IntakeError::MethodNotAllowed(methods.join(", "))
             });
         }
         let (parts, body) = request.into_parts();

@@ -68,6 +68,23 @@ impl Reception {
         }
     }
 
+    /// The methods a sender may use at the receiving address followed by `suffix`, as an `Allow` header lists
+    /// them (`GET` at a format's lookup route, `POST` or `PUT` where its routes say); empty where no route is.
+    pub fn allowed_methods(&self, suffix: &str) -> Vec<&'static str> {
+        let lookup = match self {
+            Reception::Code(_) => false,
+            Reception::Format(format) => format.lookup_id(suffix).is_some(),
+        };
+        [
+            ("GET", lookup),
+            ("POST", self.accepts(&http::Method::POST, suffix)),
+            ("PUT", self.accepts(&http::Method::PUT, suffix)),
+        ]
+        .into_iter()
+        .filter_map(|(method, allowed)| allowed.then_some(method))
+        .collect()
+    }
+
     /// Whether a key presented in the request's head (headers, query) is the integration's.
     pub fn head_key_matches(
         &self,

@@ -238,3 +238,43 @@ async fn an_opsgenie_request_id_svcgate_did_not_issue_is_not_found_and_a_lookup_
     .await;
     assert_eq!(answer.status, StatusCode::METHOD_NOT_ALLOWED);
 }
+
+#[tokio::test]
+async fn a_method_an_opsgenie_route_does_not_take_is_refused_with_the_methods_it_takes() {
+    let world = AlertWorld::new().await;
+    let (url, key) = world.endpoint("opsgenie").await;
+    let genie = format!("GenieKey {key}");
+    let request_id = "0b2f8c1e-not-issued";
+    for (method, suffix, allow) in [
+        (Method::GET, "/v2/alerts".to_owned(), "POST"),
+        (Method::DELETE, "/v2/alerts".to_owned(), "POST"),
+        (Method::DELETE, format!("/v2/alerts/requests/{request_id}"), "GET"),
+        (Method::POST, format!("/v2/alerts/requests/{request_id}"), "GET"),
+        (Method::GET, "/v2/alerts/cpu-web-1/message".to_owned(), "PUT"),
+        (Method::POST, "/v2/alerts/cpu-web-1/message".to_owned(), "PUT"),
+    ] {
+        let answer = send(
+            method.clone(),
+            &format!("{url}{suffix}"),
+            &[("authorization", &genie)],
+            None,
+        )
+        .await;
+        assert_eq!(answer.status, StatusCode::METHOD_NOT_ALLOWED, "{method} {suffix}");
+        assert_eq!(answer.header("allow"), Some(allow), "{method} {suffix}");
+        assert_eq!(
+            answer.json()["error"],
+            json!("method_not_allowed"),
+            "{method} {suffix}"
+        );
+    }
+    // A path no route of the format knows stays unknown, whatever the method.
+    let answer = send(
+        Method::POST,
+        &format!("{url}/v2/nothing-here"),
+        &[("authorization", &genie)],
+        None,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::NOT_FOUND, "{:?}", answer.body);
+}

@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use http::header::{HeaderMap, HeaderName, HeaderValue};
 use http::{Request, Response, Uri};
@@ -336,8 +336,9 @@ impl Upstream {
         client: &Client<BackendConnector, Body>,
         request: Request<Body>,
     ) -> Result<Response<Incoming>, GatewayError> {
-        let started = Instant::now();
-        let outcome = tokio::time::timeout(self.timeout, client.request(request)).await;
+        // One clock reading for the deadline and the histogram.
+        let started = tokio::time::Instant::now();
+        let outcome = tokio::time::timeout_at(started + self.timeout, client.request(request)).await;
         self.metrics
             .backend_duration
             .observe(started.elapsed().as_secs_f64());

@@ -338,7 +338,12 @@ impl Upstream {
     ) -> Result<Response<Incoming>, GatewayError> {
         // One clock reading for the deadline and the histogram.
         let started = tokio::time::Instant::now();
-        let outcome = tokio::time::timeout_at(started + self.timeout, client.request(request)).await;
+        let response = client.request(request);
+        let outcome = match started.checked_add(self.timeout) {
+            Some(deadline) => tokio::time::timeout_at(deadline, response).await,
+            // A `backend_timeout` too long to add to the clock: tokio's own bound, which takes it as no deadline.
+            None => tokio::time::timeout(self.timeout, response).await,
+        };
         self.metrics
             .backend_duration
             .observe(started.elapsed().as_secs_f64());
@@ -540,6 +545,36 @@ const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[tokio::test]
+    async fn a_backend_timeout_too_long_for_the_clock_is_no_deadline_not_a_panic() {
+        let backend = BackendConfig {
+            url: None,
+            ca_bundle: None,
+            client_identity: None,
+            connect_timeout: Duration::from_millis(100),
+            timeout: Duration::MAX,
+            pool_idle_timeout: Duration::from_secs(1),
+            preserve_host: false,
+            upgrade_idle_timeout: Duration::from_secs(1),
+            memory_budget_bytes: 1 << 20,
+        };
+        // Nothing listens on port 9: the call fails to connect, within the connect timeout.
+        let upstream = Upstream::new(
+            &backend,
+            &http::Uri::from_static("http://127.0.0.1:9"),
+            crate::telemetry::Metrics::new(),
+        )
+        .unwrap();
+        let request = Request::get("http://127.0.0.1:9/api/v4/version")
+            .body(crate::http::body::empty())
+            .unwrap();
+        let outcome = upstream.send(request).await;
+        assert!(
+            matches!(outcome, Err(GatewayError::BackendUnreachable(_))),
+            "{outcome:?}"
+        );
+    }
 
     #[test]
     fn hop_by_hop_headers_and_those_connection_names_are_removed() {

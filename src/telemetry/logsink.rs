@@ -21,8 +21,8 @@ use tracing_subscriber::fmt::MakeWriter;
 /// How long a log line may wait in the buffer before it reaches stderr.
 pub const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 
-/// Buffered bytes at which the flushing thread is woken before [`FLUSH_INTERVAL`] is up. Two buffers of about this
-/// size take turns (one filling, one being written), so a busy gateway appends into memory it used a moment ago
+/// Buffered bytes at which the flushing thread is woken before [`FLUSH_INTERVAL`] is up. Two buffers of up to twice
+/// this size take turns (one filling, one being written), so a busy gateway appends into memory it used a moment ago
 /// instead of into a fresh buffer the size of a whole interval's lines (600 KB at 40,000 requests a second). Bench
 /// row 1, 1 KB and 50 conn: the sink's user time 0.26 → 0.10 µs a request (perf; bench/RESULTS.md, 2026-11-27).
 pub const FLUSH_AT: usize = 64 << 10;

@@ -542,23 +542,31 @@ const X_FORWARDED_HOST: HeaderName = HeaderName::from_static("x-forwarded-host")
 const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 #[cfg(test)]
+impl BackendConfig {
+    /// Settings for unit tests: no URL of its own, 100 ms to connect, `timeout` for an answer.
+    pub(crate) fn for_tests(timeout: Duration) -> Self {
+        BackendConfig {
+            url: None,
+            ca_bundle: None,
+            client_identity: None,
+            connect_timeout: Duration::from_millis(100),
+            timeout,
+            pool_idle_timeout: Duration::from_secs(1),
+            preserve_host: false,
+            upgrade_idle_timeout: Duration::from_secs(1),
+            memory_budget_bytes: 1 << 20,
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[tokio::test]
     async fn a_backend_timeout_too_long_for_the_clock_is_no_deadline_not_a_panic() {
-        let backend = BackendConfig {
-            url: None,
-            ca_bundle: None,
-            client_identity: None,
-            connect_timeout: Duration::from_millis(100),
-            timeout: Duration::MAX,
-            pool_idle_timeout: Duration::from_secs(1),
-            preserve_host: false,
-            upgrade_idle_timeout: Duration::from_secs(1),
-            memory_budget_bytes: 1 << 20,
-        };
+        let backend = BackendConfig::for_tests(Duration::MAX);
         // Nothing listens on port 9: the call fails to connect, within the connect timeout.
         let upstream = Upstream::new(
             &backend,

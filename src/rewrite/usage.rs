@@ -471,17 +471,7 @@ mod tests {
     /// the backend (nothing listens there) is never asked.
     fn recorder(dir: &std::path::Path) -> (UsageRecorder, Arc<dyn Store>, Counter) {
         let store: Arc<dyn Store> = Arc::new(crate::store::SqliteStore::open(dir).unwrap());
-        let backend = crate::backend::upstream::BackendConfig {
-            url: None,
-            ca_bundle: None,
-            client_identity: None,
-            connect_timeout: Duration::from_millis(100),
-            timeout: Duration::from_millis(100),
-            pool_idle_timeout: Duration::from_secs(1),
-            preserve_host: false,
-            upgrade_idle_timeout: Duration::from_secs(1),
-            memory_budget_bytes: 1 << 20,
-        };
+        let backend = crate::backend::upstream::BackendConfig::for_tests(Duration::from_millis(100));
         let upstream = crate::backend::upstream::Upstream::new(
             &backend,
             &http::Uri::from_static("http://127.0.0.1:9"),

@@ -139,6 +139,16 @@ async fn incidents_are_opened_and_closed_through_the_backend_and_survive_a_resta
         issue["state"] == json!("closed")
     })
     .await;
+    // The backend closes the issue before svcgate has stored the call's answer: wait for that too.
+    wait_for("the closing call to be recorded as done", async || {
+        let detail: Value = get(&api(&second, &format!("/alerts/{iid}")), &demo.token)
+            .await
+            .json();
+        detail["incident"]["calls"]
+            .as_array()
+            .is_some_and(|calls| calls.len() == 2 && calls.iter().all(|call| call["state"] == json!("done")))
+    })
+    .await;
     let detail = get(&api(&second, &format!("/alerts/{iid}")), &demo.token)
         .await
         .json();

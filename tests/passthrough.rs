@@ -5,7 +5,8 @@
 
 mod common;
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -230,6 +231,107 @@ async fn backend_connections_are_pooled_and_reused() {
     }
     assert_eq!(origin.connections.load(Ordering::SeqCst), 1);
     gateway.stop().await;
+}
+
+#[tokio::test]
+async fn a_connection_whose_chunked_answer_was_read_to_its_end_is_reused() {
+    let origin = Origin::start().await;
+    let gateway = TestGateway::start(&origin.url()).await;
+    for _ in 0..3 {
+        // `/bytes` streams without a length: chunked, its end known only when it comes.
+        let answer = send(
+            Method::GET,
+            &format!("{}/bytes?n=300000", gateway.url()),
+            &[],
+            None,
+        )
+        .await;
+        assert_eq!(answer.status, StatusCode::OK);
+        assert_eq!(answer.body.len(), 300_000);
+    }
+    assert_eq!(origin.connections.load(Ordering::SeqCst), 1);
+    gateway.stop().await;
+}
+
+#[tokio::test]
+async fn backend_connections_idle_past_the_pool_idle_timeout_are_closed() {
+    let origin = Origin::start().await;
+    let gateway = TestGateway::start_with(&origin.url(), |raw| {
+        raw.backend_pool_idle_timeout = Some("200ms".to_owned())
+    })
+    .await;
+    let version = format!("{}/api/v4/version", gateway.url());
+    assert_eq!(
+        send(Method::GET, &version, &[], None).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        send(Method::GET, &version, &[], None).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(origin.connections.load(Ordering::SeqCst), 1, "reused while fresh");
+    // Closed between 200 and 250 ms after its last answer.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(
+        send(Method::GET, &version, &[], None).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        origin.connections.load(Ordering::SeqCst),
+        2,
+        "a new connection after the idle one closed"
+    );
+    gateway.stop().await;
+}
+
+/// An origin that answers one request per connection and then closes it: with `Connection: close` when
+/// `announced`, silently after 50 ms otherwise (as a server whose keep-alive timeout is shorter than svcgate's).
+async fn one_answer_origin(announced: bool) -> (std::net::SocketAddr, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let connections = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&connections);
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            counted.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                read_head(&mut stream).await;
+                let close = if announced { "connection: close\r\n" } else { "" };
+                let answer = format!("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n{close}\r\nok");
+                let _ = tokio::io::AsyncWriteExt::write_all(&mut stream, answer.as_bytes()).await;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            });
+        }
+    });
+    (address, connections)
+}
+
+#[tokio::test]
+async fn a_backend_that_closes_each_connection_after_one_answer_costs_no_request() {
+    for announced in [true, false] {
+        let (address, connections) = one_answer_origin(announced).await;
+        let gateway = TestGateway::start(&format!("http://{address}")).await;
+        for round in 0..5 {
+            let answer = send(
+                Method::GET,
+                &format!("{}/api/v4/version", gateway.url()),
+                &[],
+                None,
+            )
+            .await;
+            let text = String::from_utf8_lossy(&answer.body);
+            assert_eq!(
+                answer.status,
+                StatusCode::OK,
+                "announced {announced}, round {round}: {text}"
+            );
+            assert_eq!(text, "ok");
+            // Past the origin's 50 ms: the pooled connection is closed by the time the next request comes.
+            tokio::time::sleep(Duration::from_millis(150)).await;
+        }
+        assert_eq!(connections.load(Ordering::SeqCst), 5, "announced {announced}");
+        gateway.stop().await;
+    }
 }
 
 #[tokio::test]

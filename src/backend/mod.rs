@@ -8,5 +8,6 @@ pub mod access;
 pub mod answer_cache;
 pub mod context;
 pub mod passthrough;
+pub mod pool;
 pub mod tunnel;
 pub mod upstream;

@@ -163,7 +163,11 @@ async fn forward_upgrade(
 }
 
 /// Turns a backend response into a client response with the body still streaming.
-pub fn stream_back(response: Response<Incoming>) -> Response<Body> {
+pub fn stream_back<B>(response: Response<B>) -> Response<Body>
+where
+    B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<body::BoxError>,
+{
     let (mut parts, incoming) = response.into_parts();
     strip_hop_by_hop(&mut parts.headers);
     Response::from_parts(parts, body::stream(incoming))

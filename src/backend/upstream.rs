@@ -18,6 +18,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
+use crate::backend::pool::{BackendBody, BackendPool};
 use crate::http::body::Body;
 use crate::http::budget::{BodyBudget, BudgetError, Held};
 use crate::http::error::GatewayError;
@@ -99,6 +100,8 @@ impl tower_service::Service<Uri> for BackendConnector {
 
 /// The shared backend client.
 pub struct Upstream {
+    /// The pool for a cleartext backend, which every request but a protocol upgrade goes through; `None` for TLS.
+    pool: Option<Arc<BackendPool>>,
     client: Client<BackendConnector, Body>,
     /// A client that speaks HTTP/1.1 only: the same as `client` for a cleartext backend (which is never offered
     /// HTTP/2), its own pool for TLS, where ALPN could otherwise choose HTTP/2. Protocol upgrades need HTTP/1.1;
@@ -179,7 +182,16 @@ impl Upstream {
         } else {
             (POOL_AUTHORITY, Some(host))
         };
+        let pool = (scheme != http::uri::Scheme::HTTPS).then(|| {
+            let port = authority.port_u16().unwrap_or(80);
+            BackendPool::new(
+                format!("{}:{port}", authority.host()),
+                config.connect_timeout,
+                config.pool_idle_timeout,
+            )
+        });
         Ok(Upstream {
+            pool,
             client,
             http1,
             scheme,
@@ -246,7 +258,7 @@ impl Upstream {
     /// its head and stalls does not hold the caller), its bytes counted in the body budget while `Held`.
     pub async fn read_body(
         &self,
-        body: hyper::body::Incoming,
+        body: BackendBody,
         max_bytes: usize,
     ) -> Result<(bytes::Bytes, Held), GatewayError> {
         self.body_budget
@@ -269,7 +281,7 @@ impl Upstream {
 
     /// Sends one request addressed to the backend by its own name, waiting at most the backend timeout for the
     /// response head.
-    pub async fn send(&self, mut request: Request<Body>) -> Result<Response<Incoming>, GatewayError> {
+    pub async fn send(&self, mut request: Request<Body>) -> Result<Response<BackendBody>, GatewayError> {
         self.address_backend(request.headers_mut());
         self.exchange(&self.client, request).await
     }
@@ -281,7 +293,7 @@ impl Upstream {
         &self,
         mut request: Request<Body>,
         client_host: Option<&HeaderValue>,
-    ) -> Result<Response<Incoming>, GatewayError> {
+    ) -> Result<Response<BackendBody>, GatewayError> {
         match self.preserved_host(client_host)? {
             Some(host) => {
                 request.headers_mut().insert(http::header::HOST, host);
@@ -304,7 +316,7 @@ impl Upstream {
             }
             None => self.address_backend(request.headers_mut()),
         }
-        self.exchange(&self.http1, request).await
+        self.timed(self.http1.request(request)).await
     }
 
     /// Sets the `Host` of a request addressed to the backend by its own name.
@@ -330,19 +342,37 @@ impl Upstream {
             .ok_or_else(|| GatewayError::BadRequest(format!("Host {text:?} is not a host name")))
     }
 
-    /// Sends a request whose `Host` is set on `client`, waiting at most the backend timeout for the response head.
+    /// Sends a request whose `Host` is set: through the pool for a cleartext backend, on `client` for TLS; waits
+    /// at most the backend timeout for the response head.
     async fn exchange(
         &self,
         client: &Client<BackendConnector, Body>,
         request: Request<Body>,
-    ) -> Result<Response<Incoming>, GatewayError> {
+    ) -> Result<Response<BackendBody>, GatewayError> {
+        match &self.pool {
+            Some(pool) => self.timed(pool.send(request)).await,
+            None => self
+                .timed(client.request(request))
+                .await
+                .map(|response| response.map(BackendBody::unpooled)),
+        }
+    }
+
+    /// Waits at most the backend timeout for `call` (a request on its way to the backend) to bring the response
+    /// head, timing it for the backend histogram.
+    async fn timed<T, E>(
+        &self,
+        call: impl std::future::Future<Output = Result<T, E>>,
+    ) -> Result<T, GatewayError>
+    where
+        E: std::error::Error + 'static,
+    {
         // One clock reading for the deadline and the histogram.
         let started = tokio::time::Instant::now();
-        let response = client.request(request);
         let outcome = match started.checked_add(self.timeout) {
-            Some(deadline) => tokio::time::timeout_at(deadline, response).await,
+            Some(deadline) => tokio::time::timeout_at(deadline, call).await,
             // A `backend_timeout` too long to add to the clock: tokio's own bound, which takes it as no deadline.
-            None => tokio::time::timeout(self.timeout, response).await,
+            None => tokio::time::timeout(self.timeout, call).await,
         };
         self.metrics
             .backend_duration

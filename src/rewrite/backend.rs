@@ -1,10 +1,10 @@
 //! Calls the gateway makes to the backend on a V3 client's behalf: same credentials, same request id, counted,
 //! and with bodies read under the configured size cap.
 
+use crate::backend::pool::BackendBody;
 use bytes::Bytes;
 use http::header::{HeaderMap, HeaderValue};
 use http::{Method, Request, Response, StatusCode, Version};
-use hyper::body::Incoming;
 use serde_json::Value;
 
 use crate::backend::context::RequestContext;
@@ -44,7 +44,7 @@ impl Caller<'_> {
         method: Method,
         path_and_query: &str,
         payload: Option<(HeaderValue, Body)>,
-    ) -> Result<Response<Incoming>, GatewayError> {
+    ) -> Result<Response<BackendBody>, GatewayError> {
         let mut request = Request::new(body::empty());
         *request.method_mut() = method;
         *request.uri_mut() = self.upstream.uri(path_and_query)?;
@@ -69,7 +69,7 @@ impl Caller<'_> {
     /// backend that sends its head and stalls does not hold the client).
     pub async fn read_bytes(
         &self,
-        response: Response<Incoming>,
+        response: Response<BackendBody>,
     ) -> Result<(http::response::Parts, Bytes), GatewayError> {
         let (parts, incoming) = response.into_parts();
         let (bytes, held) = self
@@ -87,7 +87,7 @@ impl Caller<'_> {
     }
 
     /// Reads a response as JSON.
-    pub async fn read_json(&self, response: Response<Incoming>) -> Result<JsonAnswer, GatewayError> {
+    pub async fn read_json(&self, response: Response<BackendBody>) -> Result<JsonAnswer, GatewayError> {
         let (parts, bytes) = self.read_bytes(response).await?;
         let body = parse_json(&bytes)?;
         Ok(JsonAnswer {

@@ -3,10 +3,10 @@
 //! An [`Exchange`] is what every stage after translation shares: the rule, the path parameters (ids already
 //! translated), the V4 path and query, and the [`Caller`] that makes backend calls with the client's credentials.
 
+use crate::backend::pool::BackendBody;
 use bytes::Bytes;
 use http::header::HeaderMap;
 use http::{Response, StatusCode};
-use hyper::body::Incoming;
 use serde_json::Value;
 
 use super::backend::{header_number, Caller};
@@ -18,7 +18,7 @@ use crate::util::url_parts::{decode, with_query};
 /// What the backend (or a procedure) answered, before the V3 answer is built from it.
 pub enum Outcome {
     /// A backend response not read yet.
-    Stream(Response<Incoming>),
+    Stream(Response<BackendBody>),
     /// A JSON answer read or built by the gateway.
     Json {
         /// Its status.
@@ -145,7 +145,7 @@ impl Exchange<'_> {
     }
 
     /// Relays a failed backend answer to the client as it is (status and body).
-    pub async fn relay(&self, response: Response<Incoming>) -> Result<Outcome, GatewayError> {
+    pub async fn relay(&self, response: Response<BackendBody>) -> Result<Outcome, GatewayError> {
         let status = response.status();
         let (_, body) = self.caller.read_bytes(response).await?;
         Err(relay_error(status, body))

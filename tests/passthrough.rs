@@ -335,6 +335,49 @@ async fn a_backend_that_closes_each_connection_after_one_answer_costs_no_request
 }
 
 #[tokio::test]
+async fn a_connection_still_carrying_an_upload_the_backend_answered_early_is_not_given_the_next_request() {
+    // The origin answers each request as soon as its head arrives, reads no body, and keeps the connection open.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                read_head(&mut stream).await;
+                let answer = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+                let _ = tokio::io::AsyncWriteExt::write_all(&mut stream, answer).await;
+                tokio::time::sleep(Duration::from_secs(10)).await;
+            });
+        }
+    });
+    let gateway = TestGateway::start_with(&format!("http://{address}"), |raw| {
+        raw.backend_timeout = Some("5s".to_owned())
+    })
+    .await;
+    // A client starts a 1 MiB upload, sends 10 bytes of it and stalls.
+    let mut uploader = tokio::net::TcpStream::connect(gateway.address).await.unwrap();
+    let head = "POST /upload HTTP/1.1\r\nhost: svcgate\r\ncontent-length: 1048576\r\n\r\n0123456789";
+    tokio::io::AsyncWriteExt::write_all(&mut uploader, head.as_bytes())
+        .await
+        .unwrap();
+    read_head(&mut uploader).await;
+    // The next request goes out on another connection at once, not behind the stalled upload.
+    let answer = within(
+        3,
+        "an answer beside the stalled upload",
+        send(
+            Method::GET,
+            &format!("{}/api/v4/version", gateway.url()),
+            &[],
+            None,
+        ),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK);
+    drop(uploader);
+    gateway.stop().await;
+}
+
+#[tokio::test]
 async fn http2_prior_knowledge_clients_are_served() {
     let origin = Origin::start().await;
     let gateway = TestGateway::start(&origin.url()).await;

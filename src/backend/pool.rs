@@ -108,6 +108,13 @@ impl BackendPool {
             *request.uri_mut() = target.map_or_else(|| Uri::from_static("/"), Uri::from);
         }
         *request.version_mut() = Version::HTTP_11;
+        // A request with a body is watched until the body has been sent: a backend may answer before reading it
+        // (a 401 or 413 to an upload), and the connection can take the next request only once it has been.
+        let uploading = (!request.body().is_end_stream()).then(|| Arc::new(AtomicBool::new(false)));
+        if let Some(sent) = &uploading {
+            let sent = Arc::clone(sent);
+            request = request.map(|body| crate::http::body::stream(SentBody { inner: body, sent }));
+        }
         while let Some(mut sender) = self.checkout() {
             // Returned once its last answer was read, the connection is ready as soon as its task has seen the
             // end of that answer; one that closed meanwhile is skipped.
@@ -115,7 +122,7 @@ impl BackendPool {
                 continue;
             }
             match sender.try_send_request(request).await {
-                Ok(response) => return Ok(self.answer(response, sender)),
+                Ok(response) => return Ok(self.answer(response, sender, uploading)),
                 // The backend closed the connection before the request was written: try the next one.
                 Err(mut failed) => match failed.take_message() {
                     Some(unsent) => request = unsent,
@@ -125,7 +132,7 @@ impl BackendPool {
         }
         let mut sender = self.connect().await?;
         let response = sender.send_request(request).await?;
-        Ok(self.answer(response, sender))
+        Ok(self.answer(response, sender, uploading))
     }
 
     /// The idle connection returned last that is still open; closed ones are dropped on the way.
@@ -171,16 +178,19 @@ impl BackendPool {
         Ok(sender)
     }
 
-    /// The response with a body that returns `sender` to the pool once it has been read to its end.
+    /// The response with a body that returns `sender` to the pool once it has been read to its end, and the
+    /// request's body (when it had one) sent to its end.
     fn answer(
         self: &Arc<Self>,
         response: Response<Incoming>,
         sender: SendRequest<Body>,
+        uploading: Option<Arc<AtomicBool>>,
     ) -> Response<BackendBody> {
         response.map(|inner| BackendBody {
             inner,
             back: Some((sender, Arc::downgrade(self))),
             ended: false,
+            uploading,
         })
     }
 
@@ -228,6 +238,8 @@ pub struct BackendBody {
     back: Option<(SendRequest<Body>, Weak<BackendPool>)>,
     /// Whether the body has been read to its end: a chunked one says so only by ending.
     ended: bool,
+    /// Set once the request's body has been sent to its end; `None` for a request without a body.
+    uploading: Option<Arc<AtomicBool>>,
 }
 
 impl BackendBody {
@@ -237,6 +249,7 @@ impl BackendBody {
             inner,
             back: None,
             ended: false,
+            uploading: None,
         }
     }
 }
@@ -269,11 +282,55 @@ impl HttpBody for BackendBody {
 impl Drop for BackendBody {
     fn drop(&mut self) {
         if let Some((sender, pool)) = self.back.take() {
-            if (self.ended || self.inner.is_end_stream()) && !sender.is_closed() {
+            let answered = self.ended || self.inner.is_end_stream();
+            // A connection still sending an upload the backend answered early is not put back: it closes once the
+            // upload ends (a request taking it would wait for the upload, however long the client takes).
+            let uploaded = self
+                .uploading
+                .as_ref()
+                .is_none_or(|sent| sent.load(Ordering::Acquire));
+            if answered && uploaded && !sender.is_closed() {
                 if let Some(pool) = pool.upgrade() {
                     pool.checkin(sender);
                 }
             }
         }
+    }
+}
+
+/// A request body that says when it has been sent to its end.
+struct SentBody {
+    inner: Body,
+    sent: Arc<AtomicBool>,
+}
+
+impl HttpBody for SentBody {
+    type Data = Bytes;
+    type Error = crate::http::body::BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_frame(cx);
+        // hyper stops at the last frame of a body of known length, and polls a chunked one to its end.
+        let done = match &polled {
+            Poll::Ready(None) => true,
+            Poll::Ready(Some(Ok(_))) => this.inner.is_end_stream(),
+            _ => false,
+        };
+        if done {
+            this.sent.store(true, Ordering::Release);
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
     }
 }

@@ -288,7 +288,7 @@ impl Drop for BackendBody {
             let uploaded = self
                 .uploading
                 .as_ref()
-                .is_none_or(|sent| sent.load(Ordering::Acquire));
+                .map_or(true, |sent| sent.load(Ordering::Acquire));
             if answered && uploaded && !sender.is_closed() {
                 if let Some(pool) = pool.upgrade() {
                     pool.checkin(sender);

@@ -1719,8 +1719,9 @@ def main():
     lines += notes[-1:] if args.alerts_only else [] if args.graphql_only else notes
     if not (args.alerts_only or args.replicas_only or args.graphql_only):
         lines += ["* bare: `bench/bare-proxy`, a hyper 1 reverse proxy on one current-thread runtime with "
-                  "hyper-util's pooled client built as svcgate builds its own (`src/backend/upstream.rs`), bodies "
-                  "streamed both ways, nothing else; measured in row 1's closed-loop cells beside the others. "
+                  "hyper-util's pooled client built as svcgate builds its client for TLS backends "
+                  "(`src/backend/upstream.rs`; since 4bbe4e7 svcgate pools a cleartext backend's connections itself, "
+                  "`src/backend/pool.rs`), bodies streamed both ways, nothing else; measured in row 1's closed-loop cells beside the others. "
                   "\"svcgate / bare\" is svcgate's requests per CPU-second over the bare proxy's (issue #31: ≥ 0.9 × "
                   "at 50 connections)."]
     if getattr(bench, "gql", {}).get("done"):

@@ -4,7 +4,7 @@
 //! connections, races a lazily built connect against the checkout, and spawns a task to put the connection back
 //! once the answer has been read. svcgate has one backend, so its pool is a list: a request takes the connection
 //! returned last, and the connection goes back when the answer's body has been read to its end
-//! ([`BackendBody`]), with no task of its own. Bench row 1, 1 KB and 50 conn: svcgate / bare 0.77 → 0.88 ×, 43,150 →
+//! ([`BackendBody`]), with no task of its own. Bench row 1, 1 KB and 50 conn: svcgate / bare 0.77 → 0.90 ×, 43,150 →
 //! 38,580 instructions a request (bench/RESULTS.md, 2026-11-27 "a pool for one backend").
 //!
 //! What the client's pool did and this one keeps:

@@ -1,9 +1,10 @@
 //! A bare hyper 1 reverse proxy, the reference for svcgate's passthrough in `bench/run`.
 //!
 //! It owns nothing but what any hyper reverse proxy needs: one current-thread runtime, an accept loop, hyper's
-//! HTTP/1 server and hyper-util's pooled client, built with the settings of svcgate's own backend client
+//! HTTP/1 server and hyper-util's pooled client, built with the settings of svcgate's client for TLS backends
 //! (`src/backend/upstream.rs`: `TokioExecutor`, a 90 s `pool_idle_timeout` on a `TokioTimer`, an `HttpConnector`
-//! with `TCP_NODELAY` and a 5 s connect timeout) and of svcgate's server (a `TokioTimer`, keep-alive, `TCP_NODELAY`
+//! with `TCP_NODELAY` and a 5 s connect timeout; svcgate pools a cleartext backend's connections itself, in
+//! `src/backend/pool.rs`, with the same idle and connect timeouts) and of svcgate's server (a `TokioTimer`, keep-alive, `TCP_NODELAY`
 //! on accepted connections). Bodies stream both ways: the request's `Incoming` goes to the client as it is, and the
 //! origin's `Incoming` comes back as it is. No rules, no logs, no metrics, no header hygiene: what svcgate adds over
 //! this is what `bench/run`'s "svcgate / bare" rows measure.

@@ -242,6 +242,14 @@ async fn svcgate_through_a_database_fault(fault: Fault) {
     };
     let (status, ..) = timed_alert(&alerts, &key, "before the fault").await;
     assert_eq!(status, StatusCode::OK);
+    // The sender's first acknowledgement comes before the fault, so that the check at the end has something to
+    // check whatever the host's speed (a slow host once had the sender's every alert fall inside the fault).
+    until(
+        Duration::from_secs(10),
+        "the sender's first acknowledged alert",
+        async || !acknowledged.lock().unwrap().is_empty(),
+    )
+    .await;
 
     match fault {
         Fault::Frozen => signal_cluster(&cluster, "-STOP"),
@@ -307,6 +315,14 @@ async fn svcgate_through_a_database_fault(fault: Fault) {
     until(Duration::from_secs(10), "readiness after the fault", async || {
         readiness(address).await == Some(StatusCode::OK)
     })
+    .await;
+    // And one more after it, so that alerts acknowledged after the fault are checked too.
+    let before_healing = acknowledged.lock().unwrap().len();
+    until(
+        Duration::from_secs(10),
+        "the sender's alerts acknowledged after the fault",
+        async || acknowledged.lock().unwrap().len() > before_healing,
+    )
     .await;
     sending.store(false, Ordering::SeqCst);
     background.await.unwrap();

@@ -199,11 +199,6 @@ impl BackendPool {
         let sweep = self.sweeps.load(Ordering::Relaxed);
         lock(&self.idle).push_back((sender, sweep));
     }
-
-    /// Connections idle now (for tests and metrics).
-    pub fn idle(&self) -> usize {
-        lock(&self.idle).len()
-    }
 }
 
 /// Every `every`, closes the connections idle since `SWEEPS_TO_CLOSE` sweeps ago; ends with the pool.

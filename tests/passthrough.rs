@@ -216,6 +216,36 @@ async fn a_backend_over_its_timeout_is_a_504_in_the_error_shape() {
 }
 
 #[tokio::test]
+async fn a_late_head_on_a_reused_connection_is_a_504_soon_after_the_timeout_and_the_pool_goes_on() {
+    let origin = Origin::start().await;
+    let gateway = TestGateway::start_with(&origin.url(), |raw| {
+        raw.backend_timeout = Some("400ms".to_owned())
+    })
+    .await;
+    let version = format!("{}/api/v4/version", gateway.url());
+    assert_eq!(
+        send(Method::GET, &version, &[], None).await.status,
+        StatusCode::OK
+    );
+    let started = std::time::Instant::now();
+    let answer = send(Method::GET, &format!("{}/sleep", gateway.url()), &[], None).await;
+    let waited = started.elapsed();
+    assert_eq!(answer.status, StatusCode::GATEWAY_TIMEOUT);
+    assert!(answer.json()["message"].as_str().unwrap().starts_with("504"));
+    assert!(
+        waited >= std::time::Duration::from_millis(400) && waited < std::time::Duration::from_millis(1500),
+        "the 504 came after {waited:?}"
+    );
+    // The late connection was closed, not put back: the next request goes out on a new one.
+    assert_eq!(
+        send(Method::GET, &version, &[], None).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(origin.connections.load(Ordering::SeqCst), 2);
+    gateway.stop().await;
+}
+
+#[tokio::test]
 async fn backend_connections_are_pooled_and_reused() {
     let origin = Origin::start().await;
     let gateway = TestGateway::start(&origin.url()).await;

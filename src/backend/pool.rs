@@ -14,7 +14,13 @@
 //!   reused;
 //! - idle connections are closed after `backend_pool_idle_timeout` (checked every quarter of it, so an idle
 //!   connection lives at most 1.25 times that);
-//! - a new connection must be made within `backend_connect_timeout`.
+//! - a new connection must be made within `backend_connect_timeout`;
+//! - an answer's head must come within `backend_timeout`. No timer is armed per request for it: the request notes
+//!   the sweep count on its connection, and the sweeper, which runs every eighth of that timeout (or every quarter
+//!   of the idle timeout, if that is shorter), closes a connection whose head is late, failing its request. A late
+//!   head fails between 1 and 1.25 times `backend_timeout` after the request went out. Bench row 1, 1 KB and
+//!   50 conn: a tokio timer per request cost ≈ 3 % of svcgate's requests per CPU-second (bench/RESULTS.md,
+//!   2026-11-27 "no timer per request").
 //!
 //! TLS backends (which may choose HTTP/2 by ALPN) and protocol upgrades keep hyper-util's client
 //! ([`upstream`](super::upstream)).
@@ -32,6 +38,7 @@ use http_body::{Body as HttpBody, Frame, SizeHint};
 use hyper::body::Incoming;
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
+use tokio::task::AbortHandle;
 
 use crate::http::body::Body;
 
@@ -58,40 +65,96 @@ pub enum PoolError {
     /// body (hyper's user error caused by the client connection's own error) from the backend's failure.
     #[error("exchange with the backend")]
     Http(#[from] hyper::Error),
+    /// The answer's head did not come within the head timeout, and its connection was closed.
+    #[error("no answer from the backend within {after:?}")]
+    HeadTimeout {
+        /// The head timeout (`backend_timeout`).
+        after: Duration,
+    },
 }
 
-/// The idle connections to one cleartext backend.
+/// The connections to one cleartext backend.
 pub struct BackendPool {
     /// The backend's `host:port`, as connections are made to it.
     address: String,
     connect_timeout: Duration,
     /// Idle connections, the one returned last at the back, each with the sweep count it was returned at.
-    idle: Mutex<VecDeque<(SendRequest<Body>, u64)>>,
-    /// How many times the sweeper has looked at the idle connections.
+    idle: Mutex<VecDeque<(Connection, u64)>>,
+    /// Every open connection, idle or busy, for the sweeper's look at late answer heads.
+    open: Mutex<Vec<Arc<Watch>>>,
+    /// How many times the sweeper has run.
     sweeps: AtomicU64,
-    idle_timeout: Duration,
+    /// How often the sweeper runs.
+    sweep_every: Duration,
+    /// Sweeps an idle connection outlives: it is closed at the next.
+    idle_sweeps: u64,
+    /// The head timeout, and the sweeps a request may wait for its answer's head: it fails at the next.
+    head_timeout: Duration,
+    head_sweeps: u64,
     /// Whether the sweeper runs: it starts with the first connection, on the runtime that makes it.
     sweeping: AtomicBool,
+}
+
+/// One connection to the backend: the handle that sends requests on it, and what the sweeper sees of it.
+#[derive(Debug)]
+struct Connection {
+    sender: SendRequest<Body>,
+    watch: Arc<Watch>,
+}
+
+/// What the sweeper knows of a connection: whether a request on it waits for an answer's head, since when.
+#[derive(Debug)]
+struct Watch {
+    /// The sweep count when the waiting request went out, plus one; 0 while no request waits for a head.
+    waiting_since: AtomicU64,
+    /// Set by the sweeper when it closed the connection because the head was late.
+    timed_out: AtomicBool,
+    /// Ends the connection's task (and so the connection).
+    task: AbortHandle,
+}
+
+/// Marks a connection's request as waiting for its answer's head until dropped.
+struct Waiting<'a>(&'a Watch);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.waiting_since.store(0, Ordering::Release);
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// How many sweeps an idle connection survives: it is closed at the fifth after its return, which comes between
-/// 4 and 5 quarters of the idle timeout later.
-const SWEEPS_TO_CLOSE: u64 = 5;
+/// How many whole `every`s `span` takes, rounded up: the sweeps a timeout of `span` spans.
+fn sweeps_in(span: Duration, every: Duration) -> u64 {
+    let every = every.as_nanos().max(1);
+    u64::try_from(span.as_nanos().div_ceil(every)).unwrap_or(u64::MAX)
+}
 
 impl BackendPool {
-    /// A pool of connections to `address` (`host:port`). Connections idle for `idle_timeout` are closed by a task
-    /// that starts with the first connection and ends when the pool is dropped.
-    pub fn new(address: String, connect_timeout: Duration, idle_timeout: Duration) -> Arc<Self> {
+    /// A pool of connections to `address` (`host:port`). A task that starts with the first connection and ends
+    /// when the pool is dropped closes connections idle for `idle_timeout` and connections whose answer's head
+    /// has not come within `head_timeout`.
+    pub fn new(
+        address: String,
+        connect_timeout: Duration,
+        idle_timeout: Duration,
+        head_timeout: Duration,
+    ) -> Arc<Self> {
+        let sweep_every = (idle_timeout / 4)
+            .min(head_timeout / 8)
+            .max(Duration::from_millis(1));
         Arc::new(BackendPool {
             address,
             connect_timeout,
             idle: Mutex::new(VecDeque::new()),
+            open: Mutex::new(Vec::new()),
             sweeps: AtomicU64::new(0),
-            idle_timeout,
+            sweep_every,
+            idle_sweeps: sweeps_in(idle_timeout, sweep_every),
+            head_timeout,
+            head_sweeps: sweeps_in(head_timeout, sweep_every),
             sweeping: AtomicBool::new(false),
         })
     }
@@ -115,41 +178,69 @@ impl BackendPool {
             let sent = Arc::clone(sent);
             request = request.map(|body| crate::http::body::stream(SentBody { inner: body, sent }));
         }
-        while let Some(mut sender) = self.checkout() {
+        while let Some(mut connection) = self.checkout() {
             // Returned once its last answer was read, the connection is ready as soon as its task has seen the
             // end of that answer; one that closed meanwhile is skipped.
-            if sender.ready().await.is_err() {
+            if connection.sender.ready().await.is_err() {
                 continue;
             }
-            match sender.try_send_request(request).await {
-                Ok(response) => return Ok(self.answer(response, sender, uploading)),
+            let sent = {
+                let _waiting = self.waiting(&connection.watch);
+                connection.sender.try_send_request(request).await
+            };
+            match sent {
+                Ok(response) => return Ok(self.answer(response, connection, uploading)),
                 // The backend closed the connection before the request was written: try the next one.
                 Err(mut failed) => match failed.take_message() {
                     Some(unsent) => request = unsent,
-                    None => return Err(failed.into_error().into()),
+                    None => return Err(self.failure(&connection.watch, failed.into_error())),
                 },
             }
         }
-        let mut sender = self.connect().await?;
-        let response = sender.send_request(request).await?;
-        Ok(self.answer(response, sender, uploading))
+        let mut connection = self.connect().await?;
+        let sent = {
+            let _waiting = self.waiting(&connection.watch);
+            connection.sender.send_request(request).await
+        };
+        match sent {
+            Ok(response) => Ok(self.answer(response, connection, uploading)),
+            Err(error) => Err(self.failure(&connection.watch, error)),
+        }
     }
 
     /// The idle connection returned last that is still open; closed ones are dropped on the way.
-    fn checkout(&self) -> Option<SendRequest<Body>> {
+    fn checkout(&self) -> Option<Connection> {
         let mut idle = lock(&self.idle);
-        while let Some((sender, _)) = idle.pop_back() {
-            if !sender.is_closed() {
-                return Some(sender);
+        while let Some((connection, _)) = idle.pop_back() {
+            if !connection.sender.is_closed() {
+                return Some(connection);
             }
         }
         None
     }
 
+    /// Marks `watch`'s connection as waiting for an answer's head from now on, until the mark is dropped.
+    fn waiting<'a>(&self, watch: &'a Watch) -> Waiting<'a> {
+        let now = self.sweeps.load(Ordering::Relaxed);
+        watch.waiting_since.store(now + 1, Ordering::Release);
+        Waiting(watch)
+    }
+
+    /// What a failed exchange on `watch`'s connection means: a late head when the sweeper closed it for that.
+    fn failure(&self, watch: &Watch, error: hyper::Error) -> PoolError {
+        if watch.timed_out.load(Ordering::Acquire) {
+            PoolError::HeadTimeout {
+                after: self.head_timeout,
+            }
+        } else {
+            PoolError::Http(error)
+        }
+    }
+
     /// Makes a new connection, its protocol driven by a task of its own until either side closes it.
-    async fn connect(self: &Arc<Self>) -> Result<SendRequest<Body>, PoolError> {
+    async fn connect(self: &Arc<Self>) -> Result<Connection, PoolError> {
         if !self.sweeping.swap(true, Ordering::AcqRel) {
-            tokio::spawn(sweep(Arc::downgrade(self), self.idle_timeout / 4));
+            tokio::spawn(sweep(Arc::downgrade(self), self.sweep_every));
         }
         let connecting = tokio::net::TcpStream::connect(self.address.as_str());
         let stream = match tokio::time::timeout(self.connect_timeout, connecting).await {
@@ -170,40 +261,48 @@ impl BackendPool {
         // Nagle's delay would hold back small requests; failure to set it is harmless.
         drop(stream.set_nodelay(true));
         let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
-        tokio::spawn(async move {
+        let task = tokio::spawn(async move {
             if let Err(error) = connection.await {
                 tracing::debug!(%error, "backend connection ended with an error");
             }
+        })
+        .abort_handle();
+        let watch = Arc::new(Watch {
+            waiting_since: AtomicU64::new(0),
+            timed_out: AtomicBool::new(false),
+            task,
         });
-        Ok(sender)
+        lock(&self.open).push(Arc::clone(&watch));
+        Ok(Connection { sender, watch })
     }
 
-    /// The response with a body that returns `sender` to the pool once it has been read to its end, and the
+    /// The response with a body that returns `connection` to the pool once it has been read to its end, and the
     /// request's body (when it had one) sent to its end.
     fn answer(
         self: &Arc<Self>,
         response: Response<Incoming>,
-        sender: SendRequest<Body>,
+        connection: Connection,
         uploading: Option<Arc<AtomicBool>>,
     ) -> Response<BackendBody> {
         response.map(|inner| BackendBody {
             inner,
-            back: Some((sender, Arc::downgrade(self))),
+            back: Some((connection, Arc::downgrade(self))),
             ended: false,
             uploading,
         })
     }
 
     /// Puts an idle connection back.
-    fn checkin(&self, sender: SendRequest<Body>) {
+    fn checkin(&self, connection: Connection) {
         let sweep = self.sweeps.load(Ordering::Relaxed);
-        lock(&self.idle).push_back((sender, sweep));
+        lock(&self.idle).push_back((connection, sweep));
     }
 }
 
-/// Every `every`, closes the connections idle since `SWEEPS_TO_CLOSE` sweeps ago; ends with the pool.
+/// Every `every`: closes the connections idle for more than `idle_sweeps` sweeps, and those whose request has
+/// waited for its answer's head for more than `head_sweeps`; ends with the pool.
 async fn sweep(pool: Weak<BackendPool>, every: Duration) {
-    let mut ticks = tokio::time::interval(every.max(Duration::from_millis(1)));
+    let mut ticks = tokio::time::interval(every);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     ticks.tick().await;
     loop {
@@ -217,11 +316,20 @@ async fn sweep(pool: Weak<BackendPool>, every: Duration) {
             let mut idle = lock(&pool.idle);
             let keep = idle
                 .iter()
-                .position(|(_, since)| now - since < SWEEPS_TO_CLOSE)
+                .position(|(_, since)| now - since <= pool.idle_sweeps)
                 .unwrap_or(idle.len());
             idle.drain(..keep).collect()
         };
         drop(closing);
+        let mut open = lock(&pool.open);
+        open.retain(|watch| !watch.task.is_finished());
+        for watch in open.iter() {
+            let since = watch.waiting_since.load(Ordering::Acquire);
+            if since != 0 && now - (since - 1) > pool.head_sweeps {
+                watch.timed_out.store(true, Ordering::Release);
+                watch.task.abort();
+            }
+        }
     }
 }
 
@@ -230,7 +338,7 @@ async fn sweep(pool: Weak<BackendPool>, every: Duration) {
 #[derive(Debug)]
 pub struct BackendBody {
     inner: Incoming,
-    back: Option<(SendRequest<Body>, Weak<BackendPool>)>,
+    back: Option<(Connection, Weak<BackendPool>)>,
     /// Whether the body has been read to its end: a chunked one says so only by ending.
     ended: bool,
     /// Set once the request's body has been sent to its end; `None` for a request without a body.
@@ -276,7 +384,7 @@ impl HttpBody for BackendBody {
 
 impl Drop for BackendBody {
     fn drop(&mut self) {
-        if let Some((sender, pool)) = self.back.take() {
+        if let Some((connection, pool)) = self.back.take() {
             let answered = self.ended || self.inner.is_end_stream();
             // A connection still sending an upload the backend answered early is not put back: it closes once the
             // upload ends (a request taking it would wait for the upload, however long the client takes).
@@ -284,9 +392,9 @@ impl Drop for BackendBody {
                 .uploading
                 .as_ref()
                 .map_or(true, |sent| sent.load(Ordering::Acquire));
-            if answered && uploaded && !sender.is_closed() {
+            if answered && uploaded && !connection.sender.is_closed() {
                 if let Some(pool) = pool.upgrade() {
-                    pool.checkin(sender);
+                    pool.checkin(connection);
                 }
             }
         }
@@ -327,5 +435,43 @@ impl HttpBody for SentBody {
 
     fn size_hint(&self) -> SizeHint {
         self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timeout_spans_its_sweeps_rounded_up() {
+        let cases = [
+            (Duration::from_secs(60), Duration::from_millis(7_500), 8),
+            (Duration::from_secs(90), Duration::from_millis(7_500), 12),
+            (Duration::from_millis(1_001), Duration::from_millis(125), 9),
+            (Duration::from_secs(1), Duration::ZERO, 1_000_000_000),
+        ];
+        for (span, every, sweeps) in cases {
+            assert_eq!(sweeps_in(span, every), sweeps, "{span:?} in sweeps of {every:?}");
+        }
+    }
+
+    #[test]
+    fn the_sweeper_runs_often_enough_for_both_timeouts() {
+        let pool = BackendPool::new(
+            "127.0.0.1:1".to_owned(),
+            Duration::from_secs(5),
+            Duration::from_secs(90),
+            Duration::from_secs(60),
+        );
+        assert_eq!(pool.sweep_every, Duration::from_millis(7_500));
+        assert_eq!((pool.idle_sweeps, pool.head_sweeps), (12, 8));
+        let short_idle = BackendPool::new(
+            "127.0.0.1:1".to_owned(),
+            Duration::from_secs(5),
+            Duration::from_secs(4),
+            Duration::from_secs(60),
+        );
+        assert_eq!(short_idle.sweep_every, Duration::from_secs(1));
+        assert_eq!((short_idle.idle_sweeps, short_idle.head_sweeps), (4, 60));
     }
 }

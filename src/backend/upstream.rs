@@ -18,7 +18,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
-use crate::backend::pool::{BackendBody, BackendPool};
+use crate::backend::pool::{BackendBody, BackendPool, PoolError};
 use crate::http::body::Body;
 use crate::http::budget::{BodyBudget, BudgetError, Held};
 use crate::http::error::GatewayError;
@@ -188,6 +188,7 @@ impl Upstream {
                 format!("{}:{port}", authority.host()),
                 config.connect_timeout,
                 config.pool_idle_timeout,
+                config.timeout,
             )
         });
         Ok(Upstream {
@@ -350,7 +351,18 @@ impl Upstream {
         request: Request<Body>,
     ) -> Result<Response<BackendBody>, GatewayError> {
         match &self.pool {
-            Some(pool) => self.timed(pool.send(request)).await,
+            // The pool bounds the wait for the head itself, without a timer per request.
+            Some(pool) => {
+                let started = std::time::Instant::now();
+                let outcome = pool.send(request).await;
+                self.metrics
+                    .backend_duration
+                    .observe(started.elapsed().as_secs_f64());
+                match outcome {
+                    Err(PoolError::HeadTimeout { after }) => Err(GatewayError::BackendTimeout(after)),
+                    outcome => self.settled(outcome),
+                }
+            }
             None => self
                 .timed(client.request(request))
                 .await
@@ -379,14 +391,24 @@ impl Upstream {
             .observe(started.elapsed().as_secs_f64());
         match outcome {
             Err(_) => Err(GatewayError::BackendTimeout(self.timeout)),
+            Ok(outcome) => self.settled(outcome),
+        }
+    }
+
+    /// A backend call's outcome as the gateway answers it: a failure of the client's own body is the client's.
+    fn settled<T, E>(&self, outcome: Result<T, E>) -> Result<T, GatewayError>
+    where
+        E: std::error::Error + 'static,
+    {
+        match outcome {
             // The client's own body failed (a chunk size that overflows, a cut connection): its fault, not the
             // backend's.
-            Ok(Err(error)) if client_body_failed(&error) => Err(GatewayError::BadRequest(format!(
+            Err(error) if client_body_failed(&error) => Err(GatewayError::BadRequest(format!(
                 "the request body could not be read: {}",
                 error_chain(&error)
             ))),
-            Ok(Err(error)) => Err(GatewayError::BackendUnreachable(error_chain(&error))),
-            Ok(Ok(response)) => Ok(response),
+            Err(error) => Err(GatewayError::BackendUnreachable(error_chain(&error))),
+            Ok(response) => Ok(response),
         }
     }
 }

@@ -18,9 +18,9 @@
 //! - an answer's head must come within `backend_timeout`. No timer is armed per request for it: the request notes
 //!   the sweep count on its connection, and the sweeper, which runs every eighth of that timeout (or every quarter
 //!   of the idle timeout, if that is shorter), closes a connection whose head is late, failing its request. A late
-//!   head fails between 1 and 1.25 times `backend_timeout` after the request went out. Bench row 1, 1 KB and
-//!   50 conn: a tokio timer per request cost ≈ 3 % of svcgate's requests per CPU-second (bench/RESULTS.md,
-//!   2026-11-27 "no timer per request").
+//!   head fails between 1 and 1.25 times `backend_timeout` after the request went out. Bench row 1's cell, 1 KB and
+//!   50 conn, interleaved against the build with a tokio timer per request: +2.9 % and +4.4 % requests per
+//!   CPU-second in two runs (bench/RESULTS.md, 2026-11-27 "no timer per request").
 //!
 //! TLS backends (which may choose HTTP/2 by ALPN) and protocol upgrades keep hyper-util's client
 //! ([`upstream`](super::upstream)).

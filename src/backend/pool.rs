@@ -12,13 +12,15 @@
 //!   again on another connection (the backend closes idle keep-alive connections on its own schedule);
 //! - a connection whose answer was not read to its end (a client that went away mid-download) is closed, never
 //!   reused;
-//! - idle connections are closed after `backend_pool_idle_timeout` (checked every quarter of it, so an idle
-//!   connection lives at most 1.25 times that);
+//! - idle connections are closed after `backend_pool_idle_timeout`, at most 1.25 times that (the sweeper runs every
+//!   eighth of the shorter of it and `backend_timeout`);
 //! - a new connection must be made within `backend_connect_timeout`;
-//! - an answer's head must come within `backend_timeout`. No timer is armed per request for it: the request notes
-//!   the sweep count on its connection, and the sweeper, which runs every eighth of that timeout (or every quarter
-//!   of the idle timeout, if that is shorter), closes a connection whose head is late, failing its request. A late
-//!   head fails between 1 and 1.25 times `backend_timeout` after the request went out. Bench row 1's cell, 1 KB and
+//! - an answer's head must come within `backend_timeout`. No timer is armed per request for it: the request marks
+//!   its connection with the sweep count from the moment it takes the connection (a new connection is first
+//!   bounded by `backend_connect_timeout`), and the sweeper claims a mark that has grown too old, closing the
+//!   connection; a request whose mark was claimed fails as a late head, even if the head came meanwhile (so a
+//!   late answer is never cut short). A late head fails between 1 and 1.25 times `backend_timeout` after the
+//!   request took its connection. Bench row 1's cell, 1 KB and
 //!   50 conn, interleaved against the build with a tokio timer per request: +2.9 % and +4.4 % requests per
 //!   CPU-second in two runs (bench/RESULTS.md, 2026-11-27 "no timer per request").
 //!
@@ -84,7 +86,7 @@ pub struct BackendPool {
     open: Mutex<Vec<Arc<Watch>>>,
     /// How many times the sweeper has run.
     sweeps: AtomicU64,
-    /// How often the sweeper runs.
+    /// How often the sweeper runs: every eighth of the shorter of the two timeouts it enforces.
     sweep_every: Duration,
     /// Sweeps an idle connection outlives: it is closed at the next.
     idle_sweeps: u64,
@@ -105,20 +107,36 @@ struct Connection {
 /// What the sweeper knows of a connection: whether a request on it waits for an answer's head, since when.
 #[derive(Debug)]
 struct Watch {
-    /// The sweep count when the waiting request went out, plus one; 0 while no request waits for a head.
+    /// The sweep count when the waiting request took the connection, plus one; 0 while no request waits for a
+    /// head; [`CLAIMED`] once the sweeper has found the wait too long and closed the connection.
     waiting_since: AtomicU64,
-    /// Set by the sweeper when it closed the connection because the head was late.
-    timed_out: AtomicBool,
     /// Ends the connection's task (and so the connection).
     task: AbortHandle,
 }
 
-/// Marks a connection's request as waiting for its answer's head until dropped.
-struct Waiting<'a>(&'a Watch);
+/// A connection's mark once the sweeper has claimed its request's wait as late.
+const CLAIMED: u64 = u64::MAX;
+
+/// Marks a connection's request as waiting for its answer's head, until [`end`](Waiting::end)ed or dropped (a
+/// request given up by its caller).
+struct Waiting<'a> {
+    watch: &'a Watch,
+    ended: bool,
+}
+
+impl Waiting<'_> {
+    /// Ends the wait: whether it ended in time, that is before the sweeper claimed it as late.
+    fn end(mut self) -> bool {
+        self.ended = true;
+        self.watch.waiting_since.swap(0, Ordering::AcqRel) != CLAIMED
+    }
+}
 
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
-        self.0.waiting_since.store(0, Ordering::Release);
+        if !self.ended {
+            self.watch.waiting_since.store(0, Ordering::Release);
+        }
     }
 }
 
@@ -142,9 +160,7 @@ impl BackendPool {
         idle_timeout: Duration,
         head_timeout: Duration,
     ) -> Arc<Self> {
-        let sweep_every = (idle_timeout / 4)
-            .min(head_timeout / 8)
-            .max(Duration::from_millis(1));
+        let sweep_every = (idle_timeout.min(head_timeout) / 8).max(Duration::from_millis(1));
         Arc::new(BackendPool {
             address,
             connect_timeout,
@@ -179,33 +195,36 @@ impl BackendPool {
             request = request.map(|body| crate::http::body::stream(SentBody { inner: body, sent }));
         }
         while let Some(mut connection) = self.checkout() {
+            let waiting = self.waiting(&connection.watch);
             // Returned once its last answer was read, the connection is ready as soon as its task has seen the
-            // end of that answer; one that closed meanwhile is skipped.
+            // end of that answer (and written the last of the request before it); one that closed meanwhile is
+            // skipped.
             if connection.sender.ready().await.is_err() {
+                if !waiting.end() {
+                    return Err(self.late());
+                }
                 continue;
             }
-            let sent = {
-                let _waiting = self.waiting(&connection.watch);
-                connection.sender.try_send_request(request).await
-            };
+            let sent = connection.sender.try_send_request(request).await;
+            if !waiting.end() {
+                return Err(self.late());
+            }
             match sent {
                 Ok(response) => return Ok(self.answer(response, connection, uploading)),
                 // The backend closed the connection before the request was written: try the next one.
                 Err(mut failed) => match failed.take_message() {
                     Some(unsent) => request = unsent,
-                    None => return Err(self.failure(&connection.watch, failed.into_error())),
+                    None => return Err(failed.into_error().into()),
                 },
             }
         }
         let mut connection = self.connect().await?;
-        let sent = {
-            let _waiting = self.waiting(&connection.watch);
-            connection.sender.send_request(request).await
-        };
-        match sent {
-            Ok(response) => Ok(self.answer(response, connection, uploading)),
-            Err(error) => Err(self.failure(&connection.watch, error)),
+        let waiting = self.waiting(&connection.watch);
+        let sent = connection.sender.send_request(request).await;
+        if !waiting.end() {
+            return Err(self.late());
         }
+        Ok(self.answer(sent?, connection, uploading))
     }
 
     /// The idle connection returned last that is still open; closed ones are dropped on the way.
@@ -219,21 +238,17 @@ impl BackendPool {
         None
     }
 
-    /// Marks `watch`'s connection as waiting for an answer's head from now on, until the mark is dropped.
+    /// Marks `watch`'s connection as waiting for an answer's head from now on, until the mark is ended.
     fn waiting<'a>(&self, watch: &'a Watch) -> Waiting<'a> {
-        let now = self.sweeps.load(Ordering::Relaxed);
+        let now = self.sweeps.load(Ordering::Acquire);
         watch.waiting_since.store(now + 1, Ordering::Release);
-        Waiting(watch)
+        Waiting { watch, ended: false }
     }
 
-    /// What a failed exchange on `watch`'s connection means: a late head when the sweeper closed it for that.
-    fn failure(&self, watch: &Watch, error: hyper::Error) -> PoolError {
-        if watch.timed_out.load(Ordering::Acquire) {
-            PoolError::HeadTimeout {
-                after: self.head_timeout,
-            }
-        } else {
-            PoolError::Http(error)
+    /// The failure of a request whose wait the sweeper claimed as late.
+    fn late(&self) -> PoolError {
+        PoolError::HeadTimeout {
+            after: self.head_timeout,
         }
     }
 
@@ -269,7 +284,6 @@ impl BackendPool {
         .abort_handle();
         let watch = Arc::new(Watch {
             waiting_since: AtomicU64::new(0),
-            timed_out: AtomicBool::new(false),
             task,
         });
         lock(&self.open).push(Arc::clone(&watch));
@@ -310,7 +324,7 @@ async fn sweep(pool: Weak<BackendPool>, every: Duration) {
         let Some(pool) = pool.upgrade() else {
             return;
         };
-        let now = pool.sweeps.fetch_add(1, Ordering::Relaxed) + 1;
+        let now = pool.sweeps.fetch_add(1, Ordering::AcqRel) + 1;
         // Dropped outside the lock: dropping a sender ends its connection's task.
         let closing: Vec<_> = {
             let mut idle = lock(&pool.idle);
@@ -325,8 +339,15 @@ async fn sweep(pool: Weak<BackendPool>, every: Duration) {
         open.retain(|watch| !watch.task.is_finished());
         for watch in open.iter() {
             let since = watch.waiting_since.load(Ordering::Acquire);
-            if since != 0 && now - (since - 1) > pool.head_sweeps {
-                watch.timed_out.store(true, Ordering::Release);
+            let late = since != 0 && since != CLAIMED && now.saturating_sub(since - 1) > pool.head_sweeps;
+            // Claimed only if the mark is still the one read: a request that ended its wait meanwhile, or a new
+            // request on the connection, keeps it.
+            if late
+                && watch
+                    .waiting_since
+                    .compare_exchange(since, CLAIMED, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+            {
                 watch.task.abort();
             }
         }
@@ -465,13 +486,21 @@ mod tests {
         );
         assert_eq!(pool.sweep_every, Duration::from_millis(7_500));
         assert_eq!((pool.idle_sweeps, pool.head_sweeps), (12, 8));
+        let long_head = BackendPool::new(
+            "127.0.0.1:1".to_owned(),
+            Duration::from_secs(5),
+            Duration::from_secs(90),
+            Duration::from_secs(170),
+        );
+        assert_eq!(long_head.sweep_every, Duration::from_millis(11_250));
+        assert_eq!((long_head.idle_sweeps, long_head.head_sweeps), (8, 16));
         let short_idle = BackendPool::new(
             "127.0.0.1:1".to_owned(),
             Duration::from_secs(5),
             Duration::from_secs(4),
             Duration::from_secs(60),
         );
-        assert_eq!(short_idle.sweep_every, Duration::from_secs(1));
-        assert_eq!((short_idle.idle_sweeps, short_idle.head_sweeps), (4, 60));
+        assert_eq!(short_idle.sweep_every, Duration::from_millis(500));
+        assert_eq!((short_idle.idle_sweeps, short_idle.head_sweeps), (8, 120));
     }
 }

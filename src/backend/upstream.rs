@@ -280,8 +280,8 @@ impl Upstream {
         self.upgrade_idle_timeout
     }
 
-    /// Sends one request addressed to the backend by its own name, waiting at most the backend timeout for the
-    /// response head.
+    /// Sends one request addressed to the backend by its own name, waiting for the response head as long as the
+    /// backend timeout allows (see [`exchange`](Self::exchange)).
     pub async fn send(&self, mut request: Request<Body>) -> Result<Response<BackendBody>, GatewayError> {
         self.address_backend(request.headers_mut());
         self.exchange(&self.client, request).await
@@ -343,8 +343,9 @@ impl Upstream {
             .ok_or_else(|| GatewayError::BadRequest(format!("Host {text:?} is not a host name")))
     }
 
-    /// Sends a request whose `Host` is set: through the pool for a cleartext backend, on `client` for TLS; waits
-    /// at most the backend timeout for the response head.
+    /// Sends a request whose `Host` is set: through the pool for a cleartext backend, on `client` for TLS. The
+    /// wait for the response head is bounded by the backend timeout: exactly on `client`, and within 1.25 times it
+    /// in the pool, which checks it without a timer per request (after a new connection's own connect timeout).
     async fn exchange(
         &self,
         client: &Client<BackendConnector, Body>,

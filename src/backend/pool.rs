@@ -20,9 +20,9 @@
 //!   bounded by `backend_connect_timeout`), and the sweeper claims a mark that has grown too old, closing the
 //!   connection; a request whose mark was claimed fails as a late head, even if the head came meanwhile (so a
 //!   late answer is never cut short). A late head fails between 1 and 1.25 times `backend_timeout` after the
-//!   request took its connection. Bench row 1's cell, 1 KB and
-//!   50 conn, interleaved against the build with a tokio timer per request: +2.9 % and +4.4 % requests per
-//!   CPU-second in two runs (bench/RESULTS.md, 2026-11-27 "no timer per request").
+//!   request took its connection. Bench row 1's cell, 1 KB and 50 conn, interleaved against the build with a tokio
+//!   timer per request: +2.9 % and +4.4 % requests per CPU-second in two runs (bench/RESULTS.md, 2026-11-27 "no
+//!   timer per request").
 //!
 //! TLS backends (which may choose HTTP/2 by ALPN) and protocol upgrades keep hyper-util's client
 //! ([`upstream`](super::upstream)).
@@ -478,29 +478,29 @@ mod tests {
 
     #[test]
     fn the_sweeper_runs_often_enough_for_both_timeouts() {
-        let pool = BackendPool::new(
-            "127.0.0.1:1".to_owned(),
-            Duration::from_secs(5),
-            Duration::from_secs(90),
-            Duration::from_secs(60),
-        );
-        assert_eq!(pool.sweep_every, Duration::from_millis(7_500));
-        assert_eq!((pool.idle_sweeps, pool.head_sweeps), (12, 8));
-        let long_head = BackendPool::new(
-            "127.0.0.1:1".to_owned(),
-            Duration::from_secs(5),
-            Duration::from_secs(90),
-            Duration::from_secs(170),
-        );
-        assert_eq!(long_head.sweep_every, Duration::from_millis(11_250));
-        assert_eq!((long_head.idle_sweeps, long_head.head_sweeps), (8, 16));
-        let short_idle = BackendPool::new(
-            "127.0.0.1:1".to_owned(),
-            Duration::from_secs(5),
-            Duration::from_secs(4),
-            Duration::from_secs(60),
-        );
-        assert_eq!(short_idle.sweep_every, Duration::from_millis(500));
-        assert_eq!((short_idle.idle_sweeps, short_idle.head_sweeps), (8, 120));
+        // (idle timeout, head timeout) → (sweep interval, idle sweeps, head sweeps)
+        let cases = [
+            ((90, 60), (7_500, 12, 8)),
+            ((90, 170), (11_250, 8, 16)),
+            ((4, 60), (500, 8, 120)),
+        ];
+        for ((idle, head), (every_ms, idle_sweeps, head_sweeps)) in cases {
+            let pool = BackendPool::new(
+                "127.0.0.1:1".to_owned(),
+                Duration::from_secs(5),
+                Duration::from_secs(idle),
+                Duration::from_secs(head),
+            );
+            assert_eq!(
+                pool.sweep_every,
+                Duration::from_millis(every_ms),
+                "idle {idle}s, head {head}s"
+            );
+            assert_eq!(
+                (pool.idle_sweeps, pool.head_sweeps),
+                (idle_sweeps, head_sweeps),
+                "idle {idle}s, head {head}s"
+            );
+        }
     }
 }

@@ -354,11 +354,9 @@ impl Upstream {
         match &self.pool {
             // The pool bounds the wait for the head itself, without a timer per request.
             Some(pool) => {
-                let started = std::time::Instant::now();
+                let started = tokio::time::Instant::now();
                 let outcome = pool.send(request).await;
-                self.metrics
-                    .backend_duration
-                    .observe(started.elapsed().as_secs_f64());
+                self.observe_since(started);
                 match outcome {
                     Err(PoolError::HeadTimeout { after }) => Err(GatewayError::BackendTimeout(after)),
                     outcome => self.settled(outcome),
@@ -387,13 +385,18 @@ impl Upstream {
             // A `backend_timeout` too long to add to the clock: tokio's own bound, which takes it as no deadline.
             None => tokio::time::timeout(self.timeout, call).await,
         };
-        self.metrics
-            .backend_duration
-            .observe(started.elapsed().as_secs_f64());
+        self.observe_since(started);
         match outcome {
             Err(_) => Err(GatewayError::BackendTimeout(self.timeout)),
             Ok(outcome) => self.settled(outcome),
         }
+    }
+
+    /// Counts a backend call that began at `started` in the backend histogram.
+    fn observe_since(&self, started: tokio::time::Instant) {
+        self.metrics
+            .backend_duration
+            .observe(started.elapsed().as_secs_f64());
     }
 
     /// A backend call's outcome as the gateway answers it: a failure of the client's own body is the client's.

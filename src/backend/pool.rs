@@ -14,7 +14,9 @@
 //!   reused;
 //! - idle connections are closed after `backend_pool_idle_timeout`, at most 1.25 times that (the sweeper runs every
 //!   eighth of the shorter of it and `backend_timeout`);
-//! - a new connection must be made within `backend_connect_timeout`;
+//! - a new connection is dialled by hyper-util's `HttpConnector`, as the client's was: a name that resolves to
+//!   IPv6 and IPv4 addresses is tried both ways (RFC 6555, the second family 300 ms after the first), each address
+//!   gets its share of `backend_connect_timeout`, and the whole (name lookup included) must be done within it;
 //! - an answer's head must come within `backend_timeout`. No timer is armed per request for it: the request marks
 //!   its connection with the sweep count from the moment it takes the connection (a new connection is first
 //!   bounded by `backend_connect_timeout`), and the sweeper claims a mark that has grown too old, closing the
@@ -39,8 +41,9 @@ use http::{Request, Response, Uri, Version};
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use hyper::body::Incoming;
 use hyper::client::conn::http1::SendRequest;
-use hyper_util::rt::TokioIo;
+use hyper_util::client::legacy::connect::HttpConnector;
 use tokio::task::AbortHandle;
+use tower_service::Service as _;
 
 use crate::http::body::Body;
 
@@ -48,12 +51,12 @@ use crate::http::body::Body;
 #[derive(Debug, thiserror::Error)]
 pub enum PoolError {
     /// No connection to the backend could be made.
-    #[error("connecting to {address}: {source}")]
+    #[error("connecting to {address}")]
     Connect {
         /// The backend's `host:port`.
         address: String,
-        /// What the system said.
-        source: std::io::Error,
+        /// What the connector said (its source says what the system said).
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// Connecting took longer than `backend_connect_timeout`.
     #[error("connecting to {address}: no connection within {after:?}")]
@@ -77,8 +80,12 @@ pub enum PoolError {
 
 /// The connections to one cleartext backend.
 pub struct BackendPool {
-    /// The backend's `host:port`, as connections are made to it.
+    /// The backend's `host:port`, as errors name it.
     address: String,
+    /// The backend as the connector dials it (`http://host:port/`).
+    target: Uri,
+    /// Dials new connections (name lookup, both address families, `TCP_NODELAY`).
+    connector: HttpConnector,
     connect_timeout: Duration,
     /// Idle connections, the one returned last at the back, each with the sweep count it was returned at.
     idle: Mutex<VecDeque<(Connection, u64)>>,
@@ -93,8 +100,9 @@ pub struct BackendPool {
     /// The head timeout, and the sweeps a request may wait for its answer's head: it fails at the next.
     head_timeout: Duration,
     head_sweeps: u64,
-    /// Whether the sweeper runs: it starts with the first connection, on the runtime that makes it.
-    sweeping: AtomicBool,
+    /// The sweeper's task: started with the first connection, on the runtime that makes it, and started again by
+    /// the next connection if that runtime has gone away.
+    sweeper: Mutex<Option<AbortHandle>>,
 }
 
 /// One connection to the backend: the handle that sends requests on it, and what the sweeper sees of it.
@@ -151,18 +159,29 @@ fn sweeps_in(span: Duration, every: Duration) -> u64 {
 }
 
 impl BackendPool {
-    /// A pool of connections to `address` (`host:port`). A task that starts with the first connection and ends
-    /// when the pool is dropped closes connections idle for `idle_timeout` and connections whose answer's head
-    /// has not come within `head_timeout`.
+    /// A pool of connections to `address` (`host:port`, an IPv6 address in brackets), or `None` if that is no
+    /// authority. A task that starts with the first connection and ends when the pool is dropped closes connections
+    /// idle for `idle_timeout` and connections whose answer's head has not come within `head_timeout`.
     pub fn new(
         address: String,
         connect_timeout: Duration,
         idle_timeout: Duration,
         head_timeout: Duration,
-    ) -> Arc<Self> {
+    ) -> Option<Arc<Self>> {
+        let target = Uri::builder()
+            .scheme(http::uri::Scheme::HTTP)
+            .authority(address.as_str())
+            .path_and_query("/")
+            .build()
+            .ok()?;
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        connector.set_connect_timeout(Some(connect_timeout));
         let sweep_every = (idle_timeout.min(head_timeout) / 8).max(Duration::from_millis(1));
-        Arc::new(BackendPool {
+        Some(Arc::new(BackendPool {
             address,
+            target,
+            connector,
             connect_timeout,
             idle: Mutex::new(VecDeque::new()),
             open: Mutex::new(Vec::new()),
@@ -171,8 +190,8 @@ impl BackendPool {
             idle_sweeps: sweeps_in(idle_timeout, sweep_every),
             head_timeout,
             head_sweeps: sweeps_in(head_timeout, sweep_every),
-            sweeping: AtomicBool::new(false),
-        })
+            sweeper: Mutex::new(None),
+        }))
     }
 
     /// Sends `request` (its `Host` already set) on an idle connection, or a new one when none is left, and
@@ -254,16 +273,15 @@ impl BackendPool {
 
     /// Makes a new connection, its protocol driven by a task of its own until either side closes it.
     async fn connect(self: &Arc<Self>) -> Result<Connection, PoolError> {
-        if !self.sweeping.swap(true, Ordering::AcqRel) {
-            tokio::spawn(sweep(Arc::downgrade(self), self.sweep_every));
-        }
-        let connecting = tokio::net::TcpStream::connect(self.address.as_str());
+        self.keep_sweeping();
+        let connecting = self.connector.clone().call(self.target.clone());
+        // The connector bounds each address's attempt, not the name lookup before them: this bounds the whole.
         let stream = match tokio::time::timeout(self.connect_timeout, connecting).await {
             Ok(Ok(stream)) => stream,
-            Ok(Err(source)) => {
+            Ok(Err(error)) => {
                 return Err(PoolError::Connect {
                     address: self.address.clone(),
-                    source,
+                    source: Box::new(error),
                 })
             }
             Err(_) => {
@@ -273,9 +291,7 @@ impl BackendPool {
                 })
             }
         };
-        // Nagle's delay would hold back small requests; failure to set it is harmless.
-        drop(stream.set_nodelay(true));
-        let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+        let (sender, connection) = hyper::client::conn::http1::handshake(stream).await?;
         let task = tokio::spawn(async move {
             if let Err(error) = connection.await {
                 tracing::debug!(%error, "backend connection ended with an error");
@@ -288,6 +304,15 @@ impl BackendPool {
         });
         lock(&self.open).push(Arc::clone(&watch));
         Ok(Connection { sender, watch })
+    }
+
+    /// Starts the sweeper unless it runs: the first time, and again if the runtime it ran on has shut down (a
+    /// pool outliving the runtime of its first connection would otherwise bound no wait any more).
+    fn keep_sweeping(self: &Arc<Self>) {
+        let mut sweeper = lock(&self.sweeper);
+        if sweeper.as_ref().map_or(true, AbortHandle::is_finished) {
+            *sweeper = Some(tokio::spawn(sweep(Arc::downgrade(self), self.sweep_every)).abort_handle());
+        }
     }
 
     /// The response with a body that returns `connection` to the pool once it has been read to its end, and the
@@ -461,7 +486,171 @@ impl HttpBody for SentBody {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::expect_used)]
     use super::*;
+    use http_body_util::BodyExt;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::{TcpListener, TcpStream};
+
+    /// A backend that answers each request head with `200 ok` as soon as it has read it, and then reads nothing
+    /// more of that connection (a request body is left unread). Answers its address.
+    async fn answering_early() -> std::net::SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
+        let address = listener.local_addr().expect("an address");
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                tokio::spawn(answer_first_head(stream));
+            }
+        });
+        address
+    }
+
+    /// Reads one request head from `stream`, answers it, and holds the connection open without reading on.
+    async fn answer_first_head(mut stream: TcpStream) {
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            match stream.read(&mut byte).await {
+                Ok(1) => head.push(byte[0]),
+                _ => return,
+            }
+        }
+        if stream
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+            .await
+            .is_err()
+        {
+            return;
+        }
+        // Held, unread, until the client closes it.
+        std::future::pending::<()>().await;
+    }
+
+    /// A pool for `address` with a 5 s connect timeout and these idle and head timeouts.
+    fn pool_for(address: String, head_timeout: Duration) -> Arc<BackendPool> {
+        BackendPool::new(
+            address,
+            Duration::from_secs(5),
+            Duration::from_secs(90),
+            head_timeout,
+        )
+        .expect("an authority")
+    }
+
+    /// `request`'s answer read to its end: its status and body.
+    async fn read(pool: &Arc<BackendPool>, request: Request<Body>) -> Result<(u16, Bytes), PoolError> {
+        let response = pool.send(request).await?;
+        let status = response.status().as_u16();
+        let body = response.into_body().collect().await.expect("a body").to_bytes();
+        Ok((status, body))
+    }
+
+    #[test]
+    fn head_timeouts_hold_after_the_runtime_of_the_first_connection_has_shut_down() {
+        let runtime = || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime")
+        };
+        // A backend that reads requests and never answers, on a runtime of its own that lasts the whole test.
+        let backend_runtime = runtime();
+        let backend = backend_runtime.block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
+            let address = listener.local_addr().expect("an address");
+            tokio::spawn(async move {
+                while let Ok((mut stream, _)) = listener.accept().await {
+                    tokio::spawn(async move {
+                        let mut sink = [0u8; 1024];
+                        while matches!(stream.read(&mut sink).await, Ok(read) if read > 0) {}
+                    });
+                }
+            });
+            address
+        });
+        // Detached: the backend serves until the test process ends.
+        drop(std::thread::spawn(move || {
+            backend_runtime.block_on(std::future::pending::<()>())
+        }));
+        let head_timeout = Duration::from_millis(300);
+        let pool = pool_for(backend.to_string(), head_timeout);
+        let late_head = |pool: &Arc<BackendPool>| {
+            let pool = Arc::clone(pool);
+            async move {
+                let request = read(&pool, Request::new(crate::http::body::empty()));
+                tokio::time::timeout(Duration::from_secs(10), request)
+                    .await
+                    .expect("no unbounded wait")
+            }
+        };
+        // The first connection starts the sweeper on its runtime, which then shuts down.
+        let first = runtime().block_on(late_head(&pool));
+        assert!(matches!(first, Err(PoolError::HeadTimeout { .. })), "{first:?}");
+        // The next connection, on another runtime, finds the sweeper gone and starts it again.
+        let next = runtime().block_on(late_head(&pool));
+        assert!(matches!(next, Err(PoolError::HeadTimeout { .. })), "{next:?}");
+    }
+
+    #[tokio::test]
+    async fn a_backend_named_by_host_name_is_dialled_at_whichever_address_answers() {
+        let backend = answering_early().await;
+        // `localhost` may resolve to ::1 before 127.0.0.1, where nothing listens.
+        let pool = pool_for(format!("localhost:{}", backend.port()), Duration::from_secs(5));
+        let answer = read(&pool, Request::new(crate::http::body::empty())).await;
+        assert_eq!(answer.expect("an answer"), (200, Bytes::from_static(b"ok")));
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_is_an_error_that_says_what_the_system_said() {
+        let unused = TcpListener::bind("127.0.0.1:0").await.expect("a port");
+        let address = unused.local_addr().expect("an address");
+        drop(unused);
+        let pool = pool_for(address.to_string(), Duration::from_secs(5));
+        let error = read(&pool, Request::new(crate::http::body::empty()))
+            .await
+            .expect_err("nothing listens");
+        let mut chain = error.to_string();
+        let mut source = std::error::Error::source(&error);
+        while let Some(inner) = source {
+            chain.push_str(&format!(": {inner}"));
+            source = inner.source();
+        }
+        assert!(matches!(error, PoolError::Connect { .. }), "{chain}");
+        assert!(
+            chain.starts_with(&format!("connecting to {address}: ")),
+            "{chain}"
+        );
+        assert!(chain.contains("refused"), "{chain}");
+    }
+
+    #[tokio::test]
+    async fn a_connection_still_writing_an_upload_the_backend_stopped_reading_fails_the_next_request_in_time()
+    {
+        let backend = answering_early().await;
+        let head_timeout = Duration::from_millis(400);
+        let pool = pool_for(backend.to_string(), head_timeout);
+        // One frame of 32 MiB: the body has given hyper its last frame (so the connection goes back once the
+        // answer is read), but far more than the sockets' buffers hold is still to be written.
+        let upload = Request::new(crate::http::body::full(vec![0u8; 32 << 20]));
+        let answer = read(&pool, upload).await.expect("the early answer");
+        assert_eq!(answer, (200, Bytes::from_static(b"ok")));
+        // The next request takes that connection and waits for it to be ready, which it never is: the wait is
+        // bounded by the head timeout like the wait for a head.
+        let started = std::time::Instant::now();
+        let next = tokio::time::timeout(
+            Duration::from_secs(10),
+            read(&pool, Request::new(crate::http::body::empty())),
+        )
+        .await
+        .expect("no unbounded wait");
+        let waited = started.elapsed();
+        assert!(matches!(next, Err(PoolError::HeadTimeout { .. })), "{next:?}");
+        assert!(waited >= head_timeout, "failed after {waited:?}");
+        assert!(waited < head_timeout * 3, "failed after {waited:?}");
+        // The stuck connection was closed; the pool goes on with a new one.
+        let after = read(&pool, Request::new(crate::http::body::empty())).await;
+        assert_eq!(after.expect("an answer"), (200, Bytes::from_static(b"ok")));
+    }
 
     #[test]
     fn a_timeout_spans_its_sweeps_rounded_up() {
@@ -490,7 +679,8 @@ mod tests {
                 Duration::from_secs(5),
                 Duration::from_secs(idle),
                 Duration::from_secs(head),
-            );
+            )
+            .expect("an authority");
             assert_eq!(
                 pool.sweep_every,
                 Duration::from_millis(every_ms),

@@ -182,15 +182,18 @@ impl Upstream {
         } else {
             (POOL_AUTHORITY, Some(host))
         };
-        let pool = (scheme != http::uri::Scheme::HTTPS).then(|| {
+        let pool = if scheme == http::uri::Scheme::HTTPS {
+            None
+        } else {
             let port = authority.port_u16().unwrap_or(80);
-            BackendPool::new(
+            let pool = BackendPool::new(
                 format!("{}:{port}", authority.host()),
                 config.connect_timeout,
                 config.pool_idle_timeout,
                 config.timeout,
-            )
-        });
+            );
+            Some(pool.ok_or_else(|| UpstreamSetupError::BadHost(authority.to_string()))?)
+        };
         Ok(Upstream {
             pool,
             client,

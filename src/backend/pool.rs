@@ -15,8 +15,9 @@
 //! - idle connections are closed after `backend_pool_idle_timeout`, at most 1.25 times that (the sweeper runs every
 //!   eighth of the shorter of it and `backend_timeout`);
 //! - a new connection is dialled by hyper-util's `HttpConnector`, as the client's was: a name that resolves to
-//!   IPv6 and IPv4 addresses is tried both ways (RFC 6555, the second family 300 ms after the first), each address
-//!   gets its share of `backend_connect_timeout`, and the whole (name lookup included) must be done within it;
+//!   IPv6 and IPv4 addresses is tried both ways (RFC 6555, the second family 300 ms after the first), and each
+//!   address's attempt is given its share of `backend_connect_timeout`; the whole (name lookup and head start
+//!   included) must be done within it, or the request fails as a connect timeout;
 //! - an answer's head must come within `backend_timeout`. No timer is armed per request for it: the request marks
 //!   its connection with the sweep count from the moment it takes the connection (a new connection is first
 //!   bounded by `backend_connect_timeout`), and the sweeper claims a mark that has grown too old, closing the
@@ -25,6 +26,10 @@
 //!   request took its connection. Bench row 1's cell, 1 KB and 50 conn, interleaved against the build with a tokio
 //!   timer per request: +2.9 % and +4.4 % requests per CPU-second in two runs (bench/RESULTS.md, 2026-11-27 "no
 //!   timer per request").
+//!
+//! The sweeper is a task on the runtime of the request that started it; a request that finds none (the first, or
+//! the first after that runtime shut down) starts one. A runtime kept but no longer driven is not noticed: svcgate
+//! serves from one runtime.
 //!
 //! TLS backends (which may choose HTTP/2 by ALPN) and protocol upgrades keep hyper-util's client
 //! ([`upstream`](super::upstream)).
@@ -41,6 +46,7 @@ use http::{Request, Response, Uri, Version};
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use hyper::body::Incoming;
 use hyper::client::conn::http1::SendRequest;
+use hyper_util::client::legacy::connect::dns::{GaiResolver, Name};
 use hyper_util::client::legacy::connect::HttpConnector;
 use tokio::task::AbortHandle;
 use tower_service::Service as _;
@@ -85,7 +91,7 @@ pub struct BackendPool {
     /// The backend as the connector dials it (`http://host:port/`).
     target: Uri,
     /// Dials new connections (name lookup, both address families, `TCP_NODELAY`).
-    connector: HttpConnector,
+    connector: HttpConnector<Resolver>,
     connect_timeout: Duration,
     /// Idle connections, the one returned last at the back, each with the sweep count it was returned at.
     idle: Mutex<VecDeque<(Connection, u64)>>,
@@ -100,9 +106,9 @@ pub struct BackendPool {
     /// The head timeout, and the sweeps a request may wait for its answer's head: it fails at the next.
     head_timeout: Duration,
     head_sweeps: u64,
-    /// The sweeper's task: started with the first connection, on the runtime that makes it, and started again by
-    /// the next connection if that runtime has gone away.
-    sweeper: Mutex<Option<AbortHandle>>,
+    /// Whether a sweeper task exists: set when a request starts one (on the request's runtime), cleared when the
+    /// task is dropped, as when its runtime shuts down, so that the next request starts another.
+    sweeping: Arc<AtomicBool>,
 }
 
 /// One connection to the backend: the handle that sends requests on it, and what the sweeper sees of it.
@@ -168,13 +174,25 @@ impl BackendPool {
         idle_timeout: Duration,
         head_timeout: Duration,
     ) -> Option<Arc<Self>> {
+        let resolver = Resolver::System(GaiResolver::new());
+        Self::resolving_with(address, resolver, connect_timeout, idle_timeout, head_timeout)
+    }
+
+    /// [`new`](Self::new), the backend's name resolved by `resolver`.
+    fn resolving_with(
+        address: String,
+        resolver: Resolver,
+        connect_timeout: Duration,
+        idle_timeout: Duration,
+        head_timeout: Duration,
+    ) -> Option<Arc<Self>> {
         let target = Uri::builder()
             .scheme(http::uri::Scheme::HTTP)
             .authority(address.as_str())
             .path_and_query("/")
             .build()
             .ok()?;
-        let mut connector = HttpConnector::new();
+        let mut connector = HttpConnector::new_with_resolver(resolver);
         connector.set_nodelay(true);
         connector.set_connect_timeout(Some(connect_timeout));
         let sweep_every = (idle_timeout.min(head_timeout) / 8).max(Duration::from_millis(1));
@@ -190,7 +208,7 @@ impl BackendPool {
             idle_sweeps: sweeps_in(idle_timeout, sweep_every),
             head_timeout,
             head_sweeps: sweeps_in(head_timeout, sweep_every),
-            sweeper: Mutex::new(None),
+            sweeping: Arc::new(AtomicBool::new(false)),
         }))
     }
 
@@ -206,6 +224,7 @@ impl BackendPool {
             *request.uri_mut() = target.map_or_else(|| Uri::from_static("/"), Uri::from);
         }
         *request.version_mut() = Version::HTTP_11;
+        self.keep_sweeping();
         // A request with a body is watched until the body has been sent: a backend may answer before reading it
         // (a 401 or 413 to an upload), and the connection can take the next request only once it has been.
         let uploading = (!request.body().is_end_stream()).then(|| Arc::new(AtomicBool::new(false)));
@@ -273,11 +292,18 @@ impl BackendPool {
 
     /// Makes a new connection, its protocol driven by a task of its own until either side closes it.
     async fn connect(self: &Arc<Self>) -> Result<Connection, PoolError> {
-        self.keep_sweeping();
+        // `call` without `poll_ready`: the system resolver is always ready, and so is the fixed one of the tests.
         let connecting = self.connector.clone().call(self.target.clone());
         // The connector bounds each address's attempt, not the name lookup before them: this bounds the whole.
         let stream = match tokio::time::timeout(self.connect_timeout, connecting).await {
             Ok(Ok(stream)) => stream,
+            // The last address's share of the time ran out (with one address, the whole of it).
+            Ok(Err(error)) if timed_out(&error) => {
+                return Err(PoolError::ConnectTimeout {
+                    address: self.address.clone(),
+                    after: self.connect_timeout,
+                })
+            }
             Ok(Err(error)) => {
                 return Err(PoolError::Connect {
                     address: self.address.clone(),
@@ -306,13 +332,14 @@ impl BackendPool {
         Ok(Connection { sender, watch })
     }
 
-    /// Starts the sweeper unless it runs: the first time, and again if the runtime it ran on has shut down (a
-    /// pool outliving the runtime of its first connection would otherwise bound no wait any more).
+    /// Starts the sweeper unless one exists: at the first request, and again after the runtime it ran on has shut
+    /// down (a pool outliving that runtime would otherwise bound no wait any more). One atomic read a request.
     fn keep_sweeping(self: &Arc<Self>) {
-        let mut sweeper = lock(&self.sweeper);
-        if sweeper.as_ref().map_or(true, AbortHandle::is_finished) {
-            *sweeper = Some(tokio::spawn(sweep(Arc::downgrade(self), self.sweep_every)).abort_handle());
+        if self.sweeping.load(Ordering::Acquire) || self.sweeping.swap(true, Ordering::AcqRel) {
+            return;
         }
+        let exists = SweeperExists(Arc::clone(&self.sweeping));
+        tokio::spawn(sweep(Arc::downgrade(self), self.sweep_every, exists));
     }
 
     /// The response with a body that returns `connection` to the pool once it has been read to its end, and the
@@ -338,9 +365,72 @@ impl BackendPool {
     }
 }
 
+/// Held by the sweeper's task: clears the pool's `sweeping` flag when the task is dropped (the pool gone, or the
+/// runtime shut down).
+struct SweeperExists(Arc<AtomicBool>);
+
+impl Drop for SweeperExists {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+/// Whether a connector's error is a connect attempt that ran out of time.
+fn timed_out(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut source = Some(error);
+    while let Some(current) = source {
+        if current
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
+        {
+            return true;
+        }
+        source = current.source();
+    }
+    false
+}
+
+/// How the pool finds the backend's addresses: the system's resolver (`getaddrinfo` on a blocking thread), or in
+/// tests a fixed list.
+#[derive(Clone)]
+enum Resolver {
+    System(GaiResolver),
+    #[cfg(test)]
+    Fixed(Arc<[std::net::SocketAddr]>),
+}
+
+/// The addresses a [`Resolver`] found, in the order to try them.
+type Addresses = std::vec::IntoIter<std::net::SocketAddr>;
+
+impl tower_service::Service<Name> for Resolver {
+    type Response = Addresses;
+    type Error = std::io::Error;
+    type Future = Pin<Box<dyn std::future::Future<Output = Result<Addresses, std::io::Error>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, name: Name) -> Self::Future {
+        match self {
+            Resolver::System(system) => {
+                let resolving = system.call(name);
+                Box::pin(async move { Ok(resolving.await?.collect::<Vec<_>>().into_iter()) })
+            }
+            #[cfg(test)]
+            Resolver::Fixed(addresses) => {
+                let addresses = addresses.iter().copied().collect::<Vec<_>>().into_iter();
+                Box::pin(async move { Ok(addresses) })
+            }
+        }
+    }
+}
+
 /// Every `every`: closes the connections idle for more than `idle_sweeps` sweeps, and those whose request has
-/// waited for its answer's head for more than `head_sweeps`; ends with the pool.
-async fn sweep(pool: Weak<BackendPool>, every: Duration) {
+/// waited for its answer's head for more than `head_sweeps`; ends with the pool (and `exists` with it).
+async fn sweep(pool: Weak<BackendPool>, every: Duration, exists: SweeperExists) {
+    // Dropped with the task, whenever and however it ends.
+    let _exists = exists;
     let mut ticks = tokio::time::interval(every);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     ticks.tick().await;
@@ -505,15 +595,43 @@ mod tests {
         address
     }
 
-    /// Reads one request head from `stream`, answers it, and holds the connection open without reading on.
-    async fn answer_first_head(mut stream: TcpStream) {
+    /// A listener at `address` whose queue of connections waiting to be accepted is full and never taken from:
+    /// a connection to it hangs, as to an address whose packets are dropped. Keep what it answers alive.
+    async fn black_hole(address: std::net::SocketAddr) -> (tokio::net::TcpSocket, Vec<TcpStream>) {
+        let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+        socket.bind(address).expect("the address");
+        let listener = socket.listen(0).expect("listening");
+        let address = listener.local_addr().expect("an address");
+        let socket = tokio::net::TcpSocket::from_std_stream(std::net::TcpStream::from(
+            std::os::fd::OwnedFd::from(listener.into_std().expect("a listener")),
+        ));
+        let mut queued = Vec::new();
+        for _ in 0..16 {
+            match tokio::time::timeout(Duration::from_millis(300), TcpStream::connect(address)).await {
+                Ok(Ok(stream)) => queued.push(stream),
+                _ => return (socket, queued),
+            }
+        }
+        panic!("the queue of {address} never filled");
+    }
+
+    /// The next request head on `stream`, read a byte at a time (nothing after it); `None` once it closes.
+    async fn request_head(stream: &mut TcpStream) -> Option<Vec<u8>> {
         let mut head = Vec::new();
         let mut byte = [0u8; 1];
         while !head.ends_with(b"\r\n\r\n") {
             match stream.read(&mut byte).await {
                 Ok(1) => head.push(byte[0]),
-                _ => return,
+                _ => return None,
             }
+        }
+        Some(head)
+    }
+
+    /// Reads one request head from `stream`, answers it, and holds the connection open without reading on.
+    async fn answer_first_head(mut stream: TcpStream) {
+        if request_head(&mut stream).await.is_none() {
+            return;
         }
         if stream
             .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
@@ -546,24 +664,21 @@ mod tests {
     }
 
     #[test]
-    fn head_timeouts_hold_after_the_runtime_of_the_first_connection_has_shut_down() {
+    fn head_timeouts_hold_after_the_runtime_the_sweeper_ran_on_has_shut_down() {
         let runtime = || {
             tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
                 .expect("a runtime")
         };
-        // A backend that reads requests and never answers, on a runtime of its own that lasts the whole test.
+        // A backend that answers `GET /answer` and nothing else, on a runtime of its own that lasts the whole test.
         let backend_runtime = runtime();
         let backend = backend_runtime.block_on(async {
             let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
             let address = listener.local_addr().expect("an address");
             tokio::spawn(async move {
-                while let Ok((mut stream, _)) = listener.accept().await {
-                    tokio::spawn(async move {
-                        let mut sink = [0u8; 1024];
-                        while matches!(stream.read(&mut sink).await, Ok(read) if read > 0) {}
-                    });
+                while let Ok((stream, _)) = listener.accept().await {
+                    tokio::spawn(answer_only_answer(stream));
                 }
             });
             address
@@ -574,37 +689,98 @@ mod tests {
         }));
         let head_timeout = Duration::from_millis(300);
         let pool = pool_for(backend.to_string(), head_timeout);
-        let late_head = |pool: &Arc<BackendPool>| {
+        let call = |pool: &Arc<BackendPool>, path: &'static str| {
             let pool = Arc::clone(pool);
             async move {
-                let request = read(&pool, Request::new(crate::http::body::empty()));
-                tokio::time::timeout(Duration::from_secs(10), request)
+                let request = Request::builder()
+                    .uri(path)
+                    .body(crate::http::body::empty())
+                    .expect("a request");
+                tokio::time::timeout(Duration::from_secs(10), read(&pool, request))
                     .await
                     .expect("no unbounded wait")
             }
         };
-        // The first connection starts the sweeper on its runtime, which then shuts down.
-        let first = runtime().block_on(late_head(&pool));
-        assert!(matches!(first, Err(PoolError::HeadTimeout { .. })), "{first:?}");
-        // The next connection, on another runtime, finds the sweeper gone and starts it again.
-        let next = runtime().block_on(late_head(&pool));
-        assert!(matches!(next, Err(PoolError::HeadTimeout { .. })), "{next:?}");
+        // The first request starts the sweeper on its runtime, which bounds its wait.
+        let first_runtime = runtime();
+        let late = first_runtime.block_on(call(&pool, "/late"));
+        assert!(matches!(late, Err(PoolError::HeadTimeout { .. })), "{late:?}");
+        // A second runtime makes a connection and keeps it idle in the pool; then the first runtime shuts down,
+        // and the sweeper with it.
+        let second_runtime = runtime();
+        let answered = second_runtime.block_on(call(&pool, "/answer"));
+        assert_eq!(answered.expect("an answer"), (200, Bytes::from_static(b"ok")));
+        drop(first_runtime);
+        // The next request reuses that connection (no new connection is made), and its wait is bounded still.
+        let late = second_runtime.block_on(call(&pool, "/late"));
+        assert!(matches!(late, Err(PoolError::HeadTimeout { .. })), "{late:?}");
+    }
+
+    /// Answers each `GET /answer` on `stream` with `200 ok`; reads any other request head and answers nothing.
+    async fn answer_only_answer(mut stream: TcpStream) {
+        while let Some(head) = request_head(&mut stream).await {
+            if !head.starts_with(b"GET /answer ") {
+                continue;
+            }
+            let answer = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+            if stream.write_all(answer).await.is_err() {
+                return;
+            }
+        }
     }
 
     #[tokio::test]
-    async fn a_backend_named_by_host_name_is_dialled_at_whichever_address_answers() {
+    async fn a_backend_name_whose_first_address_drops_packets_is_reached_at_the_next_within_the_connect_timeout(
+    ) {
         let backend = answering_early().await;
-        // `localhost` may resolve to ::1 before 127.0.0.1, where nothing listens.
-        let pool = pool_for(format!("localhost:{}", backend.port()), Duration::from_secs(5));
+        // The same port on another loopback address, where connections hang.
+        let dropping = std::net::SocketAddr::from(([127, 0, 0, 2], backend.port()));
+        let _hole = black_hole(dropping).await;
+        let connect_timeout = Duration::from_secs(2);
+        let resolver = Resolver::Fixed(Arc::from([dropping, backend]));
+        let name = format!("backend.test:{}", backend.port());
+        let pool = BackendPool::resolving_with(
+            name,
+            resolver,
+            connect_timeout,
+            Duration::from_secs(90),
+            connect_timeout,
+        )
+        .expect("an authority");
+        let started = std::time::Instant::now();
         let answer = read(&pool, Request::new(crate::http::body::empty())).await;
+        let waited = started.elapsed();
+        // Each address has half the time: the second is dialled once the first's share has run out.
         assert_eq!(answer.expect("an answer"), (200, Bytes::from_static(b"ok")));
+        assert!(waited < connect_timeout, "connected after {waited:?}");
+    }
+
+    #[tokio::test]
+    async fn a_connection_that_hangs_fails_as_a_connect_timeout() {
+        let dropping = std::net::SocketAddr::from(([127, 0, 0, 2], 0));
+        let (hole, _queued) = black_hole(dropping).await;
+        let address = hole.local_addr().expect("an address");
+        let pool = BackendPool::new(
+            address.to_string(),
+            Duration::from_millis(300),
+            Duration::from_secs(90),
+            Duration::from_secs(5),
+        )
+        .expect("an authority");
+        let error = read(&pool, Request::new(crate::http::body::empty()))
+            .await
+            .expect_err("the connection hangs");
+        assert!(matches!(error, PoolError::ConnectTimeout { .. }), "{error:?}");
     }
 
     #[tokio::test]
     async fn a_refused_connection_is_an_error_that_says_what_the_system_said() {
-        let unused = TcpListener::bind("127.0.0.1:0").await.expect("a port");
+        // Bound and kept, but not listening: connections to it are refused.
+        let unused = tokio::net::TcpSocket::new_v4().expect("a socket");
+        unused
+            .bind("127.0.0.1:0".parse().expect("an address"))
+            .expect("a port");
         let address = unused.local_addr().expect("an address");
-        drop(unused);
         let pool = pool_for(address.to_string(), Duration::from_secs(5));
         let error = read(&pool, Request::new(crate::http::body::empty()))
             .await

@@ -119,7 +119,19 @@ impl Outbox {
             if claimed.elapsed() > self.settings.lease / 2 {
                 break;
             }
-            let result = self.attempt(&item).await;
+            // The claim is this process's for `lease` from `claimed`: an attempt (a search and a create, each
+            // bounded by the backend's timeouts, which may add up to more) is cut when the claim runs out, before
+            // another replica may take the call over and make it at the same time. A cut attempt is retried like a
+            // failed one; a create that reached the backend meanwhile is found by the next attempt's search.
+            let left = self.settings.lease.saturating_sub(claimed.elapsed());
+            let result = tokio::time::timeout(left, self.attempt(&item))
+                .await
+                .unwrap_or_else(|_| {
+                    Err(format!(
+                        "not finished within the claim's lease (outbox_lease, {}); tried again",
+                        humantime::format_duration(self.settings.lease)
+                    ))
+                });
             self.metrics.outbox_call(&item.kind, result.is_ok());
             let now = time::OffsetDateTime::now_utc();
             let stored = match result {

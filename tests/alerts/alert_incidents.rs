@@ -192,3 +192,57 @@ async fn incidents_are_opened_and_closed_through_the_backend_and_survive_a_resta
     assert_eq!(detail["incident_iid"], json!(incident));
     third.stop().await;
 }
+
+#[tokio::test]
+async fn an_incident_call_that_outlasts_its_claim_is_cut_and_tried_again() {
+    // Every backend request takes 700 ms: each call is within backend_timeout (1 s), but an incident's search and
+    // create together (1.4 s) outlast the claim (1.2 s), after which another replica could take the call over.
+    let sim = common::sim::start_with(svc_sim::SimOptions {
+        delay: Duration::from_millis(700),
+        ..svc_sim::SimOptions::default()
+    })
+    .await;
+    let demo = sim.seed_demo();
+    let data = tempfile::tempdir().unwrap();
+    let gateway = TestGateway::start_in(&sim.url(), data.path(), |raw| {
+        raw.service_token = Some(ADMIN.to_owned());
+        raw.backend_timeout = Some("1s".to_owned());
+        raw.outbox_lease = Some("1200ms".to_owned());
+    })
+    .await;
+    let api = format!("{}/-/svcgate/api/projects/{}", gateway.url(), demo.project_id);
+    let made = send_json(
+        Method::POST,
+        &format!("{api}/integrations"),
+        &demo.token,
+        json!({"type": "generic", "active": true}),
+    )
+    .await
+    .json();
+    let incidents = json!({"create_incident": true});
+    send_json(
+        Method::PUT,
+        &format!("{api}/alert_settings"),
+        &demo.token,
+        incidents,
+    )
+    .await;
+    let alert = post_alert(
+        made["url"].as_str().unwrap(),
+        made["token"].as_str().unwrap(),
+        &json!({"title": "Slow backend", "fingerprint": "slow"}),
+    )
+    .await
+    .json();
+    let detail_url = format!("{api}/alerts/{}", alert[0]["iid"].as_u64().unwrap());
+    let mut call = Value::Null;
+    wait_for("a cut attempt", async || {
+        call = get(&detail_url, &demo.token).await.json()["incident"]["calls"][0].clone();
+        call["attempts"].as_u64().unwrap_or(0) >= 1
+    })
+    .await;
+    assert_eq!(call["state"], json!("pending"), "{call}");
+    let error = call["last_error"].as_str().unwrap_or("");
+    assert!(error.contains("outbox_lease, 1s 200ms"), "{call}");
+    gateway.stop().await;
+}

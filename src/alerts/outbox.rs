@@ -119,11 +119,12 @@ impl Outbox {
             if claimed.elapsed() > self.settings.lease / 2 {
                 break;
             }
-            // The claim is this process's for `lease` from `claimed`: an attempt (a search and a create, each
-            // bounded by the backend's timeouts, which may add up to more) is cut when the claim runs out, before
-            // another replica may take the call over and make it at the same time. A cut attempt is retried like a
-            // failed one; a create that reached the backend meanwhile is found by the next attempt's search.
-            let left = self.settings.lease.saturating_sub(claimed.elapsed());
+            // The claim is this process's for `lease` from about `claimed`: an attempt (a search and a create,
+            // each bounded by the backend's timeouts, which may add up to more) is cut a quarter of the lease
+            // before the claim runs out (room for the outcome's write and for replicas' clocks that differ), so
+            // that no other replica has taken the call over while this one still waits on it. A cut attempt is
+            // retried like a failed one; a create the backend applied all the same is found by the next search.
+            let left = (self.settings.lease * 3 / 4).saturating_sub(claimed.elapsed());
             let result = tokio::time::timeout(left, self.attempt(&item))
                 .await
                 .unwrap_or_else(|_| {

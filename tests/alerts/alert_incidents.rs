@@ -194,11 +194,12 @@ async fn incidents_are_opened_and_closed_through_the_backend_and_survive_a_resta
 }
 
 #[tokio::test]
-async fn an_incident_call_that_outlasts_its_claim_is_cut_and_tried_again() {
-    // Every backend request takes 700 ms: each call is within backend_timeout (1 s), but an incident's search and
-    // create together (1.4 s) outlast the claim (1.2 s), after which another replica could take the call over.
+async fn an_incident_call_that_outlasts_its_claim_is_cut_and_tried_again_and_makes_one_incident_at_most() {
+    // Every backend request takes 900 ms: each call is well within backend_timeout (1.5 s), but an incident's
+    // search and create together (1.8 s) outlast the time the outbox gives an attempt (three quarters of the
+    // 1.6 s claim, 1.2 s).
     let sim = common::sim::start_with(svc_sim::SimOptions {
-        delay: Duration::from_millis(700),
+        delay: Duration::from_millis(900),
         ..svc_sim::SimOptions::default()
     })
     .await;
@@ -206,8 +207,8 @@ async fn an_incident_call_that_outlasts_its_claim_is_cut_and_tried_again() {
     let data = tempfile::tempdir().unwrap();
     let gateway = TestGateway::start_in(&sim.url(), data.path(), |raw| {
         raw.service_token = Some(ADMIN.to_owned());
-        raw.backend_timeout = Some("1s".to_owned());
-        raw.outbox_lease = Some("1200ms".to_owned());
+        raw.backend_timeout = Some("1500ms".to_owned());
+        raw.outbox_lease = Some("1600ms".to_owned());
     })
     .await;
     let api = format!("{}/-/svcgate/api/projects/{}", gateway.url(), demo.project_id);
@@ -234,7 +235,8 @@ async fn an_incident_call_that_outlasts_its_claim_is_cut_and_tried_again() {
     )
     .await
     .json();
-    let detail_url = format!("{api}/alerts/{}", alert[0]["iid"].as_u64().unwrap());
+    let iid = alert[0]["iid"].as_u64().unwrap();
+    let detail_url = format!("{api}/alerts/{iid}");
     let mut call = Value::Null;
     wait_for("a cut attempt", async || {
         call = get(&detail_url, &demo.token).await.json()["incident"]["calls"][0].clone();
@@ -243,6 +245,37 @@ async fn an_incident_call_that_outlasts_its_claim_is_cut_and_tried_again() {
     .await;
     assert_eq!(call["state"], json!("pending"), "{call}");
     let error = call["last_error"].as_str().unwrap_or("");
-    assert!(error.contains("outbox_lease, 1s 200ms"), "{call}");
+    assert!(error.contains("outbox_lease, 1s 600ms"), "{call}");
+    // Tried again after its back-off: cut again, or done if the server applied the first create all the same.
+    wait_for("a second attempt", async || {
+        call = get(&detail_url, &demo.token).await.json()["incident"]["calls"][0].clone();
+        call["attempts"].as_u64().unwrap_or(0) >= 2
+    })
+    .await;
+    let page = format!("/-/svcgate/projects/{}/alerts/{iid}", demo.project_id);
+    let issues = get(
+        &format!(
+            "{}/api/v4/projects/{}/issues?per_page=100",
+            sim.url(),
+            demo.project_id
+        ),
+        &demo.token,
+    )
+    .await
+    .json();
+    let made_for_alert = issues
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|issue| {
+            issue["description"]
+                .as_str()
+                .is_some_and(|text| text.contains(&page))
+        })
+        .count();
+    assert!(
+        made_for_alert <= 1,
+        "{made_for_alert} incidents for one alert; last call {call}"
+    );
     gateway.stop().await;
 }

@@ -377,17 +377,11 @@ impl Drop for SweeperExists {
 
 /// Whether a connector's error is a connect attempt that ran out of time.
 fn timed_out(error: &(dyn std::error::Error + 'static)) -> bool {
-    let mut source = Some(error);
-    while let Some(current) = source {
-        if current
+    std::iter::successors(Some(error), |current| current.source()).any(|current| {
+        current
             .downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
-        {
-            return true;
-        }
-        source = current.source();
-    }
-    false
+    })
 }
 
 /// How the pool finds the backend's addresses: the system's resolver (`getaddrinfo` on a blocking thread), or in
@@ -396,7 +390,7 @@ fn timed_out(error: &(dyn std::error::Error + 'static)) -> bool {
 enum Resolver {
     System(GaiResolver),
     #[cfg(test)]
-    Fixed(Arc<[std::net::SocketAddr]>),
+    Fixed(Vec<std::net::SocketAddr>),
 }
 
 /// The addresses a [`Resolver`] found, in the order to try them.
@@ -419,7 +413,7 @@ impl tower_service::Service<Name> for Resolver {
             }
             #[cfg(test)]
             Resolver::Fixed(addresses) => {
-                let addresses = addresses.iter().copied().collect::<Vec<_>>().into_iter();
+                let addresses = addresses.clone().into_iter();
                 Box::pin(async move { Ok(addresses) })
             }
         }
@@ -427,10 +421,9 @@ impl tower_service::Service<Name> for Resolver {
 }
 
 /// Every `every`: closes the connections idle for more than `idle_sweeps` sweeps, and those whose request has
-/// waited for its answer's head for more than `head_sweeps`; ends with the pool (and `exists` with it).
-async fn sweep(pool: Weak<BackendPool>, every: Duration, exists: SweeperExists) {
-    // Dropped with the task, whenever and however it ends.
-    let _exists = exists;
+/// waited for its answer's head for more than `head_sweeps`; ends with the pool. `_exists` is dropped with the
+/// task, whenever and however it ends.
+async fn sweep(pool: Weak<BackendPool>, every: Duration, _exists: SweeperExists) {
     let mut ticks = tokio::time::interval(every);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     ticks.tick().await;
@@ -582,34 +575,40 @@ mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::{TcpListener, TcpStream};
 
-    /// A backend that answers each request head with `200 ok` as soon as it has read it, and then reads nothing
-    /// more of that connection (a request body is left unread). Answers its address.
-    async fn answering_early() -> std::net::SocketAddr {
+    /// A backend on a free loopback port that hands each connection to `answer` on a task of its own. Answers its
+    /// address.
+    async fn serving<F>(answer: fn(TcpStream) -> F) -> std::net::SocketAddr
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
         let address = listener.local_addr().expect("an address");
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                tokio::spawn(answer_first_head(stream));
+                tokio::spawn(answer(stream));
             }
         });
         address
     }
 
+    /// A backend that answers each request head with `200 ok` as soon as it has read it, and then reads nothing
+    /// more of that connection (a request body is left unread). Answers its address.
+    async fn answering_early() -> std::net::SocketAddr {
+        serving(answer_first_head).await
+    }
+
     /// A listener at `address` whose queue of connections waiting to be accepted is full and never taken from:
     /// a connection to it hangs, as to an address whose packets are dropped. Keep what it answers alive.
-    async fn black_hole(address: std::net::SocketAddr) -> (tokio::net::TcpSocket, Vec<TcpStream>) {
+    async fn black_hole(address: std::net::SocketAddr) -> (TcpListener, Vec<TcpStream>) {
         let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
         socket.bind(address).expect("the address");
         let listener = socket.listen(0).expect("listening");
         let address = listener.local_addr().expect("an address");
-        let socket = tokio::net::TcpSocket::from_std_stream(std::net::TcpStream::from(
-            std::os::fd::OwnedFd::from(listener.into_std().expect("a listener")),
-        ));
         let mut queued = Vec::new();
         for _ in 0..16 {
             match tokio::time::timeout(Duration::from_millis(300), TcpStream::connect(address)).await {
                 Ok(Ok(stream)) => queued.push(stream),
-                _ => return (socket, queued),
+                _ => return (listener, queued),
             }
         }
         panic!("the queue of {address} never filled");
@@ -673,16 +672,7 @@ mod tests {
         };
         // A backend that answers `GET /answer` and nothing else, on a runtime of its own that lasts the whole test.
         let backend_runtime = runtime();
-        let backend = backend_runtime.block_on(async {
-            let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
-            let address = listener.local_addr().expect("an address");
-            tokio::spawn(async move {
-                while let Ok((stream, _)) = listener.accept().await {
-                    tokio::spawn(answer_only_answer(stream));
-                }
-            });
-            address
-        });
+        let backend = backend_runtime.block_on(serving(answer_only_answer));
         // Detached: the backend serves until the test process ends.
         drop(std::thread::spawn(move || {
             backend_runtime.block_on(std::future::pending::<()>())
@@ -737,7 +727,7 @@ mod tests {
         let dropping = std::net::SocketAddr::from(([127, 0, 0, 2], backend.port()));
         let _hole = black_hole(dropping).await;
         let connect_timeout = Duration::from_secs(2);
-        let resolver = Resolver::Fixed(Arc::from([dropping, backend]));
+        let resolver = Resolver::Fixed(vec![dropping, backend]);
         let name = format!("backend.test:{}", backend.port());
         let pool = BackendPool::resolving_with(
             name,
@@ -785,12 +775,11 @@ mod tests {
         let error = read(&pool, Request::new(crate::http::body::empty()))
             .await
             .expect_err("nothing listens");
-        let mut chain = error.to_string();
-        let mut source = std::error::Error::source(&error);
-        while let Some(inner) = source {
-            chain.push_str(&format!(": {inner}"));
-            source = inner.source();
-        }
+        // As the gateway reports it: each error of the chain, `: `-separated.
+        let chain = std::iter::successors(Some(&error as &dyn std::error::Error), |e| e.source())
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(": ");
         assert!(matches!(error, PoolError::Connect { .. }), "{chain}");
         assert!(
             chain.starts_with(&format!("connecting to {address}: ")),

@@ -135,11 +135,19 @@ impl Outbox {
                 });
             self.metrics.outbox_call(&item.kind, result.is_ok());
             let now = time::OffsetDateTime::now_utc();
+            // The outcome is recorded only under this claim: when the outcome's write comes after the lease (a
+            // slow store, a paused process), another replica may have taken the call over, and its claim stands.
             let stored = match result {
                 Ok(incident_iid) => {
                     tracing::info!(kind = %item.kind, alert = item.alert.id, "incident call accepted");
                     self.store
-                        .outbox_done(item.id, item.alert.id, incident_iid, format_time(now))
+                        .outbox_done(
+                            item.id,
+                            item.claim.clone(),
+                            item.alert.id,
+                            incident_iid,
+                            format_time(now),
+                        )
                         .await
                 }
                 Err(error) => {
@@ -148,11 +156,20 @@ impl Outbox {
                         .min(MAX_BACKOFF_SECONDS);
                     let next = now + time::Duration::seconds(i64::try_from(wait).unwrap_or(300));
                     tracing::warn!(kind = %item.kind, alert = item.alert.id, %error, retry_in_seconds = wait, "incident call failed");
-                    self.store.outbox_retry(item.id, format_time(next), error).await
+                    self.store
+                        .outbox_retry(item.id, item.claim.clone(), format_time(next), error)
+                        .await
                 }
             };
-            if let Err(error) = stored {
-                tracing::warn!(%error, "outbox: could not record the outcome");
+            match stored {
+                Ok(true) => {}
+                Ok(false) => tracing::warn!(
+                    kind = %item.kind,
+                    alert = item.alert.id,
+                    "outbox: the claim's lease (outbox_lease) ran out before the outcome was recorded; \
+                     the replica that took the call over records its own"
+                ),
+                Err(error) => tracing::warn!(%error, "outbox: could not record the outcome"),
             }
         }
     }

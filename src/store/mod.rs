@@ -280,19 +280,28 @@ pub trait Store: StoreCounts + Send + Sync {
         lease: std::time::Duration,
         limit: u32,
     ) -> StoreFuture<'_, Vec<OutboxItem>>;
-    /// An incident call succeeded.
+    /// An incident call under `claim` ([`OutboxItem::claim`]) succeeded. Answers `false`, changing nothing, when
+    /// the call is no longer under that claim.
     fn outbox_done(
         &self,
         id: u64,
+        claim: String,
         alert_id: u64,
         incident_iid: Option<u64>,
         now: String,
-    ) -> StoreFuture<'_, ()>;
+    ) -> StoreFuture<'_, bool>;
     /// Removes at most `limit` of the incident calls that finished before `done_before` (pending ones stay);
     /// answers how many.
     fn outbox_sweep(&self, done_before: String, limit: u32) -> StoreFuture<'_, u64>;
-    /// An incident call failed; try again later.
-    fn outbox_retry(&self, id: u64, next_attempt_at: String, error: String) -> StoreFuture<'_, ()>;
+    /// An incident call under `claim` failed; try again at `next_attempt_at`. Answers `false`, changing nothing,
+    /// when the call is no longer under that claim.
+    fn outbox_retry(
+        &self,
+        id: u64,
+        claim: String,
+        next_attempt_at: String,
+        error: String,
+    ) -> StoreFuture<'_, bool>;
     /// The incident calls of `integration_id`'s alerts that failed and are still retried, newest first, at most
     /// `limit`.
     fn outbox_failures(&self, integration_id: u64, limit: u32) -> StoreFuture<'_, Vec<OutboxFailure>>;

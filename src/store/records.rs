@@ -239,6 +239,9 @@ pub struct OutboxItem {
     pub attempts: u64,
     /// The alert it is about.
     pub alert: AlertRecord,
+    /// The claim: the end of its lease, as the claim wrote it on the call. Its outcome is recorded only while the
+    /// call still carries it, so a replica whose lease ran out never overwrites the one that took the call over.
+    pub claim: String,
 }
 
 /// The state of an alert's incident calls, for its page.

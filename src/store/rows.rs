@@ -375,9 +375,10 @@ pub const SETTINGS_PUT: &str =
 pub const OUTBOX_ENQUEUE: &str =
     "INSERT INTO outbox (kind, project_id, alert_id, next_attempt_at) VALUES ($1, $2, $3, $4)";
 
-/// An incident call succeeded: `$1` is its id, `$2` the time.
-pub const OUTBOX_DONE: &str =
-    "UPDATE outbox SET done_at = $2, attempts = attempts + 1, last_error = NULL WHERE id = $1";
+/// An incident call succeeded: `$1` is its id, `$2` the time, `$3` its claim (the lease end the claim wrote). A
+/// call no longer under that claim (another replica took it over when the lease ran out) is left as it is.
+pub const OUTBOX_DONE: &str = "UPDATE outbox SET done_at = $2, attempts = attempts + 1, last_error = NULL \
+    WHERE id = $1 AND done_at IS NULL AND next_attempt_at = $3";
 
 /// Records `$1` as the fingerprint of the store's secret key, unless one is recorded.
 pub const KEY_FINGERPRINT_RECORD: &str =
@@ -390,9 +391,11 @@ pub const KEY_FINGERPRINT: &str = "SELECT value FROM svcgate_meta WHERE name = '
 pub const OUTBOX_SWEEP: &str = "DELETE FROM outbox WHERE id IN \
     (SELECT id FROM outbox WHERE done_at IS NOT NULL AND done_at < $1 ORDER BY done_at LIMIT $2)";
 
-/// An incident call failed: `$1` is its id, `$2` when to try again, `$3` the error.
+/// An incident call failed: `$1` is its id, `$2` when to try again, `$3` the error, `$4` its claim (as for
+/// [`OUTBOX_DONE`]).
 pub const OUTBOX_RETRY: &str =
-    "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = $2, last_error = $3 WHERE id = $1";
+    "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = $2, last_error = $3 \
+    WHERE id = $1 AND done_at IS NULL AND next_attempt_at = $4";
 
 /// The incident calls still pending after a failure, for the alerts of integration `$1`, newest first, at most
 /// `$2` of them.

@@ -344,10 +344,16 @@ async fn incidents_are_queued_claimed_once_and_closed(store: &dyn Store) {
         .unwrap();
     assert_eq!(taken_over.len(), 1);
 
-    store
-        .outbox_done(taken_over[0].id, alert_id, Some(42), after_lease.clone())
+    assert!(store
+        .outbox_done(
+            taken_over[0].id,
+            taken_over[0].claim.clone(),
+            alert_id,
+            Some(42),
+            after_lease.clone()
+        )
         .await
-        .unwrap();
+        .unwrap());
     assert_eq!(store.alert(7, 1).await.unwrap().unwrap().incident_iid, Some(42));
     let states = store.outbox_of(alert_id).await.unwrap();
     assert_eq!(states.len(), 1);
@@ -364,7 +370,12 @@ async fn incidents_are_queued_claimed_once_and_closed(store: &dyn Store) {
     assert_eq!(due.len(), 1);
     assert_eq!(due[0].kind, "close_incident");
     store
-        .outbox_retry(due[0].id, "2026-11-24T10:09:00.000Z".to_owned(), "502".to_owned())
+        .outbox_retry(
+            due[0].id,
+            due[0].claim.clone(),
+            "2026-11-24T10:09:00.000Z".to_owned(),
+            "502".to_owned(),
+        )
         .await
         .unwrap();
     assert!(store
@@ -379,6 +390,72 @@ async fn incidents_are_queued_claimed_once_and_closed(store: &dyn Store) {
     assert_eq!(retried[0].attempts, 1);
 }
 contract!(incidents_are_queued_claimed_once_and_closed);
+
+/// A replica whose claim's lease ran out before it recorded its outcome (a slow store, a paused process) changes
+/// nothing: the replica that took the call over holds it, and only its outcome is recorded.
+async fn an_outcome_recorded_after_the_call_was_taken_over_changes_nothing(store: &dyn Store) {
+    incidents_on(store, 7).await;
+    let created = store.alert_event(event(7, Some("f"), None)).await.unwrap();
+    let alert_id = created.alert.unwrap().id;
+    let first = store.outbox_due(NOW.to_owned(), OUTBOX_LEASE, 10).await.unwrap();
+    let after_lease = "2026-11-24T10:05:00.000Z";
+    let second = store
+        .outbox_due(after_lease.to_owned(), OUTBOX_LEASE, 10)
+        .await
+        .unwrap();
+    assert_eq!((first.len(), second.len()), (1, 1));
+    assert_eq!(first[0].id, second[0].id);
+    assert_ne!(first[0].claim, second[0].claim);
+
+    // The first claimant's late failure neither counts an attempt nor moves the call's next attempt.
+    assert!(!store
+        .outbox_retry(
+            first[0].id,
+            first[0].claim.clone(),
+            "2026-11-24T10:05:01.000Z".to_owned(),
+            "timed out".to_owned(),
+        )
+        .await
+        .unwrap());
+    assert!(
+        store
+            .outbox_due("2026-11-24T10:05:30.000Z".to_owned(), OUTBOX_LEASE, 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "the second claim still holds the call"
+    );
+    // Nor does its late success record its incident.
+    assert!(!store
+        .outbox_done(
+            first[0].id,
+            first[0].claim.clone(),
+            alert_id,
+            Some(41),
+            after_lease.to_owned(),
+        )
+        .await
+        .unwrap());
+    assert_eq!(store.alert(7, 1).await.unwrap().unwrap().incident_iid, None);
+    let states = store.outbox_of(alert_id).await.unwrap();
+    assert_eq!((states[0].attempts, states[0].done_at.is_none()), (0, true));
+    assert_eq!(states[0].next_attempt_at, second[0].claim);
+
+    // The claimant that holds the call records its outcome, once.
+    let done = |iid| {
+        store.outbox_done(
+            second[0].id,
+            second[0].claim.clone(),
+            alert_id,
+            Some(iid),
+            after_lease.to_owned(),
+        )
+    };
+    assert!(done(42).await.unwrap());
+    assert!(!done(43).await.unwrap(), "a call is done once");
+    assert_eq!(store.alert(7, 1).await.unwrap().unwrap().incident_iid, Some(42));
+}
+contract!(an_outcome_recorded_after_the_call_was_taken_over_changes_nothing);
 
 /// An alert keeps the payload that resolved it, the latest, for its page to show.
 async fn a_resolved_alert_keeps_the_resolving_payload(store: &dyn Store) {
@@ -414,7 +491,13 @@ async fn finished_incident_calls_are_swept_and_pending_ones_kept(store: &dyn Sto
     ] {
         let call = due.iter().find(|item| item.alert.id == alert_id).unwrap();
         store
-            .outbox_done(call.id, alert_id, Some(40 + alert_id), at.to_owned())
+            .outbox_done(
+                call.id,
+                call.claim.clone(),
+                alert_id,
+                Some(40 + alert_id),
+                at.to_owned(),
+            )
             .await
             .unwrap();
     }
@@ -470,13 +553,16 @@ async fn ids_are_never_given_twice_and_a_deleted_integration_keeps_its_name(stor
         .alert
         .unwrap();
     let due = store.outbox_due(NOW.to_owned(), OUTBOX_LEASE, 10).await.unwrap();
-    let first_call = due
-        .iter()
-        .find(|item| item.alert.id == first_alert.id)
-        .unwrap()
-        .id;
+    let first = due.iter().find(|item| item.alert.id == first_alert.id).unwrap();
+    let first_call = first.id;
     store
-        .outbox_done(first_call, first_alert.id, Some(1), NOW.to_owned())
+        .outbox_done(
+            first_call,
+            first.claim.clone(),
+            first_alert.id,
+            Some(1),
+            NOW.to_owned(),
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -519,6 +605,7 @@ async fn failing_incident_calls_are_listed_per_integration_newest_first(store: &
         store
             .outbox_retry(
                 item.id,
+                item.claim.clone(),
                 "2026-11-24T10:01:00.000Z".to_owned(),
                 format!("the backend answered 401 for {}", item.alert.iid),
             )
@@ -554,11 +641,16 @@ async fn failing_incident_calls_are_listed_per_integration_newest_first(store: &
     );
     assert_eq!(store.outbox_failures(2, 20).await.unwrap().len(), 1);
 
-    // A call that then succeeds is no longer a failure.
+    // A call that then succeeds (claimed again once due) is no longer a failure.
+    let due = store
+        .outbox_due("2026-11-24T10:02:00.000Z".to_owned(), OUTBOX_LEASE, 10)
+        .await
+        .unwrap();
     let first = due.iter().find(|item| item.alert.iid == 1).unwrap();
     store
         .outbox_done(
             first.id,
+            first.claim.clone(),
             first.alert.id,
             Some(5),
             "2026-11-24T10:02:00.000Z".to_owned(),

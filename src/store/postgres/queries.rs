@@ -619,6 +619,7 @@ impl Store for PostgresStore {
                     kind: row.try_get(1)?,
                     attempts: uint(row.try_get(2)?),
                     alert: alert_by_id(&transaction, uint(row.try_get(3)?)).await?,
+                    claim: lease_until.clone(),
                 });
             }
             transaction.commit().await?;
@@ -630,14 +631,20 @@ impl Store for PostgresStore {
     fn outbox_done(
         &self,
         id: u64,
+        claim: String,
         alert_id: u64,
         incident_iid: Option<u64>,
         now: String,
-    ) -> StoreFuture<'_, ()> {
+    ) -> StoreFuture<'_, bool> {
         self.bounded(async move {
             let mut client = self.client().await?;
             let transaction = client.transaction().await?;
-            transaction.execute(rows::OUTBOX_DONE, &[&int(id), &now]).await?;
+            let claimed = transaction
+                .execute(rows::OUTBOX_DONE, &[&int(id), &now, &claim])
+                .await?;
+            if claimed == 0 {
+                return Ok(false);
+            }
             if let Some(iid) = incident_iid {
                 transaction
                     .execute(rows::ALERT_SET_INCIDENT, &[&int(alert_id), &int(iid)])
@@ -653,7 +660,7 @@ impl Store for PostgresStore {
                 }
             }
             transaction.commit().await?;
-            Ok(())
+            Ok(true)
         })
     }
 
@@ -666,13 +673,20 @@ impl Store for PostgresStore {
         })
     }
 
-    fn outbox_retry(&self, id: u64, next_attempt_at: String, error: String) -> StoreFuture<'_, ()> {
+    fn outbox_retry(
+        &self,
+        id: u64,
+        claim: String,
+        next_attempt_at: String,
+        error: String,
+    ) -> StoreFuture<'_, bool> {
         self.bounded(async move {
-            self.client()
+            let claimed = self
+                .client()
                 .await?
-                .execute(rows::OUTBOX_RETRY, &[&int(id), &next_attempt_at, &error])
+                .execute(rows::OUTBOX_RETRY, &[&int(id), &next_attempt_at, &error, &claim])
                 .await?;
-            Ok(())
+            Ok(claimed > 0)
         })
     }
 

@@ -414,20 +414,25 @@ pub fn outbox_claim(
             kind,
             attempts,
             alert: alert_by_id(connection, alert_id)?,
+            claim: lease_until.to_owned(),
         });
     }
     Ok(items)
 }
 
-/// Marks an outbox item done; a created incident's iid is stored on its alert.
+/// Marks an outbox item under `claim` done; a created incident's iid is stored on its alert. Answers `false`,
+/// changing nothing, for an item no longer under `claim`.
 pub fn outbox_done(
     connection: &Connection,
     id: u64,
+    claim: &str,
     alert_id: u64,
     incident_iid: Option<u64>,
     now: &str,
-) -> rusqlite::Result<()> {
-    connection.execute(&rows::sqlite(rows::OUTBOX_DONE), params![id, now])?;
+) -> rusqlite::Result<bool> {
+    if connection.execute(&rows::sqlite(rows::OUTBOX_DONE), params![id, now, claim])? == 0 {
+        return Ok(false);
+    }
     if let Some(iid) = incident_iid {
         connection.execute(&rows::sqlite(rows::ALERT_SET_INCIDENT), params![alert_id, iid])?;
         // An alert resolved before its incident existed still gets the incident closed.
@@ -436,7 +441,7 @@ pub fn outbox_done(
             enqueue(connection, "close_incident", alert.project_id, alert.id, now)?;
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Removes at most `limit` of the incident calls that finished before `done_before`; answers how many.
@@ -445,18 +450,20 @@ pub fn outbox_sweep(connection: &Connection, done_before: &str, limit: u32) -> r
     Ok(u64::try_from(removed).unwrap_or(u64::MAX))
 }
 
-/// Records a failed attempt and when to try again.
+/// Records a failed attempt under `claim` and when to try again. Answers `false`, changing nothing, for an item
+/// no longer under `claim`.
 pub fn outbox_retry(
     connection: &Connection,
     id: u64,
+    claim: &str,
     next_attempt_at: &str,
     error: &str,
-) -> rusqlite::Result<()> {
-    connection.execute(
+) -> rusqlite::Result<bool> {
+    let claimed = connection.execute(
         &rows::sqlite(rows::OUTBOX_RETRY),
-        params![id, next_attempt_at, error],
+        params![id, next_attempt_at, error, claim],
     )?;
-    Ok(())
+    Ok(claimed > 0)
 }
 
 /// The failing incident calls of an integration's alerts, newest first.

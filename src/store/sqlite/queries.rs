@@ -103,21 +103,32 @@ impl Store for SqliteStore {
     fn outbox_done(
         &self,
         id: u64,
+        claim: String,
         alert_id: u64,
         incident_iid: Option<u64>,
         now: String,
-    ) -> StoreFuture<'_, ()> {
-        Box::pin(
-            self.write(move |connection| alerts::outbox_done(connection, id, alert_id, incident_iid, &now)),
-        )
+    ) -> StoreFuture<'_, bool> {
+        Box::pin(self.write(move |connection| {
+            alerts::outbox_done(connection, id, &claim, alert_id, incident_iid, &now)
+        }))
     }
 
     fn outbox_sweep(&self, done_before: String, limit: u32) -> StoreFuture<'_, u64> {
         Box::pin(self.write(move |connection| alerts::outbox_sweep(connection, &done_before, limit)))
     }
 
-    fn outbox_retry(&self, id: u64, next_attempt_at: String, error: String) -> StoreFuture<'_, ()> {
-        Box::pin(self.write(move |connection| alerts::outbox_retry(connection, id, &next_attempt_at, &error)))
+    fn outbox_retry(
+        &self,
+        id: u64,
+        claim: String,
+        next_attempt_at: String,
+        error: String,
+    ) -> StoreFuture<'_, bool> {
+        Box::pin(
+            self.write(move |connection| {
+                alerts::outbox_retry(connection, id, &claim, &next_attempt_at, &error)
+            }),
+        )
     }
 
     fn outbox_failures(&self, integration_id: u64, limit: u32) -> StoreFuture<'_, Vec<OutboxFailure>> {

@@ -686,3 +686,49 @@ async fn an_http_1_1_client_closing_after_a_download_the_backend_aborted_gets_a_
     }
     gateway.stop().await;
 }
+
+/// svcgate is no forward proxy: a `CONNECT` is refused in the service's error shape, never passed on to the
+/// backend (where it went as `CONNECT /`), and the client's connection goes on serving.
+#[tokio::test]
+async fn a_connect_request_is_a_405_that_never_reaches_the_backend() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let origin = Origin::start().await;
+    let gateway = TestGateway::start(&origin.url()).await;
+    let mut stream = tokio::net::TcpStream::connect(gateway.address).await.unwrap();
+    stream
+        .write_all(b"CONNECT elsewhere.example:443 HTTP/1.1\r\nHost: elsewhere.example:443\r\n\r\n")
+        .await
+        .unwrap();
+    let head = read_head(&mut stream).await;
+    assert!(head.starts_with("HTTP/1.1 405 Method Not Allowed\r\n"), "{head}");
+    let head = head.to_ascii_lowercase();
+    assert!(
+        head.contains("\r\nallow: get, head, post, put, patch, delete, options\r\n"),
+        "{head}"
+    );
+    let length: usize = head
+        .split("\r\n")
+        .find_map(|line| line.strip_prefix("content-length: "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut body = vec![0; length];
+    within(10, "the refusal's body", stream.read_exact(&mut body))
+        .await
+        .unwrap();
+    let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(body, serde_json::json!({"message": "405 Method Not Allowed"}));
+    assert_eq!(
+        origin.connections.load(Ordering::SeqCst),
+        0,
+        "the backend was not called"
+    );
+
+    stream
+        .write_all(b"GET /after HTTP/1.1\r\nHost: gate.example\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let head = read_head(&mut stream).await;
+    assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+    gateway.stop().await;
+}

@@ -6,11 +6,12 @@
 //!
 //! An HTTP/1.1 protocol upgrade (`Connection: upgrade`, `Upgrade: websocket`: the web interface's live updates
 //! and terminal) keeps those two headers; when the backend switches protocols, so does the client's connection,
-//! and [`tunnel`] carries the bytes from then on. Upgrades over HTTP/2 (extended CONNECT) are not
-//! forwarded: such a request is passed on as an ordinary one.
+//! and [`tunnel`] carries the bytes from then on. Upgrades over HTTP/2 (extended CONNECT) are not offered:
+//! svcgate's HTTP/2 server does not enable them. A `CONNECT` of any other kind is refused with a 405: svcgate is
+//! no forward proxy.
 
 use http::header::{HeaderValue, CONNECTION, EXPECT, UPGRADE};
-use http::{Request, Response, StatusCode, Version};
+use http::{Method, Request, Response, StatusCode, Version};
 use hyper::body::Incoming;
 use tracing::Instrument;
 
@@ -19,6 +20,9 @@ use crate::backend::tunnel::{self, TunnelEnd};
 use crate::backend::upstream::{add_forwarding_headers, strip_hop_by_hop, Upstream};
 use crate::http::body::{self, Body};
 use crate::http::error::GatewayError;
+
+/// The `Allow` header of a refused `CONNECT`: the methods the backend's API and web interface use.
+const FORWARDED_METHODS: &str = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
 
 /// Forwards `request` unchanged to the backend and streams the answer back; a protocol upgrade the backend
 /// accepts becomes a tunnel between the client and the backend.
@@ -57,13 +61,18 @@ where
 }
 
 /// Readies a client's request head for the backend: its target, less the hop-by-hop headers and `Expect`, plus
-/// the forwarding headers. Answers the host the client addressed.
+/// the forwarding headers. Answers the host the client addressed; refuses `CONNECT`.
 fn prepare(
     upstream: &Upstream,
     parts: &mut http::request::Parts,
     context: &RequestContext,
     target: Option<&str>,
 ) -> Result<Option<HeaderValue>, GatewayError> {
+    if parts.method == Method::CONNECT {
+        // svcgate stands in for one backend and opens no tunnels to elsewhere: passed on, the request would reach
+        // the backend as `CONNECT /`, and a 2xx to it would turn the client's connection into a tunnel.
+        return Err(GatewayError::MethodNotAllowed(FORWARDED_METHODS));
+    }
     let uri = match (target, parts.uri.path_and_query()) {
         (Some(target), _) => upstream.uri(target)?,
         (None, Some(own)) => upstream.uri_for_target(own)?,

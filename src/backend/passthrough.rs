@@ -21,7 +21,8 @@ use crate::backend::upstream::{add_forwarding_headers, strip_hop_by_hop, Upstrea
 use crate::http::body::{self, Body};
 use crate::http::error::GatewayError;
 
-/// The `Allow` header of a refused `CONNECT`: the methods the backend's API and web interface use.
+/// The `Allow` header of a refused `CONNECT`: the methods the backend's API and web interface use (any method but
+/// `CONNECT` is passed on; these are the ones a client of the service needs).
 const FORWARDED_METHODS: &str = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
 
 /// Forwards `request` unchanged to the backend and streams the answer back; a protocol upgrade the backend

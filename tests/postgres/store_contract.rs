@@ -369,7 +369,7 @@ async fn incidents_are_queued_claimed_once_and_closed(store: &dyn Store) {
         .unwrap();
     assert_eq!(due.len(), 1);
     assert_eq!(due[0].kind, "close_incident");
-    store
+    assert!(store
         .outbox_retry(
             due[0].id,
             due[0].claim.clone(),
@@ -377,7 +377,7 @@ async fn incidents_are_queued_claimed_once_and_closed(store: &dyn Store) {
             "502".to_owned(),
         )
         .await
-        .unwrap();
+        .unwrap());
     assert!(store
         .outbox_due("2026-11-24T10:08:00.000Z".to_owned(), OUTBOX_LEASE, 10)
         .await

@@ -14,6 +14,7 @@ use hyper::body::Incoming;
 use serde_json::json;
 
 use super::apply::{self, AnswerEntry};
+use super::form::{self, FormError};
 use super::formats::{Catalog, Delivery, Reading};
 use super::integrations::{Integration, Registry, Target};
 use super::kinds;
@@ -107,6 +108,9 @@ pub enum IntakeError {
     /// The body's stream failed before it ended (400).
     #[error("the payload could not be read")]
     Unreadable,
+    /// A form body (for a format whose senders post one) did not give its JSON field (400).
+    #[error(transparent)]
+    Form(#[from] FormError),
     /// The body is not usable JSON (400) or not an alert (422).
     #[error(transparent)]
     Payload(#[from] PayloadError),
@@ -137,7 +141,7 @@ impl IntakeError {
                 StatusCode::SERVICE_UNAVAILABLE
             }
             IntakeError::TimedOut(_) | IntakeError::Stalled(_) => StatusCode::REQUEST_TIMEOUT,
-            IntakeError::Unreadable => StatusCode::BAD_REQUEST,
+            IntakeError::Unreadable | IntakeError::Form(_) => StatusCode::BAD_REQUEST,
             IntakeError::Payload(error) => error.status(),
             IntakeError::RateLimited { prometheus: true, .. } => StatusCode::SERVICE_UNAVAILABLE,
             IntakeError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
@@ -155,6 +159,7 @@ impl IntakeError {
             IntakeError::Busy(_) => "busy",
             IntakeError::TimedOut(_) | IntakeError::Stalled(_) => "timeout",
             IntakeError::Unreadable => "invalid_json",
+            IntakeError::Form(_) => "invalid_form",
             IntakeError::Payload(error) => error.code(),
             IntakeError::RateLimited { .. } => "rate_limited",
             IntakeError::StoreUnavailable(_) => "store_unavailable",
@@ -391,7 +396,9 @@ impl Intake {
         if !key_in_head && !reception.key_may_be_in_body() {
             return Err(IntakeError::Unauthorized);
         }
-        if reception.needs_json_label() && !is_json(&parts.headers) {
+        // A format whose senders may post a form (Uptime Kuma's form preset) reads its JSON from the named field.
+        let form_field = reception.form_field().filter(|_| form::is_form(&parts.headers));
+        if reception.needs_json_label() && !is_json(&parts.headers) && form_field.is_none() {
             return Err(IntakeError::UnsupportedMediaType);
         }
         let (bytes, _held) = if key_in_head {
@@ -449,6 +456,11 @@ impl Intake {
                 return Err(IntakeError::Unauthorized);
             }
             read
+        };
+        let bytes = match form_field {
+            // The field's copy replaces the body, which it cannot outgrow: the body's count in the budget covers it.
+            Some(field) => form::field(&parts.headers, bytes, field).await?,
+            None => bytes,
         };
         let delivery = Delivery {
             body: &bytes,

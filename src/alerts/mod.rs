@@ -2,7 +2,7 @@
 //! resolves and stores them itself, and serves their management API.
 //!
 //! Modules: [`kinds`] (every kind of integration, listed once), [`integrations`] (kinds, addresses, the in-memory registry; tokens sealed by [`crate::util::secret`]),
-//! [`intake`] (the receiving endpoint's checks in order), [`reception`] (how each format is received), [`lookup`] (request ids a sender looks up), [`ratelimit`], [`store_failures`] (their log). The alert model, pure: [`payload`] (the
+//! [`intake`] (the receiving endpoint's checks in order), [`reception`] (how each format is received), [`form`] (a JSON payload posted as a form's field), [`lookup`] (request ids a sender looks up), [`ratelimit`], [`store_failures`] (their log). The alert model, pure: [`payload`] (the
 //! body as JSON), [`generic`] with [`mapping`] and [`members`], [`prometheus`], and [`formats`] (senders' native
 //! formats as data files), each into [`normalized`] alerts, grouped by [`fingerprint`]. [`apply`] (alerts into the store, where [`crate::store::lifecycle`] decides what
 //! each does, and the answer), [`outbox`] (incidents through the backend), [`manage`] (the operations on integrations and alerts, typed, shared
@@ -17,6 +17,7 @@
 pub mod api;
 pub mod apply;
 pub mod fingerprint;
+pub mod form;
 pub mod format_choices;
 pub mod formats;
 pub mod generic;

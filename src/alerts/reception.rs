@@ -126,6 +126,14 @@ impl Reception {
         }
     }
 
+    /// The field of a `multipart/form-data` body that holds the JSON, when the format takes forms.
+    pub fn form_field(&self) -> Option<&str> {
+        match self {
+            Reception::Format(format) => format.form_field(),
+            Reception::Code(_) => None,
+        }
+    }
+
     /// Reads a delivery into what it means.
     pub fn read(
         &self,

@@ -388,3 +388,71 @@ async fn a_confirmation_address_outside_the_senders_own_hosts_is_refused_and_not
         shown.body
     );
 }
+
+/// A `multipart/form-data` body as Node's `form-data` package (Uptime Kuma's) writes it, one text field a part.
+fn form_body(boundary: &str, fields: &[(&str, &str)]) -> String {
+    let mut body = String::new();
+    for (name, value) in fields {
+        body.push_str(&format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
+        ));
+    }
+    body.push_str(&format!("--{boundary}--\r\n"));
+    body
+}
+
+#[tokio::test]
+async fn uptime_kumas_form_preset_is_read_from_its_data_field_and_other_forms_are_refused() {
+    let world = AlertWorld::new().await;
+    let (url, key) = world.endpoint("uptime_kuma").await;
+    let bearer = format!("Bearer {key}");
+    let boundary = "--------------------------836592018374652910384756";
+    let form = format!("multipart/form-data; boundary={boundary}");
+    let down = include_str!("../fixtures/formats/uptime_kuma/firing-1.json");
+
+    let answer = post_as(
+        &url,
+        &[("authorization", &bearer)],
+        &form,
+        &form_body(boundary, &[("data", down)]),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    let open = alerts(&world).await;
+    assert_eq!(open.len(), 1, "{open:?}");
+    assert_eq!(open[0]["status"], json!("triggered"));
+    assert_eq!(open[0]["monitoring_tool"], json!("Uptime Kuma"));
+
+    // A form without the field, one cut short, or one with no boundary: 400 in the intake's shape, nothing kept.
+    for (content_type, body) in [
+        (form.clone(), form_body(boundary, &[("payload", down)])),
+        (
+            form.clone(),
+            form_body(boundary, &[("data", down)])[..60].to_owned(),
+        ),
+        (
+            "multipart/form-data".to_owned(),
+            form_body(boundary, &[("data", down)]),
+        ),
+    ] {
+        let answer = post_as(&url, &[("authorization", &bearer)], &content_type, &body).await;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{:?}", answer.body);
+        assert_eq!(answer.json()["error"], json!("invalid_form"), "{:?}", answer.body);
+    }
+    // A format whose senders post no forms keeps its 415.
+    let (grafana, grafana_key) = world.endpoint("grafana").await;
+    let answer = post_as(
+        &grafana,
+        &[("authorization", &format!("Bearer {grafana_key}"))],
+        &form,
+        &form_body(boundary, &[("data", "{}")]),
+    )
+    .await;
+    assert_eq!(
+        answer.status,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "{:?}",
+        answer.body
+    );
+    assert_eq!(alerts(&world).await.len(), 1);
+}

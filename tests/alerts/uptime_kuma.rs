@@ -1,7 +1,8 @@
-//! A real sender: Uptime Kuma (from npm, installed by `./test.sh`) with a Webhook notification posting its JSON
-//! preset to an HTTP Endpoint of svcgate whose payload format is `uptime_kuma`, and an HTTP monitor of a small
-//! target this test stops and restarts. Its test message is answered and ignored; the monitor going down
-//! triggers an alert mapped as `formats/uptime_kuma.toml` says, and coming back up resolves it.
+//! A real sender: Uptime Kuma (from npm, installed by `./test.sh`) with two Webhook notifications, one posting its
+//! JSON preset and one its multipart/form-data preset (the same JSON as the form's `data` field), each to an HTTP
+//! Endpoint of svcgate whose payload format is `uptime_kuma`, and an HTTP monitor of a small target this test
+//! stops and restarts. Their test messages are answered and ignored; the monitor going down triggers an alert at
+//! each endpoint, mapped as `formats/uptime_kuma.toml` says, and coming back up resolves both.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::{Duration, Instant};
@@ -108,58 +109,82 @@ async fn wait_for(
 }
 
 #[tokio::test]
-async fn uptime_kuma_monitor_going_down_triggers_an_alert_and_coming_back_up_resolves_it() {
+async fn uptime_kuma_monitor_going_down_triggers_an_alert_and_coming_back_up_resolves_it_as_json_and_as_a_form(
+) {
     let world = AlertWorld::new().await;
-    let made = world
-        .integration(
-            json!({"type": "http", "name": "Uptime Kuma", "payload_format": "uptime_kuma", "active": true}),
-        )
-        .await;
+    let endpoint =
+        |name: &str| json!({"type": "http", "name": name, "payload_format": "uptime_kuma", "active": true});
+    let as_json = world.integration(endpoint("Uptime Kuma")).await;
+    let as_form = world.integration(endpoint("Uptime Kuma (form)")).await;
     let mut target = Target::start().await;
     let kuma = start_uptime_kuma().await;
     let setup = kuma
         .set_up(
-            made["url"].as_str().unwrap(),
-            made["token"].as_str().unwrap(),
+            as_json["url"].as_str().unwrap(),
+            as_json["token"].as_str().unwrap(),
+            Some((
+                as_form["url"].as_str().unwrap(),
+                as_form["token"].as_str().unwrap(),
+            )),
             &target.url(),
             "Shop API",
             "ci",
         )
         .await;
-    // Uptime Kuma counts only a 2xx answer as sent; its test message carries no heartbeat and makes no alert.
+    // Uptime Kuma counts only a 2xx answer as sent; its test messages carry no heartbeat and make no alert.
     assert_eq!(setup["test"]["msg"], json!("Sent Successfully."), "{setup}");
+    assert_eq!(setup["form_test"]["msg"], json!("Sent Successfully."), "{setup}");
     assert!(alerts(&world).await.is_empty());
 
+    // Grouping is per integration: each endpoint keeps an alert of its own for the one monitor.
     target.stop().await;
-    let fired = wait_for(&world, &kuma, "the monitor's down alert", |alerts| {
-        !alerts.is_empty()
-    })
+    let fired = wait_for(
+        &world,
+        &kuma,
+        "the monitor's down alert at both endpoints",
+        |alerts| alerts.len() >= 2,
+    )
     .await;
-    assert_eq!(fired.len(), 1, "{fired:?}");
-    let alert = &fired[0];
-    assert_eq!(alert["status"], json!("triggered"), "{alert}");
-    assert_eq!(alert["title"], json!("Shop API"));
-    assert!(
-        alert["description"].as_str().unwrap().contains("ECONNREFUSED"),
-        "{alert}"
-    );
-    assert_eq!(alert["severity"], json!("high"));
-    assert_eq!(alert["hosts"], json!(["127.0.0.1"]));
-    assert_eq!(alert["service"], json!("Shop API"));
-    assert_eq!(alert["monitoring_tool"], json!("Uptime Kuma"));
-    assert_eq!(alert["environment"], json!("ci"));
-    assert!(alert["ended_at"].is_null(), "{alert}");
+    assert_eq!(fired.len(), 2, "{fired:?}");
+    for alert in &fired {
+        assert_eq!(alert["status"], json!("triggered"), "{alert}");
+        assert_eq!(alert["title"], json!("Shop API"));
+        assert!(
+            alert["description"].as_str().unwrap().contains("ECONNREFUSED"),
+            "{alert}"
+        );
+        assert_eq!(alert["severity"], json!("high"));
+        assert_eq!(alert["hosts"], json!(["127.0.0.1"]));
+        assert_eq!(alert["service"], json!("Shop API"));
+        assert_eq!(alert["monitoring_tool"], json!("Uptime Kuma"));
+        assert_eq!(alert["environment"], json!("ci"));
+        assert!(alert["ended_at"].is_null(), "{alert}");
+    }
 
     target.restart().await;
-    let resolved = wait_for(&world, &kuma, "the monitor's up to resolve it", |alerts| {
-        alerts.iter().any(|alert| alert["status"] == json!("resolved"))
+    let resolved = wait_for(&world, &kuma, "the monitor's up to resolve both", |alerts| {
+        alerts
+            .iter()
+            .filter(|alert| alert["status"] == json!("resolved"))
+            .count()
+            == 2
     })
     .await;
     assert_eq!(
         resolved.len(),
-        1,
-        "coming back up resolves the same alert: {resolved:?}"
+        2,
+        "coming back up resolves the same two alerts: {resolved:?}"
     );
-    assert_eq!(resolved[0]["iid"], alert["iid"]);
-    assert!(resolved[0]["ended_at"].is_string(), "{}", resolved[0]);
+    let iids = |alerts: &[Value]| {
+        let mut iids: Vec<u64> = alerts
+            .iter()
+            .map(|alert| alert["iid"].as_u64().unwrap())
+            .collect();
+        iids.sort_unstable();
+        iids
+    };
+    assert_eq!(iids(&resolved), iids(&fired));
+    for alert in &resolved {
+        assert!(alert["ended_at"].is_string(), "{alert}");
+    }
 }

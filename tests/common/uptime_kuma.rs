@@ -102,14 +102,16 @@ impl UptimeKuma {
         )
     }
 
-    /// Runs `tests/uptime-kuma/setup.py`: the first user, a Webhook notification posting to `webhook_url` with
-    /// `Authorization: Bearer <key>` (its test message sent once), and an HTTP monitor of `target_url` named
-    /// `name` and tagged `env=<environment>`, returning once its first check saw the target up. Answers the
-    /// script's JSON (`monitor_id`, `notification_id`, `test`).
+    /// Runs `tests/uptime-kuma/setup.py`: the first user, a Webhook notification posting the JSON preset to
+    /// `webhook_url` with `Authorization: Bearer <key>`, and with `form` (an address and its key) a second one
+    /// posting the multipart/form-data preset there (each test message sent once), and an HTTP monitor of
+    /// `target_url` named `name` and tagged `env=<environment>` with both, returning once its first check saw the
+    /// target up. Answers the script's JSON (`monitor_id`, `notification_id`, `test`, `form_test`).
     pub async fn set_up(
         &self,
         webhook_url: &str,
         key: &str,
+        form: Option<(&str, &str)>,
         target_url: &str,
         name: &str,
         environment: &str,
@@ -129,6 +131,9 @@ impl UptimeKuma {
             name,
             environment,
         ]);
+        if let Some((form_url, form_key)) = form {
+            command.args([form_url, form_key]);
+        }
         let output = tokio::task::spawn_blocking(move || command.output().unwrap())
             .await
             .unwrap();

@@ -135,6 +135,7 @@ pub(super) fn compile_file(
             origin,
             success_status: protocol.success_status,
             json_whatever_content_type: protocol.json_whatever_content_type,
+            form_field: protocol.form_field,
             key_in_body: protocol.key_in_body,
             auth: protocol.auth,
             answer: protocol.answer,
@@ -150,6 +151,7 @@ pub(super) fn compile_file(
 struct Protocol {
     success_status: http::StatusCode,
     json_whatever_content_type: bool,
+    form_field: Option<String>,
     key_in_body: Option<Path>,
     auth: Vec<AuthScheme>,
     answer: Option<Value>,
@@ -264,9 +266,19 @@ fn compile_receive(raw: &RawReceive, errors: &mut Errors<'_>) -> Option<Protocol
             ),
         }
     }
+    let form_field = raw.form_field.as_ref().and_then(|field| {
+        let name = field.get_ref().trim();
+        if name.is_empty() {
+            errors.at(field.span(), "form_field names no field".to_owned());
+            None
+        } else {
+            Some(name.to_owned())
+        }
+    });
     (errors.found.len() == before).then_some(Protocol {
         success_status,
         json_whatever_content_type: raw.json_whatever_content_type,
+        form_field,
         key_in_body,
         auth,
         answer,

@@ -206,6 +206,7 @@ pub struct Format {
     pub(super) origin: Origin,
     pub(super) success_status: http::StatusCode,
     pub(super) json_whatever_content_type: bool,
+    pub(super) form_field: Option<String>,
     pub(super) key_in_body: Option<Path>,
     pub(super) auth: Vec<AuthScheme>,
     pub(super) answer: Option<Value>,
@@ -377,6 +378,12 @@ impl Format {
     /// Whether the body is read as JSON whatever its `Content-Type` says (SNS labels it text).
     pub fn body_is_json_whatever_content_type(&self) -> bool {
         self.json_whatever_content_type
+    }
+
+    /// The field of a `multipart/form-data` body that holds the JSON (Uptime Kuma's form preset: `data`), if the
+    /// format's senders may post a form.
+    pub fn form_field(&self) -> Option<&str> {
+        self.form_field.as_deref()
     }
 
     /// The names of the format's variants, in the order they are tried.

@@ -50,6 +50,8 @@ pub(super) struct RawReceive {
     /// Read the body as JSON whatever its `Content-Type` says.
     #[serde(default)]
     pub json_whatever_content_type: bool,
+    /// The field of a `multipart/form-data` body that holds the JSON, for senders that post a form.
+    pub form_field: Option<Spanned<String>>,
     /// A path from `$` to the sender's key, for senders that put it in the body.
     pub key_in_body: Option<Spanned<String>>,
     /// Schemes besides Bearer: `{ header = "Authorization", scheme = "GenieKey" }`, `{ header = "X-API-Key" }`,

@@ -57,9 +57,26 @@ pub struct Outbox {
     pub metrics: Arc<Metrics>,
 }
 
+/// The shortest `outbox_lease` in which an incident call always fits before it is cut: a search and a create, each
+/// taking up to `backend_timeout`, within the three quarters of the lease an attempt is given.
+pub fn lease_for(backend_timeout: Duration) -> Duration {
+    backend_timeout.saturating_mul(2).saturating_mul(4) / 3
+}
+
 impl Outbox {
     /// Runs until the task is dropped.
     pub async fn run(self) {
+        let backend_timeout = self.upstream.backend_timeout();
+        if self.settings.lease < lease_for(backend_timeout) {
+            tracing::warn!(
+                outbox_lease = %humantime::format_duration(self.settings.lease),
+                backend_timeout = %humantime::format_duration(backend_timeout),
+                enough = %humantime::format_duration(lease_for(backend_timeout)),
+                "outbox: an incident call (a search and a create, each up to backend_timeout) may outlast three \
+                 quarters of outbox_lease, where it is cut and tried again; an outbox_lease of `enough` leaves \
+                 it room"
+            );
+        }
         let mut next_sweep = Instant::now();
         loop {
             if Instant::now() >= next_sweep {

@@ -194,7 +194,7 @@ options! {
     /// Token the gateway uses for its own backend calls.
     service_token: Text,
     /// How long a replica owns an incident call it claimed before another may take it over.
-    outbox_lease: NonzeroDuration = "2m",
+    outbox_lease: NonzeroDuration = "3m",
     /// How long finished incident calls are kept before they are removed.
     outbox_keep_done: NonzeroDuration = "30d",
     /// `free` or `premium` alert features.

@@ -323,3 +323,19 @@ fn every_option_is_accepted_by_the_file_layer() {
         RawConfig::from_toml(&format!("{name} = {value}"), "t.toml").unwrap();
     }
 }
+
+#[test]
+fn the_default_outbox_lease_is_the_stores_and_holds_an_incident_call_at_the_default_backend_timeout() {
+    let config = Config::from_raw(RawConfig {
+        dev: Some(true),
+        ..RawConfig::default()
+    })
+    .unwrap();
+    assert_eq!(config.outbox.lease, crate::store::OUTBOX_LEASE);
+    assert!(config.outbox.lease >= crate::alerts::outbox::lease_for(config.backend.timeout));
+    // A search and a create of 60 s each take 120 s, three quarters of 160 s.
+    assert_eq!(
+        crate::alerts::outbox::lease_for(Duration::from_secs(60)),
+        Duration::from_secs(160)
+    );
+}

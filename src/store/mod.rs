@@ -123,9 +123,9 @@ pub enum StoreError {
 }
 
 /// How long a process owns an outbox call it claimed unless `outbox_lease` says otherwise; after that, another
-/// replica (or this one, restarted) may take it over. Longer than any one incident call can take (the backend
-/// timeout and its retries).
-pub const OUTBOX_LEASE: std::time::Duration = std::time::Duration::from_secs(120);
+/// replica (or this one, restarted) may take it over. Three quarters of it hold an incident call's search and
+/// create at the default `backend_timeout` (60 s) each.
+pub const OUTBOX_LEASE: std::time::Duration = std::time::Duration::from_secs(180);
 
 /// Compares the key fingerprint a store recorded with the one of the key given (both stores' `check_key`).
 fn same_key(stored: String, given: &str) -> Result<(), StoreError> {

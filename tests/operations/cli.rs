@@ -564,15 +564,15 @@ fn every_relation_the_readme_states_between_options_is_checked_at_start() -> any
             "1m must be longer than backend_timeout (1m)",
         ),
         (
-            &[("SVCGATE_BACKEND_TIMEOUT", "3m")][..],
+            &[("SVCGATE_BACKEND_TIMEOUT", "4m")][..],
             "outbox_lease",
-            "2m must be longer than backend_timeout (3m)",
+            "3m must be longer than backend_timeout (4m)",
         ),
         // outbox_keep_done: "at least `outbox_lease`".
         (
             &[("SVCGATE_OUTBOX_KEEP_DONE", "90s")][..],
             "outbox_keep_done",
-            "1m 30s must be at least outbox_lease (2m)",
+            "1m 30s must be at least outbox_lease (3m)",
         ),
         // A largest body above its whole memory budget could never be read: 503 "retry shortly" for ever.
         (

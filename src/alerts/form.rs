@@ -2,7 +2,9 @@
 //! multipart/form-data": the whole JSON in a field named `data`), for a format whose `form_field` names it.
 //!
 //! The body has been read whole, within the intake's limits, before it gets here; [`multer`] (the form parser
-//! axum uses) splits it. Only the named field's bytes are kept: other fields, and files, are skipped.
+//! axum uses) splits it. It copies the body into its own buffer once, and the field is a slice of that buffer
+//! (a field that came in several chunks is joined): only the named field's bytes stay held; other fields, and
+//! files, are skipped.
 
 use bytes::Bytes;
 use http::HeaderMap;
@@ -36,9 +38,16 @@ pub async fn field(headers: &HeaderMap, body: Bytes, name: &str) -> Result<Bytes
     let whole = futures_util::stream::once(async move { Ok::<_, std::convert::Infallible>(body) });
     let mut form = multer::Multipart::new(whole, boundary);
     let malformed = |error: multer::Error| FormError::Malformed(error.to_string());
-    while let Some(field) = form.next_field().await.map_err(malformed)? {
+    while let Some(mut field) = form.next_field().await.map_err(malformed)? {
         if field.name() == Some(name) {
-            return field.bytes().await.map_err(malformed);
+            let mut chunks = Vec::new();
+            while let Some(chunk) = field.chunk().await.map_err(malformed)? {
+                chunks.push(chunk);
+            }
+            return Ok(match chunks.len() {
+                1 => chunks.swap_remove(0),
+                _ => Bytes::from(chunks.concat()),
+            });
         }
     }
     Err(FormError::NoField(name.to_owned()))
@@ -119,16 +128,28 @@ mod tests {
     }
 
     proptest! {
-        /// Any bytes after a form's head are an answer, never a panic, and a well-formed form always gives its
-        /// field back byte for byte.
+        /// Any bytes after a form's opening boundary, and any well-formed form cut short or with a byte changed,
+        /// are an answer, never a panic; a well-formed form always gives its field back byte for byte.
         #[test]
         fn any_body_is_an_answer_and_any_field_comes_back_whole(
             junk in proptest::collection::vec(any::<u8>(), 0..512),
+            cut in any::<prop::sample::Index>(),
+            changed in any::<prop::sample::Index>(),
+            byte in any::<u8>(),
             value in proptest::collection::vec(any::<u8>(), 0..512),
         ) {
             let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
             let headers = labelled(&format!("multipart/form-data; boundary={BOUNDARY}"));
-            let _ = runtime.block_on(field(&headers, Bytes::from(junk), "data"));
+            let mut after_head = format!("--{BOUNDARY}\r\n").into_bytes();
+            after_head.extend_from_slice(&junk);
+            let _ = runtime.block_on(field(&headers, Bytes::from(after_head), "data"));
+            let whole = form(BOUNDARY, &[("other", b"x"), ("data", &junk), ("after", b"y")]);
+            let mut mutated = whole.clone();
+            let at = changed.index(mutated.len());
+            mutated[at] = byte;
+            let _ = runtime.block_on(field(&headers, Bytes::from(mutated), "data"));
+            let short = whole[..cut.index(whole.len())].to_vec();
+            let _ = runtime.block_on(field(&headers, Bytes::from(short), "data"));
             // A value holding the boundary line itself would end the part early: the sender's encoder picks a
             // boundary its values do not hold, so such a value is not one a form carries.
             let delimiter = format!("\r\n--{BOUNDARY}");

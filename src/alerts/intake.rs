@@ -458,7 +458,9 @@ impl Intake {
             read
         };
         let bytes = match form_field {
-            // The field's copy replaces the body, which it cannot outgrow: the body's count in the budget covers it.
+            // multer copies the body into its own buffer as it starts (for the length of that copy the form is held
+            // twice) and the field is a slice of that buffer: what stays held is never more than the body's count
+            // in the budget.
             Some(field) => form::field(&parts.headers, bytes, field).await?,
             None => bytes,
         };

@@ -146,6 +146,11 @@ async fn uptime_kuma_monitor_going_down_triggers_an_alert_and_coming_back_up_res
     )
     .await;
     assert_eq!(fired.len(), 2, "{fired:?}");
+    let mut from: Vec<&Value> = fired.iter().map(|alert| &alert["integration_id"]).collect();
+    from.sort_by_key(|id| id.as_u64());
+    let mut endpoints = vec![&as_json["id"], &as_form["id"]];
+    endpoints.sort_by_key(|id| id.as_u64());
+    assert_eq!(from, endpoints, "one alert from each endpoint, the form's too");
     for alert in &fired {
         assert_eq!(alert["status"], json!("triggered"), "{alert}");
         assert_eq!(alert["title"], json!("Shop API"));

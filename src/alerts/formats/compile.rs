@@ -267,12 +267,19 @@ fn compile_receive(raw: &RawReceive, errors: &mut Errors<'_>) -> Option<Protocol
         }
     }
     let form_field = raw.form_field.as_ref().and_then(|field| {
-        let name = field.get_ref().trim();
+        let name = field.get_ref();
         if name.is_empty() {
-            errors.at(field.span(), "form_field names no field".to_owned());
+            errors.at(field.span(), "form_field: expected a field name");
+            None
+        } else if raw.key_in_body.is_some() {
+            // The key would have to be found in a form before the form's sender is known: not offered.
+            errors.at(
+                field.span(),
+                "form_field: a format whose key travels in the body (key_in_body) takes no forms",
+            );
             None
         } else {
-            Some(name.to_owned())
+            Some(name.clone())
         }
     });
     (errors.found.len() == before).then_some(Protocol {

@@ -300,7 +300,7 @@ fn check(text: &str) -> Vec<String> {
 
 #[test]
 fn checker_errors_name_file_and_line_and_what_was_expected() {
-    let cases: [(&str, &str); 14] = [
+    let cases: [(&str, &str); 16] = [
         ("description = \"x\"\nlist = 5\n", "broken.toml:2: "),
         (
             "description = \"x\"\nbogus = 1\n",
@@ -341,6 +341,14 @@ fn checker_errors_name_file_and_line_and_what_was_expected() {
         (
             "description = \"x\"\n\n[[receive.route]]\nsuffix = \"v2/{alias\"\n",
             "broken.toml:3: route suffix \"v2/{alias\": expected \"\" or a suffix starting with /",
+        ),
+        (
+            "description = \"x\"\n[receive]\nform_field = \"\"\n",
+            "broken.toml:3: form_field: expected a field name",
+        ),
+        (
+            "description = \"x\"\n[receive]\nkey_in_body = \"$.key\"\nform_field = \"data\"\n",
+            "broken.toml:4: form_field: a format whose key travels in the body (key_in_body) takes no forms",
         ),
         (
             "description = \"x\"\n[receive]\nauth = [{ scheme = \"Key\" }]\n",

@@ -55,6 +55,9 @@ pub struct Probes<'a> {
 /// How long one backend probe waits for an answer.
 const BACKEND_PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// The most of the probe's answer body that is read (`/api/v4/version` answers a few dozen bytes).
+const PROBE_BODY_BYTES: usize = 64 << 10;
+
 /// How often, at most, the backend is probed.
 pub const BACKEND_PROBE_INTERVAL: Duration = Duration::from_secs(5);
 
@@ -200,8 +203,16 @@ async fn backend_reachable(upstream: &Upstream) -> Result<(), String> {
         .map_err(|error| error.to_string())?;
     let mut request = http::Request::new(body::empty());
     *request.uri_mut() = uri;
-    match tokio::time::timeout(BACKEND_PROBE_TIMEOUT, upstream.send(request)).await {
-        Ok(Ok(_)) => Ok(()),
+    let probe = async {
+        let answer = upstream.send(request).await?;
+        // The head says the backend is up. Its small body is read to the end as well (a failure there changes
+        // nothing), so that the connection goes back to the pool: a body dropped unread closes it, and every probe
+        // would then cost the backend a new connection (with a TLS backend, a handshake).
+        drop(upstream.read_body(answer.into_body(), PROBE_BODY_BYTES).await);
+        Ok::<_, crate::http::error::GatewayError>(())
+    };
+    match tokio::time::timeout(BACKEND_PROBE_TIMEOUT, probe).await {
+        Ok(Ok(())) => Ok(()),
         Ok(Err(error)) => Err(error.to_string()),
         Err(_) => Err(format!("no answer within {BACKEND_PROBE_TIMEOUT:?}")),
     }

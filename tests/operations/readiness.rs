@@ -1,7 +1,8 @@
 //! Readiness as a load balancer reads it, over real sockets: it fails from the moment shutdown begins while the
 //! listener stays open for `shutdown_delay` and in-flight requests complete, and it does not fail when the backend
 //! is down (the backend's state is reported beside, and alert intake keeps answering); it fails while the data
-//! disk is full, and passes again a second after space is freed.
+//! disk is full, and passes again a second after space is freed. The backend probe behind it keeps to one pooled
+//! backend connection.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::{Duration, Instant};
@@ -249,4 +250,30 @@ async fn readiness_fails_while_the_data_disk_is_full_and_recovers_without_a_rest
         post_alert(url, key, &json!({"title": "after"})).await.status,
         StatusCode::OK
     );
+}
+
+/// The backend probe behind readiness reads its small answer to the end, so the next probe reuses the pooled
+/// connection: a probe every few seconds costs the backend no new connection (nor, over TLS, a handshake) each time.
+#[tokio::test]
+async fn backend_probes_reuse_one_pooled_connection() {
+    let origin = Origin::start().await;
+    let gateway = TestGateway::start(&origin.url()).await;
+    let base = gateway.url();
+    within(10, "the first probe's finding", async {
+        while readiness(&base).await.unwrap().1["backend"] != json!("ok") {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    // The next readiness request after the probe interval starts a second probe.
+    tokio::time::sleep(svcgate::server::internal::BACKEND_PROBE_INTERVAL + Duration::from_millis(200)).await;
+    let (status, _) = readiness(&base).await.unwrap();
+    assert_eq!(status, StatusCode::OK);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        origin.connections.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "both probes went over one backend connection"
+    );
+    gateway.stop().await;
 }

@@ -276,6 +276,17 @@ async fn opsgenie_clients_create_with_a_geniekey_and_close_by_alias_in_the_addre
     assert_eq!(other.status, StatusCode::UNAUTHORIZED, "{:?}", other.body);
 
     let alias = "6f0f3b1c2a8d4e5f9b7c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f2a";
+    // A close by Opsgenie's own id is answered as Opsgenie answers it, and closes nothing: the id is never read as
+    // an alias (here the alias itself, which an id of that name must not close).
+    let by_id = post_as(
+        &format!("{url}/v2/alerts/{alias}/close?identifierType=id"),
+        &[("authorization", &genie)],
+        "application/json",
+        r#"{"source": "a script", "note": "Resolved"}"#,
+    )
+    .await;
+    assert_eq!(by_id.status, StatusCode::ACCEPTED, "{:?}", by_id.body);
+    assert_eq!(alerts(&world).await[0]["status"], json!("triggered"));
     let close = post_as(
         &format!("{url}/v2/alerts/{alias}/close?identifierType=alias"),
         &[("authorization", &genie)],

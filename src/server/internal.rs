@@ -203,17 +203,16 @@ async fn backend_reachable(upstream: &Upstream) -> Result<(), String> {
         .map_err(|error| error.to_string())?;
     let mut request = http::Request::new(body::empty());
     *request.uri_mut() = uri;
-    let probe = async {
-        let answer = upstream.send(request).await?;
-        // The head says the backend is up. Its small body is read to the end as well (a failure there changes
-        // nothing), so that the connection goes back to the pool: a body dropped unread closes it, and every probe
-        // would then cost the backend a new connection (with a TLS backend, a handshake).
-        drop(upstream.read_body(answer.into_body(), PROBE_BODY_BYTES).await);
-        Ok::<_, crate::http::error::GatewayError>(())
+    let deadline = tokio::time::Instant::now() + BACKEND_PROBE_TIMEOUT;
+    let answer = match tokio::time::timeout_at(deadline, upstream.send(request)).await {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(error)) => return Err(error.to_string()),
+        Err(_) => return Err(format!("no answer within {BACKEND_PROBE_TIMEOUT:?}")),
     };
-    match tokio::time::timeout(BACKEND_PROBE_TIMEOUT, probe).await {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(error)) => Err(error.to_string()),
-        Err(_) => Err(format!("no answer within {BACKEND_PROBE_TIMEOUT:?}")),
-    }
+    // The head alone says the backend is up. Its small body is read to the end as well, within what is left of the
+    // probe's time (a failure or a timeout there changes nothing), so that the connection goes back to the pool: a
+    // body dropped unread closes it, and every probe would then cost the backend a new connection (with a TLS
+    // backend, a handshake).
+    drop(tokio::time::timeout_at(deadline, upstream.read_body(answer.into_body(), PROBE_BODY_BYTES)).await);
+    Ok(())
 }

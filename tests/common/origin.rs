@@ -18,11 +18,12 @@ use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
 
-/// The origin's handle: its address, the connection count, and the gate that releases `/gated`.
+/// The origin's handle: its address, the connection and request counts, and the gate that releases `/gated`.
 #[derive(Clone)]
 pub struct Origin {
     pub address: SocketAddr,
     pub connections: Arc<AtomicUsize>,
+    pub requests: Arc<AtomicUsize>,
     pub gate: Arc<Notify>,
 }
 
@@ -126,6 +127,7 @@ impl Origin {
         let origin = Origin {
             address: listener.local_addr().unwrap(),
             connections: Arc::new(AtomicUsize::new(0)),
+            requests: Arc::new(AtomicUsize::new(0)),
             gate: Arc::new(Notify::new()),
         };
         let serving = origin.clone();
@@ -139,6 +141,7 @@ impl Origin {
                 tokio::spawn(async move {
                     let service = service_fn(move |request| {
                         let origin = origin.clone();
+                        origin.requests.fetch_add(1, Ordering::SeqCst);
                         async move { Ok::<_, Infallible>(answer(origin, request).await) }
                     });
                     let _ = auto::Builder::new(TokioExecutor::new())

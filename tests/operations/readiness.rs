@@ -269,7 +269,14 @@ async fn backend_probes_reuse_one_pooled_connection() {
     tokio::time::sleep(svcgate::server::internal::BACKEND_PROBE_INTERVAL + Duration::from_millis(200)).await;
     let (status, _) = readiness(&base).await.unwrap();
     assert_eq!(status, StatusCode::OK);
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    let requests = || origin.requests.load(std::sync::atomic::Ordering::SeqCst);
+    within(5, "the second probe's request", async {
+        while requests() < 2 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert_eq!(requests(), 2, "one request a probe");
     assert_eq!(
         origin.connections.load(std::sync::atomic::Ordering::SeqCst),
         1,

@@ -24,6 +24,8 @@ use crate::util::time_format::format_time;
 
 /// How often the worker looks for due calls.
 const POLL: Duration = Duration::from_millis(500);
+/// The most calls one drain makes before the worker looks at its other work (the sweep) again.
+const DRAIN_BATCH: usize = 50;
 /// The longest wait between two attempts.
 const MAX_BACKOFF_SECONDS: u64 = 300;
 /// How often finished calls older than `keep_done` are removed (and once at start).
@@ -57,10 +59,11 @@ pub struct Outbox {
     pub metrics: Arc<Metrics>,
 }
 
-/// The shortest `outbox_lease` in which an incident call always fits before it is cut: a search and a create, each
-/// taking up to `backend_timeout`, within the three quarters of the lease an attempt is given.
+/// The shortest `outbox_lease` (in whole seconds) in which an incident call always fits before it is cut: a search
+/// and a create, each cut at `backend_timeout`, within the three quarters of the lease an attempt is given.
 pub fn lease_for(backend_timeout: Duration) -> Duration {
-    backend_timeout.saturating_mul(2).saturating_mul(4) / 3
+    let exact = backend_timeout.saturating_mul(2).saturating_mul(4) / 3;
+    Duration::from_secs(exact.as_secs() + u64::from(exact.subsec_nanos() > 0))
 }
 
 impl Outbox {
@@ -72,7 +75,7 @@ impl Outbox {
                 outbox_lease = %humantime::format_duration(self.settings.lease),
                 backend_timeout = %humantime::format_duration(backend_timeout),
                 enough = %humantime::format_duration(lease_for(backend_timeout)),
-                "outbox: an incident call (a search and a create, each up to backend_timeout) may outlast three \
+                "outbox: an incident call (a search and a create, each cut at backend_timeout) may outlast three \
                  quarters of outbox_lease, where it is cut and tried again; an outbox_lease of `enough` leaves \
                  it room"
             );
@@ -116,78 +119,85 @@ impl Outbox {
         }
     }
 
-    /// Makes every call that is due now.
+    /// Makes the calls that are due now, at most [`DRAIN_BATCH`] of them, each under a claim of its own.
     pub async fn drain(&self) {
-        let now = time::OffsetDateTime::now_utc();
-        let claimed = Instant::now();
-        let due = match self
-            .store
-            .outbox_due(format_time(now), self.settings.lease, 50)
-            .await
-        {
-            Ok(due) => due,
-            Err(error) => {
-                tracing::warn!(%error, "outbox: could not read due calls");
-                return;
-            }
-        };
-        for item in due {
-            // Past half the lease, another replica may soon take the rest over: leave them to the next claim.
-            if claimed.elapsed() > self.settings.lease / 2 {
-                break;
-            }
-            // The claim is this process's for `lease` from about `claimed`: an attempt (a search and a create,
-            // each bounded by the backend's timeouts, which may add up to more) is cut a quarter of the lease
-            // before the claim runs out (room for the outcome's write and for replicas' clocks that differ), so
-            // that no other replica has taken the call over while this one still waits on it. A cut attempt is
-            // retried like a failed one; a create the backend applied all the same is found by the next search.
-            let left = (self.settings.lease * 3 / 4).saturating_sub(claimed.elapsed());
-            let result = tokio::time::timeout(left, self.attempt(&item))
-                .await
-                .unwrap_or_else(|_| {
-                    Err(format!(
-                        "not finished within the claim's lease (outbox_lease, {}); tried again",
-                        humantime::format_duration(self.settings.lease)
-                    ))
-                });
-            self.metrics.outbox_call(&item.kind, result.is_ok());
+        for _ in 0..DRAIN_BATCH {
             let now = time::OffsetDateTime::now_utc();
-            // The outcome is recorded only under this claim: when the outcome's write comes after the lease (a
-            // slow store, a paused process), another replica may have taken the call over, and its claim stands.
-            let stored = match result {
-                Ok(incident_iid) => {
-                    tracing::info!(kind = %item.kind, alert = item.alert.id, "incident call accepted");
-                    self.store
-                        .outbox_done(
-                            item.id,
-                            item.claim.clone(),
-                            item.alert.id,
-                            incident_iid,
-                            format_time(now),
-                        )
-                        .await
-                }
+            let claimed = Instant::now();
+            // One call a claim, so that each has the whole of its lease: claimed together, the last of a batch
+            // would have only what the calls before it left. Incident calls are few; the claims cost a store
+            // round trip each.
+            let item = match self
+                .store
+                .outbox_due(format_time(now), self.settings.lease, 1)
+                .await
+            {
+                Ok(due) => match due.into_iter().next() {
+                    Some(item) => item,
+                    None => return,
+                },
                 Err(error) => {
-                    let wait = 2u64
-                        .saturating_pow(u32::try_from(item.attempts.min(16)).unwrap_or(16))
-                        .min(MAX_BACKOFF_SECONDS);
-                    let next = now + time::Duration::seconds(i64::try_from(wait).unwrap_or(300));
-                    tracing::warn!(kind = %item.kind, alert = item.alert.id, %error, retry_in_seconds = wait, "incident call failed");
-                    self.store
-                        .outbox_retry(item.id, item.claim.clone(), format_time(next), error)
-                        .await
+                    tracing::warn!(%error, "outbox: could not read due calls");
+                    return;
                 }
             };
-            match stored {
-                Ok(true) => {}
-                Ok(false) => tracing::warn!(
-                    kind = %item.kind,
-                    alert = item.alert.id,
-                    "outbox: the claim's lease (outbox_lease) ran out before the outcome was recorded; \
-                     the replica that took the call over records its own"
-                ),
-                Err(error) => tracing::warn!(%error, "outbox: could not record the outcome"),
+            self.make(item, claimed).await;
+        }
+    }
+
+    /// Makes one claimed call and records its outcome under its claim.
+    async fn make(&self, item: OutboxItem, claimed: Instant) {
+        // The claim is this process's for `lease` from about `claimed`: an attempt (a search and a create, each
+        // cut at `backend_timeout`) is cut a quarter of the lease before the claim runs out (room for the
+        // outcome's write and for replicas' clocks that differ), so that no other replica has taken the call
+        // over while this one still waits on it. A cut attempt is retried like a failed one; a create the
+        // backend applied all the same is found by the next search.
+        let left = (self.settings.lease * 3 / 4).saturating_sub(claimed.elapsed());
+        let result = tokio::time::timeout(left, self.attempt(&item))
+            .await
+            .unwrap_or_else(|_| {
+                Err(format!(
+                    "not finished within the claim's lease (outbox_lease, {}); tried again",
+                    humantime::format_duration(self.settings.lease)
+                ))
+            });
+        self.metrics.outbox_call(&item.kind, result.is_ok());
+        let now = time::OffsetDateTime::now_utc();
+        // The outcome is recorded only under this claim: when the outcome's write comes after the lease (a
+        // slow store, a paused process), another replica may have taken the call over, and its claim stands.
+        let stored = match result {
+            Ok(incident_iid) => {
+                tracing::info!(kind = %item.kind, alert = item.alert.id, "incident call accepted");
+                self.store
+                    .outbox_done(
+                        item.id,
+                        item.claim.clone(),
+                        item.alert.id,
+                        incident_iid,
+                        format_time(now),
+                    )
+                    .await
             }
+            Err(error) => {
+                let wait = 2u64
+                    .saturating_pow(u32::try_from(item.attempts.min(16)).unwrap_or(16))
+                    .min(MAX_BACKOFF_SECONDS);
+                let next = now + time::Duration::seconds(i64::try_from(wait).unwrap_or(300));
+                tracing::warn!(kind = %item.kind, alert = item.alert.id, %error, retry_in_seconds = wait, "incident call failed");
+                self.store
+                    .outbox_retry(item.id, item.claim.clone(), format_time(next), error)
+                    .await
+            }
+        };
+        match stored {
+            Ok(true) => {}
+            Ok(false) => tracing::warn!(
+                kind = %item.kind,
+                alert = item.alert.id,
+                "outbox: the claim's lease (outbox_lease) ran out before the outcome was recorded; \
+                 the replica that took the call over records its own"
+            ),
+            Err(error) => tracing::warn!(%error, "outbox: could not record the outcome"),
         }
     }
 
@@ -212,18 +222,29 @@ impl Outbox {
             "private-token",
             HeaderValue::from_str(token).map_err(|error| error.to_string())?,
         );
-        let response = self
-            .upstream
-            .send(request)
-            .await
-            .map_err(|error| error.to_string())?;
-        let status = response.status();
-        let bytes = self
-            .upstream
-            .read_body(response.into_body(), 1 << 20)
-            .await
-            .map_err(|error| error.to_string())?
-            .0;
+        // The whole call, head and body, within `backend_timeout`: what `lease_for` counts on.
+        let timeout = self.upstream.backend_timeout();
+        let whole = async {
+            let response = self
+                .upstream
+                .send(request)
+                .await
+                .map_err(|error| error.to_string())?;
+            let status = response.status();
+            let bytes = self
+                .upstream
+                .read_body(response.into_body(), 1 << 20)
+                .await
+                .map_err(|error| error.to_string())?
+                .0;
+            Ok::<_, String>((status, bytes))
+        };
+        let (status, bytes) = tokio::time::timeout(timeout, whole).await.map_err(|_| {
+            format!(
+                "no whole answer within backend_timeout ({})",
+                humantime::format_duration(timeout)
+            )
+        })??;
         if !status.is_success() {
             return Err(format!(
                 "the backend answered {status}: {}",

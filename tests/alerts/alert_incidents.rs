@@ -279,3 +279,69 @@ async fn an_incident_call_that_outlasts_its_claim_is_cut_and_tried_again_and_mak
     );
     gateway.stop().await;
 }
+
+#[tokio::test]
+async fn each_incident_call_is_claimed_on_its_own_so_a_later_one_is_not_cut_by_the_earlier_ones_time() {
+    // Every backend request takes 425 ms: an incident's search and create (about 0.87 s) fit in the 1.5 s an
+    // attempt is given (three quarters of the 2 s claim), but two of them in a row do not. Claimed together, the
+    // second call would have started before half the claim was over (1 s) with only what the first left (about
+    // 0.63 s), and been cut.
+    let sim = common::sim::start_with(svc_sim::SimOptions {
+        delay: Duration::from_millis(425),
+        ..svc_sim::SimOptions::default()
+    })
+    .await;
+    let demo = sim.seed_demo();
+    let data = tempfile::tempdir().unwrap();
+    let gateway = TestGateway::start_in(&sim.url(), data.path(), |raw| {
+        raw.service_token = Some(ADMIN.to_owned());
+        raw.backend_timeout = Some("1s".to_owned());
+        raw.outbox_lease = Some("2s".to_owned());
+    })
+    .await;
+    let api = format!("{}/-/svcgate/api/projects/{}", gateway.url(), demo.project_id);
+    let made = send_json(
+        Method::POST,
+        &format!("{api}/integrations"),
+        &demo.token,
+        json!({"type": "generic", "active": true}),
+    )
+    .await
+    .json();
+    send_json(
+        Method::PUT,
+        &format!("{api}/alert_settings"),
+        &demo.token,
+        json!({"create_incident": true}),
+    )
+    .await;
+    // Posted back to back, both calls are due at the same poll of the outbox (it polls every 500 ms; should a poll
+    // fall between them, the test could only pass without telling, never fail wrongly).
+    let mut iids = Vec::new();
+    for fingerprint in ["first", "second"] {
+        let answer = post_alert(
+            made["url"].as_str().unwrap(),
+            made["token"].as_str().unwrap(),
+            &json!({"title": format!("Slow call {fingerprint}"), "fingerprint": fingerprint}),
+        )
+        .await;
+        assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+        iids.push(answer.json()[0]["iid"].as_u64().unwrap());
+    }
+    for iid in iids {
+        let detail_url = format!("{api}/alerts/{iid}");
+        let mut call = Value::Null;
+        wait_for("the call to finish", async || {
+            call = get(&detail_url, &demo.token).await.json()["incident"]["calls"][0].clone();
+            call["state"] != json!("pending")
+        })
+        .await;
+        assert_eq!(call["state"], json!("done"), "alert {iid}: {call}");
+        assert_eq!(
+            call["attempts"],
+            json!(1),
+            "alert {iid}, done at its first attempt: {call}"
+        );
+    }
+    gateway.stop().await;
+}

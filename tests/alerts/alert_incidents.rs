@@ -193,49 +193,81 @@ async fn incidents_are_opened_and_closed_through_the_backend_and_survive_a_resta
     third.stop().await;
 }
 
+/// A gateway making incidents on a svc-sim that takes `delay` over every request, with `backend_timeout` and
+/// `outbox_lease` as given, and a Generic integration whose project creates incidents.
+struct SlowBackend {
+    sim: svc_sim::SimHandle,
+    demo: svc_sim::DemoSeed,
+    gateway: TestGateway,
+    /// The project's management API.
+    api: String,
+    /// The integration as created: its `url` and `token`.
+    integration: Value,
+    _data: tempfile::TempDir,
+}
+
+impl SlowBackend {
+    async fn start(delay: Duration, backend_timeout: &str, outbox_lease: &str) -> SlowBackend {
+        let sim = common::sim::start_with(svc_sim::SimOptions {
+            delay,
+            ..svc_sim::SimOptions::default()
+        })
+        .await;
+        let demo = sim.seed_demo();
+        let data = tempfile::tempdir().unwrap();
+        let gateway = TestGateway::start_in(&sim.url(), data.path(), |raw| {
+            raw.service_token = Some(ADMIN.to_owned());
+            raw.backend_timeout = Some(backend_timeout.to_owned());
+            raw.outbox_lease = Some(outbox_lease.to_owned());
+        })
+        .await;
+        let api = format!("{}/-/svcgate/api/projects/{}", gateway.url(), demo.project_id);
+        let integration = send_json(
+            Method::POST,
+            &format!("{api}/integrations"),
+            &demo.token,
+            json!({"type": "generic", "active": true}),
+        )
+        .await
+        .json();
+        send_json(
+            Method::PUT,
+            &format!("{api}/alert_settings"),
+            &demo.token,
+            json!({"create_incident": true}),
+        )
+        .await;
+        SlowBackend {
+            sim,
+            demo,
+            gateway,
+            api,
+            integration,
+            _data: data,
+        }
+    }
+
+    /// Posts one alert to the integration; answers its iid.
+    async fn alert(&self, title: &str, fingerprint: &str) -> u64 {
+        let answer = post_alert(
+            self.integration["url"].as_str().unwrap(),
+            self.integration["token"].as_str().unwrap(),
+            &json!({"title": title, "fingerprint": fingerprint}),
+        )
+        .await;
+        assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+        answer.json()[0]["iid"].as_u64().unwrap()
+    }
+}
+
 #[tokio::test]
 async fn an_incident_call_that_outlasts_its_claim_is_cut_and_tried_again_and_makes_one_incident_at_most() {
     // Every backend request takes 900 ms: each call is well within backend_timeout (1.5 s), but an incident's
     // search and create together (1.8 s) outlast the time the outbox gives an attempt (three quarters of the
     // 1.6 s claim, 1.2 s).
-    let sim = common::sim::start_with(svc_sim::SimOptions {
-        delay: Duration::from_millis(900),
-        ..svc_sim::SimOptions::default()
-    })
-    .await;
-    let demo = sim.seed_demo();
-    let data = tempfile::tempdir().unwrap();
-    let gateway = TestGateway::start_in(&sim.url(), data.path(), |raw| {
-        raw.service_token = Some(ADMIN.to_owned());
-        raw.backend_timeout = Some("1500ms".to_owned());
-        raw.outbox_lease = Some("1600ms".to_owned());
-    })
-    .await;
-    let api = format!("{}/-/svcgate/api/projects/{}", gateway.url(), demo.project_id);
-    let made = send_json(
-        Method::POST,
-        &format!("{api}/integrations"),
-        &demo.token,
-        json!({"type": "generic", "active": true}),
-    )
-    .await
-    .json();
-    let incidents = json!({"create_incident": true});
-    send_json(
-        Method::PUT,
-        &format!("{api}/alert_settings"),
-        &demo.token,
-        incidents,
-    )
-    .await;
-    let alert = post_alert(
-        made["url"].as_str().unwrap(),
-        made["token"].as_str().unwrap(),
-        &json!({"title": "Slow backend", "fingerprint": "slow"}),
-    )
-    .await
-    .json();
-    let iid = alert[0]["iid"].as_u64().unwrap();
+    let world = SlowBackend::start(Duration::from_millis(900), "1500ms", "1600ms").await;
+    let (sim, demo, api) = (&world.sim, &world.demo, &world.api);
+    let iid = world.alert("Slow backend", "slow").await;
     let detail_url = format!("{api}/alerts/{iid}");
     let mut call = Value::Null;
     wait_for("a cut attempt", async || {
@@ -277,7 +309,7 @@ async fn an_incident_call_that_outlasts_its_claim_is_cut_and_tried_again_and_mak
         made_for_alert <= 1,
         "{made_for_alert} incidents for one alert; last call {call}"
     );
-    gateway.stop().await;
+    world.gateway.stop().await;
 }
 
 #[tokio::test]
@@ -286,47 +318,17 @@ async fn each_incident_call_is_claimed_on_its_own_so_a_later_one_is_not_cut_by_t
     // attempt is given (three quarters of the 2 s claim), but two of them in a row do not. Claimed together, the
     // second call would have started before half the claim was over (1 s) with only what the first left (about
     // 0.63 s), and been cut.
-    let sim = common::sim::start_with(svc_sim::SimOptions {
-        delay: Duration::from_millis(425),
-        ..svc_sim::SimOptions::default()
-    })
-    .await;
-    let demo = sim.seed_demo();
-    let data = tempfile::tempdir().unwrap();
-    let gateway = TestGateway::start_in(&sim.url(), data.path(), |raw| {
-        raw.service_token = Some(ADMIN.to_owned());
-        raw.backend_timeout = Some("1s".to_owned());
-        raw.outbox_lease = Some("2s".to_owned());
-    })
-    .await;
-    let api = format!("{}/-/svcgate/api/projects/{}", gateway.url(), demo.project_id);
-    let made = send_json(
-        Method::POST,
-        &format!("{api}/integrations"),
-        &demo.token,
-        json!({"type": "generic", "active": true}),
-    )
-    .await
-    .json();
-    send_json(
-        Method::PUT,
-        &format!("{api}/alert_settings"),
-        &demo.token,
-        json!({"create_incident": true}),
-    )
-    .await;
+    let world = SlowBackend::start(Duration::from_millis(425), "1s", "2s").await;
+    let (demo, api) = (&world.demo, &world.api);
     // Posted back to back, both calls are due at the same poll of the outbox (it polls every 500 ms; should a poll
     // fall between them, the test could only pass without telling, never fail wrongly).
     let mut iids = Vec::new();
     for fingerprint in ["first", "second"] {
-        let answer = post_alert(
-            made["url"].as_str().unwrap(),
-            made["token"].as_str().unwrap(),
-            &json!({"title": format!("Slow call {fingerprint}"), "fingerprint": fingerprint}),
-        )
-        .await;
-        assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
-        iids.push(answer.json()[0]["iid"].as_u64().unwrap());
+        iids.push(
+            world
+                .alert(&format!("Slow call {fingerprint}"), fingerprint)
+                .await,
+        );
     }
     for iid in iids {
         let detail_url = format!("{api}/alerts/{iid}");
@@ -343,5 +345,5 @@ async fn each_incident_call_is_claimed_on_its_own_so_a_later_one_is_not_cut_by_t
             "alert {iid}, done at its first attempt: {call}"
         );
     }
-    gateway.stop().await;
+    world.gateway.stop().await;
 }

@@ -17,6 +17,7 @@ use hyper::body::Incoming;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
+use prometheus_client::metrics::histogram::Histogram;
 
 use crate::backend::pool::{BackendBody, BackendPool, PoolError};
 use crate::http::body::Body;
@@ -357,9 +358,9 @@ impl Upstream {
         match &self.pool {
             // The pool bounds the wait for the head itself, without a timer per request.
             Some(pool) => {
-                let started = tokio::time::Instant::now();
+                let timing = HeadTiming::start(&self.metrics.backend_duration);
                 let outcome = pool.send(request).await;
-                self.observe_since(started);
+                drop(timing);
                 match outcome {
                     Err(PoolError::HeadTimeout { after }) => Err(GatewayError::BackendTimeout(after)),
                     outcome => self.settled(outcome),
@@ -382,24 +383,17 @@ impl Upstream {
         E: std::error::Error + 'static,
     {
         // One clock reading for the deadline and the histogram.
-        let started = tokio::time::Instant::now();
-        let outcome = match started.checked_add(self.timeout) {
+        let timing = HeadTiming::start(&self.metrics.backend_duration);
+        let outcome = match timing.started.checked_add(self.timeout) {
             Some(deadline) => tokio::time::timeout_at(deadline, call).await,
             // A `backend_timeout` too long to add to the clock: tokio's own bound, which takes it as no deadline.
             None => tokio::time::timeout(self.timeout, call).await,
         };
-        self.observe_since(started);
+        drop(timing);
         match outcome {
             Err(_) => Err(GatewayError::BackendTimeout(self.timeout)),
             Ok(outcome) => self.settled(outcome),
         }
-    }
-
-    /// Counts a backend call that began at `started` in the backend histogram.
-    fn observe_since(&self, started: tokio::time::Instant) {
-        self.metrics
-            .backend_duration
-            .observe(started.elapsed().as_secs_f64());
     }
 
     /// A backend call's outcome as the gateway answers it: a failure of the client's own body is the client's.
@@ -537,6 +531,30 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
     }
 }
 
+/// Times a backend call to its answer's head for the backend histogram, and counts it when dropped: when the head
+/// came, and also when the call was abandoned on the way (a caller's own bound ran out, as the outbox's does, or the
+/// client went away), so that the slowest calls are not the ones the histogram leaves out.
+struct HeadTiming<'a> {
+    histogram: &'a Histogram,
+    started: tokio::time::Instant,
+}
+
+impl<'a> HeadTiming<'a> {
+    /// Starts timing a call now.
+    fn start(histogram: &'a Histogram) -> Self {
+        HeadTiming {
+            histogram,
+            started: tokio::time::Instant::now(),
+        }
+    }
+}
+
+impl Drop for HeadTiming<'_> {
+    fn drop(&mut self) {
+        self.histogram.observe(self.started.elapsed().as_secs_f64());
+    }
+}
+
 /// What the gateway knows about the client connection, for the `X-Forwarded-*` headers.
 #[derive(Debug, Clone)]
 pub struct ClientInfo {
@@ -641,6 +659,45 @@ mod tests {
             matches!(outcome, Err(GatewayError::BackendUnreachable(_))),
             "{outcome:?}"
         );
+    }
+
+    /// The backend histogram's count of calls, read from the metrics' exposition.
+    fn backend_calls_counted(metrics: &Metrics) -> u64 {
+        let count = format!("{}_count ", crate::telemetry::names::BACKEND_DURATION);
+        metrics
+            .encode()
+            .lines()
+            .find_map(|line| line.strip_prefix(&count))
+            .and_then(|value| value.trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    #[tokio::test]
+    async fn a_backend_call_abandoned_before_its_head_still_counts_in_the_backend_histogram() {
+        // A backend that takes connections and never answers.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let held = tokio::spawn(async move {
+            let mut open = Vec::new();
+            while let Ok((stream, _)) = listener.accept().await {
+                open.push(stream);
+            }
+        });
+        let metrics = Metrics::new();
+        let upstream = Upstream::new(
+            &BackendConfig::for_tests(Duration::from_secs(30)),
+            &format!("http://{address}").parse().unwrap(),
+            Arc::clone(&metrics),
+        )
+        .unwrap();
+        let request = Request::get(format!("http://{address}/api/v4/version"))
+            .body(crate::http::body::empty())
+            .unwrap();
+        // The caller's own bound (as the outbox's is) runs out long before the backend timeout.
+        let abandoned = tokio::time::timeout(Duration::from_millis(200), upstream.send(request)).await;
+        assert!(abandoned.is_err(), "the backend never answers");
+        assert_eq!(backend_calls_counted(&metrics), 1);
+        held.abort();
     }
 
     #[test]

@@ -753,6 +753,16 @@ def cpu_split(cell):
     return f"{cell['user_us']:.1f} + {cell['sys_us']:.1f}"
 
 
+def paired_ratios(cell):
+    """svcgate's requests per CPU-second over the bare proxy's, repetition by repetition (each svcgate run beside
+    the bare proxy's run of the same round, so the host's drift between rounds cancels), as "min–max, median"."""
+    pairs = [g["per_cpu"] / b["per_cpu"] for g, b in zip(cell["svcgate"]["runs"], cell["bare"]["runs"])
+             if g["per_cpu"] and b["per_cpu"]]
+    if not pairs:
+        return "n/a"
+    return f"{min(pairs):.3f}–{max(pairs):.3f}, median {statistics.median(pairs):.3f} ({len(pairs)} rounds)"
+
+
 def kernel_bound(nginx, gate):
     """What svcgate's kernel time alone leaves of the 1.25 × target.
 
@@ -1440,6 +1450,7 @@ class Bench:
                 R("1", f"{name}, {conns} conn: svcgate / bare, requests per CPU-second", "", "",
                   f"{to_bare:.3f} ×", "≥ 0.9 × bare" if conns == 50 else "",
                   f"{verdict(to_bare >= 0.9)} ({to_bare:.2f} ×)" if conns == 50 else "")
+                R("1", f"{name}, {conns} conn: svcgate / bare, round by round", "", "", paired_ratios(cell), "", "")
                 R("1", f"{name}, {conns} conn: proxy CPU per request, user + kernel (µs)",
                   f"{cpu_split(cell['direct'])} (origin's)", cpu_split(cell["nginx"]), cpu_split(cell["svcgate"]),
                   "", kernel_bound(cell["nginx"], cell["svcgate"]), bare=cpu_split(cell["bare"]))
@@ -1549,6 +1560,7 @@ class Bench:
             to_bare = cell["svcgate"]["per_cpu"] / cell["bare"]["per_cpu"]
             R("1", f"{name}, 50 conn: svcgate / bare, requests per CPU-second", "", "", f"{to_bare:.3f} ×",
               "≥ 0.9 × bare", f"{verdict(to_bare >= 0.9)} ({to_bare:.2f} ×)")
+            R("1", f"{name}, 50 conn: svcgate / bare, round by round", "", "", paired_ratios(cell), "", "")
             R("1", f"{name}, 50 conn: proxy CPU per request, user + kernel (µs)", "", cpu_split(cell["nginx"]),
               cpu_split(cell["svcgate"]), "", "", bare=cpu_split(cell["bare"]))
 

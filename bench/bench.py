@@ -40,6 +40,7 @@ HOST = "127.0.0.1"
 P_ORIGIN, P_NGINX, P_GATE, P_SIM, P_ALERTS = 18090, 18091, 18092, 18093, 18094
 P_REPLICAS, P_POSTGRES = (18095, 18096), 18097
 P_BARE = 18098  # the bare hyper 1 reverse proxy (bench/bare-proxy), row 1's reference
+P_BARE_HEADERS = 18107  # the same with svcgate's header work (`--forwarding-headers`), in `--passthrough-only`
 # Row 8 (issue #31): svc-sim as the origin, seeded with `--bench-seed`, with GraphQL ("gql") and without ("v4"),
 # a svcgate on each; then the same pair with every backend request delayed by SLOW_DELAY_MS ("slow").
 P_SIMS = {"gql": 18099, "v4": 18100, "slow-gql": 18103, "slow-v4": 18104}
@@ -468,18 +469,20 @@ def start_gate(name, port, backend, data_dir, options=None):
     return proc, time.monotonic() - t0
 
 
-def start_bare():
-    """The bare hyper 1 reverse proxy in front of the origin."""
-    proc = PROCS.start("bare-proxy", [BARE, f"{HOST}:{P_BARE}", f"{HOST}:{P_ORIGIN}"])
+def start_bare(headers=False):
+    """The bare hyper 1 reverse proxy in front of the origin; with `headers`, doing svcgate's header work."""
+    name, port = ("bare-proxy-headers", P_BARE_HEADERS) if headers else ("bare-proxy", P_BARE)
+    flags = ["--forwarding-headers"] if headers else []
+    proc = PROCS.start(name, [BARE, *flags, f"{HOST}:{port}", f"{HOST}:{P_ORIGIN}"])
     deadline = time.monotonic() + 10
     while True:
         try:
-            if call("GET", P_BARE, "/-/origin-status", timeout=1)[0] == 200:
+            if call("GET", port, "/-/origin-status", timeout=1)[0] == 200:
                 return proc
         except OSError:
             pass
         if proc.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"bare-proxy did not start; see {WORK}/logs/bare-proxy.log")
+            raise RuntimeError(f"{name} did not start; see {WORK}/logs/{name}.log")
         time.sleep(0.01)
 
 
@@ -753,10 +756,10 @@ def cpu_split(cell):
     return f"{cell['user_us']:.1f} + {cell['sys_us']:.1f}"
 
 
-def paired_ratios(cell):
-    """svcgate's requests per CPU-second over the bare proxy's, repetition by repetition (each svcgate run beside
-    the bare proxy's run of the same round, so the host's drift between rounds cancels), as "min–max, median"."""
-    pairs = [g["per_cpu"] / b["per_cpu"] for g, b in zip(cell["svcgate"]["runs"], cell["bare"]["runs"])
+def paired_ratios(cell, who="svcgate", against="bare"):
+    """`who`'s requests per CPU-second over `against`'s, repetition by repetition (each run beside the other's
+    run of the same round, so the host's drift between rounds cancels), as "min–max, median"."""
+    pairs = [g["per_cpu"] / b["per_cpu"] for g, b in zip(cell[who]["runs"], cell[against]["runs"])
              if g["per_cpu"] and b["per_cpu"]]
     if not pairs:
         return "n/a"
@@ -929,12 +932,16 @@ class Bench:
     # ---- closed loop
 
     def competitors(self):
-        return {
+        comps = {
             "direct": (P_ORIGIN, {"origin": self.origin_pid}, "origin"),
             "nginx": (P_NGINX, {"origin": self.origin_pid, "proxy": self.proxy.pid}, "proxy"),
             "bare": (P_BARE, {"origin": self.origin_pid, "proxy": self.bare.pid}, "proxy"),
             "svcgate": (P_GATE, {"origin": self.origin_pid, "proxy": self.gate.pid}, "proxy"),
         }
+        if getattr(self, "bare_headers", None):
+            comps["bare+headers"] = (P_BARE_HEADERS, {"origin": self.origin_pid, "proxy": self.bare_headers.pid},
+                                     "proxy")
+        return comps
 
     def closed_cell(self, label, path, conns, who, count_origin=False, comps=None, count=None):
         """Interleaved repetitions of one cell over the competitors `who`; medians.
@@ -1539,7 +1546,9 @@ class Bench:
         and 100 KB, for working on svcgate's passthrough; the svcgate / bare ratios are the ones issue #31 names."""
         self.setup()
         self.gate, _ = start_gate("svcgate", P_GATE, f"http://{HOST}:{P_ORIGIN}", WORK / "data" / "gate")
-        for who, port in (("nginx", P_NGINX), ("bare", P_BARE), ("svcgate", P_GATE)):
+        self.bare_headers = start_bare(headers=True)
+        for who, port in (("nginx", P_NGINX), ("bare", P_BARE), ("bare+headers", P_BARE_HEADERS),
+                          ("svcgate", P_GATE)):
             for key in ("1k", "100k"):
                 status, _, body = call("GET", port, PATHS[key])
                 if status != 200:
@@ -1548,7 +1557,8 @@ class Bench:
         for size in ("1k", "100k"):
             label = f"{'1 KB' if size == '1k' else '100 KB'}, 50 conn"
             log(f"row 1: {label}")
-            self.passthrough[(size, 50)] = self.closed_cell(label, PATHS[size], 50, ("nginx", "bare", "svcgate"))
+            self.passthrough[(size, 50)] = self.closed_cell(label, PATHS[size], 50,
+                                                            ("nginx", "bare", "bare+headers", "svcgate"))
         self.check_logs(("svcgate",), ("ERROR", "WARN"))
         R = self.row
         for size, name in (("1k", "1 KB"), ("100k", "100 KB")):
@@ -1563,6 +1573,16 @@ class Bench:
             R("1", f"{name}, 50 conn: svcgate / bare, round by round", "", "", paired_ratios(cell), "", "")
             R("1", f"{name}, 50 conn: proxy CPU per request, user + kernel (µs)", "", cpu_split(cell["nginx"]),
               cpu_split(cell["svcgate"]), "", "", bare=cpu_split(cell["bare"]))
+            # For the record, not issue #31's verdict: the reference doing the header work svcgate keeps.
+            with_headers = cell["bare+headers"]
+            R("1", f"{name}, 50 conn: bare with svcgate's header work: requests per proxy CPU-second (proxy cores); "
+              "user + kernel (µs)", "", "", "", "", "",
+              bare=f"{fmt_int(with_headers['per_cpu'])} ({with_headers['cpu_cores']:.2f}); "
+                   f"{cpu_split(with_headers)}")
+            R("1", f"{name}, 50 conn: bare with svcgate's header work / bare, round by round", "", "", "", "", "",
+              bare=paired_ratios(cell, "bare+headers", "bare"))
+            R("1", f"{name}, 50 conn: svcgate / bare with svcgate's header work, round by round", "", "",
+              paired_ratios(cell, "svcgate", "bare+headers"), "", "")
 
     def run_replicas_only(self):
         """Only row 7 (`--replicas-only`), for working on the PostgreSQL store."""
@@ -1736,6 +1756,12 @@ def main():
                   "`src/backend/pool.rs`), bodies streamed both ways, nothing else; measured in row 1's closed-loop cells beside the others. "
                   "\"svcgate / bare\" is svcgate's requests per CPU-second over the bare proxy's (issue #31: ≥ 0.9 × "
                   "at 50 connections)."]
+    if args.passthrough_only:
+        lines += ["* bare with svcgate's header work: the same binary with `--forwarding-headers`: hop-by-hop headers "
+                  "removed both ways, `X-Forwarded-For`, `-Proto`, `-Host` and a fresh `X-Request-Id` on each "
+                  "request, the `X-Request-Id` on each answer, as svcgate's passthrough does. Reported to separate "
+                  "what that hygiene costs any proxy from what svcgate's own layers cost; the verdict stays against "
+                  "the bare proxy."]
     if getattr(bench, "gql", {}).get("done"):
         lines += ["* row 8: svc-sim as the origin (`--bench-seed --record-requests count`), one with GraphQL and one "
                   "`--no-graphql`, a svcgate (`--worker-threads 1`) on each; backend requests are the difference of "

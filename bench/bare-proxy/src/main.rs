@@ -9,16 +9,25 @@
 //! origin's `Incoming` comes back as it is. No rules, no logs, no metrics, no header hygiene: what svcgate adds over
 //! this is what `bench/run`'s "svcgate / bare" rows measure.
 //!
-//! `bare-proxy LISTEN_ADDR ORIGIN_HOST:PORT`, e.g. `bare-proxy 127.0.0.1:18098 127.0.0.1:18090`.
+//! With `--forwarding-headers` it also does the header work any production reverse proxy does and svcgate does on
+//! every passed-through request: hop-by-hop headers removed both ways (one pass over the names, as
+//! `strip_hop_by_hop` in `src/backend/upstream.rs`), `X-Forwarded-For`, `-Proto`, `-Host` and a fresh
+//! 16-hex-digit `X-Request-Id` added to the request, and the same `X-Request-Id` to the answer. `bench/run` reports
+//! svcgate against both: the bare proxy is issue #31's reference; the one with the header work separates what that
+//! hygiene costs any proxy from what svcgate's own layers cost.
+//!
+//! `bare-proxy [--forwarding-headers] LISTEN_ADDR ORIGIN_HOST:PORT`, e.g. `bare-proxy 127.0.0.1:18098 127.0.0.1:18090`.
 
 use std::convert::Infallible;
 use std::error::Error;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use http_body_util::{Either, Empty};
 use hyper::body::{Bytes, Incoming};
+use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 use hyper::http::uri::{Authority, PathAndQuery, Scheme};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -42,24 +51,30 @@ type Reply = Response<Either<Incoming, Empty<Bytes>>>;
 struct Proxy {
     client: Client<HttpConnector, Incoming>,
     origin: Authority,
+    /// The last request id's seed.
+    request_ids: AtomicU64,
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
-    let mut args = std::env::args().skip(1);
-    let (Some(listen), Some(origin), None) = (args.next(), args.next(), args.next()) else {
-        return Err("usage: bare-proxy LISTEN_ADDR ORIGIN_HOST:PORT".into());
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let forwarding_headers = args.first().is_some_and(|arg| arg == "--forwarding-headers");
+    if forwarding_headers {
+        args.remove(0);
+    }
+    let [listen, origin] = args.as_slice() else {
+        return Err("usage: bare-proxy [--forwarding-headers] LISTEN_ADDR ORIGIN_HOST:PORT".into());
     };
     let listen: SocketAddr = listen.parse()?;
     let origin: Authority = origin.parse()?;
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?
-        .block_on(serve(listen, origin))?;
+        .block_on(serve(listen, origin, forwarding_headers))?;
     Ok(())
 }
 
 /// Accepts connections on `listen` for ever and forwards each request to `origin`.
-async fn serve(listen: SocketAddr, origin: Authority) -> std::io::Result<()> {
+async fn serve(listen: SocketAddr, origin: Authority, forwarding_headers: bool) -> std::io::Result<()> {
     let listener = TcpListener::bind(listen).await?;
     let mut connector = HttpConnector::new();
     connector.set_nodelay(true);
@@ -68,12 +83,16 @@ async fn serve(listen: SocketAddr, origin: Authority) -> std::io::Result<()> {
         .pool_idle_timeout(POOL_IDLE_TIMEOUT)
         .pool_timer(TokioTimer::new())
         .build(connector);
-    let proxy = Arc::new(Proxy { client, origin });
+    let proxy = Arc::new(Proxy {
+        client,
+        origin,
+        request_ids: AtomicU64::new(1),
+    });
     let mut server = http1::Builder::new();
     server.timer(TokioTimer::new()).keep_alive(true);
     loop {
-        let stream = match listener.accept().await {
-            Ok((stream, _peer)) => stream,
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
             Err(error) => {
                 eprintln!("bare-proxy: accept failed: {error}");
                 tokio::time::sleep(ACCEPT_PAUSE).await;
@@ -84,16 +103,27 @@ async fn serve(listen: SocketAddr, origin: Authority) -> std::io::Result<()> {
         drop(stream.set_nodelay(true));
         let proxy = Arc::clone(&proxy);
         let server = server.clone();
+        // As svcgate does, the peer's address as a header value once per connection; none for the plain reference,
+        // whose requests then clone nothing more than before.
+        let peer = forwarding_headers.then(|| {
+            HeaderValue::from_maybe_shared(Bytes::from(peer.ip().to_string()))
+                .unwrap_or_else(|_| HeaderValue::from_static("unknown"))
+        });
         tokio::spawn(async move {
-            let service = service_fn(move |request| forward(Arc::clone(&proxy), request));
+            let service = service_fn(move |request| forward(Arc::clone(&proxy), peer.clone(), request));
             // A client that goes away mid-request is not the proxy's failure: nothing to report.
             drop(server.serve_connection(TokioIo::new(stream), service).await);
         });
     }
 }
 
-/// Sends `request` to the origin with the same path and query and hands back its answer, streaming.
-async fn forward(proxy: Arc<Proxy>, mut request: Request<Incoming>) -> Result<Reply, Infallible> {
+/// Sends `request` to the origin with the same path and query and hands back its answer, streaming; with `peer`
+/// (`--forwarding-headers`), after svcgate's header work.
+async fn forward(
+    proxy: Arc<Proxy>,
+    peer: Option<HeaderValue>,
+    mut request: Request<Incoming>,
+) -> Result<Reply, Infallible> {
     let path = request
         .uri()
         .path_and_query()
@@ -107,9 +137,80 @@ async fn forward(proxy: Arc<Proxy>, mut request: Request<Incoming>) -> Result<Re
         Ok(uri) => *request.uri_mut() = uri,
         Err(_) => return Ok(status(StatusCode::BAD_REQUEST)),
     }
+    let request_id = peer.map(|peer| {
+        let request_id = fresh_request_id(&proxy.request_ids);
+        add_forwarding_headers(request.headers_mut(), peer, request_id.clone());
+        request_id
+    });
     match proxy.client.request(request).await {
-        Ok(response) => Ok(response.map(Either::Left)),
+        Ok(mut response) => {
+            if let Some(request_id) = request_id {
+                strip_hop_by_hop(response.headers_mut());
+                response.headers_mut().insert(X_REQUEST_ID, request_id);
+            }
+            Ok(response.map(Either::Left))
+        }
         Err(_) => Ok(status(StatusCode::BAD_GATEWAY)),
+    }
+}
+
+const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
+const X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
+const X_FORWARDED_HOST: HeaderName = HeaderName::from_static("x-forwarded-host");
+const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// Hop-by-hop headers (RFC 9110 §7.6.1), as svcgate's list.
+const HOP_BY_HOP: [HeaderName; 9] = [
+    hyper::header::CONNECTION,
+    HeaderName::from_static("keep-alive"),
+    HeaderName::from_static("proxy-connection"),
+    hyper::header::PROXY_AUTHENTICATE,
+    hyper::header::PROXY_AUTHORIZATION,
+    hyper::header::TE,
+    hyper::header::TRAILER,
+    hyper::header::UPGRADE,
+    hyper::header::TRANSFER_ENCODING,
+];
+
+/// A fresh request id, 16 lowercase hex digits, as svcgate's own (a mixed counter instead of its random number).
+fn fresh_request_id(seed: &AtomicU64) -> HeaderValue {
+    let mut value = seed
+        .fetch_add(1, Ordering::Relaxed)
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let mut digits = [0u8; 16];
+    for digit in digits.iter_mut().rev() {
+        *digit = b"0123456789abcdef"[(value & 0xf) as usize];
+        value >>= 4;
+    }
+    HeaderValue::from_maybe_shared(Bytes::copy_from_slice(&digits))
+        .unwrap_or_else(|_| HeaderValue::from_static("0000000000000000"))
+}
+
+/// svcgate's request header work: hop-by-hop headers out, the forwarding headers and the request id in.
+fn add_forwarding_headers(headers: &mut HeaderMap, peer: HeaderValue, request_id: HeaderValue) {
+    strip_hop_by_hop(headers);
+    let host = headers.get(hyper::header::HOST).cloned();
+    headers.insert(X_FORWARDED_FOR, peer);
+    headers.insert(X_FORWARDED_PROTO, HeaderValue::from_static("http"));
+    if let Some(host) = host {
+        headers.insert(X_FORWARDED_HOST, host);
+    }
+    headers.insert(X_REQUEST_ID, request_id);
+}
+
+/// Removes the hop-by-hop headers present, as svcgate does: one pass over the names, then a removal of each found
+/// (the names `Connection` lists beyond the fixed ones are left out: neither wrk nor nginx sends any).
+fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    let mut present = 0u16;
+    for name in headers.keys() {
+        if let Some(index) = HOP_BY_HOP.iter().position(|hop| hop == name) {
+            present |= 1 << index;
+        }
+    }
+    for (index, hop) in HOP_BY_HOP.iter().enumerate() {
+        if present & (1 << index) != 0 {
+            headers.remove(hop);
+        }
     }
 }
 

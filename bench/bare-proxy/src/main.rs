@@ -10,9 +10,10 @@
 //! this is what `bench/run`'s "svcgate / bare" rows measure.
 //!
 //! With `--forwarding-headers` it also does the header work any production reverse proxy does and svcgate does on
-//! every passed-through request: hop-by-hop headers removed both ways (one pass over the names, as
-//! `strip_hop_by_hop` in `src/backend/upstream.rs`), `X-Forwarded-For`, `-Proto`, `-Host` and a fresh
-//! 16-hex-digit `X-Request-Id` added to the request, and the same `X-Request-Id` to the answer. `bench/run` reports
+//! every passed-through request, the same operations in the same way: hop-by-hop headers removed both ways
+//! (`strip_hop_by_hop` of `src/backend/upstream.rs`, copied), the client's `X-Request-Id` looked at, `Upgrade` looked
+//! for, `Expect` removed, `X-Forwarded-For` (appended to a chain), `-Proto`, `-Host` and the request id (the
+//! client's, or a fresh 16 hex digits) added to the request, and the same id to the answer. `bench/run` reports
 //! svcgate against both: the bare proxy is issue #31's reference; the one with the header work separates what that
 //! hygiene costs any proxy from what svcgate's own layers cost.
 //!
@@ -138,8 +139,19 @@ async fn forward(
         Err(_) => return Ok(status(StatusCode::BAD_REQUEST)),
     }
     let request_id = peer.map(|peer| {
-        let request_id = fresh_request_id(&proxy.request_ids);
-        add_forwarding_headers(request.headers_mut(), peer, request_id.clone());
+        let headers = request.headers_mut();
+        let request_id = headers
+            .get(X_REQUEST_ID)
+            .filter(|value| value.to_str().is_ok_and(acceptable_request_id))
+            .cloned()
+            .unwrap_or_else(|| fresh_request_id(&proxy.request_ids));
+        // svcgate looks for an upgrade on every request (`Upgrade` first, rare); the reference looks too, and, as
+        // without the flag, does not tunnel one.
+        std::hint::black_box(headers.get(hyper::header::UPGRADE));
+        strip_hop_by_hop(headers);
+        // svcgate answers `Expect` itself.
+        headers.remove(hyper::header::EXPECT);
+        add_forwarding_headers(headers, &peer, request_id.clone());
         request_id
     });
     match proxy.client.request(request).await {
@@ -186,11 +198,35 @@ fn fresh_request_id(seed: &AtomicU64) -> HeaderValue {
         .unwrap_or_else(|_| HeaderValue::from_static("0000000000000000"))
 }
 
-/// svcgate's request header work: hop-by-hop headers out, the forwarding headers and the request id in.
-fn add_forwarding_headers(headers: &mut HeaderMap, peer: HeaderValue, request_id: HeaderValue) {
-    strip_hop_by_hop(headers);
-    let host = headers.get(hyper::header::HOST).cloned();
-    headers.insert(X_FORWARDED_FOR, peer);
+/// svcgate's `acceptable_request_id` (`src/telemetry/mod.rs`): a client's id it passes on and logs.
+fn acceptable_request_id(value: &str) -> bool {
+    !value.is_empty()
+        && value.len() <= 128
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b))
+}
+
+/// svcgate's `add_forwarding_headers` (`src/backend/upstream.rs`), with its `original_host`: the forwarding headers
+/// and the request id in.
+fn add_forwarding_headers(headers: &mut HeaderMap, peer: &HeaderValue, request_id: HeaderValue) {
+    let host = headers
+        .get(hyper::header::HOST)
+        .filter(|value| value.to_str().is_ok())
+        .cloned();
+    let chain = match headers
+        .get(&X_FORWARDED_FOR)
+        .and_then(|value| value.to_str().ok())
+    {
+        Some(existing) if !existing.trim().is_empty() => peer
+            .to_str()
+            .ok()
+            .and_then(|peer| HeaderValue::from_str(&format!("{existing}, {peer}")).ok()),
+        _ => Some(peer.clone()),
+    };
+    if let Some(value) = chain {
+        headers.insert(X_FORWARDED_FOR, value);
+    }
     headers.insert(X_FORWARDED_PROTO, HeaderValue::from_static("http"));
     if let Some(host) = host {
         headers.insert(X_FORWARDED_HOST, host);
@@ -198,14 +234,37 @@ fn add_forwarding_headers(headers: &mut HeaderMap, peer: HeaderValue, request_id
     headers.insert(X_REQUEST_ID, request_id);
 }
 
-/// Removes the hop-by-hop headers present, as svcgate does: one pass over the names, then a removal of each found
-/// (the names `Connection` lists beyond the fixed ones are left out: neither wrk nor nginx sends any).
+/// svcgate's `strip_hop_by_hop` (`src/backend/upstream.rs`), copied: removes hop-by-hop headers, including any that
+/// `Connection` names.
 fn strip_hop_by_hop(headers: &mut HeaderMap) {
     let mut present = 0u16;
     for name in headers.keys() {
         if let Some(index) = HOP_BY_HOP.iter().position(|hop| hop == name) {
             present |= 1 << index;
         }
+    }
+    if present == 0 {
+        return;
+    }
+    let mut named: Vec<HeaderName> = Vec::new();
+    for token in headers
+        .get_all(hyper::header::CONNECTION)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .map(str::trim)
+    {
+        let fixed = HOP_BY_HOP
+            .iter()
+            .any(|hop| hop.as_str().eq_ignore_ascii_case(token));
+        if !fixed && !token.is_empty() && headers.contains_key(token) {
+            if let Ok(name) = HeaderName::from_bytes(token.as_bytes()) {
+                named.push(name);
+            }
+        }
+    }
+    for name in named {
+        headers.remove(name);
     }
     for (index, hop) in HOP_BY_HOP.iter().enumerate() {
         if present & (1 << index) != 0 {

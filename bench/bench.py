@@ -1758,8 +1758,9 @@ def main():
                   "at 50 connections)."]
     if args.passthrough_only:
         lines += ["* bare with svcgate's header work: the same binary with `--forwarding-headers`: hop-by-hop headers "
-                  "removed both ways, `X-Forwarded-For`, `-Proto`, `-Host` and a fresh `X-Request-Id` on each "
-                  "request, the `X-Request-Id` on each answer, as svcgate's passthrough does. Reported to separate "
+                  "removed both ways, `Expect` removed, `X-Forwarded-For`, `-Proto`, `-Host` and the request id "
+                  "(the client's, or a fresh one) on each request, the id on each answer, operation for operation "
+                  "as svcgate's passthrough does. Reported to separate "
                   "what that hygiene costs any proxy from what svcgate's own layers cost; the verdict stays against "
                   "the bare proxy."]
     if getattr(bench, "gql", {}).get("done"):

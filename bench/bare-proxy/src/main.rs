@@ -6,8 +6,8 @@
 //! with `TCP_NODELAY` and a 5 s connect timeout; svcgate pools a cleartext backend's connections itself, in
 //! `src/backend/pool.rs`, with the same idle and connect timeouts) and of svcgate's server (a `TokioTimer`, keep-alive, `TCP_NODELAY`
 //! on accepted connections). Bodies stream both ways: the request's `Incoming` goes to the client as it is, and the
-//! origin's `Incoming` comes back as it is. No rules, no logs, no metrics, no header hygiene: what svcgate adds over
-//! this is what `bench/run`'s "svcgate / bare" rows measure.
+//! origin's `Incoming` comes back as it is. Without a flag: no rules, no logs, no metrics, no header hygiene; what
+//! svcgate adds over this is what `bench/run`'s "svcgate / bare" rows measure.
 //!
 //! With `--forwarding-headers` it also does the header work any production reverse proxy does and svcgate does on
 //! every passed-through request, the same operations in the same way: hop-by-hop headers removed both ways
